@@ -1,0 +1,166 @@
+// Package fusekitest gives tests a real Fuseki. Each test binary gets one
+// dataset of its own, found or started in this order: the dataset named by
+// TRAILS_TEST_ENDPOINT (wiped first), a container built from
+// fuseki/Dockerfile when a Docker engine is at hand, or the cached Fuseki
+// jar run with java on a free port. When none works the test fails with a
+// line saying what to run; it never skips.
+//
+// Packages that use it call Main from TestMain so that the server stops
+// when the binary ends.
+package fusekitest
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/trails-kg/trails/kg"
+)
+
+// EnvEndpoint names the environment variable holding the URL of a dataset
+// the tests may use and wipe.
+const EnvEndpoint = "TRAILS_TEST_ENDPOINT"
+
+// howTo is the one line a test prints when it cannot get a Fuseki.
+const howTo = "install Java 17+ and Maven and run scripts/fuseki fetch, or set " + EnvEndpoint +
+	" to a Fuseki dataset URL the tests may wipe (e.g. after scripts/fuseki start --mem --port 3031)"
+
+var (
+	once     sync.Once
+	shared   string // the binary's dataset URL
+	sharedOK error
+	stoppers []func()
+	mu       sync.Mutex
+)
+
+// Main runs the tests and then stops every server this package started. Call
+// it from TestMain: func TestMain(m *testing.M) { fusekitest.Main(m) }.
+func Main(m *testing.M) {
+	code := m.Run()
+	StopAll()
+	os.Exit(code)
+}
+
+// StopAll stops every server this package started in this process.
+func StopAll() {
+	mu.Lock()
+	defer mu.Unlock()
+	for i := len(stoppers) - 1; i >= 0; i-- {
+		stoppers[i]()
+	}
+	stoppers = nil
+}
+
+func onStop(f func()) {
+	mu.Lock()
+	defer mu.Unlock()
+	stoppers = append(stoppers, f)
+}
+
+// Endpoint returns the URL of the test binary's dataset, starting a Fuseki
+// on the first call. It fails tb when no Fuseki can be had.
+func Endpoint(tb testing.TB) string {
+	tb.Helper()
+	once.Do(func() { shared, sharedOK = start() })
+	if sharedOK != nil {
+		tb.Fatalf("fusekitest: no Fuseki for the tests: %v\nTo get one: %s", sharedOK, howTo)
+	}
+	return shared
+}
+
+// New returns a client of the test binary's dataset, which other tests of
+// the binary share: tests that need the store to themselves use Empty.
+func New(tb testing.TB) *kg.Client {
+	tb.Helper()
+	return Client(tb, kg.Config{Endpoint: Endpoint(tb)})
+}
+
+// Empty wipes the test binary's dataset and returns a client of it. A test
+// that calls it must not run in parallel with others of its binary.
+func Empty(tb testing.TB) *kg.Client {
+	tb.Helper()
+	c := New(tb)
+	if err := c.Update(context.Background(), "DROP ALL", kg.Idempotent()); err != nil {
+		tb.Fatalf("fusekitest: wipe %s: %v", c.Endpoint(), err)
+	}
+	return c
+}
+
+// Client returns a client for cfg, failing tb on a bad config.
+func Client(tb testing.TB, cfg kg.Config) *kg.Client {
+	tb.Helper()
+	c, err := kg.New(cfg)
+	if err != nil {
+		tb.Fatalf("fusekitest: %v", err)
+	}
+	return c
+}
+
+// start finds or starts the binary's Fuseki and returns its dataset URL.
+func start() (string, error) {
+	if ep := os.Getenv(EnvEndpoint); ep != "" {
+		return useEndpoint(ep)
+	}
+	if dockerAvailable() {
+		ep, err := startContainer()
+		if err == nil {
+			return ep, nil
+		}
+		fmt.Fprintf(os.Stderr, "fusekitest: Docker is here but the container failed (%v); trying the jar\n", err)
+	}
+	s, err := StartServer(Options{})
+	if err != nil {
+		return "", err
+	}
+	onStop(func() { s.Stop() })
+	return s.Endpoint, nil
+}
+
+// useEndpoint takes the dataset named by TRAILS_TEST_ENDPOINT: it waits for
+// other test binaries using it to finish (a file lock), then wipes it.
+func useEndpoint(ep string) (string, error) {
+	c, err := kg.New(kg.Config{Endpoint: ep})
+	if err != nil {
+		return "", fmt.Errorf("%s: %w", EnvEndpoint, err)
+	}
+	unlock, err := lockEndpoint(c.Endpoint())
+	if err != nil {
+		return "", err
+	}
+	onStop(unlock)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	if err := c.Ping(ctx); err != nil {
+		return "", fmt.Errorf("%s=%s: %w", EnvEndpoint, ep, err)
+	}
+	if err := c.Update(ctx, "DROP ALL"); err != nil {
+		return "", fmt.Errorf("wipe %s: %w", ep, err)
+	}
+	return c.Endpoint(), nil
+}
+
+// RepoRoot returns the root of this module's checkout, found by walking up
+// from the working directory (go test runs in the package directory).
+func RepoRoot() (string, error) {
+	dir, err := os.Getwd()
+	if err != nil {
+		return "", err
+	}
+	for {
+		b, err := os.ReadFile(filepath.Join(dir, "go.mod"))
+		if err == nil && strings.Contains(string(b), "module github.com/trails-kg/trails\n") {
+			return dir, nil
+		}
+		parent := filepath.Dir(dir)
+		if parent == dir {
+			return "", errors.New("not inside the trails checkout (no go.mod of github.com/trails-kg/trails above the working directory)")
+		}
+		dir = parent
+	}
+}

@@ -1,0 +1,271 @@
+package fusekitest
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+)
+
+// mainClass is Fuseki's plain server (no UI, no admin API).
+const mainClass = "org.apache.jena.fuseki.main.cmds.FusekiMainCmd"
+
+// startTimeout bounds how long a server may take to answer its ping.
+const startTimeout = 90 * time.Second
+
+// Options configures a server started by StartServer.
+type Options struct {
+	// DataDir holds the TDB2 database; "" means an in-memory TDB2 dataset.
+	// Starting again on the same DataDir reopens the same data.
+	DataDir string
+	// Users, when set, turns on HTTP basic authentication with these
+	// user names and passwords.
+	Users map[string]string
+	// Port to listen on; 0 picks a free one.
+	Port int
+}
+
+// Server is a Fuseki process started from the cached jar with the project's
+// configuration (fuseki/trails.ttl), listening on 127.0.0.1. Its methods are
+// not safe for concurrent use.
+type Server struct {
+	Endpoint string // dataset URL, http://127.0.0.1:PORT/trails
+	Port     int
+	Log      string        // path of the server's log file
+	Started  time.Duration // how long the last start took, until the ping answered
+
+	opts     Options
+	javaArgs []string
+	dir      string // scratch directory: rendered config, password file, log
+	cmd      *exec.Cmd
+	exited   chan struct{}
+}
+
+// StartServer starts a Fuseki from the cached jar (fetching it with
+// scripts/fuseki if needed) and waits until it answers. The process is
+// killed if the test binary dies.
+func StartServer(opts Options) (*Server, error) {
+	if _, err := exec.LookPath("java"); err != nil {
+		return nil, errors.New("java is not installed")
+	}
+	root, err := RepoRoot()
+	if err != nil {
+		return nil, err
+	}
+	jar, err := jarPath(root)
+	if err != nil {
+		return nil, err
+	}
+	dir, err := os.MkdirTemp("", "trails-fuseki-")
+	if err != nil {
+		return nil, err
+	}
+	conf, err := os.ReadFile(filepath.Join(root, "fuseki", "trails.ttl"))
+	if err != nil {
+		return nil, err
+	}
+	if opts.DataDir == "" {
+		conf = bytes.Replace(conf, []byte(`"databases/trails"`), []byte(`"--mem--"`), 1)
+	} else if err := os.MkdirAll(opts.DataDir, 0o755); err != nil {
+		return nil, err
+	}
+	if err := os.WriteFile(filepath.Join(dir, "config.ttl"), conf, 0o644); err != nil {
+		return nil, err
+	}
+	args := []string{"-cp", jar, mainClass, "--config=" + filepath.Join(dir, "config.ttl"), "--localhost", "--ping"}
+	if len(opts.Users) > 0 {
+		var pw strings.Builder
+		for u, p := range opts.Users {
+			fmt.Fprintf(&pw, "%s: %s\n", u, p)
+		}
+		if err := os.WriteFile(filepath.Join(dir, "passwd"), []byte(pw.String()), 0o600); err != nil {
+			return nil, err
+		}
+		args = append(args, "--passwd="+filepath.Join(dir, "passwd"), "--auth=basic")
+	}
+	s := &Server{opts: opts, dir: dir, Log: filepath.Join(dir, "fuseki.log")}
+	s.javaArgs = args
+	if err := s.Start(); err != nil {
+		return nil, err
+	}
+	return s, nil
+}
+
+// start launches java on port without waiting.
+func (s *Server) start(port int) error {
+	logf, err := os.OpenFile(s.Log, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
+	if err != nil {
+		return err
+	}
+	defer logf.Close()
+	cmd := exec.Command("java", append(s.javaArgs, "--port="+strconv.Itoa(port))...)
+	cmd.Dir = s.dir
+	if s.opts.DataDir != "" {
+		cmd.Dir = s.opts.DataDir
+	}
+	cmd.Stdout, cmd.Stderr = logf, logf
+	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL, Setpgid: true}
+	if err := spawn(cmd); err != nil {
+		return err
+	}
+	s.cmd, s.Port = cmd, port
+	s.Endpoint = "http://127.0.0.1:" + strconv.Itoa(port) + "/trails"
+	s.exited = make(chan struct{})
+	go func(cmd *exec.Cmd, done chan struct{}) { cmd.Wait(); close(done) }(cmd, s.exited)
+	return nil
+}
+
+// Start starts the server (again, after Stop or Kill) on the same port and
+// data directory, and waits until it answers.
+func (s *Server) Start() error {
+	var err error
+	for try := 0; try < 3; try++ {
+		port := s.Port // a restart keeps the port
+		if port == 0 {
+			port = s.opts.Port
+		}
+		if port == 0 {
+			if port, err = freePort(); err != nil {
+				return err
+			}
+		}
+		t0 := time.Now()
+		if err = s.start(port); err != nil {
+			return err
+		}
+		if err = s.waitReady(); err == nil {
+			s.Started = time.Since(t0)
+			return nil
+		}
+		s.Kill()
+		if s.opts.Port != 0 || !strings.Contains(s.logTail(), "Address already in use") {
+			break
+		}
+		s.Port = 0 // a free port was taken between the probe and java: pick another
+	}
+	return fmt.Errorf("fuseki did not start: %v\n--- %s (tail) ---\n%s", err, s.Log, s.logTail())
+}
+
+func (s *Server) waitReady() error {
+	ping := "http://127.0.0.1:" + strconv.Itoa(s.Port) + "/$/ping"
+	hc := &http.Client{Timeout: 2 * time.Second}
+	deadline := time.Now().Add(startTimeout)
+	for time.Now().Before(deadline) {
+		select {
+		case <-s.exited:
+			return errors.New("the java process exited")
+		default:
+		}
+		resp, err := hc.Get(ping)
+		if err == nil {
+			resp.Body.Close()
+			if resp.StatusCode == http.StatusOK || resp.StatusCode == http.StatusUnauthorized {
+				return nil
+			}
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	return fmt.Errorf("no answer to %s within %v", ping, startTimeout)
+}
+
+// Stop stops the server gracefully (SIGTERM), killing it after 15 s.
+func (s *Server) Stop() error {
+	return s.signal(syscall.SIGTERM, 15*time.Second)
+}
+
+// Kill kills the server at once (SIGKILL), as a crash would.
+func (s *Server) Kill() error {
+	return s.signal(syscall.SIGKILL, 15*time.Second)
+}
+
+func (s *Server) signal(sig syscall.Signal, grace time.Duration) error {
+	if s.cmd == nil || s.cmd.Process == nil {
+		return nil
+	}
+	select {
+	case <-s.exited:
+		return nil
+	default:
+	}
+	s.cmd.Process.Signal(sig)
+	select {
+	case <-s.exited:
+		return nil
+	case <-time.After(grace):
+		s.cmd.Process.Kill()
+		<-s.exited
+		return fmt.Errorf("fuseki did not stop on %v within %v; killed", sig, grace)
+	}
+}
+
+func (s *Server) logTail() string {
+	b, _ := os.ReadFile(s.Log)
+	lines := strings.Split(strings.TrimRight(string(b), "\n"), "\n")
+	if len(lines) > 30 {
+		lines = lines[len(lines)-30:]
+	}
+	return strings.Join(lines, "\n")
+}
+
+// jarPath asks scripts/fuseki for the cached jar, fetching it if needed.
+func jarPath(root string) (string, error) {
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, filepath.Join(root, "scripts", "fuseki"), "jar")
+	var out, errb bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &errb
+	if err := cmd.Run(); err != nil {
+		return "", fmt.Errorf("scripts/fuseki jar: %v: %s", err, strings.TrimSpace(errb.String()))
+	}
+	lines := strings.Split(strings.TrimSpace(out.String()), "\n")
+	jar := strings.TrimSpace(lines[len(lines)-1])
+	if _, err := os.Stat(jar); err != nil {
+		return "", fmt.Errorf("scripts/fuseki jar printed %q: %v", jar, err)
+	}
+	return jar, nil
+}
+
+func freePort() (int, error) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return 0, err
+	}
+	defer l.Close()
+	return l.Addr().(*net.TCPAddr).Port, nil
+}
+
+// spawnc carries start requests to a goroutine locked to one OS thread that
+// never exits. Pdeathsig fires when the thread that started the child ends,
+// not the process, so the child must be started from a thread that lives as
+// long as the test binary.
+var spawnc = make(chan spawnReq)
+
+type spawnReq struct {
+	cmd *exec.Cmd
+	err chan error
+}
+
+func init() {
+	go func() {
+		runtime.LockOSThread()
+		for r := range spawnc {
+			r.err <- r.cmd.Start()
+		}
+	}()
+}
+
+func spawn(cmd *exec.Cmd) error {
+	r := spawnReq{cmd: cmd, err: make(chan error, 1)}
+	spawnc <- r
+	return <-r.err
+}

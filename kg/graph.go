@@ -1,0 +1,107 @@
+package kg
+
+import (
+	"bytes"
+	"context"
+	"io"
+	"net/http"
+	"net/url"
+
+	"github.com/knakk/rdf"
+)
+
+// Media types of RDF that PutGraph accepts.
+const (
+	NTriples = "application/n-triples"
+	Turtle   = "text/turtle"
+)
+
+const (
+	mediaNTriples = NTriples
+	mediaNQuads   = "application/n-quads"
+)
+
+// GetGraph returns the named graph g as N-Triples, through the Graph Store
+// Protocol. It is retried while the store is unavailable.
+//
+// It returns an *Error matching ErrNotFound when the graph does not exist
+// (Fuseki keeps no empty graphs), ErrUnauthorized or ErrUnavailable, or a
+// context error.
+func (c *Client) GetGraph(ctx context.Context, g rdf.IRI) ([]byte, error) {
+	u, err := c.graphURL(g)
+	if err != nil {
+		return nil, err
+	}
+	var buf bytes.Buffer
+	err = c.do(ctx, request{
+		op: "get graph", method: http.MethodGet, url: u, accept: mediaNTriples, idempotent: true,
+		handle: func(resp *http.Response) error {
+			if err := checkContentType(resp, mediaNTriples); err != nil {
+				return err
+			}
+			buf.Reset()
+			_, err := buf.ReadFrom(resp.Body)
+			return err
+		},
+	})
+	if err != nil {
+		return nil, err
+	}
+	return buf.Bytes(), nil
+}
+
+// PutGraph replaces the named graph g with data, in the media type given
+// (NTriples or Turtle), through a Graph Store PUT. It is retried while the store is unavailable, since a PUT is
+// idempotent.
+//
+// It returns an *Error matching ErrBadRequest (the store could not parse the
+// data), ErrUnauthorized or ErrUnavailable, or a context error.
+func (c *Client) PutGraph(ctx context.Context, g rdf.IRI, mediaType string, data []byte) error {
+	u, err := c.graphURL(g)
+	if err != nil {
+		return err
+	}
+	return c.do(ctx, request{
+		op: "put graph", method: http.MethodPut, url: u, contentType: mediaType,
+		body: data, idempotent: true,
+	})
+}
+
+// DeleteGraph removes the named graph g (Graph Store DELETE). It is retried
+// while the store is unavailable.
+//
+// It returns an *Error matching ErrNotFound when the graph does not exist
+// (also when an earlier attempt deleted it and its answer was lost),
+// ErrUnauthorized or ErrUnavailable, or a context error.
+func (c *Client) DeleteGraph(ctx context.Context, g rdf.IRI) error {
+	u, err := c.graphURL(g)
+	if err != nil {
+		return err
+	}
+	return c.do(ctx, request{op: "delete graph", method: http.MethodDelete, url: u, idempotent: true})
+}
+
+// Dump streams the whole dataset, every named graph, to w as N-Quads. It
+// makes one attempt, since what was written to w cannot be taken back.
+//
+// It returns an *Error matching ErrUnauthorized or ErrUnavailable (also when
+// the stream breaks off), or a context error.
+func (c *Client) Dump(ctx context.Context, w io.Writer) error {
+	return c.do(ctx, request{
+		op: "dump", method: http.MethodGet, url: c.dataURL, accept: mediaNQuads, once: true,
+		handle: func(resp *http.Response) error {
+			if err := checkContentType(resp, mediaNQuads); err != nil {
+				return err
+			}
+			_, err := io.Copy(w, resp.Body)
+			return err
+		},
+	})
+}
+
+func (c *Client) graphURL(g rdf.IRI) (string, error) {
+	if _, err := IRI(g.String()); err != nil {
+		return "", err
+	}
+	return c.dataURL + "?graph=" + url.QueryEscape(g.String()), nil
+}

@@ -1,0 +1,145 @@
+// Package kg is the SPARQL transport of Trails: query, update, Graph Store
+// and SHACL requests to one Fuseki dataset over net/http. It knows nothing of
+// sessions; like database/sql/driver it imports no package of this module.
+//
+// Values enter SPARQL text only as RDF terms serialized by this package (see
+// Bind, Term and Data), so no caller formats a value into a query by hand.
+package kg
+
+import (
+	"fmt"
+	"net"
+	"net/http"
+	"net/url"
+	"strings"
+	"time"
+)
+
+// Default values of Config fields left zero.
+const (
+	DefaultTimeout     = 30 * time.Second
+	DefaultMaxAttempts = 4
+	DefaultBackoff     = 100 * time.Millisecond
+)
+
+// Config configures a Client. Only Endpoint is required.
+type Config struct {
+	// Endpoint is the dataset URL, e.g. http://127.0.0.1:3030/trails. Queries
+	// go to Endpoint+"/query", updates to "/update", Graph Store requests to
+	// "/data" and SHACL validation to "/shacl".
+	Endpoint string
+
+	// Username and Password, when Username is set, are sent as HTTP basic
+	// authentication with every request.
+	Username string
+	Password string
+
+	// HTTPClient sends the requests. Nil means a client of the package's own
+	// (never http.DefaultClient, which other libraries mutate). The client's
+	// own Timeout, if any, applies on top of Timeout.
+	HTTPClient *http.Client
+
+	// Timeout bounds each attempt of a request; 0 means DefaultTimeout and a
+	// negative value means no bound beyond the caller's context. An attempt
+	// that runs out of time fails with ErrUnavailable.
+	Timeout time.Duration
+
+	// MaxAttempts bounds the attempts of a request that is safe to repeat
+	// (queries, Graph Store reads, puts and deletes, and updates marked
+	// Idempotent); 0 means DefaultMaxAttempts and 1 disables retries.
+	MaxAttempts int
+
+	// Backoff is the wait before the second attempt; it doubles after each
+	// further attempt, with jitter. 0 means DefaultBackoff.
+	Backoff time.Duration
+
+	// UserAgent is sent as the User-Agent header; empty means "trails-kg".
+	UserAgent string
+}
+
+// Client sends SPARQL requests to one Fuseki dataset. It is safe for
+// concurrent use by multiple goroutines.
+type Client struct {
+	endpoint    string
+	queryURL    string
+	updateURL   string
+	dataURL     string
+	shaclURL    string
+	username    string
+	password    string
+	hc          *http.Client
+	timeout     time.Duration
+	maxAttempts int
+	backoff     time.Duration
+	userAgent   string
+}
+
+// New returns a Client for the dataset at cfg.Endpoint. It sends nothing;
+// call Ping to check that the store answers. It returns an error wrapping
+// ErrConfig when the endpoint is not an absolute http(s) URL.
+func New(cfg Config) (*Client, error) {
+	u, err := url.Parse(strings.TrimRight(cfg.Endpoint, "/"))
+	if err != nil {
+		return nil, fmt.Errorf("%w: endpoint %q: %v", ErrConfig, cfg.Endpoint, err)
+	}
+	if (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		return nil, fmt.Errorf("%w: endpoint %q: want an http(s) dataset URL such as http://127.0.0.1:3030/trails", ErrConfig, cfg.Endpoint)
+	}
+	if u.RawQuery != "" || u.Fragment != "" {
+		return nil, fmt.Errorf("%w: endpoint %q: a dataset URL has no query or fragment", ErrConfig, cfg.Endpoint)
+	}
+	if cfg.Password != "" && cfg.Username == "" {
+		return nil, fmt.Errorf("%w: a password without a username", ErrConfig)
+	}
+	c := &Client{
+		endpoint:    u.String(),
+		username:    cfg.Username,
+		password:    cfg.Password,
+		hc:          cfg.HTTPClient,
+		timeout:     cfg.Timeout,
+		maxAttempts: cfg.MaxAttempts,
+		backoff:     cfg.Backoff,
+		userAgent:   cfg.UserAgent,
+	}
+	c.queryURL = c.endpoint + "/query"
+	c.updateURL = c.endpoint + "/update"
+	c.dataURL = c.endpoint + "/data"
+	c.shaclURL = c.endpoint + "/shacl"
+	if c.hc == nil {
+		c.hc = &http.Client{Transport: newTransport()}
+	}
+	if c.timeout == 0 {
+		c.timeout = DefaultTimeout
+	}
+	if c.maxAttempts <= 0 {
+		c.maxAttempts = DefaultMaxAttempts
+	}
+	if c.backoff <= 0 {
+		c.backoff = DefaultBackoff
+	}
+	if c.userAgent == "" {
+		c.userAgent = "trails-kg"
+	}
+	return c, nil
+}
+
+// Endpoint returns the dataset URL the client talks to.
+func (c *Client) Endpoint() string { return c.endpoint }
+
+// newTransport returns a transport of the client's own, tuned for many small
+// requests to one host.
+func newTransport() *http.Transport {
+	return &http.Transport{
+		Proxy: http.ProxyFromEnvironment,
+		DialContext: (&net.Dialer{
+			Timeout:   10 * time.Second,
+			KeepAlive: 30 * time.Second,
+		}).DialContext,
+		MaxIdleConns:          64,
+		MaxIdleConnsPerHost:   32,
+		IdleConnTimeout:       90 * time.Second,
+		ResponseHeaderTimeout: 0,
+		ExpectContinueTimeout: time.Second,
+		ForceAttemptHTTP2:     false,
+	}
+}

@@ -1,0 +1,159 @@
+package kg
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"net/url"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/knakk/rdf"
+	"github.com/knakk/sparql"
+)
+
+const (
+	mediaSPARQLQuery   = "application/sparql-query"
+	mediaSPARQLResults = "application/sparql-results+json"
+)
+
+// Results holds the answer to a SELECT query.
+type Results struct {
+	Vars      []string   // the projected variables, in order
+	Solutions []Solution // the rows, in the order the store sent them
+}
+
+// Solution is one row of a SELECT answer: variable name to RDF term.
+// Unbound variables are absent.
+type Solution map[string]rdf.Term
+
+// String returns the lexical form of the term bound to v (an IRI's string, a
+// literal's value), or "" when v is unbound.
+func (s Solution) String(v string) string {
+	if t, ok := s[v]; ok {
+		return t.String()
+	}
+	return ""
+}
+
+// Int returns the integer bound to v. It fails when v is unbound or not an
+// integer.
+func (s Solution) Int(v string) (int, error) {
+	t, ok := s[v]
+	if !ok {
+		return 0, fmt.Errorf("%w: ?%s is unbound", ErrProtocol, v)
+	}
+	n, err := strconv.Atoi(t.String())
+	if err != nil {
+		return 0, fmt.Errorf("%w: ?%s = %q is not an integer", ErrProtocol, v, t.String())
+	}
+	return n, nil
+}
+
+// Time returns the xsd:dateTime bound to v. It fails when v is unbound or
+// not a date-time.
+func (s Solution) Time(v string) (time.Time, error) {
+	t, ok := s[v]
+	if !ok {
+		return time.Time{}, fmt.Errorf("%w: ?%s is unbound", ErrProtocol, v)
+	}
+	tm, err := time.Parse(time.RFC3339Nano, t.String())
+	if err != nil {
+		return time.Time{}, fmt.Errorf("%w: ?%s = %q is not a date-time", ErrProtocol, v, t.String())
+	}
+	return tm, nil
+}
+
+// Query runs a SELECT query and returns its solutions as knakk/rdf terms.
+// The query text must hold no value formatted by hand: build it with Bind.
+// Queries are retried while the store is unavailable.
+//
+// It returns an *Error matching ErrBadRequest (the store refused the
+// query), ErrUnauthorized, ErrNotFound, ErrUnavailable or ErrProtocol, or a
+// context error.
+func (c *Client) Query(ctx context.Context, query string) (*Results, error) {
+	var res *Results
+	err := c.do(ctx, c.queryRequest("query", query, func(resp *http.Response) error {
+		if err := checkContentType(resp, mediaSPARQLResults); err != nil {
+			return err
+		}
+		raw, err := sparql.ParseJSON(resp.Body)
+		if err != nil {
+			return fmt.Errorf("%w: results: %v", ErrProtocol, err)
+		}
+		res, err = convert(raw)
+		return err
+	}))
+	if err != nil {
+		return nil, err
+	}
+	return res, nil
+}
+
+// convert turns knakk/sparql results into Results, failing where knakk
+// would silently drop a term it cannot convert.
+func convert(raw *sparql.Results) (*Results, error) {
+	res := &Results{Vars: raw.Head.Vars}
+	sols := raw.Solutions()
+	res.Solutions = make([]Solution, len(sols))
+	for i, s := range sols {
+		if len(s) != len(raw.Results.Bindings[i]) {
+			for k, b := range raw.Results.Bindings[i] {
+				if _, ok := s[k]; !ok {
+					return nil, fmt.Errorf("%w: ?%s: cannot read %s term %q", ErrProtocol, k, b.Type, b.Value)
+				}
+			}
+		}
+		res.Solutions[i] = Solution(s)
+	}
+	return res, nil
+}
+
+// Ask runs an ASK query and returns its answer. It returns the same errors
+// as Query.
+func (c *Client) Ask(ctx context.Context, query string) (bool, error) {
+	var answer bool
+	err := c.do(ctx, c.queryRequest("ask", query, func(resp *http.Response) error {
+		if err := checkContentType(resp, mediaSPARQLResults); err != nil {
+			return err
+		}
+		raw, err := sparql.ParseJSON(resp.Body)
+		if err != nil {
+			return fmt.Errorf("%w: results: %v", ErrProtocol, err)
+		}
+		if raw.Head.Vars != nil || raw.Results.Bindings != nil {
+			return fmt.Errorf("%w: a SELECT answer to an ASK query", ErrProtocol)
+		}
+		answer = raw.Boolean
+		return nil
+	}))
+	return answer, err
+}
+
+// Ping checks that the dataset answers queries with the client's
+// credentials, by asking the cheapest query there is. It makes one attempt.
+// It returns an *Error matching ErrUnauthorized, ErrNotFound (no such
+// dataset), ErrUnavailable or ErrBadRequest, or a context error.
+func (c *Client) Ping(ctx context.Context) error {
+	req := c.queryRequest("ping", "ASK {}", nil)
+	req.once = true // a ping reports, it does not insist
+	return c.do(ctx, req)
+}
+
+// queryRequest builds a query request. Short queries go in the URL of a GET
+// (cacheable, logged by Fuseki); long ones as an application/sparql-query
+// body, which has no size cap.
+func (c *Client) queryRequest(op, query string, handle func(*http.Response) error) request {
+	req := request{op: op, accept: mediaSPARQLResults, idempotent: true, handle: handle}
+	if len(query) <= 2000 && !strings.ContainsAny(query, "\x00") {
+		req.method = http.MethodGet
+		req.url = c.queryURL + "?query=" + url.QueryEscape(query)
+	} else {
+		req.method = http.MethodPost
+		req.url = c.queryURL
+		req.contentType = mediaSPARQLQuery
+		req.body = []byte(query)
+	}
+	return req
+}

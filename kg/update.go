@@ -1,0 +1,43 @@
+package kg
+
+import (
+	"context"
+	"net/http"
+)
+
+const mediaSPARQLUpdate = "application/sparql-update"
+
+// UpdateOption changes how Update sends a request.
+type UpdateOption func(*request)
+
+// Idempotent marks an update as safe to apply twice (e.g. INSERT DATA of
+// triples that are either all new or all present, or a DELETE WHERE), so
+// Update may retry it while the store is unavailable. Without it an update
+// is retried only when the connection was refused, which proves it was never
+// received.
+func Idempotent() UpdateOption {
+	return func(r *request) { r.idempotent = true }
+}
+
+// Update sends a SPARQL Update request as an application/sparql-update body
+// (never form-encoded, so there is no size cap). Fuseki applies one request,
+// however many ';'-separated operations it holds, as one transaction. The
+// text must hold no value formatted by hand: build it with Bind or Data.
+//
+// It returns an *Error matching ErrBadRequest (the store refused the
+// update), ErrUnauthorized, ErrNotFound or ErrUnavailable, or a context
+// error. After ErrUnavailable or a context error the update may or may not
+// have been applied; a caller that must know asks the store.
+func (c *Client) Update(ctx context.Context, update string, opts ...UpdateOption) error {
+	req := request{
+		op:          "update",
+		method:      http.MethodPost,
+		url:         c.updateURL,
+		contentType: mediaSPARQLUpdate,
+		body:        []byte(update),
+	}
+	for _, o := range opts {
+		o(&req)
+	}
+	return c.do(ctx, req)
+}

@@ -1,0 +1,23 @@
+// Package ontology holds the Trails vocabulary and its SHACL shapes as Turtle
+// files embedded in the binary, and the Go constants that spell every IRI
+// Trails writes. The store loads Vocabulary and Shapes into OntologyGraph, and
+// trails-admin check validates stored data against Shapes. It imports no other
+// package of this module.
+package ontology
+
+import _ "embed"
+
+// Vocabulary is the Trails vocabulary (trails.ttl) in Turtle: an OWL ontology
+// that labels, comments and aligns with PROV-O, SIOC, schema.org and DCMI
+// terms every class and property in NS. Callers must not modify it.
+//
+//go:embed trails.ttl
+var Vocabulary []byte
+
+// Shapes is the SHACL Core shapes graph (shapes.ttl) in Turtle that data
+// written by Trails conforms to: turns, sessions, forks, fork activities and
+// agents. Fuseki validates against it when it is POSTed to the dataset's shacl
+// endpoint. Callers must not modify it.
+//
+//go:embed shapes.ttl
+var Shapes []byte

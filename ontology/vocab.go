@@ -1,0 +1,174 @@
+package ontology
+
+// NS is the Trails vocabulary namespace; every term defined in trails.ttl
+// starts with it.
+const NS = "https://w3id.org/trails/ns#"
+
+// Ontology is the IRI of the Trails vocabulary as an owl:Ontology; terms
+// point to it with rdfs:isDefinedBy.
+const Ontology = "https://w3id.org/trails/ns"
+
+// ShapesNS is the namespace of the SHACL shapes in shapes.ttl; a validation
+// result's sh:sourceShape starts with it.
+const ShapesNS = "https://w3id.org/trails/shapes#"
+
+// Classes of the Trails vocabulary.
+const (
+	// Session is one conversation, a root or a fork (trails:Session).
+	Session = NS + "Session"
+	// Turn is one turn, written by the session that owns it (trails:Turn).
+	Turn = NS + "Turn"
+	// Fork is the activity of forking a session at a turn index
+	// (trails:Fork).
+	Fork = NS + "Fork"
+	// Detach is the activity of materializing a fork's inherited prefix and
+	// cutting its parent link (trails:Detach).
+	Detach = NS + "Detach"
+	// Deletion is the activity of deleting a session; its PROV records stay
+	// (trails:Deletion).
+	Deletion = NS + "Deletion"
+)
+
+// Properties of the Trails vocabulary.
+const (
+	// ParentSession links a fork to the session it was forked from
+	// (trails:parentSession).
+	ParentSession = NS + "parentSession"
+	// ForkedAtIndex is the index from which a fork owns its turns
+	// (trails:forkedAtIndex).
+	ForkedAtIndex = NS + "forkedAtIndex"
+	// Branch is the branch label of a session and its turns: "main" or
+	// "fork-" and 8 lowercase hex digits (trails:branch).
+	Branch = NS + "branch"
+	// TurnSession links a turn to the session that wrote it
+	// (trails:session).
+	TurnSession = NS + "session"
+	// Index is a turn's position in the effective history, from 0
+	// (trails:index).
+	Index = NS + "index"
+	// Role is who speaks in a turn: "user", "assistant", ... (trails:role).
+	Role = NS + "role"
+	// Content is the text of a turn (trails:content).
+	Content = NS + "content"
+	// Created is when a session or turn was created (trails:created).
+	Created = NS + "created"
+	// Principal links a session to the agent acting in it
+	// (trails:principal).
+	Principal = NS + "principal"
+	// ForkPoint is the fork index recorded on a Fork activity
+	// (trails:forkPoint).
+	ForkPoint = NS + "forkPoint"
+	// CopiedFrom links a turn materialized by Detach to the ancestor turn
+	// it copies (trails:copiedFrom).
+	CopiedFrom = NS + "copiedFrom"
+)
+
+// Terms returns the IRIs of all classes and properties defined in trails.ttl,
+// in a new slice on each call.
+func Terms() []string {
+	return []string{
+		Session, Turn, Fork, Detach, Deletion,
+		ParentSession, ForkedAtIndex, Branch, TurnSession, Index, Role,
+		Content, Created, Principal, ForkPoint, CopiedFrom,
+	}
+}
+
+// Named graphs Trails writes besides one graph per session (whose IRI is the
+// session IRI).
+const (
+	// ProvGraph holds the PROV records of forks, detaches and deletions.
+	ProvGraph = "https://w3id.org/trails/graph/prov"
+	// OntologyGraph holds the vocabulary and the SHACL shapes.
+	OntologyGraph = "https://w3id.org/trails/graph/ontology"
+)
+
+// Bases of the resource IRIs Trails mints.
+const (
+	// SessionBase followed by a uuid is a session IRI, which is also the
+	// IRI of the session's named graph.
+	SessionBase = "https://w3id.org/trails/id/session/"
+	// TurnPath joins a session IRI and a turn index into a turn IRI:
+	// session IRI + TurnPath + index.
+	TurnPath = "/turn/"
+	// AgentBase followed by the percent-encoded principal is an agent IRI.
+	AgentBase = "https://w3id.org/trails/id/agent/"
+	// ActivityBase followed by a uuid is the IRI of a Fork, Detach or
+	// Deletion activity.
+	ActivityBase = "https://w3id.org/trails/id/activity/"
+)
+
+// RDF, RDFS and Dublin Core terms.
+const (
+	// RDFType is rdf:type.
+	RDFType = "http://www.w3.org/1999/02/22-rdf-syntax-ns#type"
+	// RDFSLabel is rdfs:label.
+	RDFSLabel = "http://www.w3.org/2000/01/rdf-schema#label"
+	// RDFSComment is rdfs:comment.
+	RDFSComment = "http://www.w3.org/2000/01/rdf-schema#comment"
+	// DCTIdentifier is dcterms:identifier, the plain id string of a
+	// session or an agent.
+	DCTIdentifier = "http://purl.org/dc/terms/identifier"
+)
+
+// XML Schema datatypes of the literals Trails writes.
+const (
+	// XSDString is xsd:string.
+	XSDString = "http://www.w3.org/2001/XMLSchema#string"
+	// XSDInteger is xsd:integer.
+	XSDInteger = "http://www.w3.org/2001/XMLSchema#integer"
+	// XSDDateTime is xsd:dateTime.
+	XSDDateTime = "http://www.w3.org/2001/XMLSchema#dateTime"
+)
+
+// PROV-O terms of the records Trails writes in ProvGraph.
+const (
+	// ProvNS is the PROV-O namespace.
+	ProvNS = "http://www.w3.org/ns/prov#"
+	// ProvEntity is prov:Entity.
+	ProvEntity = ProvNS + "Entity"
+	// ProvActivity is prov:Activity.
+	ProvActivity = ProvNS + "Activity"
+	// ProvAgent is prov:Agent.
+	ProvAgent = ProvNS + "Agent"
+	// ProvWasDerivedFrom is prov:wasDerivedFrom (fork to parent).
+	ProvWasDerivedFrom = ProvNS + "wasDerivedFrom"
+	// ProvWasGeneratedBy is prov:wasGeneratedBy (fork to its Fork
+	// activity, copied turn to its Detach activity).
+	ProvWasGeneratedBy = ProvNS + "wasGeneratedBy"
+	// ProvWasAttributedTo is prov:wasAttributedTo.
+	ProvWasAttributedTo = ProvNS + "wasAttributedTo"
+	// ProvUsed is prov:used (activity to the session it read).
+	ProvUsed = ProvNS + "used"
+	// ProvInvalidated is prov:invalidated (Deletion to the deleted session).
+	ProvInvalidated = ProvNS + "invalidated"
+	// ProvWasAssociatedWith is prov:wasAssociatedWith (activity to agent).
+	ProvWasAssociatedWith = ProvNS + "wasAssociatedWith"
+	// ProvStartedAtTime is prov:startedAtTime.
+	ProvStartedAtTime = ProvNS + "startedAtTime"
+	// ProvEndedAtTime is prov:endedAtTime.
+	ProvEndedAtTime = ProvNS + "endedAtTime"
+)
+
+// SHACL terms of the validation reports Fuseki returns.
+const (
+	// SHNS is the SHACL namespace.
+	SHNS = "http://www.w3.org/ns/shacl#"
+	// SHValidationReport is sh:ValidationReport.
+	SHValidationReport = SHNS + "ValidationReport"
+	// SHConforms is sh:conforms (xsd:boolean on the report).
+	SHConforms = SHNS + "conforms"
+	// SHResult is sh:result (report to each sh:ValidationResult).
+	SHResult = SHNS + "result"
+	// SHFocusNode is sh:focusNode, the resource that failed.
+	SHFocusNode = SHNS + "focusNode"
+	// SHResultPath is sh:resultPath, the property that failed.
+	SHResultPath = SHNS + "resultPath"
+	// SHValue is sh:value, the offending value, if any.
+	SHValue = SHNS + "value"
+	// SHResultMessage is sh:resultMessage, the message for an operator.
+	SHResultMessage = SHNS + "resultMessage"
+	// SHResultSeverity is sh:resultSeverity.
+	SHResultSeverity = SHNS + "resultSeverity"
+	// SHSourceShape is sh:sourceShape, the shape that failed.
+	SHSourceShape = SHNS + "sourceShape"
+)
