@@ -39,6 +39,20 @@ func TestGraphStore(t *testing.T) {
 	if !strings.Contains(dump.String(), "<urn:s> <urn:q> <urn:o> <"+g.String()+"> .") {
 		t.Fatalf("dump lacks the graph's quad:\n%s", dump.String())
 	}
+	g2 := kg.MustIRI(g.String() + ":quads")
+	nq := []byte("<urn:s> <urn:p> \"from n-quads\" <" + g2.String() + "> .\n")
+	for range 2 { // twice: adding present quads changes nothing
+		if err := c.LoadQuads(ctx, nq); err != nil {
+			t.Fatalf("load quads: %v", err)
+		}
+	}
+	q, _ := kg.Bind("SELECT ?o { GRAPH $g { ?s ?p ?o } }", kg.Params{"g": g2})
+	if res, err := c.Query(ctx, q); err != nil || len(res.Solutions) != 1 || res.Solutions[0].String("o") != "from n-quads" {
+		t.Fatalf("after load quads: got %v, %v; want one solution", res, err)
+	}
+	if err := c.DeleteGraph(ctx, g2); err != nil {
+		t.Fatal(err)
+	}
 	if err := c.DeleteGraph(ctx, g); err != nil {
 		t.Fatalf("delete: %v", err)
 	}

@@ -187,6 +187,22 @@ type Params map[string]rdf.Term
 // no $name in the text, and with ErrInvalidTerm when a value cannot be
 // serialized. Nothing is sent in either case.
 func Bind(query string, params Params) (string, error) {
+	return BindTables(query, params, nil)
+}
+
+// Table is inline data for a VALUES clause: one row of terms per solution,
+// in the order of Vars (names without '?'); a nil term is UNDEF.
+type Table struct {
+	Vars []string
+	Rows [][]rdf.Term
+}
+
+// BindTables is Bind with tables as well: each $name of tables is replaced
+// by a whole clause "VALUES (?v1 ?v2) { (t1 t2) ... }" whose terms are
+// serialized like Bind's. A query that uses a table is not valid SPARQL
+// before binding. It fails like Bind, and with ErrInvalidTerm for a row of
+// the wrong width.
+func BindTables(query string, params Params, tables map[string]Table) (string, error) {
 	var b strings.Builder
 	b.Grow(len(query) + 64*len(params))
 	used := make(map[string]bool, len(params))
@@ -224,6 +240,14 @@ func Bind(query string, params Params) (string, error) {
 				i++
 				continue
 			}
+			if tb, ok := tables[name]; ok {
+				used[name] = true
+				if err := writeTable(&b, tb); err != nil {
+					return "", fmt.Errorf("$%s: %w", name, err)
+				}
+				i = j
+				continue
+			}
 			t, ok := params[name]
 			if !ok {
 				unbound = append(unbound, "$"+name)
@@ -244,9 +268,14 @@ func Bind(query string, params Params) (string, error) {
 	if len(unbound) > 0 {
 		return "", fmt.Errorf("%w: no value for %s", ErrUnboundParam, strings.Join(unbound, ", "))
 	}
-	if len(used) != len(params) {
+	if len(used) != len(params)+len(tables) {
 		var extra []string
 		for k := range params {
+			if !used[k] {
+				extra = append(extra, "$"+k)
+			}
+		}
+		for k := range tables {
 			if !used[k] {
 				extra = append(extra, "$"+k)
 			}
@@ -255,6 +284,37 @@ func Bind(query string, params Params) (string, error) {
 		return "", fmt.Errorf("%w: the query has no %s", ErrUnboundParam, strings.Join(extra, ", "))
 	}
 	return b.String(), nil
+}
+
+func writeTable(b *strings.Builder, t Table) error {
+	b.WriteString("VALUES (")
+	for i, v := range t.Vars {
+		if i > 0 {
+			b.WriteByte(' ')
+		}
+		b.WriteByte('?')
+		b.WriteString(v)
+	}
+	b.WriteString(") {")
+	for n, row := range t.Rows {
+		if len(row) != len(t.Vars) {
+			return fmt.Errorf("%w: row %d has %d terms for %d variables", ErrInvalidTerm, n, len(row), len(t.Vars))
+		}
+		b.WriteString(" (")
+		for i, term := range row {
+			if i > 0 {
+				b.WriteByte(' ')
+			}
+			if term == nil {
+				b.WriteString("UNDEF")
+			} else if err := writeTerm(b, term); err != nil {
+				return fmt.Errorf("row %d: %w", n, err)
+			}
+		}
+		b.WriteByte(')')
+	}
+	b.WriteString(" }")
+	return nil
 }
 
 // stringEnd returns the index just past the SPARQL string literal that

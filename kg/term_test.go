@@ -183,6 +183,7 @@ func TestBind(t *testing.T) {
 		{"unbound", `ASK { $s ?p $o }`, kg.Params{"s": kg.MustIRI("urn:a")}, "", kg.ErrUnboundParam},
 		{"unused", `ASK { ?s ?p ?o }`, kg.Params{"s": kg.MustIRI("urn:a")}, "", kg.ErrUnboundParam},
 		{"lone dollar", `"a" $ b`, nil, `"a" $ b`, nil},
+		{"nul escaped", `$v`, kg.Params{"v": kg.String("a\x00b\x1f")}, `"a\u0000b\u001F"`, nil},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			got, err := kg.Bind(tc.query, tc.params)
@@ -256,4 +257,23 @@ func TestDataGroupsByGraph(t *testing.T) {
 func newClient(tb testing.TB) *kg.Client {
 	tb.Helper()
 	return fusekitest.New(tb)
+}
+
+func TestBindTables(t *testing.T) {
+	tb := kg.Table{Vars: []string{"s", "n"}, Rows: [][]rdf.Term{
+		{kg.MustIRI("urn:a"), kg.Int(1)},
+		{kg.MustIRI("urn:b"), nil},
+	}}
+	got, err := kg.BindTables("SELECT * { $rows ?s ?p $o }", kg.Params{"o": kg.String("x")}, map[string]kg.Table{"rows": tb})
+	want := `SELECT * { VALUES (?s ?n) { (<urn:a> "1"^^<http://www.w3.org/2001/XMLSchema#integer>) (<urn:b> UNDEF) } ?s ?p "x" }`
+	if err != nil || got != want {
+		t.Fatalf("got %s, %v; want %s", got, err, want)
+	}
+	bad := kg.Table{Vars: []string{"s"}, Rows: [][]rdf.Term{{kg.Int(1), kg.Int(2)}}}
+	if _, err := kg.BindTables("$rows", nil, map[string]kg.Table{"rows": bad}); !errors.Is(err, kg.ErrInvalidTerm) {
+		t.Fatalf("got %v, want ErrInvalidTerm for a row of the wrong width", err)
+	}
+	if _, err := kg.BindTables("ASK {}", nil, map[string]kg.Table{"rows": tb}); !errors.Is(err, kg.ErrUnboundParam) {
+		t.Fatalf("got %v, want ErrUnboundParam for an unused table", err)
+	}
 }

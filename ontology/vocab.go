@@ -61,6 +61,12 @@ const (
 	// CopiedFrom links a turn materialized by Detach to the ancestor turn
 	// it copies (trails:copiedFrom).
 	CopiedFrom = NS + "copiedFrom"
+	// OwnTurns is how many turns a session holds in its own graph
+	// (trails:ownTurns).
+	OwnTurns = NS + "ownTurns"
+	// HeadDigest is the digest of a session's own turns, its version for
+	// compare-and-swap appends (trails:headDigest).
+	HeadDigest = NS + "headDigest"
 )
 
 // Terms returns the IRIs of all classes and properties defined in trails.ttl,
@@ -69,7 +75,7 @@ func Terms() []string {
 	return []string{
 		Session, Turn, Fork, Detach, Deletion,
 		ParentSession, ForkedAtIndex, Branch, TurnSession, Index, Role,
-		Content, Created, Principal, ForkPoint, CopiedFrom,
+		Content, Created, Principal, ForkPoint, CopiedFrom, OwnTurns, HeadDigest,
 	}
 }
 

@@ -1,0 +1,206 @@
+package session_test
+
+import (
+	"context"
+	"errors"
+	"testing"
+
+	"github.com/google/uuid"
+	"github.com/trails-kg/trails/kg"
+	"github.com/trails-kg/trails/ontology"
+	"github.com/trails-kg/trails/session"
+)
+
+// chainOf persists a root of n turns and depth forks, each forked at the
+// end of its parent and adding turnsEach turns; it returns the sessions,
+// root first.
+func chainOf(tb testing.TB, st *session.Store, n, depth, turnsEach int) []*session.Session {
+	tb.Helper()
+	s := persisted(tb, st, "chain", n)
+	out := []*session.Session{s}
+	for i := 0; i < depth; i++ {
+		f := mustFork(tb, s, len(s.Turns))
+		appendN(f, turnsEach, "level "+itoa(i+1))
+		mustPersist(tb, st, f)
+		out = append(out, f)
+		s = f
+	}
+	return out
+}
+
+// writeRaw writes a session straight into the store, bypassing the
+// library: how corrupt data (cycles, over-deep chains) gets there.
+func writeRaw(tb testing.TB, c *kg.Client, id, parent string, at int) {
+	tb.Helper()
+	g := kg.MustIRI(ontology.SessionIRI(id))
+	var d kg.Data
+	d.Add(g, g, kg.MustIRI(ontology.RDFType), kg.MustIRI(ontology.Session))
+	d.Add(g, g, kg.MustIRI(ontology.DCTIdentifier), kg.String(id))
+	d.Add(g, g, kg.MustIRI(ontology.Branch), kg.String("fork-"+id[len(id)-8:]))
+	d.Add(g, g, kg.MustIRI(ontology.ParentSession), kg.MustIRI(ontology.SessionIRI(parent)))
+	d.Add(g, g, kg.MustIRI(ontology.ForkedAtIndex), kg.Int(at))
+	d.Add(g, g, kg.MustIRI(ontology.OwnTurns), kg.Int(0))
+	u, err := d.InsertData()
+	if err != nil {
+		tb.Fatal(err)
+	}
+	if err := c.Update(context.Background(), u); err != nil {
+		tb.Fatal(err)
+	}
+}
+
+func newID() string { return uuid.Must(uuid.NewV7()).String() }
+
+func TestDepthLimit(t *testing.T) {
+	st, _, c := newStore(t)
+	ctx := context.Background()
+	chain := chainOf(t, st, 2, session.MaxForkDepth, 1)
+	leaf := chain[len(chain)-1]
+
+	t.Run("a chain of exactly 32 loads", func(t *testing.T) {
+		got := mustLoad(t, st, leaf.ID)
+		sameSession(t, got, leaf)
+		if got.Depth() != session.MaxForkDepth {
+			t.Fatalf("got depth %d, want %d", got.Depth(), session.MaxForkDepth)
+		}
+	})
+	t.Run("fork 33 fails in memory", func(t *testing.T) {
+		if _, err := leaf.Fork(1); !errors.Is(err, session.ErrForkDepth) {
+			t.Fatalf("got %v, want ErrForkDepth", err)
+		}
+		loaded := mustLoad(t, st, leaf.ID)
+		if _, err := loaded.Fork(1); !errors.Is(err, session.ErrForkDepth) {
+			t.Fatalf("after load: got %v, want ErrForkDepth", err)
+		}
+	})
+	t.Run("fork 33 fails at persist", func(t *testing.T) {
+		// A hand-made session value that does not know its depth.
+		f := &session.Session{ID: newID(), Principal: "p", ParentID: leaf.ID, ForkedAt: 1,
+			Branch: "fork-0badc0de", Turns: append([]session.Turn(nil), leaf.Turns[:1]...)}
+		if err := st.Persist(ctx, f); !errors.Is(err, session.ErrForkDepth) {
+			t.Fatalf("got %v, want ErrForkDepth", err)
+		}
+	})
+	t.Run("33 written directly fails at load", func(t *testing.T) {
+		id := newID()
+		writeRaw(t, c, id, leaf.ID, 1)
+		if _, err := st.Load(ctx, id); !errors.Is(err, session.ErrForkDepth) {
+			t.Fatalf("got %v, want ErrForkDepth", err)
+		}
+	})
+	t.Run("a lower store limit", func(t *testing.T) {
+		low := session.NewStore(c, session.WithMaxDepth(4))
+		if _, err := low.Load(ctx, chain[5].ID); !errors.Is(err, session.ErrForkDepth) {
+			t.Fatalf("got %v, want ErrForkDepth at depth 5 with limit 4", err)
+		}
+		if _, err := low.Load(ctx, chain[4].ID); err != nil {
+			t.Fatalf("depth 4 with limit 4: %v", err)
+		}
+	})
+}
+
+func TestCycle(t *testing.T) {
+	st, ct, c := newStore(t)
+	ctx := context.Background()
+	for _, n := range []int{1, 2, 3, 40} {
+		t.Run("cycle of "+itoa(n), func(t *testing.T) {
+			ids := make([]string, n)
+			for i := range ids {
+				ids[i] = newID()
+			}
+			for i, id := range ids {
+				writeRaw(t, c, id, ids[(i+1)%n], 0)
+			}
+			before := ct.requests.Load()
+			_, err := st.Load(ctx, ids[0])
+			if !errors.Is(err, session.ErrForkCycle) {
+				t.Fatalf("got %v, want ErrForkCycle", err)
+			}
+			if got := ct.requests.Load() - before; got != 1 {
+				t.Fatalf("got %d requests, want 1: the cycle is found in the chain query", got)
+			}
+		})
+	}
+	t.Run("a fork below a cycle", func(t *testing.T) {
+		a, b, leaf := newID(), newID(), newID()
+		writeRaw(t, c, a, b, 0)
+		writeRaw(t, c, b, a, 0)
+		writeRaw(t, c, leaf, a, 0)
+		if _, err := st.Load(ctx, leaf); !errors.Is(err, session.ErrForkCycle) {
+			t.Fatalf("got %v, want ErrForkCycle", err)
+		}
+	})
+}
+
+func TestMissingAncestor(t *testing.T) {
+	st, _, c := newStore(t)
+	ctx := context.Background()
+	chain := chainOf(t, st, 3, 3, 2)
+	// Remove the middle ancestor behind the library's back.
+	gone := chain[1].ID
+	if err := c.DeleteGraph(ctx, kg.MustIRI(ontology.SessionIRI(gone))); err != nil {
+		t.Fatal(err)
+	}
+	for _, s := range chain[2:] {
+		_, err := st.Load(ctx, s.ID)
+		var ae *session.AncestorError
+		if !errors.Is(err, session.ErrParentMissing) || !errors.As(err, &ae) || ae.Missing != gone {
+			t.Fatalf("load %s: got %v, want ErrParentMissing naming %s", s.ID, err, gone)
+		}
+	}
+	if _, err := st.Load(ctx, chain[0].ID); err != nil {
+		t.Fatalf("the root still loads: %v", err)
+	}
+}
+
+func TestLoadRoundTrips(t *testing.T) {
+	st, ct, _ := newStore(t)
+	for _, depth := range []int{0, 1, 8, 32} {
+		t.Run("depth "+itoa(depth), func(t *testing.T) {
+			chain := chainOf(t, st, 10, depth, 3)
+			leaf := chain[len(chain)-1]
+			before := ct.requests.Load()
+			got := mustLoad(t, st, leaf.ID)
+			n := ct.requests.Load() - before
+			sameSession(t, got, leaf)
+			if n > 3 {
+				t.Fatalf("got %d round trips, want at most 3", n)
+			}
+			t.Logf("depth %d: %d turns in %d round trips", depth, len(got.Turns), n)
+		})
+	}
+}
+
+// TestShareDontCopy counts the triples a fork adds to the store: the same
+// for a parent of 5 turns and one of 5,000.
+func TestShareDontCopy(t *testing.T) {
+	st, _, c := newStore(t)
+	ctx := context.Background()
+	count := func() int {
+		res, err := c.Query(ctx, "SELECT (COUNT(*) AS ?n) { GRAPH ?g { ?s ?p ?o } }")
+		if err != nil {
+			t.Fatal(err)
+		}
+		n, err := res.Solutions[0].Int("n")
+		if err != nil {
+			t.Fatal(err)
+		}
+		return n
+	}
+	written := map[int]int{}
+	for _, n := range []int{5, 5000} {
+		parent := persisted(t, st, "share", n)
+		f := mustFork(t, parent, n/2)
+		f.Principal = "forker-" + itoa(n) // a principal new to the store, so its agent triples count every time
+		before := count()
+		mustPersist(t, st, f)
+		written[n] = count() - before
+		t.Logf("fork of a %d-turn parent wrote %d triples", n, written[n])
+	}
+	if written[5] != written[5000] {
+		t.Fatalf("got %d triples for a fork of 5 turns and %d for 5,000, want the same", written[5], written[5000])
+	}
+	if written[5] > 25 {
+		t.Fatalf("got %d triples for a fork, want at most 25", written[5])
+	}
+}

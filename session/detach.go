@@ -1,0 +1,98 @@
+package session
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/google/uuid"
+	"github.com/trails-kg/trails/kg"
+	"github.com/trails-kg/trails/ontology"
+	"github.com/trails-kg/trails/prov"
+)
+
+// DetachResult says what a Detach materialized.
+type DetachResult struct {
+	Copied int            // turns copied into the fork
+	From   map[string]int // how many of them came from each ancestor, by id
+	Parent string         // the former parent's id
+}
+
+// Detach makes fork id independent of its ancestors: it copies the prefix
+// the fork inherits into the fork's own graph (each copy keeps its index,
+// role, content, creation time and branch, and points at the original with
+// trails:copiedFrom) and removes the parent link and fork point, in one
+// atomic update, recorded in PROV as a trails:Detach activity. Afterwards
+// Load returns the same history, the session is a root (it keeps its
+// branch label and its prov:wasDerivedFrom link), and its former parent can
+// be deleted. Detaching a root does nothing.
+//
+// It returns ErrInvalid for a bad id, the errors of Load (ErrNotFound,
+// ErrParentMissing: a fork whose prefix is gone cannot be detached),
+// ErrConflict when the fork changed while it was being detached, or a store
+// error wrapping the kg error.
+func (st *Store) Detach(ctx context.Context, id string, opts ...ActionOption) error {
+	_, err := st.DetachReport(ctx, id, opts...)
+	return err
+}
+
+// DetachReport is Detach, also saying what was materialized. For a root it
+// returns a zero DetachResult.
+func (st *Store) DetachReport(ctx context.Context, id string, opts ...ActionOption) (DetachResult, error) {
+	r, err := st.detach(ctx, id, opts)
+	if err != nil {
+		return DetachResult{}, fmt.Errorf("detach %s: %w", id, err)
+	}
+	return r, nil
+}
+
+func (st *Store) detach(ctx context.Context, id string, opts []ActionOption) (DetachResult, error) {
+	s, owners, err := st.load(ctx, id, -1)
+	if err != nil {
+		return DetachResult{}, err
+	}
+	if s.ParentID == "" {
+		return DetachResult{}, nil
+	}
+	cfg := actionConfig{principal: s.Principal}
+	for _, o := range opts {
+		o(&cfg)
+	}
+	g := sessionIRI(id)
+	own := s.Turns[s.ForkedAt:]
+	head := digest(own)
+	all := digest(s.Turns)
+	res := DetachResult{Copied: s.ForkedAt, From: map[string]int{}, Parent: s.ParentID}
+
+	var d kg.Data
+	act := kg.MustIRI(ontology.ActivityIRI("detach", uuid.Must(uuid.NewV7()).String()))
+	for _, t := range s.Turns[:s.ForkedAt] {
+		copyIRI := addTurn(&d, g, t)
+		d.Add(g, copyIRI, iri(ontology.CopiedFrom), kg.MustIRI(ontology.TurnIRI(owners[t.Index], t.Index)))
+		d.Add(g, copyIRI, iri(ontology.ProvWasGeneratedBy), act)
+		res.From[idOf(owners[t.Index])]++
+	}
+	addHead(&d, g, len(s.Turns), all)
+	prov.AddDetach(&d, act, prov.Detach{Session: id, Parent: s.ParentID, Copied: s.ForkedAt, Principal: cfg.principal, Time: st.now()})
+	u, err := withData("detach", uDetach, &d, kg.Params{
+		"s": g, "parent": sessionIRI(s.ParentID), "at": kg.Int(s.ForkedAt),
+		"own": kg.Int(len(own)), "head": kg.String(head),
+	})
+	if err != nil {
+		return DetachResult{}, err
+	}
+	if err := st.c.Update(ctx, u, kg.Idempotent()); err != nil {
+		return DetachResult{}, err
+	}
+	q, err := bind("verify-detached", qVerifyRoot, kg.Params{"s": g, "own": kg.Int(len(s.Turns)), "head": kg.String(all)})
+	if err != nil {
+		return DetachResult{}, err
+	}
+	ok, err := st.c.Ask(ctx, q)
+	if err != nil {
+		return DetachResult{}, err
+	}
+	if !ok {
+		return DetachResult{}, fmt.Errorf("%w: the fork changed while it was being detached; retry", ErrConflict)
+	}
+	return res, nil
+}

@@ -1,0 +1,198 @@
+package session
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/knakk/rdf"
+	"github.com/trails-kg/trails/kg"
+)
+
+// Info describes a stored session without its turns.
+type Info struct {
+	ID        string
+	Principal string
+	ParentID  string // "" for a root
+	Branch    string
+	ForkedAt  int       // 0 for a root
+	OwnTurns  int       // turns stored in the session's own graph
+	Turns     int       // length of the effective history: ForkedAt + OwnTurns
+	Created   time.Time // when the session was first persisted
+}
+
+// ListOption narrows a List.
+type ListOption func(*listConfig)
+
+type listConfig struct {
+	principal string
+	roots     bool
+}
+
+// ByPrincipal keeps the sessions of principal p.
+func ByPrincipal(p string) ListOption { return func(c *listConfig) { c.principal = p } }
+
+// Roots keeps the root sessions (those with no parent).
+func Roots() ListOption { return func(c *listConfig) { c.roots = true } }
+
+// List returns the stored sessions, newest first, narrowed by opts.
+//
+// It returns a store error wrapping the kg error, or ErrCorrupt when stored
+// metadata cannot be read.
+func (st *Store) List(ctx context.Context, opts ...ListOption) ([]Info, error) {
+	var cfg listConfig
+	for _, o := range opts {
+		o(&cfg)
+	}
+	var q string
+	var err error
+	if cfg.principal != "" {
+		q, err = bind("list-by-principal", qListBy, kg.Params{"principal": kg.String(cfg.principal)})
+	} else {
+		q = qList
+	}
+	if err != nil {
+		return nil, fmt.Errorf("list: %w", err)
+	}
+	infos, err := st.infos(ctx, q)
+	if err != nil {
+		return nil, fmt.Errorf("list: %w", err)
+	}
+	if cfg.roots {
+		kept := infos[:0]
+		for _, in := range infos {
+			if in.ParentID == "" {
+				kept = append(kept, in)
+			}
+		}
+		infos = kept
+	}
+	return infos, nil
+}
+
+// Branches returns the direct forks of session id, oldest first.
+//
+// It returns ErrInvalid for a bad id, ErrNotFound when id is not stored
+// (forks of a missing session are orphans: see the prov queries), or a
+// store error wrapping the kg error.
+func (st *Store) Branches(ctx context.Context, id string) ([]Info, error) {
+	if _, err := st.Info(ctx, id); err != nil {
+		return nil, fmt.Errorf("branches: %w", err)
+	}
+	return st.children(ctx, id)
+}
+
+// children returns the direct forks of id, oldest first, whether or not id
+// is stored.
+func (st *Store) children(ctx context.Context, id string) ([]Info, error) {
+	q, err := bind("branches", qBranches, kg.Params{"parent": sessionIRI(id)})
+	if err != nil {
+		return nil, err
+	}
+	infos, err := st.infos(ctx, q)
+	if err != nil {
+		return nil, fmt.Errorf("branches of %s: %w", id, err)
+	}
+	return infos, nil
+}
+
+// Info returns the stored description of session id.
+//
+// It returns ErrInvalid for a bad id, ErrNotFound, or a store error
+// wrapping the kg error.
+func (st *Store) Info(ctx context.Context, id string) (Info, error) {
+	if err := checkID(id); err != nil {
+		return Info{}, fmt.Errorf("info %s: %w", id, err)
+	}
+	q, err := bind("info", qInfo, kg.Params{"s": sessionIRI(id)})
+	if err != nil {
+		return Info{}, err
+	}
+	infos, err := st.infos(ctx, q)
+	if err != nil {
+		return Info{}, fmt.Errorf("info %s: %w", id, err)
+	}
+	switch len(infos) {
+	case 0:
+		return Info{}, fmt.Errorf("info %s: %w", id, ErrNotFound)
+	case 1:
+		return infos[0], nil
+	default:
+		return Info{}, fmt.Errorf("info %s: %w: %d descriptions", id, ErrCorrupt, len(infos))
+	}
+}
+
+// infos runs a query with the columns of list.rq and reads its rows.
+func (st *Store) infos(ctx context.Context, q string) ([]Info, error) {
+	res, err := st.c.Query(ctx, q)
+	if err != nil {
+		return nil, err
+	}
+	infos := make([]Info, 0, len(res.Solutions))
+	var legacy []string // sessions stored without trails:ownTurns
+	for _, row := range res.Solutions {
+		l, err := readLink(row)
+		if err != nil {
+			return nil, err
+		}
+		in := Info{
+			ID:        row.String("id"),
+			Principal: l.principal,
+			Branch:    branchOrMain(l.branch),
+			ForkedAt:  l.at,
+			OwnTurns:  l.own,
+			Created:   l.created,
+		}
+		if in.ID == "" {
+			in.ID = idOf(l.iri)
+		}
+		if l.parent != "" {
+			in.ParentID = idOf(l.parent)
+		}
+		if !l.hasOwn {
+			legacy = append(legacy, l.iri)
+			in.OwnTurns = -1
+		}
+		infos = append(infos, in)
+	}
+	if len(legacy) > 0 {
+		counts, err := st.countTurns(ctx, legacy)
+		if err != nil {
+			return nil, err
+		}
+		for i := range infos {
+			if infos[i].OwnTurns < 0 {
+				infos[i].OwnTurns = counts[sessionIRI(infos[i].ID).String()]
+			}
+		}
+	}
+	for i := range infos {
+		infos[i].Turns = infos[i].ForkedAt + infos[i].OwnTurns
+	}
+	return infos, nil
+}
+
+// countTurns counts the turns stored for each session IRI given.
+func (st *Store) countTurns(ctx context.Context, sessions []string) (map[string]int, error) {
+	rows := make([][]rdf.Term, len(sessions))
+	for i, s := range sessions {
+		rows[i] = []rdf.Term{kg.MustIRI(s)}
+	}
+	q, err := kg.BindTables(qCountTurns, nil, map[string]kg.Table{"sessions": {Vars: []string{"s"}, Rows: rows}})
+	if err != nil {
+		return nil, err
+	}
+	res, err := st.c.Query(ctx, q)
+	if err != nil {
+		return nil, err
+	}
+	counts := make(map[string]int, len(sessions))
+	for _, row := range res.Solutions {
+		n, err := row.Int("n")
+		if err != nil {
+			return nil, fmt.Errorf("%w: %v", ErrCorrupt, err)
+		}
+		counts[row.String("s")] = n
+	}
+	return counts, nil
+}

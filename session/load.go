@@ -1,0 +1,223 @@
+package session
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/knakk/rdf"
+	"github.com/trails-kg/trails/kg"
+	"github.com/trails-kg/trails/ontology"
+)
+
+// link is one session of a parent chain, as the chain query found it.
+type link struct {
+	iri       string
+	exists    bool
+	parent    string // IRI, "" for a root
+	at        int    // fork point, 0 for a root
+	branch    string
+	own       int
+	hasOwn    bool // own is known (trails:ownTurns is stored)
+	principal string
+	created   time.Time
+}
+
+// span is the part of an effective history one session of the chain owns:
+// indices lo <= i < hi (hi < 0: no upper bound).
+type span struct {
+	l      *link
+	lo, hi int
+}
+
+// Load returns the session with the given id and its whole effective
+// history: for a fork, each ancestor's share of the prefix, then its own
+// turns. Along root ← f1 ← … ← self, each session contributes its own turns
+// from its own fork point up to the fork point of the session below it. Load
+// makes two SPARQL requests whatever the chain's depth: one finds the whole
+// chain (a property path anchored at the session), one fetches exactly the
+// turns each session contributes.
+//
+// It returns ErrInvalid for an id that is not a canonical UUID, ErrNotFound,
+// an *AncestorError (ErrParentMissing) naming a missing ancestor,
+// ErrForkCycle when parent links form a cycle (at once, whatever its
+// length), ErrForkDepth when the chain has more ancestors than the limit,
+// ErrCorrupt when stored turns have gaps or duplicates, or a store error
+// wrapping the kg error.
+func (st *Store) Load(ctx context.Context, id string) (*Session, error) {
+	s, _, err := st.load(ctx, id, -1)
+	if err != nil {
+		return nil, fmt.Errorf("load %s: %w", id, err)
+	}
+	return s, nil
+}
+
+// load assembles session id with the turns below upTo (upTo < 0: all). It
+// also returns, for each turn, the IRI of the session that stored it.
+func (st *Store) load(ctx context.Context, id string, upTo int) (*Session, []string, error) {
+	if err := checkID(id); err != nil {
+		return nil, nil, err
+	}
+	chain, err := st.chain(ctx, id)
+	if err != nil {
+		return nil, nil, err
+	}
+	spans := spansOf(chain, upTo)
+	owner := func(i int) *link {
+		for _, sp := range spans {
+			if i >= sp.lo && (sp.hi < 0 || i < sp.hi) {
+				return sp.l
+			}
+		}
+		return chain[0]
+	}
+	var turns []Turn
+	if len(spans) > 0 {
+		rows := make([][]rdf.Term, len(spans))
+		for k, sp := range spans {
+			rows[k] = []rdf.Term{kg.MustIRI(sp.l.iri), kg.Int(sp.lo), kg.Int(sp.hi)}
+		}
+		q, err := kg.BindTables(qTurns, nil, map[string]kg.Table{"ranges": {Vars: []string{"s", "lo", "hi"}, Rows: rows}})
+		if err != nil {
+			return nil, nil, err
+		}
+		res, err := st.c.Query(ctx, q)
+		if err != nil {
+			return nil, nil, err
+		}
+		turns, err = readTurns(res, func(i int) string { return branchOrMain(owner(i).branch) })
+		if err != nil {
+			return nil, nil, err
+		}
+	}
+	want := len(turns)
+	if self := chain[0]; self.hasOwn {
+		want = self.at + self.own
+		if upTo >= 0 && upTo < want {
+			want = upTo
+		}
+	}
+	if len(turns) != want {
+		return nil, nil, fmt.Errorf("%w: %d turns found, the chain says %d", ErrCorrupt, len(turns), want)
+	}
+	owners := make([]string, len(turns))
+	for i, t := range turns {
+		if t.Index != i {
+			return nil, nil, fmt.Errorf("%w: no turn at index %d", ErrCorrupt, i)
+		}
+		owners[i] = owner(i).iri
+	}
+	self := chain[0]
+	s := &Session{
+		ID:        id,
+		Principal: self.principal,
+		ParentID:  "",
+		ForkedAt:  self.at,
+		Branch:    branchOrMain(self.branch),
+		Turns:     turns,
+		depth:     len(chain) - 1,
+	}
+	if self.parent != "" {
+		s.ParentID = idOf(self.parent)
+	}
+	return s, owners, nil
+}
+
+func branchOrMain(b string) string {
+	if b == "" {
+		return MainBranch
+	}
+	return b
+}
+
+// spansOf returns what each session of the chain (self first) contributes
+// to the history below upTo (upTo < 0: all): self owns [at, upTo), each
+// ancestor [its at, the smallest fork point below it). Empty spans are left
+// out.
+func spansOf(chain []*link, upTo int) []span {
+	var spans []span
+	hi := upTo
+	for k, l := range chain {
+		if k > 0 {
+			if c := chain[k-1].at; hi < 0 || c < hi {
+				hi = c
+			}
+		}
+		if hi < 0 || l.at < hi {
+			spans = append(spans, span{l: l, lo: l.at, hi: hi})
+		}
+	}
+	return spans
+}
+
+// chain returns session id and its ancestors, self first, root last. It
+// detects a cycle before the depth limit, whatever the cycle's length.
+func (st *Store) chain(ctx context.Context, id string) ([]*link, error) {
+	self := ontology.SessionIRI(id)
+	q, err := bind("chain", qChain, kg.Params{"self": kg.MustIRI(self)})
+	if err != nil {
+		return nil, err
+	}
+	res, err := st.c.Query(ctx, q)
+	if err != nil {
+		return nil, err
+	}
+	links := make(map[string]*link, len(res.Solutions))
+	for _, row := range res.Solutions {
+		l, err := readLink(row)
+		if err != nil {
+			return nil, err
+		}
+		if _, dup := links[l.iri]; dup {
+			return nil, fmt.Errorf("%w: session %s has two parents, fork points, branches or principals", ErrCorrupt, idOf(l.iri))
+		}
+		links[l.iri] = l
+	}
+	var chain []*link
+	seen := make(map[string]bool)
+	for cur := self; cur != ""; {
+		if seen[cur] {
+			return nil, fmt.Errorf("%w: %s is its own ancestor", ErrForkCycle, idOf(cur))
+		}
+		seen[cur] = true
+		l := links[cur]
+		if l == nil || !l.exists {
+			if cur == self {
+				return nil, ErrNotFound
+			}
+			if len(chain)-1 >= st.maxDepth {
+				break // too deep anyway: report that
+			}
+			return nil, &AncestorError{Session: id, Missing: idOf(cur)}
+		}
+		chain = append(chain, l)
+		cur = l.parent
+	}
+	if len(chain)-1 > st.maxDepth {
+		return nil, fmt.Errorf("%w: %d ancestors, more than %d", ErrForkDepth, len(chain)-1, st.maxDepth)
+	}
+	return chain, nil
+}
+
+func readLink(row kg.Solution) (*link, error) {
+	l := &link{iri: row.String("s"), parent: row.String("parent"), branch: row.String("branch"), principal: row.String("principal")}
+	_, l.exists = row["exists"]
+	var err error
+	if _, ok := row["at"]; ok {
+		if l.at, err = row.Int("at"); err != nil || l.at < 0 {
+			return nil, fmt.Errorf("%w: session %s: fork point %q", ErrCorrupt, idOf(l.iri), row.String("at"))
+		}
+	}
+	if _, ok := row["own"]; ok {
+		if l.own, err = row.Int("own"); err != nil || l.own < 0 {
+			return nil, fmt.Errorf("%w: session %s: turn count %q", ErrCorrupt, idOf(l.iri), row.String("own"))
+		}
+		l.hasOwn = true
+	}
+	if _, ok := row["created"]; ok {
+		if l.created, err = row.Time("created"); err != nil {
+			return nil, fmt.Errorf("%w: session %s: %v", ErrCorrupt, idOf(l.iri), err)
+		}
+	}
+	return l, nil
+}

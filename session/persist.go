@@ -1,0 +1,318 @@
+package session
+
+import (
+	"context"
+	"fmt"
+	"slices"
+
+	"github.com/knakk/rdf"
+	"github.com/trails-kg/trails/kg"
+	"github.com/trails-kg/trails/ontology"
+	"github.com/trails-kg/trails/prov"
+)
+
+// maxPersistRounds bounds how often Persist re-reads the store after its
+// update did not apply (a lost race, a taken branch label).
+const maxPersistRounds = 4
+
+// Persist writes what the store lacks of s, in one SPARQL Update request, so
+// that a persist is atomic: on the first persist of a fork its metadata and
+// PROV record, and every turn not stored yet. Persisting an unchanged session
+// writes nothing; repeating a persist after a timeout is harmless.
+//
+// Stored turns are immutable: the store keeps, per session, its turn count
+// and a digest of its turns, and Persist appends only if both are still
+// what the caller's history says (compare and swap inside the update), so of
+// two writers racing on one session one wins and the other gets ErrConflict
+// with nothing changed. A fork is persisted only once its parent is stored
+// with at least ForkedAt turns in its effective history. Turns with a zero
+// Created are stamped now. If a fork's random branch label is already used in
+// the store, Persist gives the fork (and its own turns) a new one.
+//
+// It returns ErrInvalid for bad input (nothing is sent), ErrConflict when the
+// stored history or fork fields differ from s or the parent has fewer than
+// ForkedAt turns, an *AncestorError (ErrParentMissing) when the parent is
+// not stored, ErrForkDepth when the parent chain would exceed the limit, or a
+// store error wrapping the kg error.
+func (st *Store) Persist(ctx context.Context, s *Session) error {
+	if s == nil {
+		return fmt.Errorf("persist: %w: nil session", ErrInvalid)
+	}
+	if err := s.validate(); err != nil {
+		return fmt.Errorf("persist %s: %w", s.ID, err)
+	}
+	for i := s.ForkedAt; i < len(s.Turns); i++ {
+		if s.Turns[i].Created.IsZero() {
+			s.Turns[i].Created = st.now()
+		}
+	}
+	for range maxPersistRounds {
+		done, err := st.persistOnce(ctx, s)
+		if err != nil {
+			return fmt.Errorf("persist %s: %w", s.ID, err)
+		}
+		if done {
+			return nil
+		}
+	}
+	return fmt.Errorf("persist %s: %w: the session kept changing under this writer", s.ID, ErrConflict)
+}
+
+// persistOnce reads the stored state of s, writes what is missing and
+// reports whether the store now holds s. false with no error means the
+// update lost a race and the state must be read again.
+func (st *Store) persistOnce(ctx context.Context, s *Session) (bool, error) {
+	g := sessionIRI(s.ID)
+	parent := g
+	if s.ParentID != "" {
+		parent = sessionIRI(s.ParentID)
+	}
+	q, err := bind("state", qState, kg.Params{"s": g, "parent": parent, "branch": kg.String(s.Branch)})
+	if err != nil {
+		return false, err
+	}
+	res, err := st.c.Query(ctx, q)
+	if err != nil {
+		return false, err
+	}
+	if len(res.Solutions) != 1 {
+		return false, fmt.Errorf("%w: %d state rows for one session", ErrCorrupt, len(res.Solutions))
+	}
+	row := res.Solutions[0]
+	own := s.Turns[s.ForkedAt:]
+	if _, ok := row["exists"]; !ok {
+		return st.create(ctx, s, row)
+	}
+	if err := sameFork(s, row); err != nil {
+		return false, err
+	}
+	if _, ok := row["own"]; !ok {
+		return st.appendLegacy(ctx, s)
+	}
+	n, err := row.Int("own")
+	if err != nil {
+		return false, fmt.Errorf("%w: %v", ErrCorrupt, err)
+	}
+	if n > len(own) {
+		return false, fmt.Errorf("%w: the store holds %d turns of its own, the caller %d", ErrConflict, n, len(own))
+	}
+	head, all := digests(own, n)
+	if head != row.String("head") {
+		return false, fmt.Errorf("%w: the %d stored turns differ from the caller's", ErrConflict, n)
+	}
+	if n == len(own) {
+		return true, nil // nothing to write
+	}
+	var d kg.Data
+	for _, t := range own[n:] {
+		addTurn(&d, g, t)
+	}
+	addHead(&d, g, len(own), all)
+	u, err := withData("append", uAppend, &d, kg.Params{"s": g, "own": kg.Int(n), "head": kg.String(head)})
+	if err != nil {
+		return false, err
+	}
+	return st.apply(ctx, u, g, len(own), all)
+}
+
+// create writes s, which the store does not hold yet.
+func (st *Store) create(ctx context.Context, s *Session, row kg.Solution) (bool, error) {
+	g := sessionIRI(s.ID)
+	own := s.Turns[s.ForkedAt:]
+	depth := 0
+	if s.ParentID != "" {
+		if _, ok := row["pexists"]; !ok {
+			return false, &AncestorError{Session: s.ID, Missing: s.ParentID}
+		}
+		plen, err := st.parentLength(ctx, s.ParentID, row)
+		if err != nil {
+			return false, err
+		}
+		if plen < s.ForkedAt {
+			return false, fmt.Errorf("%w: parent %s has %d turns stored, the fork point is %d", ErrConflict, s.ParentID, plen, s.ForkedAt)
+		}
+		pdepth, err := row.Int("depth")
+		if err != nil {
+			return false, fmt.Errorf("%w: %v", ErrCorrupt, err)
+		}
+		if depth = pdepth + 1; depth > st.maxDepth {
+			return false, fmt.Errorf("%w: the fork would have %d ancestors, more than %d", ErrForkDepth, depth, st.maxDepth)
+		}
+		if _, taken := row["taken"]; taken {
+			relabel(s)
+			return false, nil
+		}
+	}
+	now := st.now()
+	var d kg.Data
+	addSession(&d, s, now)
+	for _, t := range own {
+		addTurn(&d, g, t)
+	}
+	head := digest(own)
+	addHead(&d, g, len(own), head)
+	var u string
+	var err error
+	if s.ParentID == "" {
+		u, err = withData("create-root", uCreateRoot, &d, kg.Params{"s": g})
+	} else {
+		prov.AddFork(&d, prov.Fork{Child: s.ID, Parent: s.ParentID, At: s.ForkedAt, Principal: s.Principal, Time: now})
+		u, err = withData("create-fork", uCreateFork, &d, kg.Params{
+			"s": g, "parent": sessionIRI(s.ParentID), "branch": kg.String(s.Branch),
+		})
+	}
+	if err != nil {
+		return false, err
+	}
+	ok, err := st.apply(ctx, u, g, len(own), head)
+	if ok {
+		s.depth = depth
+	}
+	return ok, err
+}
+
+// parentLength returns the length of the parent's effective history:
+// its fork point plus its own turns.
+func (st *Store) parentLength(ctx context.Context, parentID string, row kg.Solution) (int, error) {
+	at := 0
+	if _, ok := row["pat"]; ok {
+		var err error
+		if at, err = row.Int("pat"); err != nil {
+			return 0, fmt.Errorf("%w: %v", ErrCorrupt, err)
+		}
+	}
+	if _, ok := row["pown"]; ok {
+		n, err := row.Int("pown")
+		if err != nil {
+			return 0, fmt.Errorf("%w: %v", ErrCorrupt, err)
+		}
+		return at + n, nil
+	}
+	counts, err := st.countTurns(ctx, []string{ontology.SessionIRI(parentID)})
+	if err != nil {
+		return 0, err
+	}
+	return at + counts[ontology.SessionIRI(parentID)], nil
+}
+
+// sameFork checks that the stored fork fields of s are the caller's.
+func sameFork(s *Session, row kg.Solution) error {
+	wantParent := ""
+	if s.ParentID != "" {
+		wantParent = ontology.SessionIRI(s.ParentID)
+	}
+	if got := row.String("parent"); got != wantParent {
+		return fmt.Errorf("%w: stored parent %q, the caller's %q (detached or forked elsewhere?)", ErrConflict, idOf(got), s.ParentID)
+	}
+	at := 0
+	if _, ok := row["at"]; ok {
+		var err error
+		if at, err = row.Int("at"); err != nil {
+			return fmt.Errorf("%w: %v", ErrCorrupt, err)
+		}
+	}
+	if at != s.ForkedAt {
+		return fmt.Errorf("%w: stored fork point %d, the caller's %d", ErrConflict, at, s.ForkedAt)
+	}
+	branch := row.String("branch")
+	if branch == "" {
+		branch = MainBranch
+	}
+	if branch != s.Branch {
+		return fmt.Errorf("%w: stored branch %q, the caller's %q", ErrConflict, branch, s.Branch)
+	}
+	return nil
+}
+
+// relabel gives fork s and its own turns a fresh branch label.
+func relabel(s *Session) {
+	s.Branch = newBranch()
+	for i := s.ForkedAt; i < len(s.Turns); i++ {
+		s.Turns[i].Branch = s.Branch
+	}
+}
+
+// apply sends update u and then asks whether session g holds own turns with
+// head digest head: SPARQL Update returns no row count, so this is how
+// Persist learns whether its conditional update applied. The update is safe
+// to repeat (its condition no longer holds once it applied).
+func (st *Store) apply(ctx context.Context, u string, g rdf.IRI, own int, head string) (bool, error) {
+	if err := st.c.Update(ctx, u, kg.Idempotent()); err != nil {
+		return false, err
+	}
+	q, err := bind("verify", qVerify, kg.Params{"s": g, "own": kg.Int(own), "head": kg.String(head)})
+	if err != nil {
+		return false, err
+	}
+	return st.c.Ask(ctx, q)
+}
+
+// appendLegacy persists s whose stored form predates trails:ownTurns: it
+// compares the stored turns one by one, then writes the missing ones with a
+// count and digest.
+func (st *Store) appendLegacy(ctx context.Context, s *Session) (bool, error) {
+	g := sessionIRI(s.ID)
+	q, err := bind("stored-turns", qStoredTurns, kg.Params{"s": g})
+	if err != nil {
+		return false, err
+	}
+	res, err := st.c.Query(ctx, q)
+	if err != nil {
+		return false, err
+	}
+	stored, err := readTurns(res, func(int) string { return MainBranch })
+	if err != nil {
+		return false, err
+	}
+	own := s.Turns[s.ForkedAt:]
+	if len(stored) > len(own) {
+		return false, fmt.Errorf("%w: the store holds %d turns, the caller %d", ErrConflict, len(stored), len(own))
+	}
+	for i, t := range stored {
+		m := own[i]
+		if t.Index != m.Index || t.Role != m.Role || t.Content != m.Content || !t.Created.Equal(m.Created) {
+			return false, fmt.Errorf("%w: stored turn %d differs from the caller's", ErrConflict, t.Index)
+		}
+	}
+	var d kg.Data
+	for _, t := range own[len(stored):] {
+		addTurn(&d, g, t)
+	}
+	head := digest(own)
+	addHead(&d, g, len(own), head)
+	u, err := withData("append-legacy", uAppendOld, &d, kg.Params{"s": g, "next": kg.Int(len(stored))})
+	if err != nil {
+		return false, err
+	}
+	return st.apply(ctx, u, g, len(own), head)
+}
+
+// readTurns reads turn rows (?i ?role ?content, optional ?branch ?created),
+// sorted by index; branchOf names the branch of a turn stored without one.
+// Two turns at one index are ErrCorrupt.
+func readTurns(res *kg.Results, branchOf func(i int) string) ([]Turn, error) {
+	turns := make([]Turn, 0, len(res.Solutions))
+	for _, row := range res.Solutions {
+		i, err := row.Int("i")
+		if err != nil {
+			return nil, fmt.Errorf("%w: turn index: %v", ErrCorrupt, err)
+		}
+		t := Turn{Index: i, Role: row.String("role"), Content: row.String("content"), Branch: row.String("branch")}
+		if t.Branch == "" {
+			t.Branch = branchOf(i)
+		}
+		if _, ok := row["created"]; ok {
+			if t.Created, err = row.Time("created"); err != nil {
+				return nil, fmt.Errorf("%w: turn %d: %v", ErrCorrupt, i, err)
+			}
+		}
+		turns = append(turns, t)
+	}
+	slices.SortFunc(turns, func(a, b Turn) int { return a.Index - b.Index })
+	for k := 1; k < len(turns); k++ {
+		if turns[k].Index == turns[k-1].Index {
+			return nil, fmt.Errorf("%w: two turns at index %d", ErrCorrupt, turns[k].Index)
+		}
+	}
+	return turns, nil
+}

@@ -1,0 +1,18 @@
+# detach: turn fork $s of $parent (forked at $at, holding $own turns with
+# head digest $head) into a root: drop its parent link and fork point and
+# replace its count and digest, only if all four are still as read. Detach
+# puts the copied prefix, the new count and digest and the PROV record where
+# the DATA comment stands. prov:wasDerivedFrom stays.
+PREFIX trails: <https://w3id.org/trails/ns#>
+DELETE {
+  GRAPH $s { $s trails:parentSession ?p ; trails:forkedAtIndex ?at ;
+                trails:ownTurns ?n ; trails:headDigest ?h }
+}
+INSERT {
+  #DATA
+}
+WHERE {
+  GRAPH $s { $s trails:parentSession ?p ; trails:forkedAtIndex ?at ;
+                trails:ownTurns ?n ; trails:headDigest ?h }
+  FILTER(?p = $parent && ?at = $at && ?n = $own && ?h = $head)
+}

@@ -1,0 +1,219 @@
+// Package session is the domain of Trails: sessions of turns, forks that
+// share their parent's prefix instead of copying it, Load that reassembles a
+// fork by walking its parent chain, and read-only Replay. A Store persists
+// sessions in Fuseki through package kg and records every fork, detach and
+// deletion in PROV-O through package prov.
+//
+// A Session is an in-memory value: Append and Fork change nothing in the
+// store until Persist. A fork stores only its own turns (indices ForkedAt and
+// up) plus its parent link; Load walks the chain root ← … ← fork in at most
+// two SPARQL requests whatever its depth, guarded by MaxForkDepth and a
+// visited set.
+package session
+
+import (
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"regexp"
+	"strings"
+	"time"
+	"unicode/utf8"
+
+	"github.com/google/uuid"
+)
+
+// MaxForkDepth is the longest parent chain (number of ancestors) a session
+// may have: Fork refuses to go deeper and Load refuses to walk further.
+const MaxForkDepth = 32
+
+// MainBranch is the branch label of every root session and its turns.
+const MainBranch = "main"
+
+// Errors returned by this package, usable with errors.Is. Errors that come
+// from the store also match the kg error (kg.ErrUnavailable, ...).
+var (
+	// ErrNotFound: no session has this id.
+	ErrNotFound = errors.New("session: not found")
+	// ErrParentMissing: an ancestor of a fork is gone (or was never
+	// stored); the error is an *AncestorError naming it.
+	ErrParentMissing = errors.New("session: parent missing")
+	// ErrForkDepth: the parent chain is, or would become, longer than the
+	// depth limit (MaxForkDepth unless the Store sets a lower one).
+	ErrForkDepth = errors.New("session: fork chain too deep")
+	// ErrForkCycle: the parent links stored form a cycle.
+	ErrForkCycle = errors.New("session: fork cycle")
+	// ErrHasChildren: the session has forks, so it cannot be deleted.
+	ErrHasChildren = errors.New("session: has forks")
+	// ErrConflict: the stored history differs from what the caller holds,
+	// e.g. another writer persisted first. Load, re-apply, retry.
+	ErrConflict = errors.New("session: conflict with stored history")
+	// ErrInvalid: bad input, such as a bad id, a fork point out of range,
+	// invalid UTF-8 or an empty role. Nothing was sent to the store.
+	ErrInvalid = errors.New("session: invalid")
+	// ErrCorrupt: the stored data breaks Trails' rules (a gap or a
+	// duplicate in a session's turn indices, two parents, ...); run
+	// trails-admin check.
+	ErrCorrupt = errors.New("session: stored data is corrupt")
+)
+
+// AncestorError reports a missing ancestor: Session's chain leads to
+// Missing, which is not stored. It matches ErrParentMissing.
+type AncestorError struct {
+	Session string // the session whose chain is broken
+	Missing string // the id of the missing ancestor
+}
+
+func (e *AncestorError) Error() string {
+	return fmt.Sprintf("session: ancestor %s of %s is missing", e.Missing, e.Session)
+}
+
+// Is reports whether target is ErrParentMissing.
+func (e *AncestorError) Is(target error) bool { return target == ErrParentMissing }
+
+// Turn is one turn of a conversation.
+type Turn struct {
+	Index   int    // position in the effective history, from 0
+	Role    string // "user", "assistant", "system", "tool", ...
+	Content string
+	Branch  string    // label of the session that wrote it: "main" or "fork-xxxxxxxx"
+	Created time.Time // UTC, millisecond precision (what the store keeps)
+}
+
+// Session is a conversation held in memory. Append and Fork change only
+// memory; Store.Persist writes what the store lacks. A Session is not safe
+// for concurrent use.
+type Session struct {
+	ID        string // UUIDv7 string
+	Principal string // who acts; a fork inherits its parent's unless set before Persist
+	ParentID  string // "" for a root
+	ForkedAt  int    // for a fork: it owns turns with Index >= ForkedAt; indices below belong to ancestors
+	Branch    string // MainBranch for a root, "fork-" + 8 hex chars for a fork
+	Turns     []Turn // the whole effective history: inherited prefix, then its own turns
+
+	depth int // number of ancestors, as far as this value knows
+}
+
+// New returns a new root session of principal, with a fresh UUIDv7 id and no
+// turns.
+func New(principal string) *Session {
+	return &Session{ID: uuid.Must(uuid.NewV7()).String(), Principal: principal, Branch: MainBranch}
+}
+
+// Append adds a turn at the end of the history, stamped now, and returns
+// it. Nothing is written to the store until Persist.
+func (s *Session) Append(role, content string) Turn {
+	t := Turn{
+		Index:   len(s.Turns),
+		Role:    role,
+		Content: content,
+		Branch:  s.Branch,
+		Created: now(),
+	}
+	s.Turns = append(s.Turns, t)
+	return t
+}
+
+// Fork returns a new in-memory session that shares s.Turns[0:at] and
+// continues from there: a fresh id, s as parent, s's principal, a new
+// branch label "fork-" + 8 random hex characters. 0 <= at <= len(s.Turns).
+//
+// It returns ErrInvalid when at is out of range or s has no id, and
+// ErrForkDepth when the child's chain would exceed MaxForkDepth.
+func (s *Session) Fork(at int) (*Session, error) {
+	if err := checkID(s.ID); err != nil {
+		return nil, fmt.Errorf("fork: %w", err)
+	}
+	if at < 0 || at > len(s.Turns) {
+		return nil, fmt.Errorf("fork %s at %d: %w: fork point out of range 0..%d", s.ID, at, ErrInvalid, len(s.Turns))
+	}
+	if s.depth+1 > MaxForkDepth {
+		return nil, fmt.Errorf("fork %s: %w: the child would have %d ancestors, more than %d", s.ID, ErrForkDepth, s.depth+1, MaxForkDepth)
+	}
+	child := &Session{
+		ID:        uuid.Must(uuid.NewV7()).String(),
+		Principal: s.Principal,
+		ParentID:  s.ID,
+		ForkedAt:  at,
+		Branch:    newBranch(),
+		Turns:     make([]Turn, at, at+8),
+		depth:     s.depth + 1,
+	}
+	copy(child.Turns, s.Turns[:at])
+	return child, nil
+}
+
+// Depth returns the number of ancestors of s, as known to this value: set by
+// Load and Fork.
+func (s *Session) Depth() int { return s.depth }
+
+// now returns the current time as the store keeps it.
+func now() time.Time { return time.Now().UTC().Truncate(time.Millisecond) }
+
+// newBranch returns a fresh fork label: "fork-" and 8 random hex digits.
+func newBranch() string {
+	var b [4]byte
+	rand.Read(b[:])
+	return "fork-" + hex.EncodeToString(b[:])
+}
+
+var branchRE = regexp.MustCompile(`^(main|fork-[0-9a-f]{8})$`)
+
+// checkID returns ErrInvalid unless id is a UUID in canonical form.
+func checkID(id string) error {
+	u, err := uuid.Parse(id)
+	if err != nil || u.String() != id {
+		return fmt.Errorf("%w: session id %q is not a canonical UUID", ErrInvalid, id)
+	}
+	return nil
+}
+
+// validate checks everything Persist needs before it sends anything.
+func (s *Session) validate() error {
+	if err := checkID(s.ID); err != nil {
+		return err
+	}
+	if s.Principal == "" || !utf8.ValidString(s.Principal) || strings.ContainsAny(s.Principal, "\x00") {
+		return fmt.Errorf("%w: principal %q must be non-empty UTF-8", ErrInvalid, s.Principal)
+	}
+	if !branchRE.MatchString(s.Branch) {
+		return fmt.Errorf("%w: branch %q is neither %q nor \"fork-\" and 8 hex digits", ErrInvalid, s.Branch, MainBranch)
+	}
+	if s.ParentID == "" {
+		if s.ForkedAt != 0 || s.Branch != MainBranch {
+			return fmt.Errorf("%w: a root has ForkedAt 0 and branch %q (got %d, %q)", ErrInvalid, MainBranch, s.ForkedAt, s.Branch)
+		}
+	} else {
+		if err := checkID(s.ParentID); err != nil {
+			return fmt.Errorf("parent: %w", err)
+		}
+		if s.ParentID == s.ID {
+			return fmt.Errorf("%w: a session cannot be its own parent", ErrInvalid)
+		}
+		if s.Branch == MainBranch {
+			return fmt.Errorf("%w: a fork's branch is \"fork-\" and 8 hex digits, not %q", ErrInvalid, MainBranch)
+		}
+		if s.ForkedAt < 0 || s.ForkedAt > len(s.Turns) {
+			return fmt.Errorf("%w: fork point %d out of range 0..%d", ErrInvalid, s.ForkedAt, len(s.Turns))
+		}
+	}
+	for i, t := range s.Turns {
+		if t.Index != i {
+			return fmt.Errorf("%w: turn %d has index %d", ErrInvalid, i, t.Index)
+		}
+		if i < s.ForkedAt {
+			continue // inherited: the ancestors' business
+		}
+		if t.Role == "" || !utf8.ValidString(t.Role) {
+			return fmt.Errorf("%w: turn %d: role %q must be non-empty UTF-8", ErrInvalid, i, t.Role)
+		}
+		if !utf8.ValidString(t.Content) {
+			return fmt.Errorf("%w: turn %d: content is not valid UTF-8", ErrInvalid, i)
+		}
+		if t.Branch != s.Branch {
+			return fmt.Errorf("%w: turn %d: branch %q, want the session's %q", ErrInvalid, i, t.Branch, s.Branch)
+		}
+	}
+	return nil
+}

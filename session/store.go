@@ -1,0 +1,122 @@
+package session
+
+import (
+	"context"
+	"embed"
+	"fmt"
+	"net/url"
+	"strings"
+	"time"
+
+	"github.com/knakk/rdf"
+	"github.com/trails-kg/trails/kg"
+	"github.com/trails-kg/trails/ontology"
+)
+
+// querier is what a Store needs of the SPARQL transport.
+type querier interface {
+	Query(ctx context.Context, query string) (*kg.Results, error)
+	Ask(ctx context.Context, query string) (bool, error)
+	Update(ctx context.Context, update string, opts ...kg.UpdateOption) error
+}
+
+var _ querier = (*kg.Client)(nil)
+
+// Store persists sessions in a Fuseki dataset. It holds no state of its own
+// besides its options, so any number of Stores (in one process or many) may
+// share a dataset. It is safe for concurrent use.
+type Store struct {
+	c        querier
+	clock    func() time.Time
+	maxDepth int
+}
+
+// StoreOption configures a Store.
+type StoreOption func(*Store)
+
+// WithClock sets the clock that stamps session creation and PROV records
+// (default: the current time, UTC, in milliseconds).
+func WithClock(now func() time.Time) StoreOption {
+	return func(st *Store) { st.clock = now }
+}
+
+// WithMaxDepth lowers the longest parent chain Persist accepts and Load
+// walks; values outside 1..MaxForkDepth are ignored.
+func WithMaxDepth(n int) StoreOption {
+	return func(st *Store) {
+		if n >= 1 && n <= MaxForkDepth {
+			st.maxDepth = n
+		}
+	}
+}
+
+// NewStore returns a Store over the dataset of c.
+func NewStore(c *kg.Client, opts ...StoreOption) *Store {
+	st := &Store{c: c, clock: now, maxDepth: MaxForkDepth}
+	for _, o := range opts {
+		o(st)
+	}
+	return st
+}
+
+func (st *Store) now() time.Time { return st.clock().UTC().Truncate(time.Millisecond) }
+
+//go:embed queries/*.rq queries/*.ru
+var queryFS embed.FS
+
+// query returns the text of an embedded query file.
+func query(name string) string {
+	b, err := queryFS.ReadFile("queries/" + name)
+	if err != nil {
+		panic(err)
+	}
+	return string(b)
+}
+
+// The queries, read once.
+var (
+	qChain       = query("chain.rq")
+	qTurns       = query("turns.rq")
+	qState       = query("state.rq")
+	qStoredTurns = query("stored-turns.rq")
+	qList        = query("list.rq")
+	qListBy      = query("list-by-principal.rq")
+	qBranches    = query("branches.rq")
+	qCountTurns  = query("count-turns.rq")
+	uCreateRoot  = query("create-root.ru")
+	uCreateFork  = query("create-fork.ru")
+	uAppend      = query("append.ru")
+	uAppendOld   = query("append-legacy.ru")
+	uDelete      = query("delete.ru")
+	uDetach      = query("detach.ru")
+	qVerify      = query("verify.rq")
+	qVerifyRoot  = query("verify-detached.rq")
+	qInfo        = query("info.rq")
+)
+
+// sessionIRI returns the IRI (and graph) of session id.
+func sessionIRI(id string) rdf.IRI { return kg.MustIRI(ontology.SessionIRI(id)) }
+
+// idOf returns the session id in a session IRI, or the IRI itself when it
+// is not one of ours.
+func idOf(iri string) string {
+	if rest, ok := strings.CutPrefix(iri, ontology.SessionBase); ok {
+		if id, err := url.PathUnescape(rest); err == nil {
+			return id
+		}
+	}
+	return iri
+}
+
+// iri is kg.MustIRI for the vocabulary's constants.
+func iri(s string) rdf.IRI { return kg.MustIRI(s) }
+
+// bind is kg.Bind for the package's own queries, whose parameters are
+// always valid: an error here is a bug, reported with the query's name.
+func bind(name, q string, p kg.Params) (string, error) {
+	out, err := kg.Bind(q, p)
+	if err != nil {
+		return "", fmt.Errorf("%s: %w", name, err)
+	}
+	return out, nil
+}

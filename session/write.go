@@ -1,0 +1,60 @@
+package session
+
+import (
+	"strings"
+	"time"
+
+	"github.com/knakk/rdf"
+	"github.com/trails-kg/trails/kg"
+	"github.com/trails-kg/trails/ontology"
+	"github.com/trails-kg/trails/prov"
+)
+
+// addSession adds the metadata of s, created at t, to its graph in d.
+func addSession(d *kg.Data, s *Session, t time.Time) {
+	g := sessionIRI(s.ID)
+	d.Add(g, g, iri(ontology.RDFType), iri(ontology.Session))
+	d.Add(g, g, iri(ontology.DCTIdentifier), kg.String(s.ID))
+	d.Add(g, g, iri(ontology.Branch), kg.String(s.Branch))
+	d.Add(g, g, iri(ontology.Created), kg.DateTime(t))
+	agent := prov.AddAgent(d, g, s.Principal)
+	d.Add(g, g, iri(ontology.Principal), agent)
+	if s.ParentID != "" {
+		p := sessionIRI(s.ParentID)
+		d.Add(g, g, iri(ontology.ParentSession), p)
+		d.Add(g, g, iri(ontology.ProvWasDerivedFrom), p)
+		d.Add(g, g, iri(ontology.ForkedAtIndex), kg.Int(s.ForkedAt))
+	}
+}
+
+// addTurn adds turn t to the graph of session g in d.
+func addTurn(d *kg.Data, g rdf.IRI, t Turn) rdf.IRI {
+	ti := kg.MustIRI(ontology.TurnIRI(g.String(), t.Index))
+	d.Add(g, ti, iri(ontology.RDFType), iri(ontology.Turn))
+	d.Add(g, ti, iri(ontology.TurnSession), g)
+	d.Add(g, ti, iri(ontology.Index), kg.Int(t.Index))
+	d.Add(g, ti, iri(ontology.Role), kg.String(t.Role))
+	d.Add(g, ti, iri(ontology.Content), kg.String(t.Content))
+	d.Add(g, ti, iri(ontology.Branch), kg.String(t.Branch))
+	d.Add(g, ti, iri(ontology.Created), kg.DateTime(t.Created))
+	return ti
+}
+
+// addHead adds a session's turn count and head digest to its graph in d.
+func addHead(d *kg.Data, g rdf.IRI, own int, head string) {
+	d.Add(g, g, iri(ontology.OwnTurns), kg.Int(own))
+	d.Add(g, g, iri(ontology.HeadDigest), kg.String(head))
+}
+
+// withData puts the quads of d where the "#DATA" comment of an update
+// template stands, then binds the template's parameters.
+func withData(name, tmpl string, d *kg.Data, p kg.Params) (string, error) {
+	quads, err := d.Quads()
+	if err != nil {
+		return "", err
+	}
+	if !strings.Contains(tmpl, "#DATA") {
+		panic(name + ": no #DATA marker")
+	}
+	return bind(name, strings.Replace(tmpl, "#DATA", quads, 1), p)
+}
