@@ -67,6 +67,9 @@ const (
 	// HeadDigest is the digest of a session's own turns, its version for
 	// compare-and-swap appends (trails:headDigest).
 	HeadDigest = NS + "headDigest"
+	// Detached links a Detach activity to the fork it made a root
+	// (trails:detached).
+	Detached = NS + "detached"
 )
 
 // Terms returns the IRIs of all classes and properties defined in trails.ttl,
@@ -75,7 +78,7 @@ func Terms() []string {
 	return []string{
 		Session, Turn, Fork, Detach, Deletion,
 		ParentSession, ForkedAtIndex, Branch, TurnSession, Index, Role,
-		Content, Created, Principal, ForkPoint, CopiedFrom, OwnTurns, HeadDigest,
+		Content, Created, Principal, ForkPoint, CopiedFrom, OwnTurns, HeadDigest, Detached,
 	}
 }
 

@@ -49,7 +49,7 @@ func ForkActivity(child string) rdf.IRI {
 
 // AddFork adds the PROV record of f to d, in the PROV graph:
 //
-//	child prov:wasGeneratedBy act .
+//	child prov:wasGeneratedBy act ; prov:wasDerivedFrom parent .
 //	act a prov:Activity, trails:Fork ; prov:used parent ;
 //	    prov:wasAssociatedWith agent ; prov:startedAtTime t ; trails:forkPoint n .
 //	agent a prov:Agent ; dcterms:identifier "principal" .
@@ -61,6 +61,7 @@ func AddFork(d *kg.Data, f Fork) rdf.IRI {
 	act := ForkActivity(f.Child)
 	child, parent := sessionIRI(f.Child), sessionIRI(f.Parent)
 	d.Add(g, child, kg.MustIRI(ontology.ProvWasGeneratedBy), act)
+	d.Add(g, child, kg.MustIRI(ontology.ProvWasDerivedFrom), parent)
 	addActivity(d, act, ontology.Fork, f.Principal, f.Time)
 	d.Add(g, act, kg.MustIRI(ontology.ProvUsed), parent)
 	d.Add(g, act, kg.MustIRI(ontology.ForkPoint), kg.Int(f.At))
@@ -71,6 +72,7 @@ func AddFork(d *kg.Data, f Fork) rdf.IRI {
 // activity IRI act, which the caller mints:
 //
 //	act a prov:Activity, trails:Detach ; prov:used parent, session ;
+//	    trails:detached session ;
 //	    prov:wasAssociatedWith agent ; prov:startedAtTime t .
 //
 // The caller links each copied turn to act (prov:wasGeneratedBy) next to
@@ -80,6 +82,7 @@ func AddDetach(d *kg.Data, act rdf.IRI, x Detach) {
 	addActivity(d, act, ontology.Detach, x.Principal, x.Time)
 	d.Add(g, act, kg.MustIRI(ontology.ProvUsed), sessionIRI(x.Parent))
 	d.Add(g, act, kg.MustIRI(ontology.ProvUsed), sessionIRI(x.Session))
+	d.Add(g, act, kg.MustIRI(ontology.Detached), sessionIRI(x.Session))
 }
 
 // AddDeletion adds the PROV record of x to d, in the PROV graph:

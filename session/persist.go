@@ -103,6 +103,9 @@ func (st *Store) persistOnce(ctx context.Context, s *Session) (bool, error) {
 	if n == len(own) {
 		return true, nil // nothing to write
 	}
+	if err := ownBranch(s, own[n:]); err != nil {
+		return false, err
+	}
 	var d kg.Data
 	for _, t := range own[n:] {
 		addTurn(&d, g, t)
@@ -142,6 +145,9 @@ func (st *Store) create(ctx context.Context, s *Session, row kg.Solution) (bool,
 			relabel(s)
 			return false, nil
 		}
+	}
+	if err := ownBranch(s, own); err != nil {
+		return false, err
 	}
 	now := st.now()
 	var d kg.Data
@@ -224,6 +230,17 @@ func sameFork(s *Session, row kg.Solution) error {
 	return nil
 }
 
+// ownBranch checks that turns about to be written carry the session's
+// branch: a session writes only under its own label.
+func ownBranch(s *Session, turns []Turn) error {
+	for _, t := range turns {
+		if t.Branch != s.Branch {
+			return fmt.Errorf("%w: turn %d: branch %q, want the session's %q", ErrInvalid, t.Index, t.Branch, s.Branch)
+		}
+	}
+	return nil
+}
+
 // relabel gives fork s and its own turns a fresh branch label.
 func relabel(s *Session) {
 	s.Branch = newBranch()
@@ -273,6 +290,9 @@ func (st *Store) appendLegacy(ctx context.Context, s *Session) (bool, error) {
 		if t.Index != m.Index || t.Role != m.Role || t.Content != m.Content || !t.Created.Equal(m.Created) {
 			return false, fmt.Errorf("%w: stored turn %d differs from the caller's", ErrConflict, t.Index)
 		}
+	}
+	if err := ownBranch(s, own[len(stored):]); err != nil {
+		return false, err
 	}
 	var d kg.Data
 	for _, t := range own[len(stored):] {

@@ -181,8 +181,10 @@ func (s *Session) validate() error {
 		return fmt.Errorf("%w: branch %q is neither %q nor \"fork-\" and 8 hex digits", ErrInvalid, s.Branch, MainBranch)
 	}
 	if s.ParentID == "" {
-		if s.ForkedAt != 0 || s.Branch != MainBranch {
-			return fmt.Errorf("%w: a root has ForkedAt 0 and branch %q (got %d, %q)", ErrInvalid, MainBranch, s.ForkedAt, s.Branch)
+		// A root's branch is MainBranch, or the fork label it kept when it
+		// was detached.
+		if s.ForkedAt != 0 {
+			return fmt.Errorf("%w: a root has ForkedAt 0, not %d", ErrInvalid, s.ForkedAt)
 		}
 	} else {
 		if err := checkID(s.ParentID); err != nil {
@@ -211,8 +213,8 @@ func (s *Session) validate() error {
 		if !utf8.ValidString(t.Content) {
 			return fmt.Errorf("%w: turn %d: content is not valid UTF-8", ErrInvalid, i)
 		}
-		if t.Branch != s.Branch {
-			return fmt.Errorf("%w: turn %d: branch %q, want the session's %q", ErrInvalid, i, t.Branch, s.Branch)
+		if !branchRE.MatchString(t.Branch) {
+			return fmt.Errorf("%w: turn %d: branch %q is not a branch label", ErrInvalid, i, t.Branch)
 		}
 	}
 	return nil

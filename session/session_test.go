@@ -181,6 +181,7 @@ func TestInvalidInput(t *testing.T) {
 		{"wrong index", func(s *session.Session) { s.Turns[1].Index = 5 }},
 		{"bad branch", func(s *session.Session) { s.Branch = "dev" }},
 		{"root with fork point", func(s *session.Session) { s.ForkedAt = 1 }},
+		{"fork on main", func(s *session.Session) { s.ParentID = "0190c5d2-0000-7000-8000-000000000000" }},
 		{"own parent", func(s *session.Session) { s.ParentID = s.ID; s.Branch = "fork-00000000" }},
 		{"fork point beyond history", func(s *session.Session) {
 			s.ParentID = "0190c5d2-0000-7000-8000-000000000000"
