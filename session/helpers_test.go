@@ -2,6 +2,8 @@ package session_test
 
 import (
 	"context"
+	"fmt"
+	"os"
 	"io"
 	"net/http"
 	"sync/atomic"
@@ -12,7 +14,16 @@ import (
 	"github.com/trails-kg/trails/session"
 )
 
-func TestMain(m *testing.M) { fusekitest.Main(m) }
+func TestMain(m *testing.M) {
+	// The Example reads its store from TRAILS_ENDPOINT, as a program would.
+	ep, err := fusekitest.Start()
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	os.Setenv("TRAILS_ENDPOINT", ep)
+	fusekitest.Main(m)
+}
 
 // counter counts the HTTP requests a client sends and the bytes it
 // receives.

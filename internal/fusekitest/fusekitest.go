@@ -74,6 +74,16 @@ func Endpoint(tb testing.TB) string {
 	return shared
 }
 
+// Start is Endpoint for code without a testing.TB, such as TestMain
+// preparing an Example: it returns the dataset URL or why there is none.
+func Start() (string, error) {
+	once.Do(func() { shared, sharedOK = start() })
+	if sharedOK != nil {
+		return "", fmt.Errorf("fusekitest: no Fuseki for the tests: %v\nTo get one: %s", sharedOK, howTo)
+	}
+	return shared, nil
+}
+
 // New returns a client of the test binary's dataset, which other tests of
 // the binary share: tests that need the store to themselves use Empty.
 func New(tb testing.TB) *kg.Client {
