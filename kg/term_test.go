@@ -57,25 +57,31 @@ func TestStringsRoundTripThroughFuseki(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	res, err := c.Query(ctx, q)
-	if err != nil {
-		t.Fatalf("query: %v", err)
-	}
-	got := map[string]string{}
-	for _, s := range res.Solutions {
-		name, _ := url.PathUnescape(strings.TrimPrefix(s.String("s"), "urn:test:s:"))
-		got[name] = s.String("v")
-	}
-	for _, h := range hostile {
-		t.Run(h.name, func(t *testing.T) {
-			v, ok := got[h.name]
-			if !ok {
-				t.Fatalf("not stored")
-			}
-			if v != h.value {
-				t.Fatalf("got %q, want %q", truncate(v), truncate(h.value))
-			}
-		})
+	// Both result formats carry every value byte-exact.
+	for _, format := range []struct {
+		name string
+		run  func(context.Context, string) (*kg.Results, error)
+	}{{"json", c.Query}, {"tsv", c.Select}} {
+		res, err := format.run(ctx, q)
+		if err != nil {
+			t.Fatalf("%s query: %v", format.name, err)
+		}
+		got := map[string]string{}
+		for _, s := range res.Solutions {
+			name, _ := url.PathUnescape(strings.TrimPrefix(s.String("s"), "urn:test:s:"))
+			got[name] = s.String("v")
+		}
+		for _, h := range hostile {
+			t.Run(format.name+"/"+h.name, func(t *testing.T) {
+				v, ok := got[h.name]
+				if !ok {
+					t.Fatalf("not stored")
+				}
+				if v != h.value {
+					t.Fatalf("got %q, want %q", truncate(v), truncate(h.value))
+				}
+			})
+		}
 	}
 	// The same values as query parameters find what was stored.
 	for _, h := range hostile {
@@ -275,5 +281,42 @@ func TestBindTables(t *testing.T) {
 	}
 	if _, err := kg.BindTables("ASK {}", nil, map[string]kg.Table{"rows": tb}); !errors.Is(err, kg.ErrUnboundParam) {
 		t.Fatalf("got %v, want ErrUnboundParam for an unused table", err)
+	}
+}
+
+// TestSelectTerms checks that Select reads every kind of term TSV results
+// hold as Query does.
+func TestSelectTerms(t *testing.T) {
+	c := newClient(t)
+	ctx := context.Background()
+	q := `SELECT ?iri ?int ?neg ?dec ?dbl ?bool ?str ?lang ?typed ?dt ?unbound WHERE {
+  BIND(<urn:x:y> AS ?iri) BIND(42 AS ?int) BIND(-7 AS ?neg) BIND(1.5 AS ?dec) BIND(2.5e3 AS ?dbl)
+  BIND(true AS ?bool) BIND("a\tb\"c" AS ?str) BIND("hi"@en-GB AS ?lang) BIND("2"^^<urn:dt> AS ?typed)
+  BIND("2026-11-21T05:35:01.123Z"^^<http://www.w3.org/2001/XMLSchema#dateTime> AS ?dt)
+}`
+	want, err := c.Query(ctx, q)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := c.Select(ctx, q)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(got.Solutions) != 1 || len(want.Solutions) != 1 {
+		t.Fatalf("got %d and %d solutions, want 1", len(got.Solutions), len(want.Solutions))
+	}
+	for _, v := range want.Vars {
+		g, w := got.Solutions[0][v], want.Solutions[0][v]
+		if (g == nil) != (w == nil) {
+			t.Fatalf("?%s: got %v, want %v", v, g, w)
+		}
+		if w == nil {
+			continue
+		}
+		gs, _ := kg.Term(g)
+		ws, _ := kg.Term(w)
+		if gs != ws {
+			t.Errorf("?%s: got %s, want %s", v, gs, ws)
+		}
 	}
 }

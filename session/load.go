@@ -81,7 +81,7 @@ func (st *Store) load(ctx context.Context, id string, upTo int) (*Session, []str
 		if err != nil {
 			return nil, nil, err
 		}
-		res, err := st.c.Query(ctx, q)
+		res, err := st.c.Select(ctx, q)
 		if err != nil {
 			return nil, nil, err
 		}

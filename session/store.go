@@ -16,6 +16,7 @@ import (
 // querier is what a Store needs of the SPARQL transport.
 type querier interface {
 	Query(ctx context.Context, query string) (*kg.Results, error)
+	Select(ctx context.Context, query string) (*kg.Results, error)
 	Ask(ctx context.Context, query string) (bool, error)
 	Update(ctx context.Context, update string, opts ...kg.UpdateOption) error
 }

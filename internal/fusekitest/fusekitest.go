@@ -57,6 +57,10 @@ func StopAll() {
 	stoppers = nil
 }
 
+// OnStop registers f to run when Main or StopAll stops the servers, e.g.
+// to stop a server a test started with StartServer for the whole binary.
+func OnStop(f func()) { onStop(f) }
+
 func onStop(f func()) {
 	mu.Lock()
 	defer mu.Unlock()
