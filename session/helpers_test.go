@@ -3,9 +3,9 @@ package session_test
 import (
 	"context"
 	"fmt"
-	"os"
 	"io"
 	"net/http"
+	"os"
 	"sync/atomic"
 	"testing"
 
