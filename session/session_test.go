@@ -281,3 +281,27 @@ func TestParentNotStored(t *testing.T) {
 		t.Fatalf("got %v, want ErrParentMissing naming %s", err, p.ID)
 	}
 }
+
+func TestBranchLabelCollision(t *testing.T) {
+	st, _, _ := newStore(t)
+	root := persisted(t, st, "alice", 3)
+	a := mustFork(t, root, 1)
+	appendN(a, 1, "a")
+	mustPersist(t, st, a)
+	b := mustFork(t, root, 2)
+	appendN(b, 2, "b")
+	// Force b onto a's label, as a 1-in-4-billion draw would.
+	b.Branch = a.Branch
+	for i := b.ForkedAt; i < len(b.Turns); i++ {
+		b.Turns[i].Branch = a.Branch
+	}
+	mustPersist(t, st, b)
+	if b.Branch == a.Branch {
+		t.Fatalf("got branch %q for both forks, want a fresh label for the second", b.Branch)
+	}
+	got := mustLoad(t, st, b.ID)
+	sameSession(t, got, b)
+	if mustLoad(t, st, a.ID).Branch != a.Branch {
+		t.Fatal("the first fork's label changed")
+	}
+}
