@@ -4,6 +4,7 @@ import (
 	"context"
 	"embed"
 	"fmt"
+	"io"
 	"net/url"
 	"strings"
 	"time"
@@ -19,6 +20,11 @@ type querier interface {
 	Select(ctx context.Context, query string) (*kg.Results, error)
 	Ask(ctx context.Context, query string) (bool, error)
 	Update(ctx context.Context, update string, opts ...kg.UpdateOption) error
+	Validate(ctx context.Context, shapes []byte, graph string) (*kg.Report, error)
+	GetGraph(ctx context.Context, g rdf.IRI) ([]byte, error)
+	PutGraph(ctx context.Context, g rdf.IRI, mediaType string, data []byte) error
+	Dump(ctx context.Context, w io.Writer) error
+	LoadQuads(ctx context.Context, nquads []byte) error
 }
 
 var _ querier = (*kg.Client)(nil)
