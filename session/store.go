@@ -99,6 +99,7 @@ var (
 	qVerify      = query("verify.rq")
 	qVerifyRoot  = query("verify-detached.rq")
 	qInfo        = query("info.rq")
+	qDescendants = query("descendants.rq")
 )
 
 // sessionIRI returns the IRI (and graph) of session id.

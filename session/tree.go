@@ -1,0 +1,104 @@
+package session
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/trails-kg/trails/kg"
+)
+
+// Node is a session in a fork tree, with its direct forks, oldest first.
+type Node struct {
+	Info
+	// ParentMissing is set on a top-level node of Forest whose parent is
+	// not stored (an orphan).
+	ParentMissing bool
+	Children      []*Node
+}
+
+// Walk calls fn for n and every node below it, parents before children.
+func (n *Node) Walk(fn func(*Node)) {
+	fn(n)
+	for _, c := range n.Children {
+		c.Walk(fn)
+	}
+}
+
+// Tree returns the fork tree under session id: id, its forks, their forks
+// and so on, in one query.
+//
+// It returns ErrInvalid for a bad id, ErrNotFound, or a store error
+// wrapping the kg error.
+func (st *Store) Tree(ctx context.Context, id string) (*Node, error) {
+	if err := checkID(id); err != nil {
+		return nil, fmt.Errorf("tree %s: %w", id, err)
+	}
+	q, err := bind("descendants", qDescendants, kg.Params{"root": sessionIRI(id)})
+	if err != nil {
+		return nil, err
+	}
+	infos, err := st.infos(ctx, q)
+	if err != nil {
+		return nil, fmt.Errorf("tree %s: %w", id, err)
+	}
+	roots := grow(infos, func(in Info) bool { return in.ID == id })
+	if len(roots) == 0 {
+		return nil, fmt.Errorf("tree %s: %w", id, ErrNotFound)
+	}
+	return roots[0], nil
+}
+
+// Forest returns every stored session as fork trees: one per root, newest
+// root first, then one per orphan (a fork whose parent is missing, marked
+// ParentMissing).
+//
+// It returns a store error wrapping the kg error.
+func (st *Store) Forest(ctx context.Context) ([]*Node, error) {
+	infos, err := st.infos(ctx, qList)
+	if err != nil {
+		return nil, fmt.Errorf("forest: %w", err)
+	}
+	// Oldest first, so that children come out oldest first.
+	for i, j := 0, len(infos)-1; i < j; i, j = i+1, j-1 {
+		infos[i], infos[j] = infos[j], infos[i]
+	}
+	byID := make(map[string]bool, len(infos))
+	for _, in := range infos {
+		byID[in.ID] = true
+	}
+	trees := grow(infos, func(in Info) bool { return in.ParentID == "" || !byID[in.ParentID] })
+	var roots, orphans []*Node
+	for _, t := range trees {
+		if t.ParentID != "" {
+			t.ParentMissing = true
+			orphans = append(orphans, t)
+		} else {
+			roots = append(roots, t)
+		}
+	}
+	for i, j := 0, len(roots)-1; i < j; i, j = i+1, j-1 { // newest root first
+		roots[i], roots[j] = roots[j], roots[i]
+	}
+	return append(roots, orphans...), nil
+}
+
+// grow links infos (oldest first) into trees whose tops satisfy top.
+// Sessions in a parent cycle are reachable from no top and are left out.
+func grow(infos []Info, top func(Info) bool) []*Node {
+	nodes := make(map[string]*Node, len(infos))
+	for _, in := range infos {
+		nodes[in.ID] = &Node{Info: in}
+	}
+	var tops []*Node
+	for _, in := range infos {
+		n := nodes[in.ID]
+		if top(in) {
+			tops = append(tops, n)
+			continue
+		}
+		if p, ok := nodes[in.ParentID]; ok {
+			p.Children = append(p.Children, n)
+		}
+	}
+	return tops
+}

@@ -1,0 +1,163 @@
+package session_test
+
+import (
+	"context"
+	"errors"
+	"reflect"
+	"testing"
+
+	"github.com/trails-kg/trails/session"
+)
+
+// family stores root ← a ← aa, root ← b and returns them.
+func family(t *testing.T, st *session.Store) (root, a, aa, b *session.Session) {
+	t.Helper()
+	root = persisted(t, st, "fam-"+newID(), 4)
+	a = mustFork(t, root, 2)
+	appendN(a, 2, "a")
+	mustPersist(t, st, a)
+	aa = mustFork(t, a, 3)
+	appendN(aa, 1, "aa")
+	mustPersist(t, st, aa)
+	b = mustFork(t, root, 4)
+	appendN(b, 1, "b")
+	mustPersist(t, st, b)
+	return
+}
+
+func ids(n *session.Node) []string {
+	var out []string
+	n.Walk(func(n *session.Node) { out = append(out, n.ID) })
+	return out
+}
+
+func TestTree(t *testing.T) {
+	st, _, _ := newStore(t, session.WithClock(tick()))
+	ctx := context.Background()
+	root, a, aa, b := family(t, st)
+	tree, err := st.Tree(ctx, root.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, want := ids(tree), []string{root.ID, a.ID, aa.ID, b.ID}; !reflect.DeepEqual(got, want) {
+		t.Fatalf("got %v, want %v", got, want)
+	}
+	if tree.Children[0].Children[0].ForkedAt != 3 || tree.Children[1].Turns != 5 {
+		t.Fatalf("got fork point %d and %d turns, want 3 and 5", tree.Children[0].Children[0].ForkedAt, tree.Children[1].Turns)
+	}
+	sub, err := st.Tree(ctx, a.ID)
+	if err != nil || !reflect.DeepEqual(ids(sub), []string{a.ID, aa.ID}) {
+		t.Fatalf("subtree: got %v, %v", ids(sub), err)
+	}
+	if _, err := st.Tree(ctx, newID()); !errors.Is(err, session.ErrNotFound) {
+		t.Fatalf("got %v, want ErrNotFound", err)
+	}
+	forest, err := st.Forest(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	found := false
+	for _, n := range forest {
+		if n.ID == root.ID {
+			found = true
+			if !reflect.DeepEqual(ids(n), ids(tree)) {
+				t.Fatalf("forest tree: got %v, want %v", ids(n), ids(tree))
+			}
+		}
+		if n.ParentID != "" && !n.ParentMissing {
+			t.Fatalf("a fork %s at the top of the forest without ParentMissing", n.ID)
+		}
+	}
+	if !found {
+		t.Fatalf("root %s not in the forest", root.ID)
+	}
+}
+
+func TestDeleteCascade(t *testing.T) {
+	st, _, _ := newStore(t, session.WithClock(tick()))
+	ctx := context.Background()
+	root, a, aa, b := family(t, st)
+
+	plan, err := st.PlanDelete(ctx, root.ID, session.Cascade())
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []session.Step{
+		{Action: "delete", Session: aa.ID, Turns: 1},
+		{Action: "delete", Session: a.ID, Turns: 2},
+		{Action: "delete", Session: b.ID, Turns: 1},
+		{Action: "delete", Session: root.ID, Turns: 4},
+	}
+	if !reflect.DeepEqual(plan, want) {
+		t.Fatalf("got plan %+v, want %+v", plan, want)
+	}
+	// The plan changed nothing.
+	sameSession(t, mustLoad(t, st, aa.ID), aa)
+
+	// Interrupted after two steps: nothing is half-deleted, and the same
+	// call finishes the job.
+	ctx2, cancel := context.WithCancel(ctx)
+	var seen []session.Step
+	err = st.Delete(ctx2, root.ID, session.Cascade(), session.Progress(func(done, total int, s session.Step) {
+		seen = append(seen, s)
+		if done == 2 {
+			cancel()
+		}
+	}))
+	var se *session.StepsError
+	if !errors.As(err, &se) || !errors.Is(err, context.Canceled) || len(se.Done) != 2 {
+		t.Fatalf("got %v, want a StepsError after 2 steps wrapping context.Canceled", err)
+	}
+	if _, err := st.Load(ctx, a.ID); !errors.Is(err, session.ErrNotFound) {
+		t.Fatalf("a: got %v, want ErrNotFound", err)
+	}
+	sameSession(t, mustLoad(t, st, b.ID), b)
+	if err := st.Delete(ctx, root.ID, session.Cascade()); err != nil {
+		t.Fatalf("re-run: %v", err)
+	}
+	for _, s := range []*session.Session{root, a, aa, b} {
+		if _, err := st.Load(ctx, s.ID); !errors.Is(err, session.ErrNotFound) {
+			t.Fatalf("%s: got %v, want ErrNotFound", s.ID, err)
+		}
+	}
+}
+
+func TestDeleteDetachChildren(t *testing.T) {
+	st, _, _ := newStore(t, session.WithClock(tick()))
+	ctx := context.Background()
+	root, a, aa, b := family(t, st)
+	if err := st.Delete(ctx, root.ID); !errors.Is(err, session.ErrHasChildren) {
+		t.Fatalf("got %v, want ErrHasChildren", err)
+	}
+	if _, err := st.PlanDelete(ctx, root.ID, session.Cascade(), session.DetachChildren()); !errors.Is(err, session.ErrInvalid) {
+		t.Fatalf("both options: got %v, want ErrInvalid", err)
+	}
+	plan, err := st.PlanDelete(ctx, root.ID, session.DetachChildren())
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []session.Step{
+		{Action: "detach", Session: a.ID, Turns: 2},
+		{Action: "detach", Session: b.ID, Turns: 4},
+		{Action: "delete", Session: root.ID, Turns: 4},
+	}
+	if !reflect.DeepEqual(plan, want) {
+		t.Fatalf("got plan %+v, want %+v", plan, want)
+	}
+	beforeA, beforeAA, beforeB := mustLoad(t, st, a.ID), mustLoad(t, st, aa.ID), mustLoad(t, st, b.ID)
+	if err := st.Delete(ctx, root.ID, session.DetachChildren()); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := st.Load(ctx, root.ID); !errors.Is(err, session.ErrNotFound) {
+		t.Fatalf("root: got %v, want ErrNotFound", err)
+	}
+	for _, want := range []*session.Session{beforeA, beforeAA, beforeB} {
+		sameHistory(t, mustLoad(t, st, want.ID).Turns, want.Turns)
+	}
+	if got := mustLoad(t, st, a.ID); got.ParentID != "" {
+		t.Fatalf("a: got parent %q, want a root", got.ParentID)
+	}
+	if got := mustLoad(t, st, aa.ID); got.ParentID != a.ID {
+		t.Fatalf("aa: got parent %q, want still %s", got.ParentID, a.ID)
+	}
+}
