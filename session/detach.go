@@ -45,6 +45,29 @@ func (st *Store) DetachReport(ctx context.Context, id string, opts ...ActionOpti
 	return r, nil
 }
 
+// PlanDetach returns what Detach(ctx, id) would materialize, without
+// changing anything: the dry run of a detach. It returns the errors of
+// Detach that can be known in advance.
+func (st *Store) PlanDetach(ctx context.Context, id string) (DetachResult, error) {
+	s, owners, err := st.load(ctx, id, -1)
+	if err != nil {
+		return DetachResult{}, fmt.Errorf("plan detach %s: %w", id, err)
+	}
+	return detachResult(s, owners), nil
+}
+
+// detachResult says what detaching s (loaded with owners) materializes.
+func detachResult(s *Session, owners []string) DetachResult {
+	if s.ParentID == "" {
+		return DetachResult{}
+	}
+	r := DetachResult{Copied: s.ForkedAt, From: map[string]int{}, Parent: s.ParentID}
+	for _, t := range s.Turns[:s.ForkedAt] {
+		r.From[idOf(owners[t.Index])]++
+	}
+	return r
+}
+
 func (st *Store) detach(ctx context.Context, id string, opts []ActionOption) (DetachResult, error) {
 	s, owners, err := st.load(ctx, id, -1)
 	if err != nil {
@@ -61,7 +84,7 @@ func (st *Store) detach(ctx context.Context, id string, opts []ActionOption) (De
 	own := s.Turns[s.ForkedAt:]
 	head := digest(own)
 	all := digest(s.Turns)
-	res := DetachResult{Copied: s.ForkedAt, From: map[string]int{}, Parent: s.ParentID}
+	res := detachResult(s, owners)
 
 	var d kg.Data
 	act := kg.MustIRI(ontology.ActivityIRI("detach", uuid.Must(uuid.NewV7()).String()))
@@ -69,7 +92,6 @@ func (st *Store) detach(ctx context.Context, id string, opts []ActionOption) (De
 		copyIRI := addTurn(&d, g, t)
 		d.Add(g, copyIRI, iri(ontology.CopiedFrom), kg.MustIRI(ontology.TurnIRI(owners[t.Index], t.Index)))
 		d.Add(g, copyIRI, iri(ontology.ProvWasGeneratedBy), act)
-		res.From[idOf(owners[t.Index])]++
 	}
 	addHead(&d, g, len(s.Turns), all)
 	prov.AddDetach(&d, act, prov.Detach{Session: id, Parent: s.ParentID, Copied: s.ForkedAt, Principal: cfg.principal, Time: st.now()})

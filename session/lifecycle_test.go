@@ -5,6 +5,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"reflect"
 	"testing"
 	"time"
 
@@ -193,12 +194,20 @@ func TestDetach(t *testing.T) {
 	mustPersist(t, st, leaf)
 	before := mustLoad(t, st, leaf.ID)
 
+	plan, err := st.PlanDetach(ctx, leaf.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sameSession(t, mustLoad(t, st, leaf.ID), before) // the plan changed nothing
 	r, err := st.DetachReport(ctx, leaf.ID)
 	if err != nil {
 		t.Fatalf("detach: %v", err)
 	}
 	if r.Copied != 5 || r.From[root.ID] != 3 || r.From[mid.ID] != 2 || r.Parent != mid.ID {
 		t.Fatalf("got %+v, want 5 copied: 3 from the root, 2 from mid", r)
+	}
+	if !reflect.DeepEqual(plan, r) {
+		t.Fatalf("plan %+v, done %+v: want the same", plan, r)
 	}
 	after := mustLoad(t, st, leaf.ID)
 	sameHistory(t, after.Turns, before.Turns)
@@ -296,5 +305,36 @@ func TestStoreUnavailable(t *testing.T) {
 	s.Append("user", "hi")
 	if err := st.Persist(context.Background(), s); !errors.Is(err, kg.ErrUnavailable) {
 		t.Fatalf("got %v, want kg.ErrUnavailable", err)
+	}
+}
+
+func TestInit(t *testing.T) {
+	st, _, c := newStore(t)
+	ctx := context.Background()
+	count := func() int {
+		q, _ := kg.Bind("SELECT (COUNT(*) AS ?n) { GRAPH $g { ?s ?p ?o } }", kg.Params{"g": kg.MustIRI(ontology.OntologyGraph)})
+		res, err := c.Query(ctx, q)
+		if err != nil {
+			t.Fatal(err)
+		}
+		n, _ := res.Solutions[0].Int("n")
+		return n
+	}
+	for range 2 { // idempotent
+		if _, err := st.Init(ctx); err != nil {
+			t.Fatal(err)
+		}
+	}
+	first := count()
+	if _, err := st.Init(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if n := count(); n != first || n < 100 {
+		t.Fatalf("got %d then %d triples in the ontology graph, want the same, over 100", first, n)
+	}
+	q := `PREFIX rdfs: <http://www.w3.org/2000/01/rdf-schema#>
+ASK { <https://w3id.org/trails/ns#Session> rdfs:label "Session"@en }`
+	if ok, err := c.Ask(ctx, q); err != nil || !ok {
+		t.Fatalf("an auditor's query for the label of trails:Session: got %v, %v; want true", ok, err)
 	}
 }
