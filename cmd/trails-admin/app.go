@@ -1,0 +1,278 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"sort"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/trails-kg/trails/kg"
+	"github.com/trails-kg/trails/prov"
+	"github.com/trails-kg/trails/session"
+)
+
+// command is one subcommand: its own flag set, its help and its run.
+type command interface {
+	name() string
+	synopsis() string // one line for the command list
+	usage() string    // the argument synopsis after "trails-admin NAME"
+	example() string  // one example line (or several, one per line)
+	flags(fs *flag.FlagSet)
+	run(ctx context.Context, a *app, args []string) error
+}
+
+// commands lists every subcommand, in the order help shows them.
+func commands() []command {
+	return []command{
+		&initCmd{}, &demoCmd{}, &sessionsCmd{}, &showCmd{replay: false}, &showCmd{replay: true},
+		&treeCmd{}, &orphansCmd{}, &detachCmd{}, &deleteCmd{},
+		&auditCmd{},
+	}
+}
+
+// app is what a command runs with: its writers and its connection.
+type app struct {
+	stdout, stderr io.Writer
+	tty            bool // stderr is a terminal: show progress
+	conn           connFlags
+	client         *kg.Client
+}
+
+// connFlags are the connection flags every command takes.
+type connFlags struct {
+	endpoint, user, password string
+	timeout                  time.Duration
+}
+
+// defaultConn returns the connection settings from the environment.
+func defaultConn() connFlags {
+	return connFlags{
+		endpoint: envOr("TRAILS_ENDPOINT", "http://127.0.0.1:3030/trails"),
+		user:     os.Getenv("TRAILS_USER"),
+		password: os.Getenv("TRAILS_PASSWORD"),
+		timeout:  30 * time.Second,
+	}
+}
+
+// register adds the connection flags to fs, with c's values as defaults.
+func (c *connFlags) register(fs *flag.FlagSet) {
+	fs.StringVar(&c.endpoint, "endpoint", c.endpoint, "Fuseki dataset URL ($TRAILS_ENDPOINT)")
+	fs.StringVar(&c.user, "user", c.user, "user name for HTTP basic auth ($TRAILS_USER)")
+	fs.StringVar(&c.password, "password", c.password, "password for HTTP basic auth ($TRAILS_PASSWORD)")
+	fs.DurationVar(&c.timeout, "timeout", c.timeout, "time limit of each request to the store")
+}
+
+func envOr(k, def string) string {
+	if v := os.Getenv(k); v != "" {
+		return v
+	}
+	return def
+}
+
+// kg returns the client of the store, checking that it answers.
+func (a *app) kg(ctx context.Context) (*kg.Client, error) {
+	if a.client != nil {
+		return a.client, nil
+	}
+	c, err := kg.New(kg.Config{Endpoint: a.conn.endpoint, Username: a.conn.user, Password: a.conn.password, Timeout: a.conn.timeout})
+	if err != nil {
+		return nil, usageErrorf("%v", err)
+	}
+	if err := c.Ping(ctx); err != nil {
+		return nil, fmt.Errorf("%s: %w", a.conn.endpoint, err)
+	}
+	a.client = c
+	return c, nil
+}
+
+// store returns the session store.
+func (a *app) store(ctx context.Context) (*session.Store, error) {
+	c, err := a.kg(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return session.NewStore(c), nil
+}
+
+// reader returns the PROV reader.
+func (a *app) reader(ctx context.Context) (*prov.Reader, error) {
+	c, err := a.kg(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return prov.NewReader(c), nil
+}
+
+// table returns a tabwriter on stdout for aligned text output.
+func (a *app) table() *tabwriter.Writer {
+	return tabwriter.NewWriter(a.stdout, 0, 4, 2, ' ', 0)
+}
+
+// json writes v to stdout as indented JSON.
+func (a *app) json(v any) error {
+	enc := json.NewEncoder(a.stdout)
+	enc.SetIndent("", "  ")
+	enc.SetEscapeHTML(false)
+	return enc.Encode(v)
+}
+
+// run runs the command line and reports its error on stderr.
+func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	err := dispatch(ctx, args, stdout, stderr)
+	switch {
+	case err == nil, errors.Is(err, errFindings):
+	case errors.Is(err, context.Canceled):
+		fmt.Fprintf(stderr, "trails-admin: interrupted: %v\n", err)
+	default:
+		fmt.Fprintf(stderr, "trails-admin: %v\n", err)
+	}
+	return err
+}
+
+// dispatch parses the command line and runs the command it names.
+func dispatch(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	a := &app{stdout: stdout, stderr: stderr, tty: isTerminal(stderr), conn: defaultConn()}
+	// Connection flags may also come before the command.
+	global := flag.NewFlagSet("trails-admin", flag.ContinueOnError)
+	global.SetOutput(io.Discard)
+	a.conn.register(global)
+	if err := global.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return writeHelp(stdout)
+		}
+		return usageErrorf("%v; try: trails-admin help", err)
+	}
+	args = global.Args()
+	if len(args) == 0 {
+		writeHelp(stderr)
+		return usageErrorf("no command given; try: trails-admin help")
+	}
+	name, rest := args[0], args[1:]
+	if name == "help" || name == "-h" || name == "--help" {
+		if len(rest) > 0 {
+			if c := lookup(rest[0]); c != nil {
+				return writeCommandHelp(stdout, c, nil)
+			}
+			return usageErrorf("unknown command %q; try: trails-admin help", rest[0])
+		}
+		return writeHelp(stdout)
+	}
+	c := lookup(name)
+	if c == nil {
+		return usageErrorf("unknown command %q%s; try: trails-admin help", name, suggest(name))
+	}
+	fs := flag.NewFlagSet("trails-admin "+c.name(), flag.ContinueOnError)
+	fs.SetOutput(io.Discard)
+	a.conn.register(fs) // flags after the command override those before it
+	c.flags(fs)
+	if err := fs.Parse(interleave(fs, rest)); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return writeCommandHelp(stdout, c, fs)
+		}
+		return usageErrorf("%s: %v; try: trails-admin %s -h", c.name(), err, c.name())
+	}
+	return c.run(ctx, a, fs.Args())
+}
+
+// interleave moves flags after positional arguments to the front, so that
+// "trails-admin show ID --json" works as well as "show --json ID".
+func interleave(fs *flag.FlagSet, args []string) []string {
+	var flags, pos []string
+	for i := 0; i < len(args); i++ {
+		arg := args[i]
+		if arg == "--" {
+			pos = append(pos, args[i+1:]...)
+			break
+		}
+		if !strings.HasPrefix(arg, "-") || arg == "-" {
+			pos = append(pos, arg)
+			continue
+		}
+		flags = append(flags, arg)
+		name := strings.TrimLeft(arg, "-")
+		if strings.Contains(name, "=") {
+			continue
+		}
+		if f := fs.Lookup(name); f != nil {
+			if bf, ok := f.Value.(interface{ IsBoolFlag() bool }); ok && bf.IsBoolFlag() {
+				continue
+			}
+			if i+1 < len(args) {
+				flags = append(flags, args[i+1])
+				i++
+			}
+		}
+	}
+	return append(flags, pos...)
+}
+
+func lookup(name string) command {
+	for _, c := range commands() {
+		if c.name() == name {
+			return c
+		}
+	}
+	return nil
+}
+
+// suggest names the command closest to a mistyped one.
+func suggest(name string) string {
+	best, bestD := "", 3
+	for _, c := range commands() {
+		if d := distance(name, c.name()); d < bestD {
+			best, bestD = c.name(), d
+		}
+	}
+	if best == "" {
+		return ""
+	}
+	return fmt.Sprintf(" (did you mean %q?)", best)
+}
+
+// distance is the Levenshtein distance of a and b.
+func distance(a, b string) int {
+	prev := make([]int, len(b)+1)
+	for j := range prev {
+		prev[j] = j
+	}
+	for i := 1; i <= len(a); i++ {
+		cur := make([]int, len(b)+1)
+		cur[0] = i
+		for j := 1; j <= len(b); j++ {
+			cost := 1
+			if a[i-1] == b[j-1] {
+				cost = 0
+			}
+			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
+		}
+		prev = cur
+	}
+	return prev[len(b)]
+}
+
+// isTerminal reports whether w is a terminal.
+func isTerminal(w io.Writer) bool {
+	f, ok := w.(*os.File)
+	if !ok {
+		return false
+	}
+	fi, err := f.Stat()
+	return err == nil && fi.Mode()&os.ModeCharDevice != 0
+}
+
+// sortedKeys returns the keys of m, sorted.
+func sortedKeys[V any](m map[string]V) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return keys
+}

@@ -1,0 +1,127 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+
+	"github.com/trails-kg/trails/session"
+)
+
+type deleteCmd struct {
+	cascade        bool
+	detachChildren bool
+	dryRun         bool
+	json           bool
+	by             string
+}
+
+func (*deleteCmd) name() string  { return "delete" }
+func (*deleteCmd) usage() string { return "ID [--cascade | --detach-children] [--dry-run] [--by PRINCIPAL] [--json]" }
+func (*deleteCmd) synopsis() string {
+	return "delete a session (refused while forks exist, unless --cascade or --detach-children)"
+}
+func (*deleteCmd) example() string {
+	return "trails-admin delete 019aa4c5-6f1e-7c3a-9d2b-5e8f0a1b2c3d --cascade --dry-run"
+}
+func (c *deleteCmd) flags(fs *flag.FlagSet) {
+	fs.BoolVar(&c.cascade, "cascade", false, "delete the whole fork tree under ID, leaves first, one atomic step per session")
+	fs.BoolVar(&c.detachChildren, "detach-children", false, "detach each direct fork first, then delete ID")
+	fs.BoolVar(&c.dryRun, "dry-run", false, "print the steps that would be taken; change nothing")
+	fs.StringVar(&c.by, "by", "", "principal recorded in PROV as the one who deleted (default: each session's)")
+	fs.BoolVar(&c.json, "json", false, "print JSON")
+}
+
+// stepJSON is the JSON form of a delete step (stable names).
+type stepJSON struct {
+	Action  string `json:"action"`
+	Session string `json:"session"`
+	Turns   int    `json:"turns"`
+}
+
+func (c *deleteCmd) run(ctx context.Context, a *app, args []string) error {
+	if len(args) != 1 {
+		return usageErrorf("delete needs one session id; try: trails-admin delete -h")
+	}
+	if c.cascade && c.detachChildren {
+		return usageErrorf("delete: --cascade and --detach-children exclude each other")
+	}
+	id := args[0]
+	st, err := a.store(ctx)
+	if err != nil {
+		return err
+	}
+	var opts []session.ActionOption
+	if c.cascade {
+		opts = append(opts, session.Cascade())
+	}
+	if c.detachChildren {
+		opts = append(opts, session.DetachChildren())
+	}
+	if c.by != "" {
+		opts = append(opts, session.By(c.by))
+	}
+	steps, err := st.PlanDelete(ctx, id, opts...)
+	if errors.Is(err, session.ErrHasChildren) {
+		fmt.Fprintf(a.stderr, "trails-admin: %v\n", err)
+		fmt.Fprintf(a.stderr, "to delete them too: trails-admin delete %s --cascade; to keep them: --detach-children\n", id)
+		return errFindings
+	}
+	if err != nil {
+		return err
+	}
+	if c.dryRun {
+		return c.report(a, steps, len(steps), true)
+	}
+	p := a.progress("delete")
+	done := 0
+	opts = append(opts, session.Progress(func(d, total int, s session.Step) {
+		done = d
+		p.update(d, total, s.Action+" "+s.Session)
+	}))
+	err = st.Delete(ctx, id, opts...)
+	p.finish()
+	var se *session.StepsError
+	if errors.As(err, &se) {
+		c.report(a, se.Steps, len(se.Done), false)
+		return fmt.Errorf("%w; run the same command again to finish", err)
+	}
+	if err != nil {
+		return err
+	}
+	return c.report(a, steps, done, false)
+}
+
+// report prints the steps, marking how many were done.
+func (c *deleteCmd) report(a *app, steps []session.Step, done int, dryRun bool) error {
+	if c.json {
+		out := struct {
+			Steps  []stepJSON `json:"steps"`
+			Done   int        `json:"done"`
+			DryRun bool       `json:"dry_run"`
+		}{Steps: []stepJSON{}, Done: done, DryRun: dryRun}
+		if dryRun {
+			out.Done = 0
+		}
+		for _, s := range steps {
+			out.Steps = append(out.Steps, stepJSON{Action: s.Action, Session: s.Session, Turns: s.Turns})
+		}
+		return a.json(out)
+	}
+	for i, s := range steps {
+		mark := "done   "
+		switch {
+		case dryRun:
+			mark = "would  "
+		case i >= done:
+			mark = "pending"
+		}
+		what := "delete " + s.Session + fmt.Sprintf(" (%d turns)", s.Turns)
+		if s.Action == "detach" {
+			what = "detach " + s.Session + fmt.Sprintf(" (copy %d inherited turns)", s.Turns)
+		}
+		fmt.Fprintf(a.stdout, "%s %s\n", mark, what)
+	}
+	return nil
+}

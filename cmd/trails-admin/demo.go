@@ -1,0 +1,159 @@
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"strings"
+
+	"github.com/trails-kg/trails/prov"
+	"github.com/trails-kg/trails/session"
+)
+
+type demoCmd struct {
+	principal string
+}
+
+func (*demoCmd) name() string  { return "demo" }
+func (*demoCmd) usage() string { return "[--principal P]" }
+func (*demoCmd) synopsis() string {
+	return "write a small agent conversation, fork it twice, and show the tree, a replay and an audit query"
+}
+func (*demoCmd) example() string { return "trails-admin demo" }
+func (c *demoCmd) flags(fs *flag.FlagSet) {
+	fs.StringVar(&c.principal, "principal", "demo-agent", "principal of the demo sessions")
+}
+
+// The demo conversation: an agent planning a trip, then two alternatives.
+var (
+	demoTurns = [][2]string{
+		{"system", "You are a travel agent. Keep answers short."},
+		{"user", "Plan a weekend in Lisbon for two, mid-March."},
+		{"assistant", "Day 1: Alfama and the castle, fado in the evening.\nDay 2: Belém, pastéis de nata, sunset at LX Factory."},
+		{"user", "We'd rather avoid crowds."},
+		{"assistant", "Then start early: the castle opens at 9:00 and Belém is quiet before 10:00."},
+	}
+	demoForkA = [][2]string{ // forked after the request: a different plan
+		{"assistant", "Consider Sintra instead of Belém: \"Pena Palace\" at opening time, then Monserrate."},
+		{"user", "Sintra it is. Trains?"},
+		{"assistant", "Trains leave Rossio every 20 minutes; 40 minutes to Sintra."},
+	}
+	demoForkB = [][2]string{ // a fork of fork A: a budget variant
+		{"user", "What would that cost on a budget?"},
+		{"assistant", "About €60 each: train €5, palace €20, food €35."},
+	}
+)
+
+func (c *demoCmd) run(ctx context.Context, a *app, args []string) error {
+	if len(args) > 0 {
+		return usageErrorf("demo takes no arguments; try: trails-admin demo -h")
+	}
+	st, err := a.store(ctx)
+	if err != nil {
+		return err
+	}
+	if _, err := st.Init(ctx); err != nil {
+		return err
+	}
+	out := a.stdout
+	fmt.Fprintf(out, "Trails demo on %s\n\n", a.conn.endpoint)
+
+	root := session.New(c.principal)
+	for _, t := range demoTurns {
+		root.Append(t[0], t[1])
+	}
+	if err := st.Persist(ctx, root); err != nil {
+		return err
+	}
+	fmt.Fprintf(out, "1. stored session %s: %d turns on branch %s\n", root.ID, len(root.Turns), root.Branch)
+
+	forkA, err := root.Fork(3)
+	if err != nil {
+		return err
+	}
+	for _, t := range demoForkA {
+		forkA.Append(t[0], t[1])
+	}
+	if err := st.Persist(ctx, forkA); err != nil {
+		return err
+	}
+	fmt.Fprintf(out, "2. forked it at turn 3 as %s (%s): stored its %d own turns, shared the first 3\n",
+		forkA.ID, forkA.Branch, len(forkA.Turns)-forkA.ForkedAt)
+
+	forkB, err := forkA.Fork(5)
+	if err != nil {
+		return err
+	}
+	for _, t := range demoForkB {
+		forkB.Append(t[0], t[1])
+	}
+	if err := st.Persist(ctx, forkB); err != nil {
+		return err
+	}
+	fmt.Fprintf(out, "3. forked the fork at turn 5 as %s (%s): %d own turns\n",
+		forkB.ID, forkB.Branch, len(forkB.Turns)-forkB.ForkedAt)
+
+	root.Append("user", "Thanks, booking now.")
+	forkA.Append("user", "Perfect, thanks!")
+	for _, s := range []*session.Session{root, forkA} {
+		if err := st.Persist(ctx, s); err != nil {
+			return err
+		}
+	}
+	fmt.Fprintf(out, "4. continued the main branch and the first fork by one turn each\n\n")
+
+	tree, err := st.Tree(ctx, root.ID)
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(out, "The fork tree (trails-admin tree %s):\n", root.ID)
+	if err := renderText(out, []*session.Node{tree}); err != nil {
+		return err
+	}
+
+	turns, err := st.Replay(ctx, forkB.ID)
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(out, "\nReplay of the fork of the fork (trails-admin replay %s):\n", forkB.ID)
+	if err := a.writeTurns(turns); err != nil {
+		return err
+	}
+
+	q, _ := prov.Lookup("lineage")
+	params := map[string]string{"session": forkB.ID}
+	text, err := q.Bind(params)
+	if err != nil {
+		return err
+	}
+	r, err := a.reader(ctx)
+	if err != nil {
+		return err
+	}
+	res, err := r.Run(ctx, q.Name, params)
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(out, "\nAudit query %q (trails-admin audit lineage --param session=%s).\n", q.Name, forkB.ID)
+	fmt.Fprintf(out, "The SPARQL it ran, to paste into any SPARQL tool against %s:\n\n", a.conn.endpoint)
+	for _, line := range strings.Split(strings.TrimSpace(text), "\n") {
+		if !strings.HasPrefix(line, "#") {
+			fmt.Fprintf(out, "    %s\n", line)
+		}
+	}
+	fmt.Fprintln(out)
+	tw := a.table()
+	fmt.Fprintln(tw, "DEPTH\tSESSION\tFORKED AT")
+	for _, s := range res.Solutions {
+		at := s.String("forkedAtIndex")
+		if at == "" {
+			at = "-"
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\n", s.String("depth"), s.String("id"), at)
+	}
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	fmt.Fprintf(out, "\nNext: trails-admin sessions --principal %s · trails-admin tree --format dot | dot -Tpng > tree.png · trails-admin check\n", c.principal)
+	return nil
+}

@@ -1,0 +1,48 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/trails-kg/trails/kg"
+)
+
+// Exit codes, listed in the help text.
+const (
+	exitOK          = 0
+	exitFailure     = 1 // a failure, or findings (orphans, integrity violations)
+	exitUsage       = 2
+	exitStore       = 3 // cannot reach or authenticate to the store
+	exitInterrupted = 130
+)
+
+// usageError is a mistake on the command line.
+type usageError struct{ msg string }
+
+func (e *usageError) Error() string { return e.msg }
+
+func usageErrorf(format string, args ...any) error {
+	return &usageError{msg: fmt.Sprintf(format, args...)}
+}
+
+// errFindings reports that a command found problems it has already
+// printed (orphans, integrity violations): exit 1, with no further message.
+var errFindings = errors.New("findings reported")
+
+// exitCode maps the error run returned to the process's exit code.
+func exitCode(err error) int {
+	var ue *usageError
+	switch {
+	case err == nil:
+		return exitOK
+	case errors.As(err, &ue):
+		return exitUsage
+	case errors.Is(err, context.Canceled):
+		return exitInterrupted
+	case errors.Is(err, kg.ErrUnavailable), errors.Is(err, kg.ErrUnauthorized):
+		return exitStore
+	default:
+		return exitFailure
+	}
+}

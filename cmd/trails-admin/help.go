@@ -1,0 +1,89 @@
+package main
+
+import (
+	"flag"
+	"fmt"
+	"io"
+	"strings"
+)
+
+const helpHead = `trails-admin: see and repair the Trails sessions stored in Fuseki.
+
+Usage:
+  trails-admin [connection flags] COMMAND [flags] [arguments]
+  trails-admin help [COMMAND]      trails-admin COMMAND -h
+
+Commands:
+`
+
+const helpTail = `
+Connection flags (before or after the command):
+  --endpoint URL     Fuseki dataset URL (default $TRAILS_ENDPOINT, then http://127.0.0.1:3030/trails)
+  --user U           HTTP basic auth user ($TRAILS_USER)
+  --password P       HTTP basic auth password ($TRAILS_PASSWORD)
+  --timeout D        time limit of each request to the store (default 30s)
+
+Output: data goes to stdout, aligned text or JSON with --json; diagnostics
+go to stderr. Long work shows progress on stderr when it is a terminal.
+
+Exit codes:
+  0    ok
+  1    failure, or findings (orphans, integrity violations)
+  2    usage error
+  3    cannot reach or authenticate to the store
+  130  interrupted (Ctrl-C stops between atomic steps and says what was done)
+`
+
+// writeHelp writes the overview of every command.
+func writeHelp(w io.Writer) error {
+	var b strings.Builder
+	b.WriteString(helpHead)
+	for _, c := range commands() {
+		fmt.Fprintf(&b, "  %-10s %s\n", c.name(), c.synopsis())
+	}
+	b.WriteString(helpTail)
+	_, err := io.WriteString(w, b.String())
+	return err
+}
+
+// writeCommandHelp writes one command's help: usage, flags and example.
+func writeCommandHelp(w io.Writer, c command, fs *flag.FlagSet) error {
+	if fs == nil {
+		fs = flag.NewFlagSet(c.name(), flag.ContinueOnError)
+		conn := defaultConn()
+		conn.register(fs)
+		c.flags(fs)
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, "Usage: trails-admin %s %s\n\n%s\n\nFlags:\n", c.name(), c.usage(), c.synopsis())
+	fs.VisitAll(func(f *flag.Flag) {
+		if isConnFlag(f.Name) {
+			return
+		}
+		name, usage := flag.UnquoteUsage(f)
+		fmt.Fprintf(&b, "  --%s", f.Name)
+		if name != "" {
+			fmt.Fprintf(&b, " %s", name)
+		}
+		fmt.Fprintf(&b, "\n        %s", usage)
+		if f.DefValue != "" && f.DefValue != "false" {
+			fmt.Fprintf(&b, " (default %s)", f.DefValue)
+		}
+		b.WriteByte('\n')
+	})
+	b.WriteString("  and the connection flags: --endpoint, --user, --password, --timeout (see trails-admin help)\n")
+	fmt.Fprintf(&b, "\nExample:\n")
+	for _, line := range strings.Split(c.example(), "\n") {
+		fmt.Fprintf(&b, "  %s\n", line)
+	}
+	_, err := io.WriteString(w, b.String())
+	return err
+}
+
+func isConnFlag(name string) bool {
+	switch name {
+	case "endpoint", "user", "password", "timeout":
+		return true
+	}
+	return false
+}

@@ -1,0 +1,84 @@
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"time"
+
+	"github.com/trails-kg/trails/session"
+)
+
+type sessionsCmd struct {
+	principal string
+	roots     bool
+	json      bool
+}
+
+func (*sessionsCmd) name() string  { return "sessions" }
+func (*sessionsCmd) usage() string { return "[--principal P] [--roots] [--json]" }
+func (*sessionsCmd) synopsis() string {
+	return "list sessions, newest first: id, principal, parent, fork point, branch, turns"
+}
+func (*sessionsCmd) example() string { return "trails-admin sessions --principal agent-7 --roots" }
+func (c *sessionsCmd) flags(fs *flag.FlagSet) {
+	fs.StringVar(&c.principal, "principal", "", "only the sessions of this principal")
+	fs.BoolVar(&c.roots, "roots", false, "only root sessions (no parent)")
+	fs.BoolVar(&c.json, "json", false, "print JSON")
+}
+
+// infoJSON is the JSON form of a session's description (stable names).
+type infoJSON struct {
+	ID        string    `json:"id"`
+	Principal string    `json:"principal"`
+	Parent    string    `json:"parent"`
+	ForkedAt  int       `json:"forked_at"`
+	Branch    string    `json:"branch"`
+	OwnTurns  int       `json:"own_turns"`
+	Turns     int       `json:"turns"`
+	Created   time.Time `json:"created"`
+}
+
+func toInfoJSON(in session.Info) infoJSON {
+	return infoJSON{ID: in.ID, Principal: in.Principal, Parent: in.ParentID, ForkedAt: in.ForkedAt,
+		Branch: in.Branch, OwnTurns: in.OwnTurns, Turns: in.Turns, Created: in.Created}
+}
+
+func (c *sessionsCmd) run(ctx context.Context, a *app, args []string) error {
+	if len(args) > 0 {
+		return usageErrorf("sessions takes no arguments; try: trails-admin sessions -h")
+	}
+	st, err := a.store(ctx)
+	if err != nil {
+		return err
+	}
+	var opts []session.ListOption
+	if c.principal != "" {
+		opts = append(opts, session.ByPrincipal(c.principal))
+	}
+	if c.roots {
+		opts = append(opts, session.Roots())
+	}
+	infos, err := st.List(ctx, opts...)
+	if err != nil {
+		return err
+	}
+	if c.json {
+		out := make([]infoJSON, len(infos))
+		for i, in := range infos {
+			out[i] = toInfoJSON(in)
+		}
+		return a.json(out)
+	}
+	tw := a.table()
+	fmt.Fprintln(tw, "ID\tPRINCIPAL\tPARENT\tFORK\tBRANCH\tOWN\tTOTAL\tCREATED")
+	for _, in := range infos {
+		parent, fork := "-", "-"
+		if in.ParentID != "" {
+			parent, fork = in.ParentID, fmt.Sprint(in.ForkedAt)
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%d\t%d\t%s\n", in.ID, in.Principal, parent, fork, in.Branch,
+			in.OwnTurns, in.Turns, in.Created.Format(time.RFC3339))
+	}
+	return tw.Flush()
+}

@@ -1,0 +1,129 @@
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/trails-kg/trails/session"
+)
+
+// showCmd is "show" (the session and its effective history) and, with
+// replay set, "replay" (the history alone, optionally cut).
+type showCmd struct {
+	replay bool
+	upTo   int
+	json   bool
+}
+
+func (c *showCmd) name() string {
+	if c.replay {
+		return "replay"
+	}
+	return "show"
+}
+
+func (c *showCmd) usage() string {
+	if c.replay {
+		return "ID [--up-to N] [--json]"
+	}
+	return "ID [--json]"
+}
+
+func (c *showCmd) synopsis() string {
+	if c.replay {
+		return "print the effective history read-only, cut at --up-to, each turn with its branch"
+	}
+	return "print a session and its effective history, each turn marked with the branch it came from"
+}
+
+func (c *showCmd) example() string {
+	if c.replay {
+		return "trails-admin replay 019aa4c5-6f1e-7c3a-9d2b-5e8f0a1b2c3d --up-to 4"
+	}
+	return "trails-admin show 019aa4c5-6f1e-7c3a-9d2b-5e8f0a1b2c3d --json"
+}
+
+func (c *showCmd) flags(fs *flag.FlagSet) {
+	if c.replay {
+		fs.IntVar(&c.upTo, "up-to", -1, "only turns with index < N")
+	}
+	fs.BoolVar(&c.json, "json", false, "print JSON")
+}
+
+// turnJSON is the JSON form of a turn (stable names).
+type turnJSON struct {
+	Index   int       `json:"index"`
+	Role    string    `json:"role"`
+	Content string    `json:"content"`
+	Branch  string    `json:"branch"`
+	Created time.Time `json:"created"`
+}
+
+func toTurnsJSON(turns []session.Turn) []turnJSON {
+	out := make([]turnJSON, len(turns))
+	for i, t := range turns {
+		out[i] = turnJSON{Index: t.Index, Role: t.Role, Content: t.Content, Branch: t.Branch, Created: t.Created}
+	}
+	return out
+}
+
+func (c *showCmd) run(ctx context.Context, a *app, args []string) error {
+	if len(args) != 1 {
+		return usageErrorf("%s needs one session id; try: trails-admin %s -h", c.name(), c.name())
+	}
+	id := args[0]
+	st, err := a.store(ctx)
+	if err != nil {
+		return err
+	}
+	if c.replay {
+		var opts []session.ReplayOption
+		if c.upTo >= 0 {
+			opts = append(opts, session.UpTo(c.upTo))
+		}
+		turns, err := st.Replay(ctx, id, opts...)
+		if err != nil {
+			return err
+		}
+		if c.json {
+			return a.json(toTurnsJSON(turns))
+		}
+		return a.writeTurns(turns)
+	}
+	info, err := st.Info(ctx, id)
+	if err != nil {
+		return err
+	}
+	s, err := st.Load(ctx, id)
+	if err != nil {
+		return err
+	}
+	if c.json {
+		return a.json(struct {
+			Session infoJSON   `json:"session"`
+			Turns   []turnJSON `json:"turns"`
+		}{toInfoJSON(info), toTurnsJSON(s.Turns)})
+	}
+	fmt.Fprintf(a.stdout, "session   %s\nprincipal %s\nbranch    %s\n", info.ID, info.Principal, info.Branch)
+	if info.ParentID != "" {
+		fmt.Fprintf(a.stdout, "parent    %s (forked at %d, %d ancestors)\n", info.ParentID, info.ForkedAt, s.Depth())
+	}
+	fmt.Fprintf(a.stdout, "turns     %d (%d own)\ncreated   %s\n\n", info.Turns, info.OwnTurns, info.Created.Format(time.RFC3339))
+	return a.writeTurns(s.Turns)
+}
+
+// writeTurns prints turns one per line (continuation lines indented), with
+// index, branch and role.
+func (a *app) writeTurns(turns []session.Turn) error {
+	for _, t := range turns {
+		lines := strings.Split(t.Content, "\n")
+		fmt.Fprintf(a.stdout, "%4d  %-13s  %-9s  %s\n", t.Index, t.Branch, t.Role, lines[0])
+		for _, l := range lines[1:] {
+			fmt.Fprintf(a.stdout, "%4s  %-13s  %-9s  %s\n", "", "", "", l)
+		}
+	}
+	return nil
+}

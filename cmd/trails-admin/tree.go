@@ -1,0 +1,165 @@
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"io"
+	"strings"
+
+	"github.com/trails-kg/trails/session"
+)
+
+type treeCmd struct {
+	format string
+}
+
+func (*treeCmd) name() string  { return "tree" }
+func (*treeCmd) usage() string { return "[ID] [--format text|dot|mermaid|json]" }
+func (*treeCmd) synopsis() string {
+	return "draw the fork tree under ID (or every root) with fork points"
+}
+func (*treeCmd) example() string {
+	return "trails-admin tree --format dot | dot -Tpng -o tree.png"
+}
+func (c *treeCmd) flags(fs *flag.FlagSet) {
+	fs.StringVar(&c.format, "format", "text", "text (indented), dot (Graphviz), mermaid or json")
+}
+
+// nodeJSON is the JSON form of a tree node (stable names).
+type nodeJSON struct {
+	infoJSON
+	ParentMissing bool       `json:"parent_missing,omitempty"`
+	Children      []nodeJSON `json:"children"`
+}
+
+func toNodeJSON(n *session.Node) nodeJSON {
+	out := nodeJSON{infoJSON: toInfoJSON(n.Info), ParentMissing: n.ParentMissing, Children: []nodeJSON{}}
+	for _, c := range n.Children {
+		out.Children = append(out.Children, toNodeJSON(c))
+	}
+	return out
+}
+
+func (c *treeCmd) run(ctx context.Context, a *app, args []string) error {
+	render, ok := map[string]func(io.Writer, []*session.Node) error{
+		"text": renderText, "dot": renderDot, "mermaid": renderMermaid,
+	}[c.format]
+	if !ok && c.format != "json" {
+		return usageErrorf("tree: unknown --format %q; want text, dot, mermaid or json", c.format)
+	}
+	if len(args) > 1 {
+		return usageErrorf("tree takes at most one session id; try: trails-admin tree -h")
+	}
+	st, err := a.store(ctx)
+	if err != nil {
+		return err
+	}
+	var trees []*session.Node
+	if len(args) == 1 {
+		t, err := st.Tree(ctx, args[0])
+		if err != nil {
+			return err
+		}
+		trees = []*session.Node{t}
+	} else if trees, err = st.Forest(ctx); err != nil {
+		return err
+	}
+	if c.format == "json" {
+		out := make([]nodeJSON, len(trees))
+		for i, t := range trees {
+			out[i] = toNodeJSON(t)
+		}
+		return a.json(out)
+	}
+	return render(a.stdout, trees)
+}
+
+// short is the first 8 characters of a session id, enough to tell the
+// sessions of a tree apart.
+func short(id string) string {
+	if len(id) > 8 {
+		return id[:8]
+	}
+	return id
+}
+
+func renderText(w io.Writer, trees []*session.Node) error {
+	var line func(n *session.Node, prefix string, last, top bool)
+	line = func(n *session.Node, prefix string, last, top bool) {
+		branch, next := "", prefix
+		if !top {
+			branch = "├── "
+			next = prefix + "│   "
+			if last {
+				branch = "└── "
+				next = prefix + "    "
+			}
+		}
+		desc := fmt.Sprintf("%s  %s  %s  %d turns", n.ID, n.Branch, n.Principal, n.Turns)
+		if n.ParentID != "" && !top {
+			desc = fmt.Sprintf("%s  %s  @%d  +%d turns (%d in all)", n.ID, n.Branch, n.ForkedAt, n.OwnTurns, n.Turns)
+		}
+		if n.ParentMissing {
+			desc += fmt.Sprintf("  ORPHAN: parent %s is missing", n.ParentID)
+		}
+		fmt.Fprintf(w, "%s%s%s\n", prefix, branch, desc)
+		for i, c := range n.Children {
+			line(c, next, i == len(n.Children)-1, false)
+		}
+	}
+	for _, t := range trees {
+		line(t, "", true, true)
+	}
+	return nil
+}
+
+func renderDot(w io.Writer, trees []*session.Node) error {
+	var b strings.Builder
+	b.WriteString("digraph trails {\n")
+	b.WriteString("  rankdir=LR;\n  bgcolor=\"white\";\n")
+	b.WriteString("  node [shape=box, style=\"rounded,filled\", fontname=\"Helvetica\", fontsize=11, fillcolor=\"#eef4ff\", color=\"#4a6fa5\"];\n")
+	b.WriteString("  edge [fontname=\"Helvetica\", fontsize=10, color=\"#4a6fa5\"];\n")
+	for _, t := range trees {
+		t.Walk(func(n *session.Node) {
+			fill := "#eef4ff"
+			if n.ParentID == "" {
+				fill = "#dff3e3"
+			}
+			if n.ParentMissing {
+				fill = "#fde2e1"
+			}
+			label := fmt.Sprintf("%s\\n%s · %s\\n%d turns (%d own)", short(n.ID), n.Branch, n.Principal, n.Turns, n.OwnTurns)
+			fmt.Fprintf(&b, "  %q [label=%q, fillcolor=%q];\n", n.ID, label, fill)
+			for _, c := range n.Children {
+				fmt.Fprintf(&b, "  %q -> %q [label=\"at %d\"];\n", n.ID, c.ID, c.ForkedAt)
+			}
+			if n.ParentMissing {
+				fmt.Fprintf(&b, "  %q [label=%q, shape=box, style=dashed, fillcolor=white, color=\"#c0392b\"];\n", n.ParentID, "missing\\n"+short(n.ParentID))
+				fmt.Fprintf(&b, "  %q -> %q [label=\"at %d\", style=dashed, color=\"#c0392b\"];\n", n.ParentID, n.ID, n.ForkedAt)
+			}
+		})
+	}
+	b.WriteString("}\n")
+	_, err := io.WriteString(w, strings.ReplaceAll(b.String(), `\\n`, `\n`))
+	return err
+}
+
+func renderMermaid(w io.Writer, trees []*session.Node) error {
+	var b strings.Builder
+	b.WriteString("graph LR\n")
+	node := func(id string) string { return "s" + strings.ReplaceAll(id, "-", "") }
+	for _, t := range trees {
+		t.Walk(func(n *session.Node) {
+			fmt.Fprintf(&b, "  %s[\"%s<br/>%s · %d turns\"]\n", node(n.ID), short(n.ID), n.Branch, n.Turns)
+			for _, c := range n.Children {
+				fmt.Fprintf(&b, "  %s -- \"at %d\" --> %s\n", node(n.ID), c.ForkedAt, node(c.ID))
+			}
+			if n.ParentMissing {
+				fmt.Fprintf(&b, "  %s[\"missing %s\"] -. \"at %d\" .-> %s\n", node(n.ParentID), short(n.ParentID), n.ForkedAt, node(n.ID))
+			}
+		})
+	}
+	_, err := io.WriteString(w, b.String())
+	return err
+}
