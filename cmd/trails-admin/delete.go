@@ -17,8 +17,10 @@ type deleteCmd struct {
 	by             string
 }
 
-func (*deleteCmd) name() string  { return "delete" }
-func (*deleteCmd) usage() string { return "ID [--cascade | --detach-children] [--dry-run] [--by PRINCIPAL] [--json]" }
+func (*deleteCmd) name() string { return "delete" }
+func (*deleteCmd) usage() string {
+	return "ID [--cascade | --detach-children] [--dry-run] [--by PRINCIPAL] [--json]"
+}
 func (*deleteCmd) synopsis() string {
 	return "delete a session (refused while forks exist, unless --cascade or --detach-children)"
 }

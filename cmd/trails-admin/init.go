@@ -10,10 +10,12 @@ import (
 
 type initCmd struct{}
 
-func (*initCmd) name() string     { return "init" }
-func (*initCmd) usage() string    { return "" }
-func (*initCmd) synopsis() string { return "load the vocabulary and SHACL shapes into the store (idempotent)" }
-func (*initCmd) example() string  { return "trails-admin init --endpoint http://127.0.0.1:3030/trails" }
+func (*initCmd) name() string  { return "init" }
+func (*initCmd) usage() string { return "" }
+func (*initCmd) synopsis() string {
+	return "load the vocabulary and SHACL shapes into the store (idempotent)"
+}
+func (*initCmd) example() string     { return "trails-admin init --endpoint http://127.0.0.1:3030/trails" }
 func (*initCmd) flags(*flag.FlagSet) {}
 
 func (*initCmd) run(ctx context.Context, a *app, args []string) error {

@@ -13,7 +13,9 @@ func (*orphansCmd) usage() string { return "[--json]" }
 func (*orphansCmd) synopsis() string {
 	return "list forks whose parent (or an ancestor) is missing; exit 1 if any (for cron)"
 }
-func (*orphansCmd) example() string       { return "trails-admin orphans || mail -s 'trails orphans' ops@example.org" }
+func (*orphansCmd) example() string {
+	return "trails-admin orphans || mail -s 'trails orphans' ops@example.org"
+}
 func (c *orphansCmd) flags(fs *flag.FlagSet) { fs.BoolVar(&c.json, "json", false, "print JSON") }
 
 // orphanJSON is the JSON form of an orphan (stable names).
