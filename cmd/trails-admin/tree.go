@@ -75,11 +75,12 @@ func (c *treeCmd) run(ctx context.Context, a *app, args []string) error {
 	return render(a.stdout, trees)
 }
 
-// short is the first 8 characters of a session id, enough to tell the
-// sessions of a tree apart.
+// short is "…" and the last 8 characters of a session id: the random part
+// of a UUIDv7 (its first characters are a timestamp, alike for sessions
+// made together), enough to tell the sessions of a tree apart.
 func short(id string) string {
 	if len(id) > 8 {
-		return id[:8]
+		return "…" + id[len(id)-8:]
 	}
 	return id
 }
