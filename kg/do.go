@@ -8,6 +8,7 @@ import (
 	"io"
 	"math/rand/v2"
 	"net/http"
+	"net/url"
 	"strings"
 	"time"
 	"unicode/utf8"
@@ -121,6 +122,12 @@ func (c *Client) cause(ctx, actx context.Context, err error) error {
 	}
 	if actx.Err() != nil {
 		return fmt.Errorf("%w after %v", errAttemptTimeout, c.timeout)
+	}
+	// *url.Error repeats the method and the whole URL, query included;
+	// Error.Op already says what was asked.
+	var ue *url.Error
+	if errors.As(err, &ue) {
+		return ue.Err
 	}
 	return err
 }

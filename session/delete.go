@@ -86,7 +86,7 @@ func (st *Store) plan(ctx context.Context, id string, opts []ActionOption) ([]St
 	if cfg.cascade && cfg.detachChildren {
 		return nil, fmt.Errorf("%w: Cascade and DetachChildren exclude each other", ErrInvalid)
 	}
-	tree, err := st.Tree(ctx, id)
+	tree, err := st.tree(ctx, id)
 	if err != nil {
 		return nil, err
 	}
@@ -221,5 +221,5 @@ func childrenError(kids []*Node) error {
 	for i, k := range kids {
 		ids[i] = k.ID
 	}
-	return fmt.Errorf("%w: %d forks (%s); delete them first, or use Cascade or DetachChildren", ErrHasChildren, len(kids), strings.Join(ids, ", "))
+	return fmt.Errorf("%w: %d (%s)", ErrHasChildren, len(kids), strings.Join(ids, ", "))
 }

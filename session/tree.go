@@ -2,6 +2,7 @@ package session
 
 import (
 	"context"
+	"errors"
 	"fmt"
 
 	"github.com/trails-kg/trails/kg"
@@ -10,8 +11,8 @@ import (
 // Node is a session in a fork tree, with its direct forks, oldest first.
 type Node struct {
 	Info
-	// ParentMissing is set on a top-level node of Forest whose parent is
-	// not stored (an orphan).
+	// ParentMissing is set on the top node of a Tree or Forest whose
+	// parent is not stored (an orphan).
 	ParentMissing bool
 	Children      []*Node
 }
@@ -30,8 +31,16 @@ func (n *Node) Walk(fn func(*Node)) {
 // It returns ErrInvalid for a bad id, ErrNotFound, or a store error
 // wrapping the kg error.
 func (st *Store) Tree(ctx context.Context, id string) (*Node, error) {
-	if err := checkID(id); err != nil {
+	t, err := st.tree(ctx, id)
+	if err != nil {
 		return nil, fmt.Errorf("tree %s: %w", id, err)
+	}
+	return t, nil
+}
+
+func (st *Store) tree(ctx context.Context, id string) (*Node, error) {
+	if err := checkID(id); err != nil {
+		return nil, err
 	}
 	q, err := bind("descendants", qDescendants, kg.Params{"root": sessionIRI(id)})
 	if err != nil {
@@ -39,13 +48,21 @@ func (st *Store) Tree(ctx context.Context, id string) (*Node, error) {
 	}
 	infos, err := st.infos(ctx, q)
 	if err != nil {
-		return nil, fmt.Errorf("tree %s: %w", id, err)
+		return nil, err
 	}
 	roots := grow(infos, func(in Info) bool { return in.ID == id })
 	if len(roots) == 0 {
-		return nil, fmt.Errorf("tree %s: %w", id, ErrNotFound)
+		return nil, ErrNotFound
 	}
-	return roots[0], nil
+	top := roots[0]
+	if top.ParentID != "" {
+		if _, err := st.Info(ctx, top.ParentID); errors.Is(err, ErrNotFound) {
+			top.ParentMissing = true
+		} else if err != nil {
+			return nil, err
+		}
+	}
+	return top, nil
 }
 
 // Forest returns every stored session as fork trees: one per root, newest

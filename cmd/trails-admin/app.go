@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"regexp"
 	"sort"
 	"strings"
 	"text/tabwriter"
@@ -86,6 +87,14 @@ func (a *app) kg(ctx context.Context) (*kg.Client, error) {
 		return nil, usageErrorf("%v", err)
 	}
 	if err := c.Ping(ctx); err != nil {
+		switch {
+		case errors.Is(err, kg.ErrUnauthorized):
+			return nil, fmt.Errorf("the store at %s refused the credentials (give --user and --password, or set $TRAILS_USER and $TRAILS_PASSWORD): %w", a.conn.endpoint, err)
+		case errors.Is(err, kg.ErrNotFound):
+			return nil, fmt.Errorf("no dataset at %s (check --endpoint; the dataset URL ends in /trails): %w", a.conn.endpoint, err)
+		case errors.Is(err, kg.ErrUnavailable):
+			return nil, fmt.Errorf("cannot reach the store at %s (start one with scripts/fuseki start, or give --endpoint): %w", a.conn.endpoint, err)
+		}
 		return nil, fmt.Errorf("%s: %w", a.conn.endpoint, err)
 	}
 	a.client = c
@@ -147,7 +156,7 @@ func dispatch(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		if errors.Is(err, flag.ErrHelp) {
 			return writeHelp(stdout)
 		}
-		return usageErrorf("%v; try: trails-admin help", err)
+		return usageErrorf("%s; try: trails-admin help", flagError(err))
 	}
 	args = global.Args()
 	if len(args) == 0 {
@@ -160,7 +169,7 @@ func dispatch(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 			if c := lookup(rest[0]); c != nil {
 				return writeCommandHelp(stdout, c, nil)
 			}
-			return usageErrorf("unknown command %q; try: trails-admin help", rest[0])
+			return usageErrorf("unknown command %q%s; try: trails-admin help", rest[0], suggest(rest[0]))
 		}
 		return writeHelp(stdout)
 	}
@@ -176,7 +185,7 @@ func dispatch(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		if errors.Is(err, flag.ErrHelp) {
 			return writeCommandHelp(stdout, c, fs)
 		}
-		return usageErrorf("%s: %v; try: trails-admin %s -h", c.name(), err, c.name())
+		return usageErrorf("%s: %s; try: trails-admin %s -h", c.name(), flagError(err), c.name())
 	}
 	return c.run(ctx, a, fs.Args())
 }
@@ -212,6 +221,14 @@ func interleave(fs *flag.FlagSet, args []string) []string {
 	}
 	return append(flags, pos...)
 }
+
+// flagError is the flag package's message with flags written as the help
+// writes them, "--name".
+func flagError(err error) string {
+	return flagNameRE.ReplaceAllString(err.Error(), "$1--$2")
+}
+
+var flagNameRE = regexp.MustCompile(`(: |flag )-([a-zA-Z])`)
 
 func lookup(name string) command {
 	for _, c := range commands() {

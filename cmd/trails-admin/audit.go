@@ -5,8 +5,11 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"strconv"
 	"strings"
 
+	"github.com/knakk/rdf"
+	"github.com/trails-kg/trails/ontology"
 	"github.com/trails-kg/trails/prov"
 )
 
@@ -71,9 +74,18 @@ func (c *auditCmd) run(ctx context.Context, a *app, args []string) error {
 	if !ok {
 		return usageErrorf("audit: no query %q; try: trails-admin audit (lists them)", args[0])
 	}
+	var missing []string
+	for _, p := range q.Params {
+		if _, ok := c.params[p.Name]; !ok {
+			missing = append(missing, fmt.Sprintf("--param %s=%s", p.Name, strings.ToUpper(string(p.Kind))))
+		}
+	}
+	if len(missing) > 0 {
+		return usageErrorf("audit %s needs %s; try: trails-admin audit (lists every query's parameters)", q.Name, strings.Join(missing, " "))
+	}
 	text, err := q.Bind(c.params)
 	if errors.Is(err, prov.ErrInvalid) {
-		return usageErrorf("audit %s: %v; try: trails-admin audit", q.Name, err)
+		return usageErrorf("audit %s: %s; try: trails-admin audit", q.Name, strings.TrimPrefix(err.Error(), "prov: invalid argument: "))
 	}
 	if err != nil {
 		return err
@@ -90,19 +102,19 @@ func (c *auditCmd) run(ctx context.Context, a *app, args []string) error {
 		return err
 	}
 	if c.json {
-		rows := make([]map[string]string, len(res.Solutions))
+		rows := make([]map[string]any, len(res.Solutions))
 		for i, s := range res.Solutions {
-			rows[i] = map[string]string{}
+			rows[i] = map[string]any{}
 			for _, v := range res.Vars {
-				if _, ok := s[v]; ok {
-					rows[i][v] = s.String(v)
+				if t, ok := s[v]; ok {
+					rows[i][v] = jsonValue(t)
 				}
 			}
 		}
 		return a.json(struct {
-			Query string              `json:"query"`
-			Vars  []string            `json:"vars"`
-			Rows  []map[string]string `json:"rows"`
+			Query string           `json:"query"`
+			Vars  []string         `json:"vars"`
+			Rows  []map[string]any `json:"rows"`
 		}{q.Name, res.Vars, rows})
 	}
 	tw := a.table()
@@ -110,15 +122,49 @@ func (c *auditCmd) run(ctx context.Context, a *app, args []string) error {
 	for _, s := range res.Solutions {
 		cells := make([]string, len(res.Vars))
 		for i, v := range res.Vars {
-			cells[i] = oneLine(s.String(v))
-			if cells[i] == "" {
-				cells[i] = "-"
-			}
+			cells[i] = cell(s[v])
 		}
 		fmt.Fprintln(tw, strings.Join(cells, "\t"))
 	}
 	return tw.Flush()
 }
+
+// jsonValue is a term as JSON: numbers and booleans typed, the rest as
+// strings (IRIs whole).
+func jsonValue(t rdf.Term) any {
+	if l, ok := t.(rdf.Literal); ok {
+		switch l.DataType.String() {
+		case xsdInteger:
+			if n, err := strconv.Atoi(l.String()); err == nil {
+				return n
+			}
+		case xsdBoolean:
+			return l.String() == "true"
+		}
+	}
+	return t.String()
+}
+
+// cell is a term in a table: Trails' own IRIs without their common base
+// (session/ID, activity/deletion/ID, ...), other values on one line.
+func cell(t rdf.Term) string {
+	if t == nil {
+		return "-"
+	}
+	if iri, ok := t.(rdf.IRI); ok {
+		return strings.TrimPrefix(strings.TrimPrefix(iri.String(), ontology.SessionBase), idBase)
+	}
+	if v := oneLine(t.String()); v != "" {
+		return v
+	}
+	return "-"
+}
+
+const (
+	idBase     = "https://w3id.org/trails/id/"
+	xsdInteger = "http://www.w3.org/2001/XMLSchema#integer"
+	xsdBoolean = "http://www.w3.org/2001/XMLSchema#boolean"
+)
 
 func (c *auditCmd) list(a *app) error {
 	qs := prov.Queries()
@@ -134,9 +180,11 @@ func (c *auditCmd) list(a *app) error {
 	}
 	for _, q := range qs {
 		fmt.Fprintf(a.stdout, "%s\n    %s\n", q.Name, q.Description)
+		tw := a.table()
 		for _, p := range q.Params {
-			fmt.Fprintf(a.stdout, "    --param %s=%s  %s\n", p.Name, strings.ToUpper(string(p.Kind)), p.Description)
+			fmt.Fprintf(tw, "    --param %s=%s\t%s\n", p.Name, strings.ToUpper(string(p.Kind)), p.Description)
 		}
+		tw.Flush()
 	}
 	return nil
 }

@@ -47,7 +47,7 @@ func (c *deleteCmd) run(ctx context.Context, a *app, args []string) error {
 		return usageErrorf("delete needs one session id; try: trails-admin delete -h")
 	}
 	if c.cascade && c.detachChildren {
-		return usageErrorf("delete: --cascade and --detach-children exclude each other")
+		return usageErrorf("delete: --cascade and --detach-children exclude each other; try: trails-admin delete -h")
 	}
 	id := args[0]
 	st, err := a.store(ctx)
@@ -66,8 +66,15 @@ func (c *deleteCmd) run(ctx context.Context, a *app, args []string) error {
 	}
 	steps, err := st.PlanDelete(ctx, id, opts...)
 	if errors.Is(err, session.ErrHasChildren) {
-		fmt.Fprintf(a.stderr, "trails-admin: %v\n", err)
-		fmt.Fprintf(a.stderr, "to delete them too: trails-admin delete %s --cascade; to keep them: --detach-children\n", id)
+		kids, kerr := st.Branches(ctx, id)
+		if kerr != nil {
+			return kerr
+		}
+		fmt.Fprintf(a.stderr, "trails-admin: not deleting %s: it has %s:\n", id, plural(len(kids), "fork"))
+		for _, k := range kids {
+			fmt.Fprintf(a.stderr, "  %s  %s  @%d\n", k.ID, k.Branch, k.ForkedAt)
+		}
+		fmt.Fprintf(a.stderr, "to delete them too: trails-admin delete %s --cascade; to keep them as roots: --detach-children\n", id)
 		return errFindings
 	}
 	if err != nil {
@@ -119,9 +126,9 @@ func (c *deleteCmd) report(a *app, steps []session.Step, done int, dryRun bool) 
 		case i >= done:
 			mark = "pending"
 		}
-		what := "delete " + s.Session + fmt.Sprintf(" (%d turns)", s.Turns)
+		what := "delete " + s.Session + " (" + plural(s.Turns, "turn") + ")"
 		if s.Action == "detach" {
-			what = "detach " + s.Session + fmt.Sprintf(" (copy %d inherited turns)", s.Turns)
+			what = "detach " + s.Session + " (copy " + plural(s.Turns, "inherited turn") + ")"
 		}
 		fmt.Fprintf(a.stdout, "%s %s\n", mark, what)
 	}

@@ -77,9 +77,9 @@ func (c *detachCmd) run(ctx context.Context, a *app, args []string) error {
 	if c.dryRun {
 		verb = "would copy"
 	}
-	fmt.Fprintf(a.stdout, "%s %s %d inherited turns into %s and cut its link to %s:\n", prefix(c.dryRun), verb, r.Copied, id, r.Parent)
+	fmt.Fprintf(a.stdout, "%s %s %s into %s and cut its link to %s:\n", prefix(c.dryRun), verb, plural(r.Copied, "inherited turn"), id, r.Parent)
 	for _, anc := range sortedKeys(r.From) {
-		fmt.Fprintf(a.stdout, "  %d turns from %s\n", r.From[anc], anc)
+		fmt.Fprintf(a.stdout, "  %s from %s\n", plural(r.From[anc], "turn"), anc)
 	}
 	return nil
 }

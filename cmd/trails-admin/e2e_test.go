@@ -349,7 +349,8 @@ func TestReadOnly(t *testing.T) {
 				}
 			}},
 		{name: "show-not-found", args: func(family) []string { return []string{"show", anID} }, code: 1},
-		{name: "show-bad-id", args: func(family) []string { return []string{"show", "not-an-id"} }, code: 1},
+		{name: "show-bad-id", args: func(family) []string { return []string{"show", "not-an-id"} }, code: 2},
+		{name: "replay-negative-up-to", args: func(f family) []string { return []string{"replay", f.b, "--up-to", "-5"} }, code: 2},
 		{name: "replay-up-to", args: func(f family) []string { return []string{"replay", f.b, "--up-to", "3"} }},
 		{name: "replay-json", args: func(f family) []string { return []string{"replay", f.b, "--json"} },
 			check: func(t *testing.T, f family, res result) {

@@ -6,6 +6,8 @@ import (
 	"fmt"
 
 	"github.com/trails-kg/trails/kg"
+	"github.com/trails-kg/trails/prov"
+	"github.com/trails-kg/trails/session"
 )
 
 // Exit codes, listed in the help text.
@@ -36,8 +38,8 @@ func exitCode(err error) int {
 	switch {
 	case err == nil:
 		return exitOK
-	case errors.As(err, &ue):
-		return exitUsage
+	case errors.As(err, &ue), errors.Is(err, session.ErrInvalid), errors.Is(err, prov.ErrInvalid):
+		return exitUsage // what the command line gave cannot be used
 	case errors.Is(err, context.Canceled):
 		return exitInterrupted
 	case errors.Is(err, kg.ErrUnavailable), errors.Is(err, kg.ErrUnauthorized):
@@ -45,4 +47,12 @@ func exitCode(err error) int {
 	default:
 		return exitFailure
 	}
+}
+
+// plural returns "1 turn", "2 turns".
+func plural(n int, noun string) string {
+	if n == 1 {
+		return fmt.Sprintf("%d %s", n, noun)
+	}
+	return fmt.Sprintf("%d %ss", n, noun)
 }

@@ -58,7 +58,7 @@ func (c *orphansCmd) run(ctx context.Context, a *app, args []string) error {
 		tw.Flush()
 	}
 	if len(orphans) > 0 {
-		fmt.Fprintf(a.stderr, "%d orphaned sessions: restore the missing ancestors from a backup, or delete the orphans\n", len(orphans))
+		fmt.Fprintf(a.stderr, "%s orphaned: restore the missing ancestors from a backup (trails-admin import), or delete the orphans\n", plural(len(orphans), "session"))
 		return errFindings
 	}
 	return nil

@@ -4,6 +4,7 @@ import (
 	"context"
 	"flag"
 	"fmt"
+	"strconv"
 	"strings"
 	"time"
 
@@ -47,8 +48,16 @@ func (c *showCmd) example() string {
 }
 
 func (c *showCmd) flags(fs *flag.FlagSet) {
+	c.upTo = -1
 	if c.replay {
-		fs.IntVar(&c.upTo, "up-to", -1, "only turns with index < N")
+		fs.Func("up-to", "only turns with index < `N` (N >= 0)", func(v string) error {
+			n, err := strconv.Atoi(v)
+			if err != nil || n < 0 {
+				return fmt.Errorf("want a whole number >= 0")
+			}
+			c.upTo = n
+			return nil
+		})
 	}
 	fs.BoolVar(&c.json, "json", false, "print JSON")
 }

@@ -46,7 +46,7 @@ func (c *treeCmd) run(ctx context.Context, a *app, args []string) error {
 		"text": renderText, "dot": renderDot, "mermaid": renderMermaid,
 	}[c.format]
 	if !ok && c.format != "json" {
-		return usageErrorf("tree: unknown --format %q; want text, dot, mermaid or json", c.format)
+		return usageErrorf("tree: unknown --format %q; want text, dot, mermaid or json; try: trails-admin tree -h", c.format)
 	}
 	if len(args) > 1 {
 		return usageErrorf("tree takes at most one session id; try: trails-admin tree -h")
@@ -97,9 +97,9 @@ func renderText(w io.Writer, trees []*session.Node) error {
 				next = prefix + "    "
 			}
 		}
-		desc := fmt.Sprintf("%s  %s  %s  %d turns", n.ID, n.Branch, n.Principal, n.Turns)
+		desc := fmt.Sprintf("%s  %s  %s  %s", n.ID, n.Branch, n.Principal, plural(n.Turns, "turn"))
 		if n.ParentID != "" && !top {
-			desc = fmt.Sprintf("%s  %s  @%d  +%d turns (%d in all)", n.ID, n.Branch, n.ForkedAt, n.OwnTurns, n.Turns)
+			desc = fmt.Sprintf("%s  %s  @%d  +%s (%d in all)", n.ID, n.Branch, n.ForkedAt, plural(n.OwnTurns, "turn"), n.Turns)
 		}
 		if n.ParentMissing {
 			desc += fmt.Sprintf("  ORPHAN: parent %s is missing", n.ParentID)
@@ -130,7 +130,7 @@ func renderDot(w io.Writer, trees []*session.Node) error {
 			if n.ParentMissing {
 				fill = "#fde2e1"
 			}
-			label := fmt.Sprintf("%s\\n%s · %s\\n%d turns (%d own)", short(n.ID), n.Branch, n.Principal, n.Turns, n.OwnTurns)
+			label := fmt.Sprintf("%s\\n%s · %s\\n%s (%d own)", short(n.ID), n.Branch, n.Principal, plural(n.Turns, "turn"), n.OwnTurns)
 			fmt.Fprintf(&b, "  %q [label=%q, fillcolor=%q];\n", n.ID, label, fill)
 			for _, c := range n.Children {
 				fmt.Fprintf(&b, "  %q -> %q [label=\"at %d\"];\n", n.ID, c.ID, c.ForkedAt)
@@ -152,7 +152,7 @@ func renderMermaid(w io.Writer, trees []*session.Node) error {
 	node := func(id string) string { return "s" + strings.ReplaceAll(id, "-", "") }
 	for _, t := range trees {
 		t.Walk(func(n *session.Node) {
-			fmt.Fprintf(&b, "  %s[\"%s<br/>%s · %d turns\"]\n", node(n.ID), short(n.ID), n.Branch, n.Turns)
+			fmt.Fprintf(&b, "  %s[\"%s<br/>%s · %s\"]\n", node(n.ID), short(n.ID), n.Branch, plural(n.Turns, "turn"))
 			for _, c := range n.Children {
 				fmt.Fprintf(&b, "  %s -- \"at %d\" --> %s\n", node(n.ID), c.ForkedAt, node(c.ID))
 			}
