@@ -1,0 +1,1179 @@
+package session
+
+import (
+	"bufio"
+	"bytes"
+	"cmp"
+	"context"
+	"crypto/sha256"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"maps"
+	"math/big"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+	"unicode/utf8"
+
+	"github.com/knakk/rdf"
+	"github.com/trails-kg/trails/kg"
+	"github.com/trails-kg/trails/ontology"
+)
+
+// Format is a serialization of Export and Import.
+type Format string
+
+// The formats of Export and Import.
+const (
+	// NQuads is N-Quads: every quad with its graph, one per line, every
+	// control character escaped. The backup format.
+	NQuads Format = "nquads"
+	// TriG is the same quads as TriG (Turtle with GRAPH blocks), for people
+	// to read: prefixed names, one subject per paragraph.
+	TriG Format = "trig"
+	// JSONL is one JSON object per line per turn: each exported session's
+	// effective history, for feeding conversations elsewhere. Export only.
+	JSONL Format = "jsonl"
+)
+
+// ParseFormat returns the Format named s: "nquads" (or "nq"), "trig" (or
+// "turtle", its name in trails-admin), "jsonl". It returns ErrInvalid for
+// any other name.
+func ParseFormat(s string) (Format, error) {
+	switch strings.ToLower(s) {
+	case "nquads", "nq", "n-quads":
+		return NQuads, nil
+	case "trig", "turtle", "ttl":
+		return TriG, nil
+	case "jsonl", "json-lines":
+		return JSONL, nil
+	}
+	return "", fmt.Errorf("%w: format %q: want nquads, trig (turtle) or jsonl", ErrInvalid, s)
+}
+
+// ExportStats says what an Export wrote.
+type ExportStats struct {
+	Sessions int // sessions written (session graphs, or sessions in JSONL)
+	Turns    int // turns written: stored turn resources, or JSONL lines
+	Quads    int // quads written (0 for JSONL)
+}
+
+// ImportStats says what an Import wrote.
+type ImportStats struct {
+	Sessions int // session graphs written (those already stored as they are in the input are skipped)
+	Quads    int // quads sent to the store
+}
+
+// The queries of export and import, read once.
+var (
+	qExportTree   = query("export-tree.rq")
+	qExportGraphs = query("export-graphs.rq")
+	qExportProv   = query("export-prov.rq")
+	qStoredGraphs = query("export-stored-graphs.rq")
+)
+
+// Namespaces of the terms an export names, derived from the ontology
+// constants so that each IRI is spelled in one place.
+var (
+	xsdNS = strings.TrimSuffix(ontology.XSDString, "string")
+	rdfNS = strings.TrimSuffix(ontology.RDFType, "type")
+	dctNS = strings.TrimSuffix(ontology.DCTIdentifier, "identifier")
+)
+
+// Export writes sessions to w in format f.
+//
+// With no ids it writes the whole dataset: every session graph and the PROV
+// graph, not the ontology graph (the store has its own) and no graph that
+// is not Trails'. With ids it writes, for each, the session, its ancestors
+// (needed to load it), all its descendants (forks of forks ...), and the
+// PROV records about them: the quads of the PROV graph whose subject or
+// object is one of those sessions, every quad of the activities those link
+// them to, and the description of those activities' agents. An ancestor whose
+// graph is gone is left out, so the export holds what the store holds.
+//
+// NQuads and TriG hold the same quads, every control character escaped, and
+// Import reads both back. Sessions come in a stable order: trees by their
+// root's creation, within a tree the root first, then by creation; each
+// session graph's triples together, sorted (the session first, then its
+// turns by index), then the PROV graph. This takes one request per session.
+// The exception is the whole dataset in NQuads, the backup: it streams the
+// store's dump (one request, constant memory) in the store's order.
+// Exporting an unchanged store twice gives the same bytes.
+//
+// JSONL writes, in the same order, each session's effective history (what
+// Load returns), one JSON object per turn in index order, with these
+// fields, a stable public format:
+//
+//	session      the session's id
+//	parent       its parent's id, "" for a root
+//	branch       the session's branch label
+//	principal    the session's principal
+//	index        the turn's index in the effective history, from 0
+//	role         the turn's role
+//	content      the turn's content
+//	turn_branch  the branch label of the session that wrote the turn
+//	created      when the turn was created, RFC 3339 with fractional seconds, UTC
+//
+// On error, w may hold part of the export.
+//
+// It returns ErrInvalid for an unknown format or a bad id, ErrNotFound when
+// an id is not stored, ErrCorrupt when stored data cannot be exported (a
+// blank node in a Trails graph), for JSONL the errors of Load (a missing
+// ancestor, ...), the error of w, or a store error wrapping the kg error.
+func (st *Store) Export(ctx context.Context, w io.Writer, f Format, ids ...string) (ExportStats, error) {
+	stats, err := st.export(ctx, w, f, ids)
+	if err != nil {
+		return stats, fmt.Errorf("export: %w", err)
+	}
+	return stats, nil
+}
+
+func (st *Store) export(ctx context.Context, w io.Writer, f Format, ids []string) (ExportStats, error) {
+	var stats ExportStats
+	switch f {
+	case NQuads, TriG, JSONL:
+	default:
+		return stats, fmt.Errorf("%w: format %q", ErrInvalid, f)
+	}
+	for _, id := range ids {
+		if err := checkID(id); err != nil {
+			return stats, err
+		}
+	}
+	bw := bufio.NewWriterSize(w, 256<<10)
+	var err error
+	switch {
+	case f == JSONL:
+		err = st.exportJSONL(ctx, bw, ids, &stats)
+	case len(ids) == 0 && f == NQuads:
+		err = st.exportDump(ctx, newGraphWriter(bw, f, &stats))
+	case len(ids) == 0:
+		var ms []member
+		if ms, err = st.allMembers(ctx); err == nil {
+			err = st.exportGraphs(ctx, newGraphWriter(bw, f, &stats), ms, true)
+		}
+	default:
+		var ms []member
+		if ms, err = st.treeMembers(ctx, ids); err == nil {
+			err = st.exportGraphs(ctx, newGraphWriter(bw, f, &stats), ms, false)
+		}
+	}
+	if err != nil {
+		bw.Flush()
+		return stats, err
+	}
+	return stats, bw.Flush()
+}
+
+// member is one session an export takes, as ordering needs it.
+type member struct {
+	id      string
+	parent  string // id, "" for a root
+	created time.Time
+}
+
+// exportOrder sorts sessions into trees ordered by their root's creation
+// (then id); within a tree the root comes first, then the others by
+// creation (then id). A session whose parent is not exported is the root
+// of its tree.
+func exportOrder(ms []member) {
+	byID := make(map[string]member, len(ms))
+	for _, m := range ms {
+		byID[m.id] = m
+	}
+	top := make(map[string]member, len(ms))
+	for _, m := range ms {
+		t := m
+		seen := map[string]bool{t.id: true}
+		for {
+			p, ok := byID[t.parent]
+			if !ok || seen[p.id] {
+				break
+			}
+			seen[p.id] = true
+			t = p
+		}
+		top[m.id] = t
+	}
+	byTime := func(a, b member) int {
+		if c := a.created.Compare(b.created); c != 0 {
+			return c
+		}
+		return strings.Compare(a.id, b.id)
+	}
+	slices.SortFunc(ms, func(a, b member) int {
+		ta, tb := top[a.id], top[b.id]
+		if c := byTime(ta, tb); c != 0 {
+			return c
+		}
+		if ra, rb := a.id == ta.id, b.id == tb.id; ra != rb {
+			if ra {
+				return -1
+			}
+			return 1
+		}
+		return byTime(a, b)
+	})
+}
+
+// treeMembers returns the sessions an export of ids takes, in export
+// order: each id, its stored ancestors and its descendants.
+func (st *Store) treeMembers(ctx context.Context, ids []string) ([]member, error) {
+	var ms []member
+	seen := make(map[string]bool)
+	for _, id := range ids {
+		q, err := bind("export-tree", qExportTree, kg.Params{"self": sessionIRI(id)})
+		if err != nil {
+			return nil, err
+		}
+		res, err := st.c.Query(ctx, q)
+		if err != nil {
+			return nil, err
+		}
+		found := false
+		for _, row := range res.Solutions {
+			if _, ok := row["exists"]; !ok {
+				continue // an ancestor whose graph is gone
+			}
+			sid := idOf(row.String("s"))
+			if sid == id {
+				found = true
+			}
+			if seen[sid] {
+				continue
+			}
+			seen[sid] = true
+			m := member{id: sid}
+			if p := row.String("parent"); p != "" {
+				m.parent = idOf(p)
+			}
+			if _, ok := row["created"]; ok {
+				if m.created, err = row.Time("created"); err != nil {
+					return nil, fmt.Errorf("%w: session %s: %v", ErrCorrupt, sid, err)
+				}
+			}
+			ms = append(ms, m)
+		}
+		if !found {
+			return nil, fmt.Errorf("%s: %w", id, ErrNotFound)
+		}
+	}
+	exportOrder(ms)
+	return ms, nil
+}
+
+// exportJSONL writes the effective history of each session of ids and
+// their trees (all sessions without ids), one turn per line.
+func (st *Store) exportJSONL(ctx context.Context, w *bufio.Writer, ids []string, stats *ExportStats) error {
+	var ms []member
+	if len(ids) == 0 {
+		infos, err := st.List(ctx)
+		if err != nil {
+			return err
+		}
+		for _, in := range infos {
+			ms = append(ms, member{id: in.ID, parent: in.ParentID, created: in.Created})
+		}
+		exportOrder(ms)
+	} else {
+		var err error
+		if ms, err = st.treeMembers(ctx, ids); err != nil {
+			return err
+		}
+	}
+	enc := json.NewEncoder(w)
+	enc.SetEscapeHTML(false)
+	for _, m := range ms {
+		s, _, err := st.load(ctx, m.id, -1)
+		if err != nil {
+			return fmt.Errorf("load %s: %w", m.id, err)
+		}
+		for _, t := range s.Turns {
+			line := jsonlTurn{
+				Session:    s.ID,
+				Parent:     s.ParentID,
+				Branch:     s.Branch,
+				Principal:  s.Principal,
+				Index:      t.Index,
+				Role:       t.Role,
+				Content:    t.Content,
+				TurnBranch: t.Branch,
+				Created:    t.Created.UTC().Format(time.RFC3339Nano),
+			}
+			if err := enc.Encode(&line); err != nil {
+				return err
+			}
+			stats.Turns++
+		}
+		stats.Sessions++
+	}
+	return nil
+}
+
+// jsonlTurn is one line of a JSONL export; the field names are a public
+// format (see Export).
+type jsonlTurn struct {
+	Session    string `json:"session"`
+	Parent     string `json:"parent"`
+	Branch     string `json:"branch"`
+	Principal  string `json:"principal"`
+	Index      int    `json:"index"`
+	Role       string `json:"role"`
+	Content    string `json:"content"`
+	TurnBranch string `json:"turn_branch"`
+	Created    string `json:"created"`
+}
+
+// allMembers returns every session graph of the store, in export order.
+func (st *Store) allMembers(ctx context.Context) ([]member, error) {
+	res, err := st.c.Query(ctx, qExportGraphs)
+	if err != nil {
+		return nil, err
+	}
+	var ms []member
+	for _, row := range res.Solutions {
+		k, id := graphKindOf(row.String("g"))
+		if k != sessionGraph {
+			continue
+		}
+		m := member{id: id}
+		if p := row.String("parent"); p != "" {
+			m.parent = idOf(p)
+		}
+		if _, ok := row["created"]; ok {
+			if m.created, err = row.Time("created"); err != nil {
+				return nil, fmt.Errorf("%w: session %s: %v", ErrCorrupt, id, err)
+			}
+		}
+		ms = append(ms, m)
+	}
+	exportOrder(ms)
+	return ms, nil
+}
+
+// exportGraphs writes the graphs of the sessions ms, one request each, then
+// the PROV graph: all of it with allProv, else the records about ms.
+func (st *Store) exportGraphs(ctx context.Context, out *graphWriter, ms []member, allProv bool) error {
+	if err := out.begin(); err != nil {
+		return err
+	}
+	rows := make([][]rdf.Term, 0, len(ms))
+	for _, m := range ms {
+		g := sessionIRI(m.id)
+		rows = append(rows, []rdf.Term{g})
+		if err := st.exportGraph(ctx, out, g); err != nil {
+			return err
+		}
+	}
+	prov := kg.MustIRI(ontology.ProvGraph)
+	if allProv {
+		return st.exportGraph(ctx, out, prov)
+	}
+	if len(rows) == 0 {
+		return nil
+	}
+	q, err := kg.BindTables(qExportProv, kg.Params{"prov": prov},
+		map[string]kg.Table{"sessions": {Vars: []string{"x"}, Rows: rows}})
+	if err != nil {
+		return fmt.Errorf("export-prov: %w", err)
+	}
+	res, err := st.c.Select(ctx, q)
+	if err != nil {
+		return err
+	}
+	ts := make([]triple, 0, len(res.Solutions))
+	var tw terms
+	for _, row := range res.Solutions {
+		t, err := tw.triple(quad{s: row["s"], p: row["p"], o: row["o"]})
+		if err != nil {
+			return fmt.Errorf("%w: PROV graph: %v", ErrCorrupt, err)
+		}
+		ts = append(ts, t)
+	}
+	return out.graph(prov, ts)
+}
+
+// exportGraph writes graph g as the store holds it (nothing if it is gone).
+func (st *Store) exportGraph(ctx context.Context, out *graphWriter, g rdf.IRI) error {
+	nt, err := st.c.GetGraph(ctx, g)
+	if errors.Is(err, kg.ErrNotFound) {
+		return nil // deleted meanwhile
+	}
+	if err != nil {
+		return err
+	}
+	var ts []triple
+	var tw terms
+	err = parseRDF(nt, false, func(q quad) error {
+		if q.g != nil {
+			return fmt.Errorf("line %d: a quad in a graph's N-Triples", q.line)
+		}
+		t, err := tw.triple(q)
+		ts = append(ts, t)
+		return err
+	})
+	if err != nil {
+		return fmt.Errorf("%w: graph <%s>: %v", ErrCorrupt, g, err)
+	}
+	return out.graph(g, ts)
+}
+
+// exportDump streams the whole dataset (kg Dump) and writes the quads of its
+// session graphs and PROV graph as N-Quads, each re-serialized, in the
+// order of the dump, with constant memory.
+func (st *Store) exportDump(ctx context.Context, out *graphWriter) error {
+	var tw terms
+	emit := func(q quad) error {
+		g, ok := q.g.(rdf.IRI)
+		if !ok {
+			return nil // the stored default graph, hidden by the union default graph
+		}
+		if k := out.kind(g.String()); k != sessionGraph && k != provGraph {
+			return nil
+		}
+		t, err := tw.triple(q)
+		if err != nil {
+			return fmt.Errorf("%w: graph <%s>: %v", ErrCorrupt, g, err)
+		}
+		return out.quad(g, t)
+	}
+	// One parser for all lines, so that it remembers the IRIs it read.
+	parser := newRDFParser(false, emit)
+	n := 0
+	sink := &lineSink{line: func(line []byte) error {
+		n++
+		err := parser.parse(line)
+		var se *syntaxError
+		if errors.As(err, &se) {
+			return fmt.Errorf("%w: line %d of the dump: %s", ErrCorrupt, n, se.msg)
+		}
+		return err // nil, ErrCorrupt, or the error of w
+	}}
+	if err := st.c.Dump(ctx, sink); err != nil {
+		if sink.err != nil {
+			return sink.err // not the store's fault
+		}
+		return err
+	}
+	return sink.close()
+}
+
+// lineSink is an io.Writer that hands each complete line to line. The
+// first error of line stops it and stays in err.
+type lineSink struct {
+	buf  []byte
+	line func([]byte) error
+	err  error
+}
+
+func (l *lineSink) Write(p []byte) (int, error) {
+	if l.err != nil {
+		return 0, l.err
+	}
+	l.buf = append(l.buf, p...)
+	start := 0
+	for {
+		i := bytes.IndexByte(l.buf[start:], '\n')
+		if i < 0 {
+			break
+		}
+		if l.err = l.line(l.buf[start : start+i]); l.err != nil {
+			return 0, l.err
+		}
+		start += i + 1
+	}
+	l.buf = l.buf[:copy(l.buf, l.buf[start:])]
+	return len(p), nil
+}
+
+// close hands over a last line that has no newline.
+func (l *lineSink) close() error {
+	if l.err != nil || len(l.buf) == 0 {
+		return l.err
+	}
+	l.err = l.line(l.buf)
+	l.buf = nil
+	return l.err
+}
+
+// graphKind classifies a graph IRI.
+type graphKind int
+
+const (
+	foreignGraph graphKind = iota
+	sessionGraph
+	provGraph
+	ontologyGraph
+)
+
+// graphKindOf says which of Trails' graphs g is, and for a session graph
+// the session's id. A session graph's IRI is SessionBase and a canonical
+// UUID.
+func graphKindOf(g string) (graphKind, string) {
+	switch g {
+	case ontology.ProvGraph:
+		return provGraph, ""
+	case ontology.OntologyGraph:
+		return ontologyGraph, ""
+	}
+	if id, ok := strings.CutPrefix(g, ontology.SessionBase); ok && checkID(id) == nil {
+		return sessionGraph, id
+	}
+	return foreignGraph, ""
+}
+
+// triple is one triple to write, with the N-Triples form of each term.
+type triple struct {
+	s, p, o    rdf.Term
+	ss, ps, os string
+}
+
+// terms serializes terms with kg.Term, remembering the IRIs it has
+// serialized (a dataset repeats few: predicates, graphs, subjects). It is
+// not safe for concurrent use.
+type terms struct{ iris map[rdf.IRI]string }
+
+// triple serializes the terms of q: blank nodes and invalid terms fail.
+func (ts *terms) triple(q quad) (triple, error) {
+	t := triple{s: q.s, p: q.p, o: q.o}
+	var err error
+	if t.ss, err = ts.term(q.s); err != nil {
+		return t, err
+	}
+	if t.ps, err = ts.term(q.p); err != nil {
+		return t, err
+	}
+	if t.os, err = ts.term(q.o); err != nil {
+		return t, err
+	}
+	return t, nil
+}
+
+// term is kg.Term with a message that names a blank node, and refusing a
+// language-less rdf:langString.
+func (ts *terms) term(t rdf.Term) (string, error) {
+	switch t := t.(type) {
+	case rdf.IRI:
+		if s, ok := ts.iris[t]; ok {
+			return s, nil
+		}
+		s, err := kg.Term(t)
+		if err != nil {
+			return "", err
+		}
+		if ts.iris == nil || len(ts.iris) >= 4096 {
+			ts.iris = make(map[rdf.IRI]string)
+		}
+		ts.iris[t] = s
+		return s, nil
+	case rdf.Blank:
+		return "", fmt.Errorf("blank node _:%s (Trails writes none)", t.String())
+	case rdf.Literal:
+		if t.Lang() == "" && t.DataType.String() == rdfNS+"langString" {
+			return "", fmt.Errorf("%w: rdf:langString literal %q without a language tag", kg.ErrInvalidTerm, t.String())
+		}
+	}
+	return kg.Term(t)
+}
+
+// graphWriter writes graphs in one format and counts what it writes.
+type graphWriter struct {
+	w        *bufio.Writer
+	trig     bool
+	stats    *ExportStats
+	sessions map[string]bool // the session graphs written to
+	kinds    map[string]graphKind
+	tw       terms
+}
+
+func newGraphWriter(w *bufio.Writer, f Format, stats *ExportStats) *graphWriter {
+	return &graphWriter{w: w, trig: f == TriG, stats: stats, sessions: make(map[string]bool), kinds: make(map[string]graphKind)}
+}
+
+// kind is graphKindOf(g), remembered.
+func (gw *graphWriter) kind(g string) graphKind {
+	k, ok := gw.kinds[g]
+	if !ok {
+		if len(gw.kinds) >= 4096 {
+			clear(gw.kinds)
+		}
+		k, _ = graphKindOf(g)
+		gw.kinds[g] = k
+	}
+	return k
+}
+
+// count counts t, written to graph g.
+func (gw *graphWriter) count(g string, t triple) {
+	gw.stats.Quads++
+	if gw.kind(g) != sessionGraph {
+		return
+	}
+	if !gw.sessions[g] {
+		gw.sessions[g] = true
+		gw.stats.Sessions++
+	}
+	if t.p.String() == ontology.RDFType && t.os == turnClass {
+		gw.stats.Turns++
+	}
+}
+
+var turnClass = "<" + ontology.Turn + ">"
+
+// quad writes t in graph g as one N-Quads line.
+func (gw *graphWriter) quad(g rdf.IRI, t triple) error {
+	gs, err := gw.tw.term(g)
+	if err != nil {
+		return err
+	}
+	gw.count(g.String(), t)
+	gw.w.WriteString(t.ss)
+	gw.w.WriteByte(' ')
+	gw.w.WriteString(t.ps)
+	gw.w.WriteByte(' ')
+	gw.w.WriteString(t.os)
+	gw.w.WriteByte(' ')
+	gw.w.WriteString(gs)
+	_, err = gw.w.WriteString(" .\n")
+	return err
+}
+
+// trigPrefixes are the prefixes a TriG export declares, in order.
+var trigPrefixes = []struct{ name, ns string }{
+	{"rdf", rdfNS},
+	{"xsd", xsdNS},
+	{"dcterms", dctNS},
+	{"prov", ontology.ProvNS},
+	{"trails", ontology.NS},
+	{"session", ontology.SessionBase},
+	{"agent", ontology.AgentBase},
+}
+
+// begin writes what comes before the graphs: TriG's prefixes.
+func (gw *graphWriter) begin() error {
+	if !gw.trig {
+		return nil
+	}
+	for _, p := range trigPrefixes {
+		fmt.Fprintf(gw.w, "PREFIX %s: <%s>\n", p.name, p.ns)
+	}
+	return nil
+}
+
+// graph sorts ts and writes them as graph g.
+func (gw *graphWriter) graph(g rdf.IRI, ts []triple) error {
+	if len(ts) == 0 {
+		return nil
+	}
+	gs, err := kg.Term(g)
+	if err != nil {
+		return err
+	}
+	sortTriples(g.String(), ts)
+	if !gw.trig {
+		for _, t := range ts {
+			if err := gw.quad(g, t); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	for _, t := range ts {
+		gw.count(g.String(), t)
+	}
+	gw.w.WriteString("\nGRAPH ")
+	gw.w.WriteString(trigIRI(g.String(), gs))
+	gw.w.WriteString(" {\n")
+	for i, t := range ts {
+		switch {
+		case i == 0:
+			gw.w.WriteString("    ")
+		case t.ss != ts[i-1].ss:
+			gw.w.WriteString(" .\n\n    ")
+		case t.ps != ts[i-1].ps:
+			gw.w.WriteString(" ;\n        ")
+		default:
+			gw.w.WriteString(", ")
+			gw.w.WriteString(trigObject(t))
+			continue
+		}
+		if i == 0 || t.ss != ts[i-1].ss {
+			gw.w.WriteString(trigIRI(t.s.String(), t.ss))
+			gw.w.WriteByte(' ')
+		}
+		if t.p.String() == ontology.RDFType {
+			gw.w.WriteString("a")
+		} else {
+			gw.w.WriteString(trigIRI(t.p.String(), t.ps))
+		}
+		gw.w.WriteByte(' ')
+		gw.w.WriteString(trigObject(t))
+	}
+	_, err = gw.w.WriteString(" .\n}\n")
+	return err
+}
+
+// trigIRI returns iri as a prefixed name when one of the export's prefixes
+// covers it with a plain local name, else nt (its N-Triples form).
+func trigIRI(iri, nt string) string {
+	for _, p := range trigPrefixes {
+		if local, ok := strings.CutPrefix(iri, p.ns); ok && plainLocal(local) {
+			return p.name + ":" + local
+		}
+	}
+	return nt
+}
+
+// plainLocal reports whether s can stand as a local name without escapes:
+// ASCII letters, digits, '_' and '-', not starting with '-'.
+func plainLocal(s string) bool {
+	if s == "" || s[0] == '-' {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '_' || c == '-') {
+			return false
+		}
+	}
+	return true
+}
+
+// trigObject returns the TriG form of t's object: canonical integers bare,
+// other typed literals with a prefixed datatype when possible.
+func trigObject(t triple) string {
+	l, ok := t.o.(rdf.Literal)
+	if !ok {
+		return trigIRI(t.o.String(), t.os)
+	}
+	dt := l.DataType.String()
+	if l.Lang() != "" || dt == ontology.XSDString {
+		return t.os
+	}
+	if dt == ontology.XSDInteger && canonicalInt(l.String()) {
+		return l.String()
+	}
+	q, err := kg.Term(kg.String(l.String()))
+	if err != nil {
+		return t.os // cannot happen: t.os was written from the same value
+	}
+	dts, err := kg.Term(l.DataType)
+	if err != nil {
+		return t.os
+	}
+	return q + "^^" + trigIRI(dt, dts)
+}
+
+// canonicalInt reports whether s is an integer in canonical form: an
+// optional '-' and digits without leading zeros.
+func canonicalInt(s string) bool {
+	s = strings.TrimPrefix(s, "-")
+	if s == "" || (s[0] == '0' && len(s) > 1) {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		if s[i] < '0' || s[i] > '9' {
+			return false
+		}
+	}
+	return true
+}
+
+// sortTriples orders the triples of graph g: g itself first, then g's turns
+// by index, then other subjects by IRI; within a subject rdf:type first,
+// then by predicate and object.
+func sortTriples(g string, ts []triple) {
+	turnPrefix := g + ontology.TurnPath
+	rank := func(s string) (int, int) {
+		if s == g {
+			return 0, 0
+		}
+		if rest, ok := strings.CutPrefix(s, turnPrefix); ok {
+			if n, err := strconv.Atoi(rest); err == nil && n >= 0 {
+				return 1, n
+			}
+		}
+		return 2, 0
+	}
+	slices.SortFunc(ts, func(a, b triple) int {
+		if a.ss != b.ss {
+			ra, na := rank(a.s.String())
+			rb, nb := rank(b.s.String())
+			if c := cmp.Compare(ra, rb); c != 0 {
+				return c
+			}
+			if c := cmp.Compare(na, nb); c != 0 {
+				return c
+			}
+			return strings.Compare(a.ss, b.ss)
+		}
+		ta, tb := a.p.String() == ontology.RDFType, b.p.String() == ontology.RDFType
+		if ta != tb {
+			if ta {
+				return -1
+			}
+			return 1
+		}
+		if c := strings.Compare(a.ps, b.ps); c != 0 {
+			return c
+		}
+		return strings.Compare(a.os, b.os)
+	})
+}
+
+// Batches of an import: a batch closes once it holds importBatchQuads quads
+// or importBatchBytes bytes; a session graph is never split across batches.
+const (
+	importBatchQuads = 50_000
+	importBatchBytes = 16 << 20
+)
+
+// importGraph is one graph of an import's input.
+type importGraph struct {
+	iri   rdf.IRI
+	kind  graphKind
+	id    string   // session id, for a session graph
+	lines []string // the quads as N-Quads lines, each once
+	size  int      // bytes of lines
+}
+
+// Import reads NQuads or TriG from r (an Export, or any file in Trails'
+// layout) and adds its quads to the store.
+//
+// Import checks everything before it writes anything: the whole input must
+// parse; every quad must be in one of Trails' graphs (a session graph, whose
+// IRI is a session IRI with a canonical UUID, the PROV graph or the ontology
+// graph); blank nodes are refused, since Trails writes none (TriG's [] and
+// collections as well), and so are invalid terms. A session graph that the
+// store already holds must hold exactly the input's triples (literals
+// compared by value, as the store keeps them): such a session is skipped,
+// any difference is a conflict and nothing is written. The PROV and
+// ontology quads are added to what is there (RDF set semantics), so
+// importing the same input twice changes nothing.
+//
+// Then it writes in batches, each one request (one transaction): each
+// session graph whole in one batch, the session graphs first, then the PROV
+// and ontology quads. progress, if not nil, is called after each batch with
+// the quads written so far and the total to write. Import holds the whole
+// input in memory. The check and the writes are not one transaction: a
+// session another writer creates meanwhile is not detected. If a batch fails,
+// the batches before it stay written; importing the same input again
+// completes the import.
+//
+// It returns ErrInvalid for an input that does not parse, a quad outside
+// Trails' graphs, a blank node, an invalid term, or the JSONL format (export
+// only); ErrConflict naming the sessions stored with different content; the
+// error of r; or a store error wrapping the kg error.
+func (st *Store) Import(ctx context.Context, r io.Reader, f Format, progress func(done, total int)) (ImportStats, error) {
+	stats, err := st.importRDF(ctx, r, f, progress)
+	if err != nil {
+		return stats, fmt.Errorf("import: %w", err)
+	}
+	return stats, nil
+}
+
+func (st *Store) importRDF(ctx context.Context, r io.Reader, f Format, progress func(done, total int)) (ImportStats, error) {
+	var stats ImportStats
+	var trig bool
+	switch f {
+	case NQuads:
+	case TriG:
+		trig = true
+	case JSONL:
+		return stats, fmt.Errorf("%w: %s is an export format only", ErrInvalid, f)
+	default:
+		return stats, fmt.Errorf("%w: format %q", ErrInvalid, f)
+	}
+	data, err := io.ReadAll(r)
+	if err != nil {
+		return stats, err
+	}
+	graphs, err := readImport(data, trig)
+	if err != nil {
+		return stats, err
+	}
+	graphs, err = st.unstored(ctx, graphs)
+	if err != nil {
+		return stats, err
+	}
+
+	total, size := 0, 0
+	for _, g := range graphs {
+		total += len(g.lines)
+		size += g.size
+	}
+	var batch bytes.Buffer
+	batch.Grow(min(size, importBatchBytes+importBatchBytes/4))
+	n, sessions := 0, 0
+	send := func() error {
+		if n == 0 {
+			return nil
+		}
+		if err := st.c.LoadQuads(ctx, batch.Bytes()); err != nil {
+			return err
+		}
+		stats.Quads += n
+		stats.Sessions += sessions
+		batch.Reset()
+		n, sessions = 0, 0
+		if progress != nil {
+			progress(stats.Quads, total)
+		}
+		return nil
+	}
+	full := func() bool { return n >= importBatchQuads || batch.Len() >= importBatchBytes }
+	for _, g := range graphs {
+		if g.kind == sessionGraph {
+			if n > 0 && (n+len(g.lines) > importBatchQuads || batch.Len()+g.size > importBatchBytes) {
+				if err := send(); err != nil {
+					return stats, err
+				}
+			}
+			for _, l := range g.lines {
+				batch.WriteString(l)
+			}
+			n += len(g.lines)
+			sessions++
+			continue
+		}
+		for _, l := range g.lines {
+			if full() {
+				if err := send(); err != nil {
+					return stats, err
+				}
+			}
+			batch.WriteString(l)
+			n++
+		}
+	}
+	return stats, send()
+}
+
+// readImport parses and checks an import's input and returns its graphs:
+// session graphs first, in input order, then the PROV and ontology graphs.
+func readImport(data []byte, trig bool) ([]*importGraph, error) {
+	if !utf8.Valid(data) {
+		i := 0
+		for i < len(data) {
+			r, n := utf8.DecodeRune(data[i:])
+			if r == utf8.RuneError && n == 1 {
+				break
+			}
+			i += n
+		}
+		return nil, fmt.Errorf("%w: line %d: not UTF-8", ErrInvalid, 1+bytes.Count(data[:i], []byte{'\n'}))
+	}
+	byIRI := make(map[rdf.Term]*importGraph)
+	var order []*importGraph
+	seen := make(map[string]struct{})
+	var tw terms
+	err := parseRDF(data, trig, func(q quad) error {
+		g := byIRI[q.g]
+		if g == nil {
+			gi, err := importGraphOf(q)
+			if err != nil {
+				return fmt.Errorf("line %d: %w", q.line, err)
+			}
+			g = &importGraph{iri: gi}
+			g.kind, g.id = graphKindOf(gi.String())
+			byIRI[q.g] = g
+			order = append(order, g)
+		}
+		t, err := tw.triple(q)
+		if err != nil {
+			return fmt.Errorf("line %d: %w", q.line, err)
+		}
+		gs, err := tw.term(g.iri)
+		if err != nil {
+			return fmt.Errorf("line %d: %w", q.line, err)
+		}
+		l := nquadLine(t, gs)
+		if _, dup := seen[l]; dup {
+			return nil
+		}
+		seen[l] = struct{}{}
+		g.lines = append(g.lines, l)
+		g.size += len(l)
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("%w: %v", ErrInvalid, err)
+	}
+	slices.SortStableFunc(order, func(a, b *importGraph) int {
+		return cmp.Compare(a.kind, b.kind) // sessions, then PROV, then ontology
+	})
+	return order, nil
+}
+
+// nquadLine returns t in graph gs (serialized) as an N-Quads line.
+func nquadLine(t triple, gs string) string {
+	var b strings.Builder
+	b.Grow(len(t.ss) + len(t.ps) + len(t.os) + len(gs) + 6)
+	b.WriteString(t.ss)
+	b.WriteByte(' ')
+	b.WriteString(t.ps)
+	b.WriteByte(' ')
+	b.WriteString(t.os)
+	b.WriteByte(' ')
+	b.WriteString(gs)
+	b.WriteString(" .\n")
+	return b.String()
+}
+
+// importGraphOf returns the graph of q, if it is one of Trails'.
+func importGraphOf(q quad) (rdf.IRI, error) {
+	switch g := q.g.(type) {
+	case nil:
+		return rdf.IRI{}, errors.New("a triple in the default graph; Trails' data lives in named graphs")
+	case rdf.Blank:
+		return rdf.IRI{}, fmt.Errorf("blank node _:%s as a graph name", g.String())
+	case rdf.IRI:
+		if k, _ := graphKindOf(g.String()); k == foreignGraph {
+			return rdf.IRI{}, fmt.Errorf("graph <%s> is not one of Trails' graphs (a session graph <%s…>, <%s> or <%s>)",
+				g, ontology.SessionBase, ontology.ProvGraph, ontology.OntologyGraph)
+		}
+		return g, nil
+	default:
+		return rdf.IRI{}, fmt.Errorf("a %T as a graph name", g)
+	}
+}
+
+// unstored returns the graphs of an import that are to be written: it
+// drops the session graphs the store holds with the same triples, and
+// fails with ErrConflict if it holds any with different ones.
+func (st *Store) unstored(ctx context.Context, graphs []*importGraph) ([]*importGraph, error) {
+	var rows [][]rdf.Term
+	for _, g := range graphs {
+		if g.kind == sessionGraph {
+			rows = append(rows, []rdf.Term{g.iri})
+		}
+	}
+	if len(rows) == 0 {
+		return graphs, nil
+	}
+	q, err := kg.BindTables(qStoredGraphs, nil, map[string]kg.Table{"graphs": {Vars: []string{"g"}, Rows: rows}})
+	if err != nil {
+		return nil, fmt.Errorf("export-stored-graphs: %w", err)
+	}
+	res, err := st.c.Query(ctx, q)
+	if err != nil {
+		return nil, err
+	}
+	stored := make(map[string]bool, len(res.Solutions))
+	for _, row := range res.Solutions {
+		stored[row.String("g")] = true
+	}
+	var conflicts []string
+	keep := graphs[:0:0]
+	for _, g := range graphs {
+		if g.kind != sessionGraph || !stored[g.iri.String()] {
+			keep = append(keep, g)
+			continue
+		}
+		same, err := st.sameGraph(ctx, g)
+		if err != nil {
+			return nil, err
+		}
+		if !same {
+			conflicts = append(conflicts, g.id)
+		}
+	}
+	if n := len(conflicts); n > 0 {
+		more := ""
+		if n > 10 {
+			more = fmt.Sprintf(" and %d more", n-10)
+			conflicts = conflicts[:10]
+		}
+		return nil, fmt.Errorf("%w: %d sessions are stored with other content (%s%s); nothing was written",
+			ErrConflict, n, strings.Join(conflicts, ", "), more)
+	}
+	return keep, nil
+}
+
+// sameGraph reports whether the store holds exactly the triples of g,
+// literals compared by value.
+func (st *Store) sameGraph(ctx context.Context, g *importGraph) (bool, error) {
+	nt, err := st.c.GetGraph(ctx, g.iri)
+	if errors.Is(err, kg.ErrNotFound) {
+		return len(g.lines) == 0, nil
+	}
+	if err != nil {
+		return false, err
+	}
+	stored, err := tripleKeys(nt)
+	if err != nil {
+		return false, fmt.Errorf("%w: graph <%s>: %v", ErrCorrupt, g.iri, err)
+	}
+	input, err := tripleKeys([]byte(strings.Join(g.lines, "")))
+	if err != nil {
+		return false, err
+	}
+	return maps.Equal(stored, input), nil
+}
+
+// tripleKeys returns the set of the triples of an N-Triples or N-Quads
+// document (graphs ignored), each as the SHA-256 of its tripleKey.
+func tripleKeys(doc []byte) (map[[sha256.Size]byte]struct{}, error) {
+	keys := make(map[[sha256.Size]byte]struct{})
+	var tw terms
+	err := parseRDF(doc, false, func(q quad) error {
+		t, err := tw.triple(q)
+		if err != nil {
+			return err
+		}
+		keys[sha256.Sum256([]byte(tripleKey(t)))] = struct{}{}
+		return nil
+	})
+	return keys, err
+}
+
+// tripleKey is a triple with its object normalized to its value, as the
+// store keeps it: TDB2 stores "05"^^xsd:integer as 5, and a dateTime's
+// trailing zeros are lost.
+func tripleKey(t triple) string {
+	return t.ss + " " + t.ps + " " + normalObject(t)
+}
+
+func normalObject(t triple) string {
+	l, ok := t.o.(rdf.Literal)
+	if !ok {
+		return t.os
+	}
+	if lang := l.Lang(); lang != "" {
+		return strconv.Quote(l.String()) + "@" + strings.ToLower(lang)
+	}
+	v, dt := l.String(), l.DataType.String()
+	local, _ := strings.CutPrefix(dt, xsdNS)
+	switch local {
+	case "integer", "long", "int", "short", "byte", "nonNegativeInteger", "positiveInteger",
+		"nonPositiveInteger", "negativeInteger", "unsignedLong", "unsignedInt", "unsignedShort", "unsignedByte":
+		if n, ok := new(big.Int).SetString(strings.TrimPrefix(v, "+"), 10); ok {
+			v = n.String()
+		}
+	case "decimal":
+		if r, ok := new(big.Rat).SetString(v); ok {
+			v = r.RatString()
+		}
+	case "double", "float":
+		if x, err := strconv.ParseFloat(v, 64); err == nil {
+			v = strconv.FormatFloat(x, 'g', -1, 64)
+		}
+	case "boolean":
+		switch v {
+		case "1":
+			v = "true"
+		case "0":
+			v = "false"
+		}
+	case "dateTime":
+		if tm, err := time.Parse(time.RFC3339Nano, v); err == nil {
+			v = tm.UTC().Format(time.RFC3339Nano)
+		}
+	default:
+		return t.os
+	}
+	return strconv.Quote(v) + "^^" + local
+}
