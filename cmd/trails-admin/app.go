@@ -34,6 +34,7 @@ func commands() []command {
 	return []command{
 		&initCmd{}, &demoCmd{}, &sessionsCmd{}, &showCmd{replay: false}, &showCmd{replay: true},
 		&treeCmd{}, &orphansCmd{}, &detachCmd{}, &deleteCmd{},
+		&exportCmd{}, &importCmd{},
 		&auditCmd{},
 	}
 }

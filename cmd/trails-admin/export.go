@@ -1,0 +1,92 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+
+	"github.com/trails-kg/trails/session"
+)
+
+type exportCmd struct {
+	format string
+	output string
+}
+
+func (*exportCmd) name() string  { return "export" }
+func (*exportCmd) usage() string { return "[ID ...] [--format nquads|turtle|jsonl] [-o FILE]" }
+func (*exportCmd) synopsis() string {
+	return "back up the whole dataset, or the trees of the given sessions with their ancestors"
+}
+func (*exportCmd) example() string {
+	return "trails-admin export -o backup.nq\ntrails-admin export 019aa4c5-6f1e-7c3a-9d2b-5e8f0a1b2c3d --format jsonl > turns.jsonl"
+}
+func (c *exportCmd) flags(fs *flag.FlagSet) {
+	fs.StringVar(&c.format, "format", "nquads", "nquads (the backup format), turtle (TriG: Turtle with graphs) or jsonl (one turn per line)")
+	fs.StringVar(&c.output, "o", "", "write to `FILE` instead of stdout (written whole or not at all)")
+}
+
+func (c *exportCmd) run(ctx context.Context, a *app, args []string) error {
+	f, err := session.ParseFormat(c.format)
+	if err != nil {
+		return usageErrorf("export: unknown --format %q; want nquads, turtle or jsonl; try: trails-admin export -h", c.format)
+	}
+	st, err := a.store(ctx)
+	if err != nil {
+		return err
+	}
+	w, commit, abort, err := c.sink(a.stdout)
+	if err != nil {
+		return err
+	}
+	p := a.progress("export")
+	p.update(0, 1, "")
+	stats, err := st.Export(ctx, w, f, args...)
+	p.finish()
+	if err != nil {
+		abort()
+		return err
+	}
+	if err := commit(); err != nil {
+		return err
+	}
+	fmt.Fprintf(a.stderr, "exported %s, %s, %s\n", plural(stats.Sessions, "session"), plural(stats.Turns, "turn"), plural(stats.Quads, "quad"))
+	return nil
+}
+
+// sink returns where the export goes: stdout, or a temporary file renamed
+// to the output file once the export is complete.
+func (c *exportCmd) sink(stdout io.Writer) (w io.Writer, commit func() error, abort func(), err error) {
+	if c.output == "" || c.output == "-" {
+		bw := bufio.NewWriterSize(stdout, 1<<16)
+		return bw, bw.Flush, func() { bw.Flush() }, nil
+	}
+	tmp, err := os.CreateTemp(dirOf(c.output), ".trails-export-*")
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	bw := bufio.NewWriterSize(tmp, 1<<16)
+	commit = func() error {
+		if err := bw.Flush(); err != nil {
+			return err
+		}
+		if err := tmp.Close(); err != nil {
+			return err
+		}
+		return os.Rename(tmp.Name(), c.output)
+	}
+	abort = func() { tmp.Close(); os.Remove(tmp.Name()) }
+	return bw, commit, abort, nil
+}
+
+func dirOf(path string) string {
+	for i := len(path) - 1; i >= 0; i-- {
+		if path[i] == '/' {
+			return path[:i+1]
+		}
+	}
+	return "."
+}
