@@ -33,7 +33,7 @@ type command interface {
 func commands() []command {
 	return []command{
 		&initCmd{}, &demoCmd{}, &sessionsCmd{}, &showCmd{replay: false}, &showCmd{replay: true},
-		&treeCmd{}, &orphansCmd{}, &detachCmd{}, &deleteCmd{},
+		&treeCmd{}, &orphansCmd{}, &checkCmd{}, &detachCmd{}, &deleteCmd{},
 		&exportCmd{}, &importCmd{},
 		&auditCmd{},
 	}
@@ -44,7 +44,16 @@ type app struct {
 	stdout, stderr io.Writer
 	tty            bool // stderr is a terminal: show progress
 	conn           connFlags
+	timeoutSet     bool // --timeout was given
 	client         *kg.Client
+}
+
+// longRequests lifts the request time limit to longWork for a command
+// that reads or writes the whole dataset, unless --timeout was given.
+func (a *app) longRequests() {
+	if !a.timeoutSet {
+		a.conn.timeout = longWork
+	}
 }
 
 // connFlags are the connection flags every command takes.
@@ -187,6 +196,9 @@ func dispatch(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 			return writeCommandHelp(stdout, c, fs)
 		}
 		return usageErrorf("%s: %s; try: trails-admin %s -h", c.name(), flagError(err), c.name())
+	}
+	for _, set := range []*flag.FlagSet{global, fs} {
+		set.Visit(func(f *flag.Flag) { a.timeoutSet = a.timeoutSet || f.Name == "timeout" })
 	}
 	return c.run(ctx, a, fs.Args())
 }

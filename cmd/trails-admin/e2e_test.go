@@ -6,6 +6,7 @@ package main_test
 
 import (
 	"context"
+	"encoding/json"
 	"flag"
 	"fmt"
 	"maps"
@@ -701,4 +702,123 @@ func dump(tb testing.TB, c *kg.Client) []string {
 	lines := strings.Split(strings.TrimSpace(b.String()), "\n")
 	sort.Strings(lines)
 	return lines
+}
+
+// TestCheck: a clean family has no findings; a dataset made corrupt on
+// purpose (a cycle, a missing parent, a SHACL violation) has each reported.
+func TestCheck(t *testing.T) {
+	f := seedFamily(t)
+	r := storeRunner(t)
+	ctx := context.Background()
+	clean := r.mustRun(t, 0, "check")
+	cleanJSON := r.mustRun(t, 0, "check", "--json")
+
+	// A cycle of two sessions, written behind the library's back.
+	x, y := "0190c5d2-0000-7000-8000-0000000000aa", "0190c5d2-0000-7000-8000-0000000000bb"
+	var d kg.Data
+	for _, pair := range [][2]string{{x, y}, {y, x}} {
+		g := kg.MustIRI(ontology.SessionIRI(pair[0]))
+		d.Add(g, g, kg.MustIRI(ontology.RDFType), kg.MustIRI(ontology.Session))
+		d.Add(g, g, kg.MustIRI(ontology.DCTIdentifier), kg.String(pair[0]))
+		d.Add(g, g, kg.MustIRI(ontology.ParentSession), kg.MustIRI(ontology.SessionIRI(pair[1])))
+		d.Add(g, g, kg.MustIRI(ontology.ForkedAtIndex), kg.Int(0))
+	}
+	// A SHACL violation: a turn of the other root with an empty role.
+	g := kg.MustIRI(ontology.SessionIRI(f.other))
+	d.Add(g, kg.MustIRI(ontology.TurnIRI(g.String(), 1)), kg.MustIRI(ontology.Role), kg.String(""))
+	u, err := d.InsertData()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := f.c.Update(ctx, u); err != nil {
+		t.Fatal(err)
+	}
+	// A missing parent: drop a's graph.
+	if err := f.c.DeleteGraph(ctx, kg.MustIRI(ontology.SessionIRI(f.a))); err != nil {
+		t.Fatal(err)
+	}
+	corrupt := r.mustRun(t, 1, "check")
+	corruptJSON := r.mustRun(t, 1, "check", "--json")
+	golden(t, "check", []string{f.c.Endpoint()},
+		"the family, clean; then with a two-session cycle, a's graph dropped and an empty role on a turn of other",
+		clean, cleanJSON, corrupt, corruptJSON)
+
+	out := decode[map[string]any](t, corruptJSON)
+	hasFields(t, "check", out, "findings", "count")
+	rules := map[string]bool{}
+	for _, raw := range out["findings"].([]any) {
+		fnd := raw.(map[string]any)
+		hasFields(t, "finding", fnd, "rule", "resource", "message")
+		rules[fnd["rule"].(string)] = true
+	}
+	for _, want := range []string{"cycle", "orphan", "shacl"} {
+		if !rules[want] {
+			t.Errorf("check does not report a %q finding: %v", want, rules)
+		}
+	}
+}
+
+// TestExportImport: an export imported into an empty dataset gives back
+// the same sessions; a second import changes nothing; a bad file is
+// refused with nothing written.
+func TestExportImport(t *testing.T) {
+	f := seedFamily(t)
+	r := storeRunner(t)
+	dir := t.TempDir()
+	backup := dir + "/backup.nq"
+	before := map[string]string{}
+	ids := []string{f.root, f.other, f.a, f.b, f.fc}
+	for _, id := range ids {
+		before[id] = r.mustRun(t, 0, "show", id, "--json").stdout
+	}
+	sessions := r.mustRun(t, 0, "sessions").stdout
+	exp := r.mustRun(t, 0, "export", "-o", backup)
+	trig := r.mustRun(t, 0, "export", f.a, "--format", "turtle")
+	jsonl := r.mustRun(t, 0, "export", f.b, "--format", "jsonl")
+
+	fusekitest.Empty(t)
+	imp := r.mustRun(t, 0, "import", backup)
+	again := r.mustRun(t, 0, "import", backup)
+	for _, id := range ids {
+		if got := r.mustRun(t, 0, "show", id, "--json").stdout; got != before[id] {
+			t.Errorf("show %s after export and import:\n%s\nwant:\n%s", id, got, before[id])
+		}
+	}
+	if got := r.mustRun(t, 0, "sessions").stdout; got != sessions {
+		t.Errorf("sessions after import:\n%s\nwant:\n%s", got, sessions)
+	}
+	bad := dir + "/bad.nq"
+	if err := os.WriteFile(bad, []byte("<urn:s> <urn:p> \"x\" <urn:not-a-trails-graph> .\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	count := tripleCount(t, f.c)
+	refused := r.mustRun(t, 2, "import", bad)
+	if got := tripleCount(t, f.c); got != count {
+		t.Errorf("a refused import changed the store: %d triples before, %d after", count, got)
+	}
+	badFormat := r.mustRun(t, 2, "export", "--format", "xml")
+	runs := []result{exp, jsonl, imp, again, refused, badFormat}
+	for i := range runs { // the temporary directory differs from run to run
+		for j, a := range runs[i].args {
+			runs[i].args[j] = strings.ReplaceAll(a, dir, "$DIR")
+		}
+		runs[i].stderr = strings.ReplaceAll(runs[i].stderr, dir, "$DIR")
+	}
+	golden(t, "export-import", []string{f.c.Endpoint()}, "the family exported, the dataset wiped, the export imported", runs...)
+	// The TriG holds digests of turns stamped with the clock: checked, not golden.
+	for _, want := range []string{"PREFIX trails: <https://w3id.org/trails/ns#>", "GRAPH session:" + f.a + " {", "GRAPH session:" + f.root + " {", "GRAPH session:" + f.b + " {", "GRAPH <https://w3id.org/trails/graph/prov> {"} {
+		if !strings.Contains(trig.stdout, want) {
+			t.Errorf("export %s --format turtle lacks %q", f.a, want)
+		}
+	}
+	if strings.Contains(trig.stdout, "GRAPH session:"+f.other) {
+		t.Errorf("export %s --format turtle holds the unrelated session %s", f.a, f.other)
+	}
+	for _, line := range strings.Split(strings.TrimSpace(jsonl.stdout), "\n") {
+		turn := map[string]any{}
+		if err := json.Unmarshal([]byte(line), &turn); err != nil {
+			t.Fatalf("jsonl line %q: %v", line, err)
+		}
+		hasFields(t, "jsonl turn", turn, "session", "parent", "branch", "principal", "index", "role", "content", "turn_branch", "created")
+	}
 }

@@ -34,6 +34,7 @@ func (c *exportCmd) run(ctx context.Context, a *app, args []string) error {
 	if err != nil {
 		return usageErrorf("export: unknown --format %q; want nquads, turtle or jsonl; try: trails-admin export -h", c.format)
 	}
+	a.longRequests()
 	st, err := a.store(ctx)
 	if err != nil {
 		return err
@@ -53,7 +54,11 @@ func (c *exportCmd) run(ctx context.Context, a *app, args []string) error {
 	if err := commit(); err != nil {
 		return err
 	}
-	fmt.Fprintf(a.stderr, "exported %s, %s, %s\n", plural(stats.Sessions, "session"), plural(stats.Turns, "turn"), plural(stats.Quads, "quad"))
+	msg := fmt.Sprintf("exported %s, %s", plural(stats.Sessions, "session"), plural(stats.Turns, "turn"))
+	if f != session.JSONL {
+		msg += ", " + plural(stats.Quads, "quad")
+	}
+	fmt.Fprintln(a.stderr, msg)
 	return nil
 }
 

@@ -47,6 +47,7 @@ func (c *importCmd) run(ctx context.Context, a *app, args []string) error {
 		}
 		defer in.Close()
 	}
+	a.longRequests()
 	st, err := a.store(ctx)
 	if err != nil {
 		return err
