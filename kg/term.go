@@ -61,6 +61,12 @@ func String(s string) rdf.Literal {
 	return rdf.NewTypedLiteral(s, rdf.IRI(MustIRI(xsdString)))
 }
 
+// Bool returns b as an xsd:boolean literal.
+func Bool(b bool) rdf.Literal {
+	l, _ := rdf.NewLiteral(b) // cannot fail for a bool
+	return l
+}
+
 // Int returns n as an xsd:integer literal.
 func Int(n int) rdf.Literal {
 	l, _ := rdf.NewLiteral(n) // cannot fail for an int

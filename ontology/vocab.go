@@ -70,6 +70,9 @@ const (
 	// Detached links a Detach activity to the fork it made a root
 	// (trails:detached).
 	Detached = NS + "detached"
+	// AcrossPrincipals marks a Fork of another principal's session made
+	// with explicit permission (trails:acrossPrincipals).
+	AcrossPrincipals = NS + "acrossPrincipals"
 )
 
 // Terms returns the IRIs of all classes and properties defined in trails.ttl,
@@ -78,7 +81,7 @@ func Terms() []string {
 	return []string{
 		Session, Turn, Fork, Detach, Deletion,
 		ParentSession, ForkedAtIndex, Branch, TurnSession, Index, Role,
-		Content, Created, Principal, ForkPoint, CopiedFrom, OwnTurns, HeadDigest, Detached,
+		Content, Created, Principal, ForkPoint, CopiedFrom, OwnTurns, HeadDigest, Detached, AcrossPrincipals,
 	}
 }
 

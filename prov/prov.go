@@ -21,6 +21,9 @@ type Fork struct {
 	At        int
 	Principal string
 	Time      time.Time
+	// AcrossPrincipals says that Principal forked another principal's
+	// session with explicit permission (session.AcrossPrincipals).
+	AcrossPrincipals bool
 }
 
 // Detach is the record of one detach: Principal materialized the prefix
@@ -65,6 +68,9 @@ func AddFork(d *kg.Data, f Fork) rdf.IRI {
 	addActivity(d, act, ontology.Fork, f.Principal, f.Time)
 	d.Add(g, act, kg.MustIRI(ontology.ProvUsed), parent)
 	d.Add(g, act, kg.MustIRI(ontology.ForkPoint), kg.Int(f.At))
+	if f.AcrossPrincipals {
+		d.Add(g, act, kg.MustIRI(ontology.AcrossPrincipals), kg.Bool(true))
+	}
 	return act
 }
 

@@ -85,6 +85,9 @@ var (
 // when the dataset has no SHACL endpoint, kg.ErrProtocol) or a context
 // error, with no findings.
 func (st *Store) Check(ctx context.Context) ([]Finding, error) {
+	if err := st.operator("check"); err != nil {
+		return nil, err
+	}
 	var all []Finding
 	for _, r := range []struct {
 		name string

@@ -124,6 +124,9 @@ var (
 // blank node in a Trails graph), for JSONL the errors of Load (a missing
 // ancestor, ...), the error of w, or a store error wrapping the kg error.
 func (st *Store) Export(ctx context.Context, w io.Writer, f Format, ids ...string) (ExportStats, error) {
+	if err := st.operator("export"); err != nil {
+		return ExportStats{}, err
+	}
 	stats, err := st.export(ctx, w, f, ids)
 	if err != nil {
 		return stats, fmt.Errorf("export: %w", err)
@@ -868,6 +871,9 @@ type importGraph struct {
 // only); ErrConflict naming the sessions stored with different content; the
 // error of r; or a store error wrapping the kg error.
 func (st *Store) Import(ctx context.Context, r io.Reader, f Format, progress func(done, total int)) (ImportStats, error) {
+	if err := st.operator("import"); err != nil {
+		return ImportStats{}, err
+	}
 	stats, err := st.importRDF(ctx, r, f, progress)
 	if err != nil {
 		return stats, fmt.Errorf("import: %w", err)

@@ -15,6 +15,9 @@ import (
 // Running it again changes nothing. It returns the number of bytes of
 // Turtle loaded, or a store error wrapping the kg error.
 func (st *Store) Init(ctx context.Context) (int, error) {
+	if err := st.operator("init"); err != nil {
+		return 0, err
+	}
 	var b bytes.Buffer
 	b.Write(ontology.Vocabulary)
 	b.WriteString("\n")

@@ -44,6 +44,12 @@ func (st *Store) List(ctx context.Context, opts ...ListOption) ([]Info, error) {
 	for _, o := range opts {
 		o(&cfg)
 	}
+	if st.scope != "" {
+		if cfg.principal != "" && cfg.principal != st.scope {
+			return []Info{}, nil
+		}
+		cfg.principal = st.scope
+	}
 	var q string
 	var err error
 	if cfg.principal != "" {
@@ -93,7 +99,7 @@ func (st *Store) children(ctx context.Context, id string) ([]Info, error) {
 	if err != nil {
 		return nil, fmt.Errorf("branches of %s: %w", id, err)
 	}
-	return infos, nil
+	return st.scoped(infos), nil
 }
 
 // Info returns the stored description of session id.
@@ -112,7 +118,7 @@ func (st *Store) Info(ctx context.Context, id string) (Info, error) {
 	if err != nil {
 		return Info{}, fmt.Errorf("info %s: %w", id, err)
 	}
-	switch len(infos) {
+	switch infos = st.scoped(infos); len(infos) {
 	case 0:
 		return Info{}, fmt.Errorf("info %s: %w", id, ErrNotFound)
 	case 1:
@@ -120,6 +126,20 @@ func (st *Store) Info(ctx context.Context, id string) (Info, error) {
 	default:
 		return Info{}, fmt.Errorf("info %s: %w: %d descriptions", id, ErrCorrupt, len(infos))
 	}
+}
+
+// scoped keeps the infos visible to st.
+func (st *Store) scoped(infos []Info) []Info {
+	if st.scope == "" {
+		return infos
+	}
+	kept := infos[:0]
+	for _, in := range infos {
+		if st.visible(in.Principal) {
+			kept = append(kept, in)
+		}
+	}
+	return kept
 }
 
 // infos runs a query with the columns of list.rq and reads its rows.

@@ -62,6 +62,9 @@ func (st *Store) load(ctx context.Context, id string, upTo int) (*Session, []str
 	if err != nil {
 		return nil, nil, err
 	}
+	if !st.visible(chain[0].principal) {
+		return nil, nil, ErrNotFound
+	}
 	spans := spansOf(chain, upTo)
 	owner := func(i int) *link {
 		for _, sp := range spans {

@@ -41,6 +41,9 @@ func (st *Store) Persist(ctx context.Context, s *Session) error {
 	if err := s.validate(); err != nil {
 		return fmt.Errorf("persist %s: %w", s.ID, err)
 	}
+	if !st.visible(s.Principal) {
+		return fmt.Errorf("persist %s: %w: the session's principal is %q, the store's %q", s.ID, ErrForbidden, s.Principal, st.scope)
+	}
 	for i := s.ForkedAt; i < len(s.Turns); i++ {
 		if s.Turns[i].Created.IsZero() {
 			s.Turns[i].Created = st.now()
@@ -141,6 +144,9 @@ func (st *Store) create(ctx context.Context, s *Session, row kg.Solution) (bool,
 		if depth = pdepth + 1; depth > st.maxDepth {
 			return false, fmt.Errorf("%w: the fork would have %d ancestors, more than %d", ErrForkDepth, depth, st.maxDepth)
 		}
+		if pp := row.String("pprincipal"); !st.visible(pp) && !s.across {
+			return false, fmt.Errorf("%w: parent %s belongs to %q; fork it with AcrossPrincipals to allow it", ErrForbidden, s.ParentID, pp)
+		}
 		if _, taken := row["taken"]; taken {
 			relabel(s)
 			return false, nil
@@ -162,7 +168,8 @@ func (st *Store) create(ctx context.Context, s *Session, row kg.Solution) (bool,
 	if s.ParentID == "" {
 		u, err = withData("create-root", uCreateRoot, &d, kg.Params{"s": g})
 	} else {
-		prov.AddFork(&d, prov.Fork{Child: s.ID, Parent: s.ParentID, At: s.ForkedAt, Principal: s.Principal, Time: now})
+		prov.AddFork(&d, prov.Fork{Child: s.ID, Parent: s.ParentID, At: s.ForkedAt, Principal: s.Principal, Time: now,
+			AcrossPrincipals: s.across && !st.visible(row.String("pprincipal"))})
 		u, err = withData("create-fork", uCreateFork, &d, kg.Params{
 			"s": g, "parent": sessionIRI(s.ParentID), "branch": kg.String(s.Branch),
 		})

@@ -52,6 +52,10 @@ var (
 	// ErrInvalid: bad input, such as a bad id, a fork point out of range,
 	// invalid UTF-8 or an empty role. Nothing was sent to the store.
 	ErrInvalid = errors.New("session: invalid")
+	// ErrForbidden: a Store scoped to a principal (ForPrincipal) was asked
+	// to act on another principal's session, or to fork one without
+	// AcrossPrincipals, or to run an operator's whole-dataset operation.
+	ErrForbidden = errors.New("session: not allowed for this principal")
 	// ErrCorrupt: the stored data breaks Trails' rules (a gap or a
 	// duplicate in a session's turn indices, two parents, ...); run
 	// trails-admin check.
@@ -92,8 +96,17 @@ type Session struct {
 	Branch    string // MainBranch for a root, "fork-" + 8 hex chars for a fork
 	Turns     []Turn // the whole effective history: inherited prefix, then its own turns
 
-	depth int // number of ancestors, as far as this value knows
+	depth  int  // number of ancestors, as far as this value knows
+	across bool // forked with AcrossPrincipals: may be persisted by a scoped Store whatever the parent's principal
 }
+
+// ForkOption qualifies a Fork.
+type ForkOption func(*Session)
+
+// AcrossPrincipals allows a Store scoped to a principal (ForPrincipal) to
+// persist this fork although its parent belongs to another principal. The
+// fork's PROV record says so (trails:acrossPrincipals true).
+func AcrossPrincipals() ForkOption { return func(s *Session) { s.across = true } }
 
 // New returns a new root session of principal, with a fresh UUIDv7 id and no
 // turns.
@@ -121,7 +134,7 @@ func (s *Session) Append(role, content string) Turn {
 //
 // It returns ErrInvalid when at is out of range or s has no id, and
 // ErrForkDepth when the child's chain would exceed MaxForkDepth.
-func (s *Session) Fork(at int) (*Session, error) {
+func (s *Session) Fork(at int, opts ...ForkOption) (*Session, error) {
 	if err := checkID(s.ID); err != nil {
 		return nil, fmt.Errorf("fork: %w", err)
 	}
@@ -141,6 +154,9 @@ func (s *Session) Fork(at int) (*Session, error) {
 		depth:     s.depth + 1,
 	}
 	copy(child.Turns, s.Turns[:at])
+	for _, o := range opts {
+		o(child)
+	}
 	return child, nil
 }
 

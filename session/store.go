@@ -36,6 +36,36 @@ type Store struct {
 	c        querier
 	clock    func() time.Time
 	maxDepth int
+	scope    string // ForPrincipal: the only principal whose sessions this Store sees
+}
+
+// ForPrincipal scopes a Store to principal p: it lists, loads, replays,
+// forks, detaches and deletes only p's sessions (any other is ErrNotFound,
+// as if absent), persists only sessions whose Principal is p, and refuses
+// (ErrForbidden) to persist a fork of another principal's session unless
+// it was made with AcrossPrincipals, and to run the operators'
+// whole-dataset operations (Check, Export, Import, Init). A Store without
+// it sees everything.
+func ForPrincipal(p string) StoreOption {
+	return func(st *Store) { st.scope = p }
+}
+
+// unscoped returns a copy of st that sees every session.
+func (st *Store) unscoped() *Store {
+	u := *st
+	u.scope = ""
+	return &u
+}
+
+// visible reports whether a session of principal p is visible to st.
+func (st *Store) visible(p string) bool { return st.scope == "" || p == st.scope }
+
+// operator returns ErrForbidden for a scoped Store.
+func (st *Store) operator(op string) error {
+	if st.scope != "" {
+		return fmt.Errorf("%s: %w: a Store scoped to %q cannot run an operator's whole-dataset operation", op, ErrForbidden, st.scope)
+	}
+	return nil
 }
 
 // StoreOption configures a Store.

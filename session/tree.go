@@ -50,13 +50,14 @@ func (st *Store) tree(ctx context.Context, id string) (*Node, error) {
 	if err != nil {
 		return nil, err
 	}
+	infos = st.scoped(infos)
 	roots := grow(infos, func(in Info) bool { return in.ID == id })
 	if len(roots) == 0 {
 		return nil, ErrNotFound
 	}
 	top := roots[0]
 	if top.ParentID != "" {
-		if _, err := st.Info(ctx, top.ParentID); errors.Is(err, ErrNotFound) {
+		if _, err := st.unscoped().Info(ctx, top.ParentID); errors.Is(err, ErrNotFound) {
 			top.ParentMissing = true
 		} else if err != nil {
 			return nil, err
@@ -67,7 +68,8 @@ func (st *Store) tree(ctx context.Context, id string) (*Node, error) {
 
 // Forest returns every stored session as fork trees: one per root, newest
 // root first, then one per orphan (a fork whose parent is missing, marked
-// ParentMissing).
+// ParentMissing). In a scoped Store a fork of another principal's session
+// heads a tree of its own.
 //
 // It returns a store error wrapping the kg error.
 func (st *Store) Forest(ctx context.Context) ([]*Node, error) {
@@ -75,19 +77,26 @@ func (st *Store) Forest(ctx context.Context) ([]*Node, error) {
 	if err != nil {
 		return nil, fmt.Errorf("forest: %w", err)
 	}
+	stored := make(map[string]bool, len(infos))
+	for _, in := range infos {
+		stored[in.ID] = true
+	}
+	infos = st.scoped(infos)
 	// Oldest first, so that children come out oldest first.
 	for i, j := 0, len(infos)-1; i < j; i, j = i+1, j-1 {
 		infos[i], infos[j] = infos[j], infos[i]
 	}
-	byID := make(map[string]bool, len(infos))
+	visible := make(map[string]bool, len(infos))
 	for _, in := range infos {
-		byID[in.ID] = true
+		visible[in.ID] = true
 	}
-	trees := grow(infos, func(in Info) bool { return in.ParentID == "" || !byID[in.ParentID] })
+	// A top is a root, an orphan, or (in a scoped Store) a fork of another
+	// principal's session.
+	trees := grow(infos, func(in Info) bool { return in.ParentID == "" || !visible[in.ParentID] })
 	var roots, orphans []*Node
 	for _, t := range trees {
-		if t.ParentID != "" {
-			t.ParentMissing = true
+		t.ParentMissing = t.ParentID != "" && !stored[t.ParentID]
+		if t.ParentMissing {
 			orphans = append(orphans, t)
 		} else {
 			roots = append(roots, t)
