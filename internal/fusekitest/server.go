@@ -33,6 +33,10 @@ type Options struct {
 	Users map[string]string
 	// Port to listen on; 0 picks a free one.
 	Port int
+	// Config is the Fuseki configuration file, absolute or relative to the
+	// repository root; "" means fuseki/trails.ttl. Its TDB2 location must be
+	// "databases/trails", as there, so that it can run in memory.
+	Config string
 }
 
 // Server is a Fuseki process started from the cached jar with the project's
@@ -70,7 +74,14 @@ func StartServer(opts Options) (*Server, error) {
 	if err != nil {
 		return nil, err
 	}
-	conf, err := os.ReadFile(filepath.Join(root, "fuseki", "trails.ttl"))
+	config := opts.Config
+	if config == "" {
+		config = filepath.Join("fuseki", "trails.ttl")
+	}
+	if !filepath.IsAbs(config) {
+		config = filepath.Join(root, config)
+	}
+	conf, err := os.ReadFile(config)
 	if err != nil {
 		return nil, err
 	}
