@@ -13,6 +13,11 @@ func SessionIRI(id string) string { return SessionBase + url.PathEscape(id) }
 // with IRI session.
 func TurnIRI(session string, i int) string { return session + TurnPath + strconv.Itoa(i) }
 
+// AnchorIRI returns the IRI of the anchor named name in the graph of the
+// session with IRI session; the name is percent-encoded, so the IRI is
+// always valid.
+func AnchorIRI(session, name string) string { return session + AnchorPath + url.PathEscape(name) }
+
 // AgentIRI returns the IRI of the agent acting as principal.
 func AgentIRI(principal string) string { return AgentBase + url.PathEscape(principal) }
 

@@ -62,6 +62,9 @@ func checkBreakages(t *testing.T, rep *kg.Report) {
 		ontology.Role:          false, // a turn without a role
 		ontology.ForkedAtIndex: false, // a fork without forkedAtIndex
 		ontology.Branch:        false, // a bad branch label
+		ontology.Tag:           false, // a tag with a space
+		ontology.AnchorIndex:   false, // an anchor without an index
+		ontology.ForkType:      false, // an unknown fork type
 	}
 	for _, r := range rep.Results {
 		if _, ok := want[r.Path]; ok {

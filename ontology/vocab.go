@@ -75,6 +75,47 @@ const (
 	AcrossPrincipals = NS + "acrossPrincipals"
 )
 
+// Anchors, tags and fork metadata (the seed designs 001 and 003).
+const (
+	// Anchor is a named position in a session's effective history
+	// (trails:Anchor).
+	Anchor = NS + "Anchor"
+	// AnchorOf links an anchor to the session that named it
+	// (trails:anchorOf).
+	AnchorOf = NS + "anchorOf"
+	// AnchorName is an anchor's name, unique per session
+	// (trails:anchorName).
+	AnchorName = NS + "anchorName"
+	// AnchorIndex is the position an anchor names: the length of the
+	// session's effective history when it was anchored (trails:anchorIndex).
+	AnchorIndex = NS + "anchorIndex"
+	// AnchorState is the state recorded with an anchor, a JSON object of
+	// strings (trails:anchorState).
+	AnchorState = NS + "anchorState"
+	// Tag is a label on a session, for organizing sessions (trails:tag).
+	Tag = NS + "tag"
+	// ForkType is how a fork came about: "auto-edit" or "auto-regenerate";
+	// absent means "explicit" (trails:forkType).
+	ForkType = NS + "forkType"
+	// CreatedBy says who initiated a fork: "system"; absent means "user"
+	// (trails:createdBy).
+	CreatedBy = NS + "createdBy"
+	// Reason is why a fork was made, in words (trails:reason).
+	Reason = NS + "reason"
+	// NextSteps is what a fork is meant to do next, the intention of seed
+	// 001 (trails:nextSteps).
+	NextSteps = NS + "nextSteps"
+	// ContextSummary summarizes the context a fork starts from
+	// (trails:contextSummary).
+	ContextSummary = NS + "contextSummary"
+	// FromAnchor links a Fork activity to the anchor it forked at
+	// (trails:fromAnchor).
+	FromAnchor = NS + "fromAnchor"
+	// BeforeTurn links a Fork activity to the turn it forked before: the
+	// first turn the child does not inherit (trails:beforeTurn).
+	BeforeTurn = NS + "beforeTurn"
+)
+
 // Terms returns the IRIs of all classes and properties defined in trails.ttl,
 // in a new slice on each call.
 func Terms() []string {
@@ -82,6 +123,8 @@ func Terms() []string {
 		Session, Turn, Fork, Detach, Deletion,
 		ParentSession, ForkedAtIndex, Branch, TurnSession, Index, Role,
 		Content, Created, Principal, ForkPoint, CopiedFrom, OwnTurns, HeadDigest, Detached, AcrossPrincipals,
+		Anchor, AnchorOf, AnchorName, AnchorIndex, AnchorState, Tag,
+		ForkType, CreatedBy, Reason, NextSteps, ContextSummary, FromAnchor, BeforeTurn,
 	}
 }
 
@@ -102,6 +145,9 @@ const (
 	// TurnPath joins a session IRI and a turn index into a turn IRI:
 	// session IRI + TurnPath + index.
 	TurnPath = "/turn/"
+	// AnchorPath joins a session IRI and a percent-encoded anchor name into
+	// an anchor IRI: session IRI + AnchorPath + name.
+	AnchorPath = "/anchor/"
 	// AgentBase followed by the percent-encoded principal is an agent IRI.
 	AgentBase = "https://w3id.org/trails/id/agent/"
 	// ActivityBase followed by a uuid is the IRI of a Fork, Detach or

@@ -24,6 +24,22 @@ type Fork struct {
 	// AcrossPrincipals says that Principal forked another principal's
 	// session with explicit permission (session.AcrossPrincipals).
 	AcrossPrincipals bool
+
+	// Type is how the fork came about: "explicit", "auto-edit" or
+	// "auto-regenerate". AddFork writes it only when it is neither ""
+	// nor "explicit"; Reader.ForkRecord returns "explicit" when none is
+	// stored (ForksOf and ForksBy leave the metadata fields empty).
+	Type string
+	// CreatedBy says on whose initiative the fork was made: "user" or
+	// "system". AddFork writes it only when it is neither "" nor "user";
+	// Reader.ForkRecord returns "user" when none is stored.
+	CreatedBy string
+	// Reason, NextSteps and ContextSummary are free text, written when not
+	// empty: why the fork was made, and the intention it starts with.
+	Reason, NextSteps, ContextSummary string
+	// Anchor is the IRI of the anchor the fork was made at, Turn the IRI of
+	// the turn it was made before; "" when the fork was made at an index.
+	Anchor, Turn string
 }
 
 // Detach is the record of one detach: Principal materialized the prefix
@@ -57,6 +73,10 @@ func ForkActivity(child string) rdf.IRI {
 //	    prov:wasAssociatedWith agent ; prov:startedAtTime t ; trails:forkPoint n .
 //	agent a prov:Agent ; dcterms:identifier "principal" .
 //
+// and, when f has them, the metadata of the fork on act: trails:forkType,
+// trails:createdBy, trails:reason, trails:nextSteps, trails:contextSummary,
+// trails:fromAnchor and trails:beforeTurn (see addForkMetadata).
+//
 // It returns the activity's IRI. Invalid values (a principal that is not
 // UTF-8) surface through d.Err.
 func AddFork(d *kg.Data, f Fork) rdf.IRI {
@@ -71,6 +91,7 @@ func AddFork(d *kg.Data, f Fork) rdf.IRI {
 	if f.AcrossPrincipals {
 		d.Add(g, act, kg.MustIRI(ontology.AcrossPrincipals), kg.Bool(true))
 	}
+	addForkMetadata(d, act, f)
 	return act
 }
 

@@ -20,7 +20,8 @@ type DetachResult struct {
 // Detach makes fork id independent of its ancestors: it copies the prefix
 // the fork inherits into the fork's own graph (each copy keeps its index,
 // role, content, creation time and branch, and points at the original with
-// trails:copiedFrom) and removes the parent link and fork point, in one
+// trails:copiedFrom), copies the anchors its ancestors named inside that
+// prefix, and removes the parent link and fork point, in one
 // atomic update, recorded in PROV as a trails:Detach activity. Afterwards
 // Load returns the same history, the session is a root (it keeps its
 // branch label and its prov:wasDerivedFrom link), and its former parent can
@@ -93,6 +94,7 @@ func (st *Store) detach(ctx context.Context, id string, opts []ActionOption) (De
 		d.Add(g, copyIRI, iri(ontology.CopiedFrom), kg.MustIRI(ontology.TurnIRI(owners[t.Index], t.Index)))
 		d.Add(g, copyIRI, iri(ontology.ProvWasGeneratedBy), act)
 	}
+	addInheritedAnchors(&d, g, s) // anchor.go: the positions named inside the prefix
 	addHead(&d, g, len(s.Turns), all)
 	prov.AddDetach(&d, act, prov.Detach{Session: id, Parent: s.ParentID, Copied: s.ForkedAt, Principal: cfg.principal, Time: st.now()})
 	u, err := withData("detach", uDetach, &d, kg.Params{

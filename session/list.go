@@ -19,6 +19,7 @@ type Info struct {
 	OwnTurns  int       // turns stored in the session's own graph
 	Turns     int       // length of the effective history: ForkedAt + OwnTurns
 	Created   time.Time // when the session was first persisted
+	Tags      []string  // its tags, sorted (Store.Tag); empty, not nil, when none
 }
 
 // ListOption narrows a List.
@@ -27,6 +28,7 @@ type ListOption func(*listConfig)
 type listConfig struct {
 	principal string
 	roots     bool
+	tags      []string // ByTag (meta.go)
 }
 
 // ByPrincipal keeps the sessions of principal p.
@@ -37,7 +39,8 @@ func Roots() ListOption { return func(c *listConfig) { c.roots = true } }
 
 // List returns the stored sessions, newest first, narrowed by opts.
 //
-// It returns a store error wrapping the kg error, or ErrCorrupt when stored
+// It returns ErrInvalid for a ByTag that no tag can match (empty, white
+// space), a store error wrapping the kg error, or ErrCorrupt when stored
 // metadata cannot be read.
 func (st *Store) List(ctx context.Context, opts ...ListOption) ([]Info, error) {
 	var cfg listConfig
@@ -50,17 +53,19 @@ func (st *Store) List(ctx context.Context, opts ...ListOption) ([]Info, error) {
 		}
 		cfg.principal = st.scope
 	}
-	var q string
+	var infos []Info
 	var err error
-	if cfg.principal != "" {
-		q, err = bind("list-by-principal", qListBy, kg.Params{"principal": kg.String(cfg.principal)})
-	} else {
-		q = qList
+	switch {
+	case len(cfg.tags) > 0:
+		infos, err = st.listByTag(ctx, cfg.tags, cfg.principal) // meta.go
+	case cfg.principal != "":
+		var q string
+		if q, err = bind("list-by-principal", qListBy, kg.Params{"principal": kg.String(cfg.principal)}); err == nil {
+			infos, err = st.infos(ctx, q)
+		}
+	default:
+		infos, err = st.infos(ctx, qList)
 	}
-	if err != nil {
-		return nil, fmt.Errorf("list: %w", err)
-	}
-	infos, err := st.infos(ctx, q)
 	if err != nil {
 		return nil, fmt.Errorf("list: %w", err)
 	}
@@ -162,6 +167,7 @@ func (st *Store) infos(ctx context.Context, q string) ([]Info, error) {
 			ForkedAt:  l.at,
 			OwnTurns:  l.own,
 			Created:   l.created,
+			Tags:      splitTags(row.String("tags")),
 		}
 		if in.ID == "" {
 			in.ID = idOf(l.iri)

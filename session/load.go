@@ -21,6 +21,8 @@ type link struct {
 	hasOwn    bool // own is known (trails:ownTurns is stored)
 	principal string
 	created   time.Time
+	anchors   []Anchor // the anchors it named (anchor.go)
+	tags      []string
 }
 
 // span is the part of an effective history one session of the chain owns:
@@ -35,8 +37,10 @@ type span struct {
 // turns. Along root ← f1 ← … ← self, each session contributes its own turns
 // from its own fork point up to the fork point of the session below it. Load
 // makes two SPARQL requests whatever the chain's depth: one finds the whole
-// chain (a property path anchored at the session), one fetches exactly the
-// turns each session contributes.
+// chain (a property path anchored at the session) with the anchors of its
+// sessions, one fetches exactly the turns each session contributes. Each
+// turn gets its ID; Anchors holds the session's own anchors and those of
+// its ancestors inside the prefix it inherits.
 //
 // It returns ErrInvalid for an id that is not a canonical UUID, ErrNotFound,
 // an *AncestorError (ErrParentMissing) naming a missing ancestor,
@@ -109,6 +113,7 @@ func (st *Store) load(ctx context.Context, id string, upTo int) (*Session, []str
 			return nil, nil, fmt.Errorf("%w: no turn at index %d", ErrCorrupt, i)
 		}
 		owners[i] = owner(i).iri
+		turns[i].ID = ontology.TurnIRI(owners[i], i)
 	}
 	self := chain[0]
 	s := &Session{
@@ -118,6 +123,7 @@ func (st *Store) load(ctx context.Context, id string, upTo int) (*Session, []str
 		ForkedAt:  self.at,
 		Branch:    branchOrMain(self.branch),
 		Turns:     turns,
+		Anchors:   visibleAnchors(chain, len(turns)),
 		depth:     len(chain) - 1,
 	}
 	if self.parent != "" {
@@ -166,7 +172,14 @@ func (st *Store) chain(ctx context.Context, id string) ([]*link, error) {
 		return nil, err
 	}
 	links := make(map[string]*link, len(res.Solutions))
+	anchors, tags := map[string][]Anchor{}, map[string][]string{}
 	for _, row := range res.Solutions {
+		if extra, err := chainExtra(row, anchors, tags); extra || err != nil {
+			if err != nil {
+				return nil, err
+			}
+			continue
+		}
 		l, err := readLink(row)
 		if err != nil {
 			return nil, err
@@ -193,6 +206,8 @@ func (st *Store) chain(ctx context.Context, id string) ([]*link, error) {
 			}
 			return nil, &AncestorError{Session: id, Missing: idOf(cur)}
 		}
+		l.anchors, l.tags = anchors[cur], tags[cur]
+		sortAnchors(l.anchors)
 		chain = append(chain, l)
 		cur = l.parent
 	}

@@ -48,6 +48,7 @@ func (st *Store) Persist(ctx context.Context, s *Session) error {
 		if s.Turns[i].Created.IsZero() {
 			s.Turns[i].Created = st.now()
 		}
+		s.Turns[i].ID = TurnID(s.ID, i)
 	}
 	for range maxPersistRounds {
 		done, err := st.persistOnce(ctx, s)
@@ -168,8 +169,10 @@ func (st *Store) create(ctx context.Context, s *Session, row kg.Solution) (bool,
 	if s.ParentID == "" {
 		u, err = withData("create-root", uCreateRoot, &d, kg.Params{"s": g})
 	} else {
-		prov.AddFork(&d, prov.Fork{Child: s.ID, Parent: s.ParentID, At: s.ForkedAt, Principal: s.Principal, Time: now,
-			AcrossPrincipals: s.across && !st.visible(row.String("pprincipal"))})
+		f := prov.Fork{Child: s.ID, Parent: s.ParentID, At: s.ForkedAt, Principal: s.Principal, Time: now,
+			AcrossPrincipals: s.across && !st.visible(row.String("pprincipal"))}
+		s.fork.describe(&f) // meta.go: type, initiator, reason, intention, anchor or turn
+		prov.AddFork(&d, f)
 		u, err = withData("create-fork", uCreateFork, &d, kg.Params{
 			"s": g, "parent": sessionIRI(s.ParentID), "branch": kg.String(s.Branch),
 		})

@@ -83,6 +83,11 @@ type Turn struct {
 	Content string
 	Branch  string    // label of the session that wrote it: "main" or "fork-xxxxxxxx"
 	Created time.Time // UTC, millisecond precision (what the store keeps)
+	// ID is the turn's IRI in the store, TurnID(owner, Index) where owner is
+	// the session that wrote it (an ancestor, for an inherited turn; the
+	// session itself after a Detach). Set by Append, Persist, Load and
+	// Replay; ForkAtTurn takes it.
+	ID string
 }
 
 // Session is a conversation held in memory. Append and Fork change only
@@ -95,9 +100,14 @@ type Session struct {
 	ForkedAt  int    // for a fork: it owns turns with Index >= ForkedAt; indices below belong to ancestors
 	Branch    string // MainBranch for a root, "fork-" + 8 hex chars for a fork
 	Turns     []Turn // the whole effective history: inherited prefix, then its own turns
+	// Anchors are the named positions of the history, by name: the
+	// session's own and those of its ancestors inside the prefix it
+	// inherits (see Anchor). Set by Load and Fork; ForkAtAnchor reads it.
+	Anchors map[string]Anchor
 
-	depth  int  // number of ancestors, as far as this value knows
-	across bool // forked with AcrossPrincipals: may be persisted by a scoped Store whatever the parent's principal
+	depth  int       // number of ancestors, as far as this value knows
+	across bool      // forked with AcrossPrincipals: may be persisted by a scoped Store whatever the parent's principal
+	fork   *forkSpec // how a new fork was asked for (position, metadata): see meta.go
 }
 
 // ForkOption qualifies a Fork.
@@ -123,6 +133,7 @@ func (s *Session) Append(role, content string) Turn {
 		Content: content,
 		Branch:  s.Branch,
 		Created: now(),
+		ID:      TurnID(s.ID, len(s.Turns)),
 	}
 	s.Turns = append(s.Turns, t)
 	return t
@@ -130,13 +141,38 @@ func (s *Session) Append(role, content string) Turn {
 
 // Fork returns a new in-memory session that shares s.Turns[0:at] and
 // continues from there: a fresh id, s as parent, s's principal, a new
-// branch label "fork-" + 8 random hex characters. 0 <= at <= len(s.Turns).
+// branch label "fork-" + 8 random hex characters, and the anchors of s at
+// or below at. 0 <= at <= len(s.Turns).
 //
-// It returns ErrInvalid when at is out of range or s has no id, and
-// ErrForkDepth when the child's chain would exceed MaxForkDepth.
+// The fork point may instead come from an option: ForkAtAnchor(name) forks
+// at the index of an anchor of s.Anchors, ForkAtTurn(id) before the turn of
+// s.Turns with that ID. With one of them at must be -1 (no index given).
+// Other options set the fork's metadata (WithIntention, WithForkType,
+// WithCreatedBy, WithReason), which Persist records in PROV. Options are
+// applied before the history is copied.
+//
+// It returns ErrInvalid when at is out of range (or not -1 beside a
+// position option), s has no id, or an option's value cannot be used;
+// ErrNotFound when a ForkAtAnchor or ForkAtTurn names no anchor or turn of
+// s (never a fork from the start); ErrForkDepth when the child's chain
+// would exceed MaxForkDepth.
 func (s *Session) Fork(at int, opts ...ForkOption) (*Session, error) {
 	if err := checkID(s.ID); err != nil {
 		return nil, fmt.Errorf("fork: %w", err)
+	}
+	child := &Session{
+		ID:        uuid.Must(uuid.NewV7()).String(),
+		Principal: s.Principal,
+		ParentID:  s.ID,
+		Branch:    newBranch(),
+		depth:     s.depth + 1,
+	}
+	for _, o := range opts {
+		o(child)
+	}
+	at, err := child.fork.position(s, at)
+	if err != nil {
+		return nil, fmt.Errorf("fork %s: %w", s.ID, err)
 	}
 	if at < 0 || at > len(s.Turns) {
 		return nil, fmt.Errorf("fork %s at %d: %w: fork point out of range 0..%d", s.ID, at, ErrInvalid, len(s.Turns))
@@ -144,19 +180,10 @@ func (s *Session) Fork(at int, opts ...ForkOption) (*Session, error) {
 	if s.depth+1 > MaxForkDepth {
 		return nil, fmt.Errorf("fork %s: %w: the child would have %d ancestors, more than %d", s.ID, ErrForkDepth, s.depth+1, MaxForkDepth)
 	}
-	child := &Session{
-		ID:        uuid.Must(uuid.NewV7()).String(),
-		Principal: s.Principal,
-		ParentID:  s.ID,
-		ForkedAt:  at,
-		Branch:    newBranch(),
-		Turns:     make([]Turn, at, at+8),
-		depth:     s.depth + 1,
-	}
+	child.ForkedAt = at
+	child.Turns = make([]Turn, at, at+8)
 	copy(child.Turns, s.Turns[:at])
-	for _, o := range opts {
-		o(child)
-	}
+	child.Anchors = anchorsUpTo(s.Anchors, at)
 	return child, nil
 }
 

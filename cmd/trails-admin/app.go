@@ -33,6 +33,8 @@ type command interface {
 func commands() []command {
 	return []command{
 		&initCmd{}, &demoCmd{}, &sessionsCmd{}, &showCmd{replay: false}, &showCmd{replay: true},
+		&diffCmd{},
+		&anchorCmd{}, &forkCmd{}, &tagCmd{}, &tagCmd{remove: true},
 		&treeCmd{}, &orphansCmd{}, &checkCmd{}, &detachCmd{}, &deleteCmd{},
 		&exportCmd{}, &importCmd{},
 		&auditCmd{},

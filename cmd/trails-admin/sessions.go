@@ -4,6 +4,8 @@ import (
 	"context"
 	"flag"
 	"fmt"
+	"slices"
+	"strings"
 	"time"
 
 	"github.com/trails-kg/trails/session"
@@ -12,11 +14,12 @@ import (
 type sessionsCmd struct {
 	principal string
 	roots     bool
+	tags      []string
 	json      bool
 }
 
 func (*sessionsCmd) name() string  { return "sessions" }
-func (*sessionsCmd) usage() string { return "[--principal P] [--roots] [--json]" }
+func (*sessionsCmd) usage() string { return "[--principal P] [--roots] [--tag T …] [--json]" }
 func (*sessionsCmd) synopsis() string {
 	return "list sessions, newest first: id, principal, parent, fork point, branch, turns"
 }
@@ -24,6 +27,10 @@ func (*sessionsCmd) example() string { return "trails-admin sessions --principal
 func (c *sessionsCmd) flags(fs *flag.FlagSet) {
 	fs.StringVar(&c.principal, "principal", "", "only the sessions of this principal")
 	fs.BoolVar(&c.roots, "roots", false, "only root sessions (no parent)")
+	fs.Func("tag", "only the sessions tagged `T` (repeatable: every tag given)", func(v string) error {
+		c.tags = append(c.tags, v)
+		return nil
+	})
 	fs.BoolVar(&c.json, "json", false, "print JSON")
 }
 
@@ -37,11 +44,20 @@ type infoJSON struct {
 	OwnTurns  int       `json:"own_turns"`
 	Turns     int       `json:"turns"`
 	Created   time.Time `json:"created"`
+	Tags      []string  `json:"tags"`
 }
 
 func toInfoJSON(in session.Info) infoJSON {
 	return infoJSON{ID: in.ID, Principal: in.Principal, Parent: in.ParentID, ForkedAt: in.ForkedAt,
-		Branch: in.Branch, OwnTurns: in.OwnTurns, Turns: in.Turns, Created: in.Created}
+		Branch: in.Branch, OwnTurns: in.OwnTurns, Turns: in.Turns, Created: in.Created, Tags: nonNil(in.Tags)}
+}
+
+// nonNil returns tags, or an empty slice for nil, so JSON shows [].
+func nonNil(tags []string) []string {
+	if tags == nil {
+		return []string{}
+	}
+	return tags
 }
 
 func (c *sessionsCmd) run(ctx context.Context, a *app, args []string) error {
@@ -59,6 +75,9 @@ func (c *sessionsCmd) run(ctx context.Context, a *app, args []string) error {
 	if c.roots {
 		opts = append(opts, session.Roots())
 	}
+	for _, t := range c.tags {
+		opts = append(opts, session.ByTag(t))
+	}
 	infos, err := st.List(ctx, opts...)
 	if err != nil {
 		return err
@@ -70,15 +89,30 @@ func (c *sessionsCmd) run(ctx context.Context, a *app, args []string) error {
 		}
 		return a.json(out)
 	}
+	// A TAGS column only when a session listed has tags: the listing of an
+	// untagged dataset reads as it always did.
+	tagged := slices.ContainsFunc(infos, func(in session.Info) bool { return len(in.Tags) > 0 })
 	tw := a.table()
-	fmt.Fprintln(tw, "ID\tPRINCIPAL\tPARENT\tFORK\tBRANCH\tOWN\tTOTAL\tCREATED")
+	fmt.Fprint(tw, "ID\tPRINCIPAL\tPARENT\tFORK\tBRANCH\tOWN\tTOTAL\tCREATED")
+	if tagged {
+		fmt.Fprint(tw, "\tTAGS")
+	}
+	fmt.Fprintln(tw)
 	for _, in := range infos {
 		parent, fork := "-", "-"
 		if in.ParentID != "" {
 			parent, fork = in.ParentID, fmt.Sprint(in.ForkedAt)
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%d\t%d\t%s\n", in.ID, in.Principal, parent, fork, in.Branch,
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%d\t%d\t%s", in.ID, in.Principal, parent, fork, in.Branch,
 			in.OwnTurns, in.Turns, in.Created.Format(time.RFC3339))
+		if tagged {
+			tags := "-"
+			if len(in.Tags) > 0 {
+				tags = strings.Join(in.Tags, ",")
+			}
+			fmt.Fprintf(tw, "\t%s", tags)
+		}
+		fmt.Fprintln(tw)
 	}
 	return tw.Flush()
 }

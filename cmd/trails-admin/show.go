@@ -64,6 +64,7 @@ func (c *showCmd) flags(fs *flag.FlagSet) {
 
 // turnJSON is the JSON form of a turn (stable names).
 type turnJSON struct {
+	ID      string    `json:"id,omitempty"` // the turn's IRI (Turn.ID), for fork --turn
 	Index   int       `json:"index"`
 	Role    string    `json:"role"`
 	Content string    `json:"content"`
@@ -74,7 +75,7 @@ type turnJSON struct {
 func toTurnsJSON(turns []session.Turn) []turnJSON {
 	out := make([]turnJSON, len(turns))
 	for i, t := range turns {
-		out[i] = turnJSON{Index: t.Index, Role: t.Role, Content: t.Content, Branch: t.Branch, Created: t.Created}
+		out[i] = turnJSON{ID: t.ID, Index: t.Index, Role: t.Role, Content: t.Content, Branch: t.Branch, Created: t.Created}
 	}
 	return out
 }
@@ -110,17 +111,26 @@ func (c *showCmd) run(ctx context.Context, a *app, args []string) error {
 	if err != nil {
 		return err
 	}
+	rec, err := a.forkRecord(ctx, info.ID) // fork.go
+	if err != nil {
+		return err
+	}
 	if c.json {
 		return a.json(struct {
-			Session infoJSON   `json:"session"`
-			Turns   []turnJSON `json:"turns"`
-		}{toInfoJSON(info), toTurnsJSON(s.Turns)})
+			Session infoJSON     `json:"session"`
+			Fork    *forkRecJSON `json:"fork"`
+			Anchors []anchorJSON `json:"anchors"`
+			Turns   []turnJSON   `json:"turns"`
+		}{toInfoJSON(info), rec, toAnchorsJSON(s.Anchors), toTurnsJSON(s.Turns)})
 	}
 	fmt.Fprintf(a.stdout, "session   %s\nprincipal %s\nbranch    %s\n", info.ID, info.Principal, info.Branch)
 	if info.ParentID != "" {
 		fmt.Fprintf(a.stdout, "parent    %s (forked at %d, %d ancestors)\n", info.ParentID, info.ForkedAt, s.Depth())
 	}
-	fmt.Fprintf(a.stdout, "turns     %d (%d own)\ncreated   %s\n\n", info.Turns, info.OwnTurns, info.Created.Format(time.RFC3339))
+	a.writeForkRecord(rec)
+	fmt.Fprintf(a.stdout, "turns     %d (%d own)\ncreated   %s\n", info.Turns, info.OwnTurns, info.Created.Format(time.RFC3339))
+	a.writeTagsAndAnchors(info, s)
+	fmt.Fprintln(a.stdout)
 	return a.writeTurns(s.Turns)
 }
 

@@ -1,0 +1,244 @@
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"io"
+	"slices"
+	"strings"
+	"unicode/utf8"
+
+	"github.com/trails-kg/trails/session"
+)
+
+// diffCmd is "diff": two sessions' histories compared, the shared turns
+// once, then the two tails side by side.
+type diffCmd struct {
+	blocks bool
+	json   bool
+}
+
+func (*diffCmd) name() string  { return "diff" }
+func (*diffCmd) usage() string { return "A B [--blocks] [--json]" }
+func (*diffCmd) synopsis() string {
+	return "compare two sessions: common ancestor, divergence, shared turns, then the two tails side by side"
+}
+func (*diffCmd) example() string {
+	return "trails-admin diff 019aa4c5-6f1e-7c3a-9d2b-5e8f0a1b2c3d 019aa4c5-7a02-7d4e-8c1f-2b3a4c5d6e7f"
+}
+func (c *diffCmd) flags(fs *flag.FlagSet) {
+	fs.BoolVar(&c.blocks, "blocks", false, "print the two tails one after the other, not in two columns (for narrow terminals)")
+	fs.BoolVar(&c.json, "json", false, "print JSON")
+}
+
+// diffJSON is the JSON form of a comparison (stable names).
+type diffJSON struct {
+	A          string     `json:"a"`
+	B          string     `json:"b"`
+	Common     string     `json:"common"`
+	Divergence int        `json:"divergence"`
+	Copied     int        `json:"copied"`
+	Shared     []turnJSON `json:"shared"`
+	ATail      []turnJSON `json:"a_tail"`
+	BTail      []turnJSON `json:"b_tail"`
+}
+
+func (c *diffCmd) run(ctx context.Context, a *app, args []string) error {
+	if len(args) != 2 {
+		return usageErrorf("diff needs two session ids; try: trails-admin diff -h")
+	}
+	st, err := a.store(ctx)
+	if err != nil {
+		return err
+	}
+	cmp, err := st.Compare(ctx, args[0], args[1])
+	if err != nil {
+		return err
+	}
+	if c.json {
+		return a.json(diffJSON{A: args[0], B: args[1], Common: cmp.Common, Divergence: cmp.Divergence, Copied: cmp.Copied,
+			Shared: toTurnsJSON(cmp.Shared), ATail: toTurnsJSON(cmp.A), BTail: toTurnsJSON(cmp.B)})
+	}
+	writeDiff(a.stdout, args[0], args[1], cmp, c.blocks)
+	return nil
+}
+
+// The text layout of diff: fixed widths, whatever the terminal, so that
+// the output is the same on a screen, in a pipe and in a golden file. A
+// column is a 3-character marker ("<  ") and up to colText characters of
+// text; two columns and the bar between them make 80.
+const (
+	colText   = 35
+	colWidth  = 3 + colText
+	colBar    = "  │ "
+	fullText  = 2*colWidth + 4 - 3 // text width of a line across both columns
+	diffLabel = "%-11s %s\n"
+)
+
+// writeDiff prints cmp: a header, the shared turns marked "=", then the two
+// tails, side by side in two columns marked "<" (a) and ">" (b), or, with
+// blocks, one after the other. A turn is a line "[index] role branch" and
+// its content, wrapped.
+func writeDiff(w io.Writer, a, b string, cmp *session.Comparison, blocks bool) {
+	la, lb := cmp.Divergence+len(cmp.A), cmp.Divergence+len(cmp.B)
+	fmt.Fprintf(w, diffLabel, "a", a+"  "+plural(la, "turn"))
+	fmt.Fprintf(w, diffLabel, "b", b+"  "+plural(lb, "turn"))
+	common := cmp.Common
+	switch {
+	case common == "" && cmp.Copied > 0:
+		common = "none: different roots since a detach"
+	case common == "":
+		common = "none: different roots"
+	case common == a && common == b:
+		common += " (a and b)"
+	case common == a:
+		common += " (a)"
+	case common == b:
+		common += " (b)"
+	}
+	fmt.Fprintf(w, diffLabel, "common", common)
+	var div string
+	switch {
+	case len(cmp.A) == 0 && len(cmp.B) == 0:
+		div = fmt.Sprintf("none: the same %s", plural(la, "turn"))
+	default:
+		div = fmt.Sprintf("at turn %d: %s shared, then %d only in a and %d only in b",
+			cmp.Divergence, plural(cmp.Divergence, "turn"), len(cmp.A), len(cmp.B))
+	}
+	fmt.Fprintf(w, diffLabel, "divergence", div)
+	if cmp.Copied > 0 {
+		what := "shared turn is a detach copy (trails:copiedFrom), the same turn as its original"
+		if cmp.Copied > 1 {
+			what = "shared turns are detach copies (trails:copiedFrom), the same turns as their originals"
+		}
+		fmt.Fprintf(w, diffLabel, "copied", fmt.Sprintf("%d %s", cmp.Copied, what))
+	}
+
+	fmt.Fprintf(w, "\n= shared: %s\n", turnRange(cmp.Shared, cmp.Divergence))
+	for _, t := range cmp.Shared {
+		for _, l := range turnLines(t, fullText) {
+			writeLine(w, "=  "+l)
+		}
+	}
+	if len(cmp.A) == 0 && len(cmp.B) == 0 {
+		return
+	}
+	titleA, titleB := "< a: "+turnRange(cmp.A, cmp.Divergence), "> b: "+turnRange(cmp.B, cmp.Divergence)
+	fmt.Fprintln(w)
+	if blocks {
+		for k, side := range []struct {
+			title  string
+			marker string
+			turns  []session.Turn
+		}{{titleA, "<  ", cmp.A}, {titleB, ">  ", cmp.B}} {
+			if k > 0 {
+				fmt.Fprintln(w)
+			}
+			writeLine(w, side.title)
+			for _, g := range cells(side.marker, side.turns, fullText) {
+				for _, l := range g {
+					writeLine(w, l)
+				}
+			}
+		}
+		return
+	}
+	// Side by side: both tails start at the divergence index, so the k-th
+	// turn of each starts on one row, a row of turns of one index; the
+	// shorter turn is padded with empty lines.
+	writeLine(w, pad(titleA, colWidth)+colBar+titleB)
+	left, right := cells("<  ", cmp.A, colText), cells(">  ", cmp.B, colText)
+	for k := 0; k < max(len(left), len(right)); k++ {
+		var l, r []string
+		if k < len(left) {
+			l = left[k]
+		}
+		if k < len(right) {
+			r = right[k]
+		}
+		for i := 0; i < max(len(l), len(r)); i++ {
+			var cl, cr string
+			if i < len(l) {
+				cl = l[i]
+			}
+			if i < len(r) {
+				cr = r[i]
+			}
+			writeLine(w, pad(cl, colWidth)+colBar+cr)
+		}
+	}
+}
+
+// turnRange describes the indices of turns, which start at from.
+func turnRange(turns []session.Turn, from int) string {
+	switch len(turns) {
+	case 0:
+		if from == 0 {
+			return "no turns"
+		}
+		return fmt.Sprintf("no turns from %d", from)
+	case 1:
+		return fmt.Sprintf("turn %d", turns[0].Index)
+	}
+	return fmt.Sprintf("turns %d-%d", turns[0].Index, turns[len(turns)-1].Index)
+}
+
+// turnLines is a turn as lines of at most width characters: a heading
+// "[index] role branch", then its content, wrapped.
+func turnLines(t session.Turn, width int) []string {
+	return append([]string{fmt.Sprintf("[%d] %s %s", t.Index, t.Role, t.Branch)}, wrap(t.Content, width)...)
+}
+
+// cells returns the lines of each turn (turnLines), each prefixed with
+// marker.
+func cells(marker string, turns []session.Turn, width int) [][]string {
+	out := make([][]string, len(turns))
+	for k, t := range turns {
+		for _, l := range turnLines(t, width) {
+			out[k] = append(out[k], marker+l)
+		}
+	}
+	return out
+}
+
+// wrap breaks s into lines of at most width characters, at spaces where it
+// can; line breaks in s are kept, tabs become spaces. Width counts runes,
+// so wide (East Asian) characters make a line look longer than it is.
+func wrap(s string, width int) []string {
+	s = strings.ReplaceAll(strings.ReplaceAll(s, "\r\n", "\n"), "\t", "    ")
+	var out []string
+	for _, para := range strings.Split(s, "\n") {
+		var line []rune
+		for k, word := range strings.Split(para, " ") {
+			w := []rune(word)
+			if k > 0 {
+				if len(line)+1+len(w) <= width {
+					line = append(append(line, ' '), w...)
+					continue
+				}
+				out = append(out, string(line))
+			}
+			for len(w) > width { // a word longer than a line: cut it
+				out = append(out, string(w[:width]))
+				w = w[width:]
+			}
+			line = slices.Clone(w)
+		}
+		out = append(out, string(line))
+	}
+	return out
+}
+
+// pad widens s with spaces to width runes.
+func pad(s string, width int) string {
+	if n := utf8.RuneCountInString(s); n < width {
+		return s + strings.Repeat(" ", width-n)
+	}
+	return s
+}
+
+// writeLine writes l without trailing spaces.
+func writeLine(w io.Writer, l string) {
+	fmt.Fprintln(w, strings.TrimRight(l, " "))
+}
