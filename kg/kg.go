@@ -7,6 +7,7 @@
 package kg
 
 import (
+	"errors"
 	"fmt"
 	"net"
 	"net/http"
@@ -24,7 +25,9 @@ const (
 
 // Config configures a Client. Only Endpoint is required.
 type Config struct {
-	// Endpoint is the dataset URL, e.g. http://127.0.0.1:3030/trails. Queries
+	// Endpoint is the dataset URL, e.g. http://127.0.0.1:3030/trails.
+	// Credentials in it (http://user:pw@host/...) are used as Username and
+	// Password unless those are set, and are never shown. Queries
 	// go to Endpoint+"/query", updates to "/update", Graph Store requests to
 	// "/data" and SHACL validation to "/shacl".
 	Endpoint string
@@ -80,13 +83,20 @@ type Client struct {
 func New(cfg Config) (*Client, error) {
 	u, err := url.Parse(strings.TrimRight(cfg.Endpoint, "/"))
 	if err != nil {
-		return nil, fmt.Errorf("%w: endpoint %q: %v", ErrConfig, cfg.Endpoint, err)
+		return nil, fmt.Errorf("%w: endpoint: %v", ErrConfig, redact(err))
 	}
 	if (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-		return nil, fmt.Errorf("%w: endpoint %q: want an http(s) dataset URL such as http://127.0.0.1:3030/trails", ErrConfig, cfg.Endpoint)
+		return nil, fmt.Errorf("%w: endpoint %q: want an http(s) dataset URL such as http://127.0.0.1:3030/trails", ErrConfig, u.Redacted())
 	}
 	if u.RawQuery != "" || u.Fragment != "" {
-		return nil, fmt.Errorf("%w: endpoint %q: a dataset URL has no query or fragment", ErrConfig, cfg.Endpoint)
+		return nil, fmt.Errorf("%w: endpoint %q: a dataset URL has no query or fragment", ErrConfig, u.Redacted())
+	}
+	if u.User != nil { // credentials in the URL: move them out of it
+		if cfg.Username == "" {
+			cfg.Username = u.User.Username()
+			cfg.Password, _ = u.User.Password()
+		}
+		u.User = nil
 	}
 	if cfg.Password != "" && cfg.Username == "" {
 		return nil, fmt.Errorf("%w: a password without a username", ErrConfig)
@@ -123,7 +133,18 @@ func New(cfg Config) (*Client, error) {
 	return c, nil
 }
 
-// Endpoint returns the dataset URL the client talks to.
+// redact returns a URL parse error without the URL, which may hold a
+// password.
+func redact(err error) error {
+	var ue *url.Error
+	if errors.As(err, &ue) {
+		return ue.Err
+	}
+	return err
+}
+
+// Endpoint returns the dataset URL the client talks to, without any
+// credentials.
 func (c *Client) Endpoint() string { return c.endpoint }
 
 // newTransport returns a transport of the client's own, tuned for many small

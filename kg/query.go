@@ -37,32 +37,72 @@ func (s Solution) String(v string) string {
 	return ""
 }
 
-// Int returns the integer bound to v. It fails when v is unbound or not an
-// integer.
+// Int returns the integer bound to v. It fails when v is unbound or not a
+// literal of an XSD integer type.
 func (s Solution) Int(v string) (int, error) {
 	t, ok := s[v]
 	if !ok {
 		return 0, fmt.Errorf("%w: ?%s is unbound", ErrProtocol, v)
 	}
-	n, err := strconv.Atoi(t.String())
+	l, ok := t.(rdf.Literal)
+	if !ok || !integerTypes[l.DataType.String()] {
+		return 0, fmt.Errorf("%w: ?%s = %s is not an xsd:integer", ErrProtocol, v, describe(t))
+	}
+	n, err := strconv.Atoi(l.String())
 	if err != nil {
-		return 0, fmt.Errorf("%w: ?%s = %q is not an integer", ErrProtocol, v, t.String())
+		return 0, fmt.Errorf("%w: ?%s = %q is not an integer", ErrProtocol, v, l.String())
 	}
 	return n, nil
 }
 
 // Time returns the xsd:dateTime bound to v. It fails when v is unbound or
-// not a date-time.
+// not a date-time literal.
 func (s Solution) Time(v string) (time.Time, error) {
 	t, ok := s[v]
 	if !ok {
 		return time.Time{}, fmt.Errorf("%w: ?%s is unbound", ErrProtocol, v)
 	}
-	tm, err := time.Parse(time.RFC3339Nano, t.String())
+	l, ok := t.(rdf.Literal)
+	if !ok || l.DataType.String() != xsdDateTime {
+		return time.Time{}, fmt.Errorf("%w: ?%s = %s is not an xsd:dateTime", ErrProtocol, v, describe(t))
+	}
+	tm, err := time.Parse(time.RFC3339Nano, l.String())
 	if err != nil {
-		return time.Time{}, fmt.Errorf("%w: ?%s = %q is not a date-time", ErrProtocol, v, t.String())
+		return time.Time{}, fmt.Errorf("%w: ?%s = %q is not a date-time", ErrProtocol, v, l.String())
 	}
 	return tm, nil
+}
+
+// Literal returns the lexical form of the literal bound to v; ok is false
+// when v is unbound or bound to an IRI or blank node.
+func (s Solution) Literal(v string) (string, bool) {
+	l, ok := s[v].(rdf.Literal)
+	if !ok {
+		return "", false
+	}
+	return l.String(), true
+}
+
+// integerTypes are the XSD datatypes whose values are integers.
+var integerTypes = map[string]bool{}
+
+func init() {
+	for _, n := range []string{"integer", "int", "long", "short", "byte", "nonNegativeInteger", "positiveInteger",
+		"nonPositiveInteger", "negativeInteger", "unsignedLong", "unsignedInt", "unsignedShort", "unsignedByte"} {
+		integerTypes["http://www.w3.org/2001/XMLSchema#"+n] = true
+	}
+}
+
+// describe names a term for an error message.
+func describe(t rdf.Term) string {
+	switch t := t.(type) {
+	case rdf.Literal:
+		return fmt.Sprintf("%q^^<%s>", truncate(t.String()), t.DataType.String())
+	case rdf.IRI:
+		return "<" + t.String() + ">"
+	default:
+		return "a blank node"
+	}
 }
 
 // Query runs a SELECT query and returns its solutions as knakk/rdf terms.

@@ -155,11 +155,16 @@ func (st *Store) infos(ctx context.Context, q string) ([]Info, error) {
 	}
 	infos := make([]Info, 0, len(res.Solutions))
 	var legacy []string // sessions stored without trails:ownTurns
+	seen := make(map[string]bool, len(res.Solutions))
 	for _, row := range res.Solutions {
 		l, err := readLink(row)
 		if err != nil {
 			return nil, err
 		}
+		if seen[l.iri] {
+			continue // a session stored with two parents (say): trails-admin check reports it
+		}
+		seen[l.iri] = true
 		in := Info{
 			ID:        row.String("id"),
 			Principal: l.principal,

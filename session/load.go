@@ -10,6 +10,10 @@ import (
 	"github.com/trails-kg/trails/ontology"
 )
 
+// maxIndex bounds the turn indices and counts Load believes: beyond it the
+// stored value is corrupt (and sums could overflow).
+const maxIndex = 1 << 40
+
 // link is one session of a parent chain, as the chain query found it.
 type link struct {
 	iri       string
@@ -68,6 +72,14 @@ func (st *Store) load(ctx context.Context, id string, upTo int) (*Session, []str
 	}
 	if !st.visible(chain[0].principal) {
 		return nil, nil, ErrNotFound
+	}
+	// The chain query fixed the session's turn count; the turns query reads
+	// only below it, so that turns a writer appends between the two
+	// requests do not show: Load returns the history as of one moment.
+	if self := chain[0]; self.hasOwn {
+		if n := self.at + self.own; upTo < 0 || n < upTo {
+			upTo = n
+		}
 	}
 	spans := spansOf(chain, upTo)
 	owner := func(i int) *link {
@@ -213,6 +225,19 @@ func (st *Store) chain(ctx context.Context, id string) ([]*link, error) {
 	}
 	if len(chain)-1 > st.maxDepth {
 		return nil, fmt.Errorf("%w: %d ancestors, more than %d", ErrForkDepth, len(chain)-1, st.maxDepth)
+	}
+	for k, l := range chain {
+		if l.parent != "" && l.branch == "" {
+			return nil, fmt.Errorf("%w: fork %s has no branch label", ErrCorrupt, idOf(l.iri))
+		}
+		if l.at > maxIndex || l.own > maxIndex {
+			return nil, fmt.Errorf("%w: session %s: fork point %d or turn count %d out of range", ErrCorrupt, idOf(l.iri), l.at, l.own)
+		}
+		if k+1 < len(chain) {
+			if p := chain[k+1]; p.hasOwn && l.at > p.at+p.own {
+				return nil, fmt.Errorf("%w: fork %s is forked at %d, beyond the %d turns of its parent %s", ErrCorrupt, idOf(l.iri), l.at, p.at+p.own, idOf(p.iri))
+			}
+		}
 	}
 	return chain, nil
 }

@@ -2,6 +2,8 @@ package session
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"fmt"
 	"slices"
 
@@ -119,7 +121,7 @@ func (st *Store) persistOnce(ctx context.Context, s *Session) (bool, error) {
 	if err != nil {
 		return false, err
 	}
-	return st.apply(ctx, u, g, len(own), all)
+	return st.apply(ctx, u, appended(g, own[len(own)-1]))
 }
 
 // create writes s, which the store does not hold yet.
@@ -180,7 +182,7 @@ func (st *Store) create(ctx context.Context, s *Session, row kg.Solution) (bool,
 	if err != nil {
 		return false, err
 	}
-	ok, err := st.apply(ctx, u, g, len(own), head)
+	ok, err := st.apply(ctx, u, bindOrPanic("verify-create", qVerifyCreate, kg.Params{"s": g, "created": kg.DateTime(now)}))
 	if ok {
 		s.depth = depth
 	}
@@ -259,19 +261,38 @@ func relabel(s *Session) {
 	}
 }
 
-// apply sends update u and then asks whether session g holds own turns with
-// head digest head: SPARQL Update returns no row count, so this is how
-// Persist learns whether its conditional update applied. The update is safe
-// to repeat (its condition no longer holds once it applied).
-func (st *Store) apply(ctx context.Context, u string, g rdf.IRI, own int, head string) (bool, error) {
+// apply sends update u and then asks check whether it applied: SPARQL
+// Update returns no row count, and the updates are conditional (compare and
+// swap), so this is how Persist learns whether its update took effect. The
+// question is about what this update wrote, not about the head, which
+// another writer may already have moved on. The update is safe to repeat
+// (its condition no longer holds once it applied).
+func (st *Store) apply(ctx context.Context, u, check string) (bool, error) {
 	if err := st.c.Update(ctx, u, kg.Idempotent()); err != nil {
 		return false, err
 	}
-	q, err := bind("verify", qVerify, kg.Params{"s": g, "own": kg.Int(own), "head": kg.String(head)})
+	return st.c.Ask(ctx, check)
+}
+
+// appended is the question whether turn t of session g, as this writer
+// holds it, is stored: the last turn of an append, which wrote all or
+// nothing.
+func appended(g rdf.IRI, t Turn) string {
+	sum := sha256.Sum256([]byte(t.Content))
+	return bindOrPanic("verify-append", qVerifyAppend, kg.Params{
+		"s": g, "t": kg.MustIRI(ontology.TurnIRI(g.String(), t.Index)),
+		"role": kg.String(t.Role), "created": kg.DateTime(t.Created), "hash": kg.String(hex.EncodeToString(sum[:])),
+	})
+}
+
+// bindOrPanic binds one of the package's own queries with values that
+// validate has checked: an error is a bug.
+func bindOrPanic(name, q string, p kg.Params) string {
+	out, err := bind(name, q, p)
 	if err != nil {
-		return false, err
+		panic(err)
 	}
-	return st.c.Ask(ctx, q)
+	return out
 }
 
 // appendLegacy persists s whose stored form predates trails:ownTurns: it
@@ -314,7 +335,10 @@ func (st *Store) appendLegacy(ctx context.Context, s *Session) (bool, error) {
 	if err != nil {
 		return false, err
 	}
-	return st.apply(ctx, u, g, len(own), head)
+	if len(own) == len(stored) {
+		return st.apply(ctx, u, bindOrPanic("verify-head", qVerifyHead, kg.Params{"s": g, "own": kg.Int(len(own)), "head": kg.String(head)}))
+	}
+	return st.apply(ctx, u, appended(g, own[len(own)-1]))
 }
 
 // readTurns reads turn rows (?i ?role ?content, optional ?branch ?created),
@@ -327,7 +351,12 @@ func readTurns(res *kg.Results, branchOf func(i int) string) ([]Turn, error) {
 		if err != nil {
 			return nil, fmt.Errorf("%w: turn index: %v", ErrCorrupt, err)
 		}
-		t := Turn{Index: i, Role: row.String("role"), Content: row.String("content"), Branch: row.String("branch")}
+		role, okRole := row.Literal("role")
+		content, okContent := row.Literal("content")
+		if !okRole || !okContent {
+			return nil, fmt.Errorf("%w: turn %d: role and content must be literals", ErrCorrupt, i)
+		}
+		t := Turn{Index: i, Role: role, Content: content, Branch: row.String("branch")}
 		if t.Branch == "" {
 			t.Branch = branchOf(i)
 		}

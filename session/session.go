@@ -31,6 +31,14 @@ const MaxForkDepth = 32
 // MainBranch is the branch label of every root session and its turns.
 const MainBranch = "main"
 
+// MaxTurnBytes is the largest content of one turn Persist accepts (a role
+// may hold up to 1 KiB). Fuseki's SPARQL parser takes time that grows faster than the
+// length of a string literal (about 3 s for 1 MiB and minutes for 10 MiB on
+// a small machine, blocking the store's one writer meanwhile), so larger
+// turns are refused with ErrInvalid before anything is sent; store big
+// artifacts elsewhere and put their IRI in the turn.
+const MaxTurnBytes = 1 << 20
+
 // Errors returned by this package, usable with errors.Is. Errors that come
 // from the store also match the kg error (kg.ErrUnavailable, ...).
 var (
@@ -255,6 +263,17 @@ func (s *Session) validate() error {
 		}
 		if !utf8.ValidString(t.Content) {
 			return fmt.Errorf("%w: turn %d: content is not valid UTF-8", ErrInvalid, i)
+		}
+		if n := len(t.Content); n > MaxTurnBytes {
+			return fmt.Errorf("%w: turn %d: %d bytes of content, more than the %d a turn may hold (session.MaxTurnBytes)", ErrInvalid, i, n, MaxTurnBytes)
+		}
+		if len(t.Role) > 1024 {
+			return fmt.Errorf("%w: turn %d: a role of %d bytes, more than 1024", ErrInvalid, i, len(t.Role))
+		}
+		// Only a detached root holds turns of other branches (the copies of
+		// its former prefix); any other session writes under its own label.
+		if (s.ParentID != "" || s.Branch == MainBranch) && t.Branch != s.Branch {
+			return fmt.Errorf("%w: turn %d: branch %q, want the session's %q", ErrInvalid, i, t.Branch, s.Branch)
 		}
 		if !branchRE.MatchString(t.Branch) {
 			return fmt.Errorf("%w: turn %d: branch %q is not a branch label", ErrInvalid, i, t.Branch)

@@ -101,13 +101,13 @@ func (a *app) kg(ctx context.Context) (*kg.Client, error) {
 	if err := c.Ping(ctx); err != nil {
 		switch {
 		case errors.Is(err, kg.ErrUnauthorized):
-			return nil, fmt.Errorf("the store at %s refused the credentials (give --user and --password, or set $TRAILS_USER and $TRAILS_PASSWORD): %w", a.conn.endpoint, err)
+			return nil, fmt.Errorf("the store at %s refused the credentials (give --user and --password, or set $TRAILS_USER and $TRAILS_PASSWORD): %w", c.Endpoint(), err)
 		case errors.Is(err, kg.ErrNotFound):
-			return nil, fmt.Errorf("no dataset at %s (check --endpoint; the dataset URL ends in /trails): %w", a.conn.endpoint, err)
+			return nil, fmt.Errorf("no dataset at %s (check --endpoint; the dataset URL ends in /trails): %w", c.Endpoint(), err)
 		case errors.Is(err, kg.ErrUnavailable):
-			return nil, fmt.Errorf("cannot reach the store at %s (start one with scripts/fuseki start, or give --endpoint): %w", a.conn.endpoint, err)
+			return nil, fmt.Errorf("cannot reach the store at %s (start one with scripts/fuseki start, or give --endpoint): %w", c.Endpoint(), err)
 		}
-		return nil, fmt.Errorf("%s: %w", a.conn.endpoint, err)
+		return nil, fmt.Errorf("%s: %w", c.Endpoint(), err)
 	}
 	a.client = c
 	return c, nil

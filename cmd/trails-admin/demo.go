@@ -56,7 +56,7 @@ func (c *demoCmd) run(ctx context.Context, a *app, args []string) error {
 		return err
 	}
 	out := a.stdout
-	fmt.Fprintf(out, "Trails demo on %s\n\n", a.conn.endpoint)
+	fmt.Fprintf(out, "Trails demo on %s\n\n", a.client.Endpoint())
 
 	root := session.New(c.principal)
 	for _, t := range demoTurns {
@@ -135,7 +135,7 @@ func (c *demoCmd) run(ctx context.Context, a *app, args []string) error {
 		return err
 	}
 	fmt.Fprintf(out, "\nAudit query %q (trails-admin audit lineage --param session=%s).\n", q.Name, forkB.ID)
-	fmt.Fprintf(out, "The SPARQL it ran, to paste into any SPARQL tool against %s:\n\n", a.conn.endpoint)
+	fmt.Fprintf(out, "The SPARQL it ran, to paste into any SPARQL tool against %s:\n\n", a.client.Endpoint())
 	for _, line := range strings.Split(strings.TrimSpace(text), "\n") {
 		if !strings.HasPrefix(line, "#") {
 			fmt.Fprintf(out, "    %s\n", line)
