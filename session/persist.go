@@ -52,16 +52,59 @@ func (st *Store) Persist(ctx context.Context, s *Session) error {
 		}
 		s.Turns[i].ID = TurnID(s.ID, i)
 	}
+	if done, err := st.appendSeen(ctx, s); err != nil {
+		return fmt.Errorf("persist %s: %w", s.ID, err)
+	} else if done {
+		return nil
+	}
 	for range maxPersistRounds {
 		done, err := st.persistOnce(ctx, s)
 		if err != nil {
 			return fmt.Errorf("persist %s: %w", s.ID, err)
 		}
 		if done {
+			own := s.Turns[s.ForkedAt:]
+			s.seen = seen{ok: true, own: len(own), head: digest(own)}
 			return nil
 		}
 	}
 	return fmt.Errorf("persist %s: %w: the session kept changing under this writer", s.ID, ErrConflict)
+}
+
+// appendSeen appends the new turns of s with no state query, when s was
+// persisted before by this value and its stored turns are unchanged in
+// memory: the compare and swap on the count and digest it saw guards the
+// write. It reports false (and changes nothing) when it does not apply or
+// the store moved on; Persist then takes the full path.
+func (st *Store) appendSeen(ctx context.Context, s *Session) (bool, error) {
+	sn := s.seen
+	s.seen = seen{}
+	own := s.Turns[s.ForkedAt:]
+	if !sn.ok || sn.own >= len(own) {
+		return false, nil
+	}
+	head, all := digests(own, sn.own)
+	if head != sn.head {
+		return false, nil // the caller changed stored turns: the full path says how
+	}
+	if err := ownBranch(s, own[sn.own:]); err != nil {
+		return false, err
+	}
+	g := sessionIRI(s.ID)
+	var d kg.Data
+	for _, t := range own[sn.own:] {
+		addTurn(&d, g, t)
+	}
+	addHead(&d, g, len(own), all)
+	u, err := withData("append", uAppend, &d, kg.Params{"s": g, "own": kg.Int(sn.own), "head": kg.String(head)})
+	if err != nil {
+		return false, err
+	}
+	ok, err := st.apply(ctx, u, appended(g, own[len(own)-1]))
+	if ok {
+		s.seen = seen{ok: true, own: len(own), head: all}
+	}
+	return ok, err
 }
 
 // persistOnce reads the stored state of s, writes what is missing and

@@ -114,8 +114,18 @@ type Session struct {
 	Anchors map[string]Anchor
 
 	depth  int       // number of ancestors, as far as this value knows
+	seen   seen      // what this value last stored, for Persist's fast path
 	across bool      // forked with AcrossPrincipals: may be persisted by a scoped Store whatever the parent's principal
 	fork   *forkSpec // how a new fork was asked for (position, metadata): see meta.go
+}
+
+// seen is the stored state of a session as its last successful Persist
+// left it: Persist's next append can then go straight to the compare and
+// swap, without first reading the state (one round trip less).
+type seen struct {
+	ok   bool
+	own  int    // own turns stored
+	head string // their digest
 }
 
 // ForkOption qualifies a Fork.
