@@ -338,3 +338,23 @@ ASK { <https://w3id.org/trails/ns#Session> rdfs:label "Session"@en }`
 		t.Fatalf("an auditor's query for the label of trails:Session: got %v, %v; want true", ok, err)
 	}
 }
+
+// TestNoResurrection: a write that comes late, from a copy held before the
+// delete, does not bring a deleted session back.
+func TestNoResurrection(t *testing.T) {
+	st, _, _ := newStore(t)
+	ctx := context.Background()
+	s := persisted(t, st, "alice", 2)
+	late := *s // another writer's copy, taken before the delete
+	late.Turns = append([]session.Turn(nil), s.Turns...)
+	if err := st.Delete(ctx, s.ID); err != nil {
+		t.Fatal(err)
+	}
+	late.Append("user", "a late turn")
+	if err := st.Persist(ctx, &late); !errors.Is(err, session.ErrConflict) {
+		t.Fatalf("late persist: got %v, want ErrConflict", err)
+	}
+	if _, err := st.Load(ctx, s.ID); !errors.Is(err, session.ErrNotFound) {
+		t.Fatalf("load after the late persist: got %v, want ErrNotFound", err)
+	}
+}

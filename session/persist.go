@@ -171,6 +171,9 @@ func (st *Store) persistOnce(ctx context.Context, s *Session) (bool, error) {
 func (st *Store) create(ctx context.Context, s *Session, row kg.Solution) (bool, error) {
 	g := sessionIRI(s.ID)
 	own := s.Turns[s.ForkedAt:]
+	if _, ok := row["deleted"]; ok {
+		return false, fmt.Errorf("%w: the session was deleted (%s); a late write does not bring it back", ErrConflict, row.String("deleted"))
+	}
 	depth := 0
 	if s.ParentID != "" {
 		if _, ok := row["pexists"]; !ok {

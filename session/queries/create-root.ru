@@ -2,7 +2,11 @@
 # puts the session's quads (metadata, turns, turn count, head digest) where
 # the DATA comment stands.
 PREFIX trails: <https://w3id.org/trails/ns#>
+PREFIX prov:   <http://www.w3.org/ns/prov#>
 INSERT {
   #DATA
 }
-WHERE { FILTER NOT EXISTS { $s a trails:Session } }
+WHERE {
+  FILTER NOT EXISTS { $s a trails:Session }
+  FILTER NOT EXISTS { ?deleted a trails:Deletion ; prov:invalidated $s }
+}

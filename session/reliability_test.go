@@ -1,0 +1,736 @@
+package session_test
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"maps"
+	"math/rand/v2"
+	"net/http"
+	"slices"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/trails-kg/trails/internal/fusekitest"
+	"github.com/trails-kg/trails/kg"
+	"github.com/trails-kg/trails/ontology"
+	"github.com/trails-kg/trails/session"
+)
+
+// The tests of this file race writers, forkers and readers on one session
+// of the test binary's Fuseki, each with its own kg.Client and http.Client
+// as separate processes would have, and check the invariants of issue 6
+// ("Concurrency"): no acknowledged turn lost, no index gap or duplicate, a
+// fork sees exactly the prefix it was taken at, a repeated fork request
+// creates one fork, and no reader sees part of a persist.
+
+// ownStore returns a Store over ep with a kg.Client and an http.Client of
+// its own.
+func ownStore(tb testing.TB, ep string) *session.Store {
+	tb.Helper()
+	tr := &http.Transport{MaxIdleConnsPerHost: 4}
+	tb.Cleanup(tr.CloseIdleConnections)
+	c := fusekitest.Client(tb, kg.Config{Endpoint: ep, HTTPClient: &http.Client{Transport: tr}})
+	return session.NewStore(c)
+}
+
+// seeded returns a random source for a test and logs its seed, so that a
+// failing run can be told apart from the next.
+func seeded(tb testing.TB) (*rand.Rand, uint64) {
+	tb.Helper()
+	seed := uint64(time.Now().UnixNano())
+	tb.Logf("seed %d", seed)
+	return rand.New(rand.NewPCG(seed, seed>>7)), seed
+}
+
+// limited reports the first few of a kind of failure in full and counts
+// the rest, so that a bug hit a thousand times reads as one.
+type limited struct {
+	mu   sync.Mutex
+	what string
+	n    int
+}
+
+const reportFirst = 3
+
+func (l *limited) errorf(tb testing.TB, format string, args ...any) {
+	tb.Helper()
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.n++
+	if l.n <= reportFirst {
+		tb.Errorf(format, args...)
+	}
+}
+
+func (l *limited) count() int {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.n
+}
+
+// done reports how many failures were not shown.
+func (l *limited) done(tb testing.TB) {
+	tb.Helper()
+	if n := l.count(); n > reportFirst {
+		tb.Errorf("%s: %d more like the above (%d in all)", l.what, n-reportFirst, n)
+	}
+}
+
+// mustCheck fails tb unless Check finds nothing in the dataset of st.
+func mustCheck(tb testing.TB, st *session.Store) {
+	tb.Helper()
+	fs, err := st.Check(context.Background())
+	if err != nil {
+		tb.Fatalf("check: %v", err)
+	}
+	for _, f := range fs {
+		tb.Errorf("check: %s %s: %s", f.Rule, f.Resource, f.Message)
+	}
+	if len(fs) > 0 {
+		tb.FailNow()
+	}
+}
+
+// TestConcurrentWriters has 8 writers, each with its own Store and HTTP
+// client, append 200 turns each to one session, retrying on ErrConflict as
+// the documented protocol says (Load, re-append, retry, here after a short
+// random pause). Each persist appends 1 to maxBatch turns. At the end the
+// session holds exactly 1,600 turns, indices 0..1599, and every turn a
+// writer was told was stored is there with its content. Two further
+// promises are checked on the way: Load works while others append, and a
+// Persist that reports ErrConflict stored nothing ("the loser changes
+// nothing").
+func TestConcurrentWriters(t *testing.T) {
+	const (
+		writers   = 8
+		perWriter = 200
+		maxBatch  = 20 // turns per Persist, 1..maxBatch at random
+	)
+	ctx := context.Background()
+	fusekitest.Empty(t) // Check at the end looks at the whole dataset
+	ep := fusekitest.Endpoint(t)
+	_, seed := seeded(t)
+
+	root := session.New("writers")
+	mustPersist(t, ownStore(t, ep), root) // no turns yet
+	id := root.ID
+
+	type acked struct {
+		writer int
+		turn   session.Turn
+	}
+	var (
+		mu        sync.Mutex
+		ack       []acked
+		conflicts atomic.Int64 // ErrConflict retried
+		persists  atomic.Int64 // successful persists
+		loads     atomic.Int64 // loads
+		badLoads  = &limited{what: "Load while others append"}
+		lies      = &limited{what: "ErrConflict although stored"}
+		wg        sync.WaitGroup
+	)
+	t0 := time.Now()
+	for w := range writers {
+		st := ownStore(t, ep)
+		wrng := rand.New(rand.NewPCG(seed, uint64(w)))
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			// load loads the session; Load must work while others
+			// append, so a failure is reported, and the writer loads again
+			// so that the rest is still tested.
+			load := func(when string) (*session.Session, error) {
+				for try := 1; ; try++ {
+					loads.Add(1)
+					s, err := st.Load(ctx, id)
+					if err == nil || !errors.Is(err, session.ErrCorrupt) || try == 50 {
+						return s, err
+					}
+					badLoads.errorf(t, "writer %d: load %s: %v", w, when, err)
+				}
+			}
+			s, err := load("at the start")
+			if err != nil {
+				t.Errorf("writer %d: giving up: %v", w, err)
+				return
+			}
+			for j := 0; j < perWriter; {
+				n := min(1+wrng.IntN(maxBatch), perWriter-j)
+				for attempt := 1; ; attempt++ {
+					base := len(s.Turns)
+					for k := range n {
+						role := "user"
+						if (j+k)%2 == 1 {
+							role = "assistant"
+						}
+						s.Append(role, writerText(w, j+k))
+					}
+					perr := st.Persist(ctx, s)
+					if perr == nil {
+						persists.Add(1)
+						mu.Lock()
+						for _, tn := range s.Turns[base:] {
+							ack = append(ack, acked{w, tn})
+						}
+						mu.Unlock()
+						break
+					}
+					if !errors.Is(perr, session.ErrConflict) {
+						t.Errorf("writer %d: persist: %v", w, perr)
+						return
+					}
+					conflicts.Add(1)
+					time.Sleep(time.Duration(wrng.IntN(5*min(attempt, 8))) * time.Millisecond)
+					mine := slices.Clone(s.Turns[base:])
+					if s, err = load("after a conflict"); err != nil {
+						t.Errorf("writer %d: giving up: %v", w, err)
+						return
+					}
+					// The loser must have changed nothing: none of the
+					// turns it just tried may be stored.
+					if landed := storedOf(s.Turns, mine); len(landed) > 0 {
+						lies.errorf(t, "writer %d: Persist returned %q, but its %d turns were stored at indices %d..%d",
+							w, perr, len(landed), landed[0].Index, landed[len(landed)-1].Index)
+						// Count them as stored, so the other invariants are
+						// checked on their own; re-appending would duplicate.
+						mu.Lock()
+						for _, tn := range landed {
+							ack = append(ack, acked{w, tn})
+						}
+						mu.Unlock()
+						if len(landed) == len(mine) {
+							break
+						}
+					}
+				}
+				j += n
+			}
+		}()
+	}
+	wg.Wait()
+	elapsed := time.Since(t0)
+	t.Logf("%d writers × %d turns: %d persists, %d conflicts retried, %d loads (%d failed with ErrCorrupt), %d persists said ErrConflict but were stored; %v",
+		writers, perWriter, persists.Load(), conflicts.Load(), loads.Load(), badLoads.count(), lies.count(), elapsed.Round(time.Millisecond))
+	badLoads.done(t)
+	lies.done(t)
+
+	// Whatever Load says, look at the stored triples: every turn whole,
+	// and the dataset sound.
+	c := fusekitest.Client(t, kg.Config{Endpoint: ep})
+	for _, p := range partialTurns(t, c, id) {
+		t.Errorf("a partial turn is stored: %s", p)
+	}
+	mustCheck(t, ownStore(t, ep))
+
+	got := mustLoad(t, ownStore(t, ep), id)
+	if len(got.Turns) != writers*perWriter {
+		t.Errorf("got %d turns, want %d", len(got.Turns), writers*perWriter)
+	}
+	seen := make(map[string]int)
+	for i, tn := range got.Turns {
+		if tn.Index != i {
+			t.Fatalf("turn %d: got index %d, want %d", i, tn.Index, i)
+		}
+		if prev, dup := seen[tn.Content]; dup {
+			t.Errorf("turn %d: content %q is also turn %d", i, tn.Content, prev)
+		}
+		seen[tn.Content] = i
+	}
+	for w := range writers {
+		for j := range perWriter {
+			if _, ok := seen[writerText(w, j)]; !ok {
+				t.Errorf("writer %d turn %d is missing", w, j)
+			}
+		}
+	}
+	if len(ack) != writers*perWriter {
+		t.Errorf("got %d acknowledged turns, want %d", len(ack), writers*perWriter)
+	}
+	for _, a := range ack {
+		if a.turn.Index >= len(got.Turns) {
+			t.Errorf("writer %d: acknowledged turn %d is missing", a.writer, a.turn.Index)
+			continue
+		}
+		g := got.Turns[a.turn.Index]
+		if g.Content != a.turn.Content || g.Role != a.turn.Role || !g.Created.Equal(a.turn.Created) {
+			t.Errorf("writer %d: acknowledged turn %d: got %+v, want %+v", a.writer, a.turn.Index, g, a.turn)
+		}
+	}
+}
+
+// partialTurns returns, one line each, the turns stored in session id's
+// graph that lack one of the seven triples a turn has (type, session,
+// index, role, content, branch, created) or hold one twice.
+func partialTurns(tb testing.TB, c *kg.Client, id string) []string {
+	tb.Helper()
+	q, err := kg.Bind(`PREFIX trails: <https://w3id.org/trails/ns#>
+SELECT ?t (COUNT(DISTINCT ?p) AS ?props) (COUNT(*) AS ?triples) (GROUP_CONCAT(STR(?p); separator=" ") AS ?ps) WHERE {
+  GRAPH $g { ?t ?p ?o . FILTER(STRSTARTS(STR(?t), STR($g))) FILTER(?t != $g) }
+} GROUP BY ?t HAVING (COUNT(DISTINCT ?p) != 7 || COUNT(*) != 7)`, kg.Params{"g": kg.MustIRI(ontology.SessionIRI(id))})
+	if err != nil {
+		tb.Fatal(err)
+	}
+	res, err := c.Query(context.Background(), q)
+	if err != nil {
+		tb.Fatalf("partial turns: %v", err)
+	}
+	var out []string
+	for _, row := range res.Solutions {
+		out = append(out, fmt.Sprintf("%s: %s properties in %s triples: %s", row.String("t"), row.String("props"), row.String("triples"), row.String("ps")))
+	}
+	return out
+}
+
+// writerText is the text of writer w's turn j: unique in the test.
+func writerText(w, j int) string { return fmt.Sprintf("writer %d turn %03d \"q\"\n", w, j) }
+
+// storedOf returns those of mine that stored holds at their index, with
+// their content.
+func storedOf(stored, mine []session.Turn) []session.Turn {
+	var out []session.Turn
+	for _, m := range mine {
+		if m.Index < len(stored) && stored[m.Index].Content == m.Content && stored[m.Index].Created.Equal(m.Created) {
+			out = append(out, m)
+		}
+	}
+	return out
+}
+
+// TestForkDuringAppend takes forks of a session while one writer keeps
+// appending to it: forks of the writer's own in-memory session, forks of a
+// copy another Store loaded a moment earlier, and forks taken ahead of the
+// parent's persist (refused with ErrConflict until the parent catches up).
+// Every fork sees exactly the prefix it was taken at, however much the
+// parent grew after.
+func TestForkDuringAppend(t *testing.T) {
+	const batches, batch = 30, 7
+	ctx := context.Background()
+	ep := fusekitest.Endpoint(t)
+	rng, _ := seeded(t)
+
+	type taken struct {
+		id     string
+		at     int
+		prefix []session.Turn
+		own    []session.Turn
+		how    string
+	}
+	var (
+		mu     sync.Mutex
+		forks  []taken
+		ahead  int // forks refused while ahead of their parent
+		bad    = &limited{what: "Load while the parent is appended to"}
+		done   = make(chan struct{})
+		wg     sync.WaitGroup
+		parent = session.New("forker")
+	)
+	wst := ownStore(t, ep)
+	mustPersist(t, wst, parent)
+	record := func(f *session.Session, how string) {
+		mu.Lock()
+		defer mu.Unlock()
+		forks = append(forks, taken{f.ID, f.ForkedAt, slices.Clone(f.Turns[:f.ForkedAt]), slices.Clone(f.Turns[f.ForkedAt:]), how})
+	}
+
+	// Two forkers, each with its own Store: they load the parent, fork it
+	// at a random point of what they saw and persist the fork at once.
+	for k := range 2 {
+		st := ownStore(t, ep)
+		frng := rand.New(rand.NewPCG(rng.Uint64(), uint64(k)))
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for {
+				select {
+				case <-done:
+					return
+				default:
+				}
+				p, err := st.Load(ctx, parent.ID)
+				if err != nil {
+					// Load must work while the parent grows; report it and
+					// go on, so that the forks are still tested.
+					bad.errorf(t, "forker %d: %v", k, err)
+					if !errors.Is(err, session.ErrCorrupt) {
+						return
+					}
+					continue
+				}
+				f, err := p.Fork(frng.IntN(len(p.Turns) + 1))
+				if err != nil {
+					t.Errorf("forker %d: %v", k, err)
+					return
+				}
+				f.Append("assistant", fmt.Sprintf("forker %d's answer at %d", k, f.ForkedAt))
+				if err := st.Persist(ctx, f); err != nil {
+					t.Errorf("forker %d: persist fork at %d: %v", k, f.ForkedAt, err)
+					return
+				}
+				record(f, "loaded")
+			}
+		}()
+	}
+
+	fst := ownStore(t, ep)
+	for b := range batches {
+		appendN(parent, batch, fmt.Sprintf("batch %d", b))
+		if b%3 == 0 {
+			// A fork of turns the parent has not persisted yet: refused,
+			// and nothing is written.
+			f := mustFork(t, parent, len(parent.Turns))
+			f.Append("user", "too early")
+			if err := fst.Persist(ctx, f); !errors.Is(err, session.ErrConflict) {
+				t.Fatalf("fork ahead of its parent: got %v, want ErrConflict", err)
+			}
+			if _, err := fst.Info(ctx, f.ID); !errors.Is(err, session.ErrNotFound) {
+				t.Fatalf("refused fork: got %v, want ErrNotFound", err)
+			}
+			mustPersist(t, wst, parent)
+			mustPersist(t, fst, f) // the parent caught up
+			ahead++
+			record(f, "ahead")
+			continue
+		}
+		mustPersist(t, wst, parent)
+		f := mustFork(t, parent, rng.IntN(len(parent.Turns)+1))
+		f.Append("user", "writer's fork")
+		mustPersist(t, fst, f)
+		record(f, "in-memory")
+	}
+	close(done)
+	wg.Wait()
+	bad.done(t)
+
+	rst := ownStore(t, ep)
+	final := mustLoad(t, rst, parent.ID)
+	sameHistory(t, final.Turns, parent.Turns)
+	kids, err := rst.Branches(ctx, parent.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(kids) != len(forks) {
+		t.Errorf("got %d branches, want %d", len(kids), len(forks))
+	}
+	byHow := map[string]int{}
+	for _, f := range forks {
+		byHow[f.how]++
+		got := mustLoad(t, rst, f.id)
+		if got.ParentID != parent.ID || got.ForkedAt != f.at {
+			t.Fatalf("fork %s: got parent %s at %d, want %s at %d", f.id, got.ParentID, got.ForkedAt, parent.ID, f.at)
+		}
+		sameHistory(t, got.Turns[:f.at], f.prefix)
+		sameHistory(t, got.Turns[:f.at], final.Turns[:f.at])
+		sameHistory(t, got.Turns[f.at:], f.own)
+	}
+	t.Logf("parent grew to %d turns in %d batches; %d forks each saw exactly its prefix (%d loaded by other stores, %d of the writer's memory, %d taken ahead of the parent and refused until it caught up); %d loads by the forkers failed",
+		len(final.Turns), batches, len(forks), byHow["loaded"], byHow["in-memory"], ahead, bad.count())
+}
+
+// cloneSession returns a deep copy of s, as another process would hold
+// after receiving the same fork request.
+func cloneSession(s *session.Session) *session.Session {
+	c := *s
+	c.Turns = slices.Clone(s.Turns)
+	return &c
+}
+
+// forkRecords returns how many trails:Fork activities used parent, and how
+// many start times they have between them (one per activity if none was
+// written twice).
+func forkRecords(tb testing.TB, c *kg.Client, parent, child string) (acts, starts, derived int) {
+	tb.Helper()
+	q, err := kg.Bind(`PREFIX prov: <http://www.w3.org/ns/prov#>
+SELECT (COUNT(DISTINCT ?a) AS ?acts) (COUNT(?t) AS ?starts) WHERE {
+  ?a a $fork ; prov:used $parent .
+  $child prov:wasGeneratedBy ?a .
+  OPTIONAL { ?a prov:startedAtTime ?t }
+}`, kg.Params{"fork": kg.MustIRI(ontology.Fork), "parent": kg.MustIRI(ontology.SessionIRI(parent)), "child": kg.MustIRI(ontology.SessionIRI(child))})
+	if err != nil {
+		tb.Fatal(err)
+	}
+	res, err := c.Query(context.Background(), q)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	acts, _ = res.Solutions[0].Int("acts")
+	starts, _ = res.Solutions[0].Int("starts")
+	q, _ = kg.Bind(`PREFIX prov: <http://www.w3.org/ns/prov#>
+SELECT (COUNT(*) AS ?n) WHERE { GRAPH ?g { $child prov:wasDerivedFrom $parent } }`,
+		kg.Params{"parent": kg.MustIRI(ontology.SessionIRI(parent)), "child": kg.MustIRI(ontology.SessionIRI(child))})
+	res, err = c.Query(context.Background(), q)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	derived, _ = res.Solutions[0].Int("n")
+	return acts, starts, derived
+}
+
+// TestIdempotentForkRequests persists the same in-memory fork twice (a retry
+// after a timeout), and the same fork request from two goroutines with
+// separate Stores at once: each time one fork is stored, with one PROV
+// Fork activity.
+func TestIdempotentForkRequests(t *testing.T) {
+	const rounds = 20
+	ctx := context.Background()
+	ep := fusekitest.Endpoint(t)
+	_, _, c := newStore(t)
+
+	t.Run("twice", func(t *testing.T) {
+		st := ownStore(t, ep)
+		p := persisted(t, st, "retrier", 5)
+		f := mustFork(t, p, 3)
+		appendN(f, 2, "f")
+		mustPersist(t, st, f)
+		mustPersist(t, ownStore(t, ep), f) // a retry, by another client
+		mustPersist(t, st, f)
+		kids, err := st.Branches(ctx, p.ID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(kids) != 1 || kids[0].ID != f.ID {
+			t.Fatalf("got branches %v, want just %s", kids, f.ID)
+		}
+		if acts, starts, derived := forkRecords(t, c, p.ID, f.ID); acts != 1 || starts != 1 || derived != 2 {
+			t.Fatalf("got %d Fork activities, %d start times, %d wasDerivedFrom; want 1, 1, 2 (session graph and PROV graph)", acts, starts, derived)
+		}
+		sameSession(t, mustLoad(t, st, f.ID), f)
+	})
+
+	t.Run("concurrently", func(t *testing.T) {
+		st := ownStore(t, ep)
+		p := persisted(t, st, "racer", 6)
+		stores := [2]*session.Store{ownStore(t, ep), ownStore(t, ep)}
+		var both int
+		for r := range rounds {
+			f := mustFork(t, p, r%7)
+			appendN(f, 1+r%3, "raced")
+			var errs [2]error
+			var wg sync.WaitGroup
+			start := make(chan struct{})
+			for k := range 2 {
+				req := cloneSession(f)
+				wg.Add(1)
+				go func() {
+					defer wg.Done()
+					<-start
+					errs[k] = stores[k].Persist(ctx, req)
+				}()
+			}
+			close(start)
+			wg.Wait()
+			for k, err := range errs {
+				if err != nil {
+					t.Errorf("round %d: request %d: %v", r, k, err)
+				}
+			}
+			if errs[0] == nil && errs[1] == nil {
+				both++
+			}
+			if acts, starts, derived := forkRecords(t, c, p.ID, f.ID); acts != 1 || starts != 1 || derived != 2 {
+				t.Errorf("round %d: got %d Fork activities, %d start times, %d wasDerivedFrom; want 1, 1, 2", r, acts, starts, derived)
+			}
+			sameSession(t, mustLoad(t, st, f.ID), f)
+		}
+		kids, err := st.Branches(ctx, p.ID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(kids) != rounds {
+			t.Errorf("got %d branches, want %d", len(kids), rounds)
+		}
+		t.Logf("%d fork requests sent twice at once by separate stores: %d forks stored, both requests succeeded %d times", rounds, len(kids), both)
+	})
+}
+
+// TestReadersSeeWholePersists has readers load a session in a loop while a
+// writer persists batches of 50 turns: every load returns a whole number of
+// batches, each turn as written.
+func TestReadersSeeWholePersists(t *testing.T) {
+	const batches, batch, readers = 24, 50, 2
+	ctx := context.Background()
+	ep := fusekitest.Endpoint(t)
+	text := func(i int) string {
+		return fmt.Sprintf("batch %d turn %d: %s", i/batch, i%batch, strings.Repeat("x", i%97))
+	}
+
+	s := session.New("reader-test")
+	wst := ownStore(t, ep)
+	mustPersist(t, wst, s)
+	done := make(chan struct{})
+	var (
+		wg      sync.WaitGroup
+		mu      sync.Mutex
+		lengths = map[int]int{} // turns seen → loads
+		loads   atomic.Int64
+		errs    = &limited{what: "Load while a writer persists"}
+	)
+	for k := range readers {
+		st := ownStore(t, ep)
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			last := 0
+			for {
+				stop := false
+				select {
+				case <-done:
+					stop = true // one more load after the last persist
+				default:
+				}
+				got, err := st.Load(ctx, s.ID)
+				loads.Add(1)
+				if err != nil {
+					errs.errorf(t, "reader %d: %v", k, err)
+					if !errors.Is(err, session.ErrCorrupt) {
+						return
+					}
+				} else {
+					n := len(got.Turns)
+					if n%batch != 0 {
+						t.Errorf("reader %d: got %d turns, not a whole number of batches of %d", k, n, batch)
+					}
+					if n < last {
+						t.Errorf("reader %d: got %d turns after %d", k, n, last)
+					}
+					last = n
+					for i, tn := range got.Turns {
+						if tn.Index != i || tn.Content != text(i) {
+							t.Errorf("reader %d: turn %d: got %d %q, want %d %q", k, i, tn.Index, tn.Content, i, text(i))
+							break
+						}
+					}
+					mu.Lock()
+					lengths[n]++
+					mu.Unlock()
+				}
+				if stop {
+					return
+				}
+			}
+		}()
+	}
+	t0 := time.Now()
+	for b := range batches {
+		for k := range batch {
+			s.Append("user", text(b*batch+k))
+		}
+		mustPersist(t, wst, s)
+	}
+	close(done)
+	wg.Wait()
+	distinct := slices.Sorted(maps.Keys(lengths))
+	t.Logf("%d readers made %d loads (%d failed) while %d batches of %d were persisted in %v; they saw %d distinct lengths: %v",
+		readers, loads.Load(), errs.count(), batches, batch, time.Since(t0).Round(time.Millisecond), len(distinct), distinct)
+	errs.done(t)
+	if lengths[batches*batch] == 0 {
+		t.Errorf("no reader saw the final %d turns", batches*batch)
+	}
+}
+
+// hookTransport runs a hook once, right after the first answer to a
+// request that match accepts has arrived and before the caller sees it:
+// a way to put another writer's persist at an exact point of a Load or a
+// Persist, against the real store.
+type hookTransport struct {
+	next  http.RoundTripper
+	match func(*http.Request) bool
+	mu    sync.Mutex
+	hook  func()
+}
+
+func (h *hookTransport) RoundTrip(r *http.Request) (*http.Response, error) {
+	resp, err := h.next.RoundTrip(r)
+	if err != nil || resp.StatusCode/100 != 2 || !h.match(r) {
+		return resp, err
+	}
+	h.mu.Lock()
+	hook := h.hook
+	h.hook = nil
+	h.mu.Unlock()
+	if hook != nil {
+		// Read the whole answer first, so that the hook cannot change it.
+		b, err := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if err != nil {
+			return nil, err
+		}
+		resp.Body = io.NopCloser(bytes.NewReader(b))
+		hook()
+	}
+	return resp, nil
+}
+
+// hookedStore returns a Store over ep whose client runs hook once after
+// the first answer to a request match accepts.
+func hookedStore(tb testing.TB, ep string, match func(*http.Request) bool, hook func()) *session.Store {
+	tb.Helper()
+	tr := &http.Transport{}
+	tb.Cleanup(tr.CloseIdleConnections)
+	ht := &hookTransport{next: tr, match: match, hook: hook}
+	c := fusekitest.Client(tb, kg.Config{Endpoint: ep, HTTPClient: &http.Client{Transport: ht}})
+	return session.NewStore(c)
+}
+
+// TestLoadDuringPersist puts a persist by another writer between the
+// requests of one Load, deterministically: the Load returns the history
+// before or after that persist, never an error.
+func TestLoadDuringPersist(t *testing.T) {
+	ctx := context.Background()
+	ep := fusekitest.Endpoint(t)
+	wst := ownStore(t, ep)
+	s := persisted(t, wst, "loader", 3)
+	before := slices.Clone(s.Turns)
+	first := func(*http.Request) bool { return true } // Load's first request
+	rst := hookedStore(t, ep, first, func() {
+		appendN(s, 2, "meanwhile")
+		mustPersist(t, wst, s)
+	})
+	got, err := rst.Load(ctx, s.ID)
+	if err != nil {
+		t.Fatalf("load while another writer appends: got %v, want the history before or after the append", err)
+	}
+	if len(got.Turns) == len(before) {
+		sameHistory(t, got.Turns, before)
+	} else {
+		sameHistory(t, got.Turns, s.Turns)
+	}
+}
+
+// TestConflictLoserChangedNothing puts another writer's persist between
+// Persist's update and its confirming ASK, deterministically: the update
+// applied, so Persist must report success; if it reports ErrConflict, its
+// turns must not be stored (the loser changes nothing), or a writer
+// following the documented protocol (Load, re-append, retry) stores them
+// twice.
+func TestConflictLoserChangedNothing(t *testing.T) {
+	ctx := context.Background()
+	ep := fusekitest.Endpoint(t)
+	bst := ownStore(t, ep)
+	s := persisted(t, bst, "racer", 2)
+	update := func(r *http.Request) bool { return strings.HasSuffix(r.URL.Path, "/update") }
+	ast := hookedStore(t, ep, update, func() {
+		b := mustLoad(t, bst, s.ID) // holds A's turn now
+		b.Append("user", "B's turn")
+		mustPersist(t, bst, b)
+	})
+	a := mustLoad(t, ast, s.ID)
+	mine := a.Append("assistant", "A's turn")
+	err := ast.Persist(ctx, a)
+	stored := mustLoad(t, bst, s.ID)
+	landed := len(storedOf(stored.Turns, []session.Turn{mine})) == 1
+	t.Logf("A's persist returned %v; A's turn stored: %v; the session holds %d turns", err, landed, len(stored.Turns))
+	switch {
+	case err == nil && !landed:
+		t.Fatalf("Persist returned nil but A's turn %d is not stored", mine.Index)
+	case err != nil && landed:
+		t.Fatalf("Persist returned %q, but A's turn %d is stored: the loser changed something", err, mine.Index)
+	case err != nil && !errors.Is(err, session.ErrConflict):
+		t.Fatalf("got %v, want nil or ErrConflict", err)
+	}
+}
