@@ -1,0 +1,118 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// TestMain lets the test binary stand in for trails-bench as the
+// peak-memory child, which the command starts by re-executing itself.
+func TestMain(m *testing.M) {
+	if len(os.Args) > 1 && os.Args[1] == childFlag {
+		os.Exit(exitCode(run(context.Background(), os.Args[1:], os.Stdout, os.Stderr)))
+	}
+	os.Exit(m.Run())
+}
+
+// TestShort runs the whole benchmark at tiny sizes against a Fuseki of its
+// own and checks that the report has every section and every target, each
+// judged. It asserts nothing about time.
+func TestShort(t *testing.T) {
+	out := filepath.Join(t.TempDir(), "BENCHMARKS.md")
+	prefix := "# Notes kept\n\n" + beginMarker + "\nold report\n" + endMarker + "\n\nMore notes.\n"
+	if err := os.WriteFile(out, []byte(prefix), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	var stdout, stderr bytes.Buffer
+	if err := run(context.Background(), []string{"-short", "-o", out}, &stdout, &stderr); err != nil {
+		t.Fatalf("trails-bench -short: %v\n%s", err, stderr.String())
+	}
+	b, err := os.ReadFile(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	report := string(b)
+	for _, kept := range []string{"# Notes kept", "More notes.", beginMarker, endMarker} {
+		if !strings.Contains(report, kept) {
+			t.Errorf("the report file lost %q, which is outside the markers", kept)
+		}
+	}
+	if strings.Contains(report, "old report") {
+		t.Errorf("the old report between the markers is still there")
+	}
+	for _, s := range sections {
+		if !strings.Contains(report, "\n"+s+"\n") {
+			t.Errorf("no section %q in the report:\n%s", s, report)
+		}
+	}
+	for _, col := range targetColumns {
+		if !headerHas(report, col) {
+			t.Errorf("no table has a column %q", col)
+		}
+		row := lineStarting(report, "| "+col+" |")
+		if !strings.HasSuffix(row, "| meets |") && !strings.HasSuffix(row, "| misses |") {
+			t.Errorf("Targets row for %q: got %q, want it to end in meets or misses", col, row)
+		}
+	}
+}
+
+// headerHas reports whether a markdown table's header row (the line above
+// a |---| line) has a cell col.
+func headerHas(report, col string) bool {
+	lines := strings.Split(report, "\n")
+	for i := 0; i+1 < len(lines); i++ {
+		if strings.HasPrefix(lines[i+1], "|---") && strings.Contains(lines[i], "| "+col+" |") {
+			return true
+		}
+	}
+	return false
+}
+
+func lineStarting(report, prefix string) string {
+	for _, l := range strings.Split(report, "\n") {
+		if strings.HasPrefix(l, prefix) {
+			return l
+		}
+	}
+	return ""
+}
+
+// TestUsage checks the command line without starting anything.
+func TestUsage(t *testing.T) {
+	full := t.TempDir()
+	if err := os.WriteFile(filepath.Join(full, "x"), nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct {
+		name   string
+		args   []string
+		code   int
+		stdout string // a part of it
+		stderr string // a part of it
+	}{
+		{name: "help", args: []string{"-h"}, code: exitOK, stdout: "Usage: trails-bench"},
+		{name: "unknown flag", args: []string{"-bogus"}, code: exitUsage, stderr: "Run \"trails-bench -h\""},
+		{name: "argument", args: []string{"now"}, code: exitUsage, stderr: "takes flags only"},
+		{name: "data not empty", args: []string{"-data", full}, code: exitUsage, stderr: "not empty"},
+		{name: "child without arguments", args: []string{childFlag}, code: exitUsage, stderr: childFlag},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var stdout, stderr bytes.Buffer
+			err := run(context.Background(), tt.args, &stdout, &stderr)
+			if got := exitCode(err); got != tt.code {
+				t.Errorf("exit code: got %d, want %d (err %v)", got, tt.code, err)
+			}
+			if !strings.Contains(stdout.String(), tt.stdout) {
+				t.Errorf("stdout: got %q, want it to contain %q", stdout.String(), tt.stdout)
+			}
+			if !strings.Contains(stderr.String(), tt.stderr) {
+				t.Errorf("stderr: got %q, want it to contain %q", stderr.String(), tt.stderr)
+			}
+		})
+	}
+}

@@ -1,0 +1,104 @@
+package main
+
+import "time"
+
+// plan holds the sizes of a run: the for the full run, tiny ones
+// for -short (which checks that the code works, not how fast).
+type plan struct {
+	name string
+	runs int // measured runs after one warm-up
+
+	forkParents []int // parent sizes of the fork scenario
+
+	histories []int         // effective history lengths of the load scenario
+	depths    []int         // chain depths of the load scenario
+	rtt       time.Duration // latency added per round trip in "over a network"
+
+	persist       []persistPlan // batch sizes and how many turns each appends
+	persistBudget time.Duration // a Persist run stops after this long
+
+	scaleTurns, scaleDepth int           // the fork the scaling scenario loads
+	scaleRuns              int           // its measured loads with each store size
+	scaleGap               time.Duration // the pause between them
+	fillerSmall, fillerBig int           // other turns in the store, before and after
+	fillerPerSession       int           // turns per filler session
+	fillerChars            [2]int        // characters per filler turn, from and to
+	fillerBatchBytes       int           // N-Quads bytes per bulk request
+
+	allocTurns int // history whose loads the allocation count divides
+	rssTurns   int // the session the child process loads
+
+	readers []int         // concurrent readers
+	window  time.Duration // how long each concurrency run lasts
+
+	warmLoads int           // loads that warm the JVM up, at least
+	warmMax   time.Duration // how long warming up may go on past warmLoads
+}
+
+// persistPlan is one batch size of the persist scenario.
+type persistPlan struct {
+	batch int // turns per Persist
+	turns int // turns appended by each way, over all runs
+}
+
+func fullPlan() plan {
+	return plan{
+		name:        "full",
+		runs:        5,
+		forkParents: []int{100, 1000, 5000},
+		histories:   []int{1000, 5000},
+		depths:      []int{1, 4, 8, 16, 32},
+		rtt:         5 * time.Millisecond,
+		// Every write is a TDB2 commit, which waits for the disk: 10,000
+		// turns in batches of 1 would take far longer than the whole run
+		// may. Each run stops after persistBudget; the report says how
+		// many turns each batch size appended.
+		persist:          []persistPlan{{1, 10000}, {10, 10000}, {100, 10000}},
+		persistBudget:    2 * time.Second,
+		scaleTurns:       1000,
+		scaleDepth:       8,
+		scaleRuns:        15,
+		scaleGap:         200 * time.Millisecond,
+		fillerSmall:      10000,
+		fillerBig:        1000000,
+		fillerPerSession: 100,
+		// Through Fuseki a million turns of 200-2,000 characters take some
+		// 5 minutes to load here, most of it parsing and storing their
+		// text: the filler takes the short end of the range.
+		fillerChars:      [2]int{200, 400},
+		fillerBatchBytes: 64 << 20,
+		allocTurns:       5000,
+		rssTurns:         100000,
+		readers:          []int{1, 4, 16},
+		window:           time.Second,
+		warmLoads:        10,
+		warmMax:          60 * time.Second,
+	}
+}
+
+func shortPlan() plan {
+	return plan{
+		name:             "short",
+		runs:             1,
+		forkParents:      []int{10, 50},
+		histories:        []int{33},
+		depths:           []int{1, 32},
+		rtt:              5 * time.Millisecond,
+		persist:          []persistPlan{{1, 4}, {10, 20}, {100, 100}},
+		persistBudget:    time.Second,
+		scaleTurns:       45,
+		scaleDepth:       8,
+		scaleRuns:        1,
+		fillerSmall:      100,
+		fillerBig:        2000,
+		fillerPerSession: 100,
+		fillerChars:      [2]int{200, 400},
+		fillerBatchBytes: 1 << 20,
+		allocTurns:       33,
+		rssTurns:         300,
+		readers:          []int{1, 4, 16},
+		window:           200 * time.Millisecond,
+		warmLoads:        1,
+		warmMax:          time.Second,
+	}
+}

@@ -1,0 +1,372 @@
+package main
+
+import (
+	"fmt"
+	"io"
+	"strings"
+	"time"
+)
+
+// results is everything a run measured; the markdown report and -json
+// are two renderings of it.
+type results struct {
+	Command       string        `json:"command"`
+	Plan          string        `json:"plan"`
+	Date          time.Time     `json:"date"`
+	Machine       machine       `json:"machine"`
+	Runs          int           `json:"runs"`
+	LoadAvg       []string      `json:"load_avg"` // at the start and the end
+	PersistBudget time.Duration `json:"persist_budget_ns"`
+	WarmLoads     int           `json:"warm_loads"`
+	Wall          time.Duration `json:"wall_ns"`
+	Fork          []forkRow     `json:"fork"`
+	Load          []loadRow     `json:"load"`
+	Latency       []latencyRow  `json:"load_over_network"`
+	Persist       []persistRow  `json:"persist"`
+	Scaling       *scaling      `json:"scaling"`
+	Alloc         []allocRow    `json:"alloc"`
+	RSS           rssResult     `json:"rss"`
+	Concurrency   []concRow     `json:"concurrency"`
+	Targets       []target      `json:"targets"`
+	Phases        []phase       `json:"phases"`
+}
+
+// target is one of the issue's targets, judged.
+type target struct {
+	Name     string `json:"name"`
+	Measured string `json:"measured"`
+	Meets    bool   `json:"meets"`
+}
+
+// The targets' column headings; the CI test checks that each appears.
+const (
+	tForkTriples = "fork ≤ 25 triples, same for every N"
+	tTrips       = "depth 32: ≤ 3 round trips"
+	tFlat        = "depth 32: ≤ 1.3× flat"
+	tFloor       = "depth 32: ≤ 1.3× floor"
+	tNaive       = "depth 32: naive ≥ 3× slower"
+	tPersist     = "batch 100: ≥ 80% of raw"
+	tScaling     = "ratio ≤ 1.5"
+	tRSS         = "peak RSS < 4× content"
+)
+
+// targetColumns lists every target column, in report order.
+var targetColumns = []string{tForkTriples, tTrips, tFlat, tFloor, tNaive, tPersist, tScaling, tRSS}
+
+// The section headings; the CI test checks that each appears.
+var sections = []string{
+	"## Targets",
+	"## 1. Fork cost",
+	"## 2. Load vs depth",
+	"## 3. Persist throughput",
+	"## 4. Store-size scaling",
+	"## 5. Client cost",
+	"## 6. Concurrency",
+}
+
+const (
+	targetDepth = 32
+	targetBatch = 100
+)
+
+func verdict(ok bool) string {
+	if ok {
+		return "meets"
+	}
+	return "misses"
+}
+
+func ratio(a, b float64) float64 {
+	if b == 0 {
+		return 0
+	}
+	return a / b
+}
+
+func msf(d time.Duration) string {
+	v := float64(d) / 1e6
+	switch {
+	case v >= 100:
+		return fmt.Sprintf("%.0f", v)
+	case v >= 10:
+		return fmt.Sprintf("%.1f", v)
+	default:
+		return fmt.Sprintf("%.2f", v)
+	}
+}
+
+func kb(b float64) string { return fmt.Sprintf("%.0f", b/1024) }
+
+func mb(b int64) string { return fmt.Sprintf("%.1f", float64(b)/(1<<20)) }
+
+func x(r float64) string { return fmt.Sprintf("%.2f×", r) }
+
+// thousands writes n with comma separators: 1,000,000.
+func thousands(n int) string {
+	s := fmt.Sprint(n)
+	neg := strings.HasPrefix(s, "-")
+	s = strings.TrimPrefix(s, "-")
+	var b strings.Builder
+	for i, c := range s {
+		if i > 0 && (len(s)-i)%3 == 0 {
+			b.WriteByte(',')
+		}
+		b.WriteRune(c)
+	}
+	if neg {
+		return "-" + b.String()
+	}
+	return b.String()
+}
+
+// forkOK reports whether every fork wrote the same number of triples, at
+// most 25.
+func forkOK(rows []forkRow) bool {
+	for _, r := range rows {
+		if r.TrailsTriples > 25 || r.TrailsTriples != rows[0].TrailsTriples {
+			return false
+		}
+	}
+	return len(rows) > 0
+}
+
+// judge computes the targets from the measurements.
+func (r *results) judge() {
+	var ts []target
+
+	var counts []string
+	for _, f := range r.Fork {
+		counts = append(counts, fmt.Sprintf("%d (N = %s)", f.TrailsTriples, thousands(f.ParentTurns)))
+	}
+	ts = append(ts, target{tForkTriples, "triples per fork: " + strings.Join(counts, ", "), forkOK(r.Fork)})
+
+	var trips, flat, floor, naive []string
+	okTrips, okFlat, okFloor, okNaive, seen := true, true, true, true, false
+	for _, l := range r.Load {
+		if l.Depth != targetDepth {
+			continue
+		}
+		seen = true
+		h := thousands(l.History) + " turns"
+		trips = append(trips, fmt.Sprintf("%.0f (%s)", l.Trails.Trips, h))
+		rf, rl, rn := ratio(float64(l.Trails.D), float64(l.Flat.D)), ratio(float64(l.Trails.D), float64(l.Floor.D)), ratio(float64(l.Naive.D), float64(l.Trails.D))
+		flat = append(flat, fmt.Sprintf("%s (%s)", x(rf), h))
+		floor = append(floor, fmt.Sprintf("%s (%s)", x(rl), h))
+		naive = append(naive, fmt.Sprintf("%s (%s)", x(rn), h))
+		okTrips = okTrips && l.Trails.Trips <= 3
+		okFlat = okFlat && rf <= 1.3
+		okFloor = okFloor && rl <= 1.3
+		okNaive = okNaive && rn >= 3
+	}
+	ts = append(ts,
+		target{tTrips, "round trips of Load: " + strings.Join(trips, ", "), seen && okTrips},
+		target{tFlat, "Load / flat load: " + strings.Join(flat, ", "), seen && okFlat},
+		target{tFloor, "Load / floor: " + strings.Join(floor, ", "), seen && okFloor},
+		target{tNaive, "naive walk / Load: " + strings.Join(naive, ", "), seen && okNaive},
+	)
+
+	pt := target{Name: tPersist, Measured: "no batch of 100 measured"}
+	for _, p := range r.Persist {
+		if p.Batch == targetBatch {
+			rr := ratio(p.TrailsTPS, p.RawTPS)
+			pt = target{tPersist, fmt.Sprintf("Persist %.0f turns/s, raw INSERT DATA %.0f turns/s: %.0f%%", p.TrailsTPS, p.RawTPS, 100*rr), rr >= 0.8}
+		}
+	}
+	ts = append(ts, pt)
+
+	st := target{Name: tScaling, Measured: "not measured"}
+	if r.Scaling != nil && len(r.Scaling.Rows) >= 2 {
+		a, b := r.Scaling.Rows[0], r.Scaling.Rows[len(r.Scaling.Rows)-1]
+		st = target{tScaling, fmt.Sprintf("load with %s other turns %s ms, with %s: %s ms: %s",
+			thousands(a.OtherTurns), msf(a.Load.D), thousands(b.OtherTurns), msf(b.Load.D), x(r.Scaling.Ratio())), r.Scaling.Ratio() <= 1.5}
+	}
+	ts = append(ts, st)
+
+	ts = append(ts, target{tRSS, fmt.Sprintf("%s turns, %s MiB of content: peak RSS %s MiB, %s",
+		thousands(r.RSS.Turns), mb(r.RSS.ContentBytes), mb(r.RSS.PeakRSS), x(r.RSS.Ratio())), r.RSS.ContentBytes > 0 && r.RSS.Ratio() < 4})
+	r.Targets = ts
+}
+
+// table writes a markdown table, its first column aligned left and the
+// others right.
+func table(w io.Writer, head []string, rows [][]string) { tableLeft(w, 1, head, rows) }
+
+// tableLeft writes a markdown table with its first left columns aligned
+// left and the others right.
+func tableLeft(w io.Writer, left int, head []string, rows [][]string) {
+	fmt.Fprintf(w, "| %s |\n", strings.Join(head, " | "))
+	seps := make([]string, len(head))
+	for i := range seps {
+		seps[i] = "---"
+		if i >= left {
+			seps[i] = "---:"
+		}
+	}
+	fmt.Fprintf(w, "|%s|\n", strings.Join(seps, "|"))
+	for _, r := range rows {
+		fmt.Fprintf(w, "| %s |\n", strings.Join(r, " | "))
+	}
+	fmt.Fprintln(w)
+}
+
+// markdown writes the report.
+func (r *results) markdown(w io.Writer) {
+	m := r.Machine
+	fmt.Fprintf(w, "# Trails benchmark results\n\n")
+	fmt.Fprintf(w, "- Command: `%s` (plan %q; wall time %s)\n", r.Command, r.Plan, r.Wall.Round(time.Second))
+	fmt.Fprintf(w, "- Date: %s; source: `%s` (git describe; -dirty: with uncommitted changes)\n", r.Date.UTC().Format("2006-01-02 15:04 MST"), m.Source)
+	fmt.Fprintf(w, "- Machine: %d cores (%s), %s GiB memory, %s\n", m.CPUs, m.CPUModel, fmt.Sprintf("%.1f", float64(m.MemBytes)/(1<<30)), m.OS)
+	fmt.Fprintf(w, "- Load average (1, 5, 15 min) at the start: %s; at the end: %s\n", r.LoadAvg[0], r.LoadAvg[len(r.LoadAvg)-1])
+	fmt.Fprintf(w, "- Software: %s; %s; Apache Jena Fuseki %s on TDB2 on disk with `fuseki/trails.ttl`\n", m.Go, m.Java, m.Fuseki)
+	fmt.Fprintf(w, "- Method: every figure is the median of %d measured runs after one warm-up run, in one process against one Fuseki; "+
+		"round trips are HTTP requests and KB are response bytes received, counted by an http.RoundTripper around the client.\n\n", r.Runs)
+
+	fmt.Fprintf(w, "## Targets\n\n")
+	var rows [][]string
+	for _, t := range r.Targets {
+		rows = append(rows, []string{t.Name, t.Measured, verdict(t.Meets)})
+	}
+	tableLeft(w, 2, []string{"target", "measured", "result"}, rows)
+
+	fmt.Fprintf(w, "## 1. Fork cost\n\n")
+	fmt.Fprintf(w, "A Trails fork (Persist of a new fork of an N-turn parent, no turns of its own yet) against copy-on-fork "+
+		"(one INSERT DATA of a new session holding a copy of the N turns, as the bub tape or a kagent fork does). "+
+		"Triples are the growth of the store's quad count.\n\n")
+	rows = nil
+	ok := forkOK(r.Fork)
+	for _, f := range r.Fork {
+		rows = append(rows, []string{
+			thousands(f.ParentTurns),
+			fmt.Sprint(f.TrailsTriples), msf(f.Trails.D), fmt.Sprintf("%.0f", f.Trails.Trips),
+			thousands(f.CopyTriples), msf(f.Copy.D), fmt.Sprintf("%.0f", f.Copy.Trips),
+			x(ratio(float64(f.CopyTriples), float64(f.TrailsTriples))), x(ratio(float64(f.Copy.D), float64(f.Trails.D))),
+			verdict(ok && f.TrailsTriples <= 25),
+		})
+	}
+	table(w, []string{"parent turns", "Trails triples", "Trails ms", "Trails trips", "copy triples", "copy ms", "copy trips",
+		"copy / Trails triples", "copy / Trails time", tForkTriples}, rows)
+
+	fmt.Fprintf(w, "## 2. Load vs depth\n\n")
+	fmt.Fprintf(w, "The same effective history spread over a root and `depth` forks. **Trails** is `Store.Load` of the leaf; "+
+		"**naive** walks up with one query per ancestor for its parent link and one per ancestor for its turns; "+
+		"**flat** is `Store.Load` of a root holding as many turns; **floor** is one hand-written SELECT of exactly those turns, "+
+		"their sessions and ranges given. All read tab-separated results with `kg.Client.Select` into the same turns. "+
+		"Target columns apply at depth %d.\n\n", targetDepth)
+	rows = nil
+	for _, l := range r.Load {
+		rf, rl, rn := ratio(float64(l.Trails.D), float64(l.Flat.D)), ratio(float64(l.Trails.D), float64(l.Floor.D)), ratio(float64(l.Naive.D), float64(l.Trails.D))
+		cols := []string{"—", "—", "—", "—"}
+		if l.Depth == targetDepth {
+			cols = []string{verdict(l.Trails.Trips <= 3), verdict(rf <= 1.3), verdict(rl <= 1.3), verdict(rn >= 3)}
+		}
+		rows = append(rows, append([]string{
+			thousands(l.History), fmt.Sprint(l.Depth),
+			msf(l.Trails.D), fmt.Sprintf("%.0f", l.Trails.Trips), kb(l.Trails.Bytes),
+			msf(l.Naive.D), fmt.Sprintf("%.0f", l.Naive.Trips), kb(l.Naive.Bytes),
+			msf(l.Flat.D), fmt.Sprintf("%.0f", l.Flat.Trips),
+			msf(l.Floor.D), fmt.Sprintf("%.0f", l.Floor.Trips), kb(l.Floor.Bytes),
+			x(rf), x(rl), x(rn),
+		}, cols...))
+	}
+	table(w, []string{"turns", "depth", "Trails ms", "trips", "KB", "naive ms", "trips", "KB", "flat ms", "trips",
+		"floor ms", "trips", "KB", "Trails / flat", "Trails / floor", "naive / Trails", tTrips, tFlat, tFloor, tNaive}, rows)
+	fmt.Fprintf(w, "The same ratios from each way's fastest run, which a busy machine disturbs least (not what the targets judge):\n\n")
+	rows = nil
+	for _, l := range r.Load {
+		rows = append(rows, []string{thousands(l.History), fmt.Sprint(l.Depth),
+			msf(l.Trails.Min), msf(l.Naive.Min), msf(l.Flat.Min), msf(l.Floor.Min),
+			x(ratio(float64(l.Trails.Min), float64(l.Flat.Min))), x(ratio(float64(l.Trails.Min), float64(l.Floor.Min))),
+			x(ratio(float64(l.Naive.Min), float64(l.Trails.Min)))})
+	}
+	table(w, []string{"turns", "depth", "Trails min ms", "naive min ms", "flat min ms", "floor min ms", "Trails / flat", "Trails / floor", "naive / Trails"}, rows)
+
+	if len(r.Latency) > 0 {
+		fmt.Fprintf(w, "Over a network: the deepest chains again, Trails against the naive walk, through a client that waits %v "+
+			"before every request, as a store on another machine would make it (the store itself unchanged):\n\n", r.Latency[0].RTT)
+		rows = nil
+		for _, l := range r.Latency {
+			rows = append(rows, []string{thousands(l.History), fmt.Sprint(l.Depth), l.RTT.String(),
+				msf(l.Trails.D), fmt.Sprintf("%.0f", l.Trails.Trips), msf(l.Naive.D), fmt.Sprintf("%.0f", l.Naive.Trips),
+				x(ratio(float64(l.Naive.D), float64(l.Trails.D)))})
+		}
+		table(w, []string{"turns", "depth", "added per round trip", "Trails ms", "trips", "naive ms", "trips", "naive / Trails"}, rows)
+	}
+
+	fmt.Fprintf(w, "## 3. Persist throughput\n\n")
+	fmt.Fprintf(w, "Appending turns to one session, `batch` turns per `Persist`, against raw INSERT DATA of the same triples "+
+		"(seven per turn, the new turn count and digest) in requests of the same size, the two alternating call by call. "+
+		"Each of the %d runs appends up to 1/%d of the target with each way and stops early once its `Persist` calls have taken %v "+
+		"(every write is a TDB2 commit that waits for the disk). Throughput is turns over the summed wall time of a way's calls "+
+		"in a run (content made beforehand); trips and KB received are per call.\n\n", r.Runs, r.Runs, r.PersistBudget)
+	rows = nil
+	for _, p := range r.Persist {
+		col := "—"
+		if p.Batch == targetBatch {
+			col = verdict(ratio(p.TrailsTPS, p.RawTPS) >= 0.8)
+		}
+		rows = append(rows, []string{
+			fmt.Sprint(p.Batch), thousands(p.Target), thousands(p.Turns),
+			fmt.Sprintf("%.0f", p.TrailsTPS), fmt.Sprintf("%.0f", p.Trails.Trips), fmt.Sprintf("%.1f", p.Trails.Bytes/1024),
+			fmt.Sprintf("%.0f", p.RawTPS), fmt.Sprintf("%.0f", p.Raw.Trips),
+			fmt.Sprintf("%.0f%%", 100*ratio(p.TrailsTPS, p.RawTPS)), col,
+		})
+	}
+	table(w, []string{"turns per call", "target", "turns appended", "Persist turns/s", "trips per call", "KB received per call",
+		"raw turns/s", "trips per call", "Persist / raw", tPersist}, rows)
+
+	fmt.Fprintf(w, "## 4. Store-size scaling\n\n")
+	if sc := r.Scaling; sc != nil {
+		fmt.Fprintf(w, "`Store.Load` of a %s-turn fork at depth %d with few, then many other turns in the store "+
+			"(bulk-loaded filler sessions of realistic turns of 200 to 400 characters, each turn's content distinct). "+
+			"Before each measurement the disk is synced and the fork loaded until its load time has settled "+
+			"(at least %d times; see `warmUp`); then %d measured loads, %v apart, give the median and the fastest.\n\n",
+			thousands(sc.Turns), sc.Depth, r.WarmLoads, sc.Runs, sc.Gap)
+		rows = nil
+		for i, s := range sc.Rows {
+			rr, col := "1.00×", "—"
+			if i > 0 {
+				rr = x(ratio(float64(s.Load.D), float64(sc.Rows[0].Load.D)))
+				col = verdict(ratio(float64(s.Load.D), float64(sc.Rows[0].Load.D)) <= 1.5)
+			}
+			rows = append(rows, []string{thousands(s.OtherTurns), thousands(s.Quads), mb(s.DiskBytes),
+				msf(s.Load.D), msf(s.Load.Min), fmt.Sprintf("%.0f", s.Load.Trips), kb(s.Load.Bytes), rr,
+				x(ratio(float64(s.Load.Min), float64(sc.Rows[0].Load.Min))), col})
+		}
+		table(w, []string{"other turns", "quads in store", "TDB2 MiB on disk", "Load ms", "fastest ms", "trips", "KB", "ratio", "fastest ratio", tScaling}, rows)
+	}
+
+	fmt.Fprintf(w, "## 5. Client cost\n\n")
+	fmt.Fprintf(w, "Allocations of the Go client per loaded turn (runtime.MemStats over %d loads, as `-benchmem` counts them):\n\n", r.Runs)
+	rows = nil
+	for _, a := range r.Alloc {
+		rows = append(rows, []string{a.What, thousands(a.Turns), fmt.Sprintf("%.1f", a.AllocsPerTurn),
+			fmt.Sprintf("%.0f", a.BytesPerTurn), fmt.Sprintf("%.0f", a.ContentPerTrn), x(ratio(a.BytesPerTurn, a.ContentPerTrn))})
+	}
+	table(w, []string{"session", "turns", "allocs per turn", "bytes per turn", "content bytes per turn", "bytes / content"}, rows)
+	rs := r.RSS
+	fmt.Fprintf(w, "Peak memory of loading one large session, in a child process that does nothing else "+
+		"(VmHWM of /proc/self/status after the load). The session is bulk-loaded beforehand as N-Quads with the triples Persist writes (%s).\n\n", rs.Store.Round(time.Second))
+	table(w, []string{"turns", "content MiB", "RSS before MiB", "peak RSS MiB", "live heap after GC MiB", "heap spans in use MiB", "load s", "peak / content", tRSS},
+		[][]string{{thousands(rs.Turns), mb(rs.ContentBytes), mb(rs.BaseRSS), mb(rs.PeakRSS), mb(rs.HeapLive), mb(rs.HeapInUse),
+			fmt.Sprintf("%.2f", rs.Load.Seconds()), x(rs.Ratio()), verdict(rs.ContentBytes > 0 && rs.Ratio() < 4)}})
+
+	fmt.Fprintf(w, "## 6. Concurrency\n\n")
+	if r.Scaling != nil {
+		fmt.Fprintf(w, "Loads per second of the %s-turn fork at depth %d by concurrent readers (one Store, one client), "+
+			"while one writer appends one turn per `Persist` to a session of its own; both share the machine's cores with Fuseki. "+
+			"Latencies are over all measured loads.\n\n", thousands(r.Scaling.Turns), r.Scaling.Depth)
+	}
+	rows = nil
+	for _, c := range r.Concurrency {
+		rows = append(rows, []string{fmt.Sprint(c.Readers), fmt.Sprintf("%.1f", c.LoadsPerSec), msf(c.P50), msf(c.P95), fmt.Sprintf("%.1f", c.AppendsPerSe)})
+	}
+	table(w, []string{"readers", "loads/s", "p50 ms", "p95 ms", "writer appends/s"}, rows)
+
+	fmt.Fprintf(w, "## Where the time went\n\n")
+	rows = nil
+	for _, p := range r.Phases {
+		rows = append(rows, []string{p.Name, fmt.Sprintf("%.0f", p.D.Seconds())})
+	}
+	rows = append(rows, []string{"**total**", fmt.Sprintf("**%.0f**", r.Wall.Seconds())})
+	table(w, []string{"step", "seconds"}, rows)
+}

@@ -1,0 +1,390 @@
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"runtime"
+	"runtime/pprof"
+	"strings"
+	"time"
+
+	"github.com/trails-kg/trails/internal/fusekitest"
+	"github.com/trails-kg/trails/session"
+)
+
+// Exit codes, listed in the usage text.
+const (
+	exitOK          = 0
+	exitFailure     = 1
+	exitUsage       = 2
+	exitInterrupted = 130
+)
+
+const usageText = `Usage: trails-bench [-short] [-o FILE] [-data DIR] [-json]
+                    [-cpuprofile FILE] [-memprofile FILE]
+
+Starts a Fuseki of its own (TDB2 on disk, fuseki/trails.ttl) from the cached
+jar, runs every benchmark scenario against it and prints a markdown report:
+fork cost, load vs chain depth, persist throughput, store-size scaling,
+client cost and concurrency, each next to its baselines, with one column
+per target saying "meets" or "misses". Run it inside the Trails checkout
+(it finds the Fuseki jar and configuration there). The full run takes
+about ten minutes on 2 cores and needs some 6 GB of disk.
+
+Flags:
+  -short     tiny sizes and one run of each, to check that it works (CI)
+  -o FILE    write the report to FILE instead of stdout; if FILE has the
+             lines <!-- trails-bench:begin --> and <!-- trails-bench:end -->,
+             only the text between them is replaced
+  -data DIR  keep the TDB2 database in DIR (new or empty) instead of a
+             temporary directory removed at the end
+  -json      print the measurements as JSON instead of markdown
+  -cpuprofile FILE, -memprofile FILE
+             write the Go side's CPU or allocation profile (go tool pprof);
+             the store side's per-request times are in Fuseki's log, whose
+             path the progress lines on stderr give
+
+Example:
+  go run ./cmd/trails-bench -o BENCHMARKS.md
+
+Exit codes: 0 the report was written (whether targets were met or not),
+1 failure, 2 usage, 130 interrupted.
+`
+
+// usageError is a mistake on the command line.
+type usageError struct{ msg string }
+
+func (e *usageError) Error() string { return e.msg }
+
+func usageErrorf(format string, args ...any) error {
+	return &usageError{msg: fmt.Sprintf(format, args...)}
+}
+
+// exitCode maps the error run returned to the process's exit code.
+func exitCode(err error) int {
+	var ue *usageError
+	switch {
+	case err == nil:
+		return exitOK
+	case errors.As(err, &ue):
+		return exitUsage
+	case errors.Is(err, context.Canceled):
+		return exitInterrupted
+	default:
+		return exitFailure
+	}
+}
+
+// Markers of the generated part of an output file.
+const (
+	beginMarker = "<!-- trails-bench:begin -->"
+	endMarker   = "<!-- trails-bench:end -->"
+)
+
+// run is the command: it parses args, runs the benchmark and writes the
+// report. Errors are also printed to stderr.
+func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	err := runBench(ctx, args, stdout, stderr)
+	var ue *usageError
+	switch {
+	case err == nil:
+	case errors.As(err, &ue):
+		fmt.Fprintf(stderr, "trails-bench: %v\nRun \"trails-bench -h\" for the usage.\n", err)
+	default:
+		fmt.Fprintf(stderr, "trails-bench: %v\n", err)
+	}
+	return err
+}
+
+func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	if len(args) > 0 && args[0] == childFlag {
+		return rssChild(ctx, args[1:], stdout)
+	}
+	fs := flag.NewFlagSet("trails-bench", flag.ContinueOnError)
+	fs.SetOutput(io.Discard)
+	short := fs.Bool("short", false, "")
+	out := fs.String("o", "", "")
+	data := fs.String("data", "", "")
+	asJSON := fs.Bool("json", false, "")
+	cpuProfile := fs.String("cpuprofile", "", "")
+	memProfile := fs.String("memprofile", "", "")
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			fmt.Fprint(stdout, usageText)
+			return nil
+		}
+		return usageErrorf("%v", err)
+	}
+	if fs.NArg() > 0 {
+		return usageErrorf("unexpected argument %q: trails-bench takes flags only", fs.Arg(0))
+	}
+	if *cpuProfile != "" {
+		f, err := os.Create(*cpuProfile)
+		if err != nil {
+			return err
+		}
+		defer f.Close()
+		if err := pprof.StartCPUProfile(f); err != nil {
+			return err
+		}
+		defer pprof.StopCPUProfile()
+	}
+	if *memProfile != "" {
+		defer func() {
+			if f, err := os.Create(*memProfile); err == nil {
+				pprof.Lookup("allocs").WriteTo(f, 0)
+				f.Close()
+			}
+		}()
+	}
+	p := fullPlan()
+	if *short {
+		p = shortPlan()
+	}
+	dir := *data
+	if dir != "" {
+		if ents, err := os.ReadDir(dir); err == nil && len(ents) > 0 {
+			return usageErrorf("-data %s: not empty; give a new or empty directory (the scenarios count what the store holds)", dir)
+		}
+	} else {
+		tmp, err := os.MkdirTemp("", "trails-bench-")
+		if err != nil {
+			return err
+		}
+		defer os.RemoveAll(tmp)
+		dir = tmp
+	}
+
+	t0 := time.Now()
+	b := &bench{plan: p, log: stderr, t0: t0, ct: newCounter(), gen: newTextGen(1)}
+	b.logf("starting Fuseki on TDB2 in %s", dir)
+	srv, err := fusekitest.StartServer(fusekitest.Options{DataDir: dir})
+	if err != nil {
+		return err
+	}
+	defer srv.Stop()
+	b.srv = srv
+	if b.c, err = newClient(srv.Endpoint, b.ct); err != nil {
+		return err
+	}
+	b.st = session.NewStore(b.c)
+	b.logf("Fuseki answers at %s (log %s)", srv.Endpoint, srv.Log)
+
+	r := &results{
+		Command: strings.Join(append([]string{"go run ./cmd/trails-bench"}, args...), " "),
+		Plan:    p.name,
+		Date:    t0,
+		Machine: describeMachine(srv),
+		Runs:    p.runs,
+		LoadAvg: []string{loadAvg()},
+
+		PersistBudget: p.persistBudget,
+		WarmLoads:     p.warmLoads,
+	}
+	if err := b.all(ctx, r, dir); err != nil {
+		return err
+	}
+	r.Wall = time.Since(t0)
+	r.LoadAvg = append(r.LoadAvg, loadAvg())
+	r.judge()
+	b.logf("done in %v", r.Wall.Round(time.Second))
+
+	var buf bytes.Buffer
+	if *asJSON {
+		enc := json.NewEncoder(&buf)
+		enc.SetIndent("", "  ")
+		if err := enc.Encode(r); err != nil {
+			return err
+		}
+	} else {
+		r.markdown(&buf)
+	}
+	if *out == "" {
+		_, err := stdout.Write(buf.Bytes())
+		return err
+	}
+	return writeReport(*out, buf.Bytes())
+}
+
+// all runs the scenarios in an order that keeps each one's store as it
+// needs it: the small-store measurement of the scaling scenario first, the
+// big-store one last. It records how long each step took.
+func (b *bench) all(ctx context.Context, r *results, dir string) error {
+	var sc *scaling
+	var fx *loadFixtures
+	steps := []struct {
+		name string
+		f    func() error
+	}{
+		{"start Fuseki", func() error { return nil }},
+		{fmt.Sprintf("scaling: bulk-load %s filler turns, store the fork", thousands(b.plan.fillerSmall)), func() (err error) {
+			sc, err = b.scaleSetup(ctx)
+			r.Scaling = sc
+			return err
+		}},
+		{"warm the JVM up", func() error { return b.warmUp(ctx, sc.chain, true) }},
+		{"scaling: measure with the small store", func() error { return b.scaleMeasure(ctx, sc, b.plan.fillerSmall, dir) }},
+		{"1. fork cost", func() (err error) {
+			r.Fork, err = b.forkCost(ctx)
+			return err
+		}},
+		{"2. load vs depth (storing the chains through Persist, measuring)", func() (err error) {
+			r.Load, fx, err = b.loadVsDepth(ctx)
+			return err
+		}},
+		{"2. load over a network (added latency)", func() (err error) {
+			r.Latency, err = b.overNetwork(ctx, fx)
+			return err
+		}},
+		{"5. client allocations", func() (err error) {
+			r.Alloc, err = b.allocCost(ctx, fx)
+			return err
+		}},
+		{"5. peak RSS (bulk-load the session, load it in a child)", func() (err error) {
+			r.RSS, err = b.peakRSS(ctx)
+			return err
+		}},
+		{"3. persist throughput", func() (err error) {
+			r.Persist, err = b.persistThroughput(ctx)
+			return err
+		}},
+		{"6. concurrency", func() (err error) {
+			r.Concurrency, err = b.concurrency(ctx, sc.chain.leaf().ID, sc.Turns)
+			return err
+		}},
+		{fmt.Sprintf("4. scaling: bulk-load filler up to %s other turns, measure", thousands(b.plan.fillerBig)), func() error {
+			return b.scaleMeasure(ctx, sc, b.plan.fillerBig, dir)
+		}},
+	}
+	r.Phases = append(r.Phases, phase{Name: steps[0].name, D: time.Since(b.t0)})
+	for _, s := range steps[1:] {
+		t0 := time.Now()
+		if err := s.f(); err != nil {
+			return err
+		}
+		r.Phases = append(r.Phases, phase{Name: s.name, D: time.Since(t0)})
+	}
+	return nil
+}
+
+// phase is one step of the run and how long it took.
+type phase struct {
+	Name string        `json:"name"`
+	D    time.Duration `json:"ns"`
+}
+
+// writeReport writes report to path, between the markers if the file has
+// them, else as the whole file.
+func writeReport(path string, report []byte) error {
+	old, err := os.ReadFile(path)
+	if err == nil {
+		i, j := bytes.Index(old, []byte(beginMarker)), bytes.Index(old, []byte(endMarker))
+		if i >= 0 && j > i {
+			var b bytes.Buffer
+			b.Write(old[:i+len(beginMarker)])
+			b.WriteString("\n")
+			b.Write(report)
+			b.Write(old[j:])
+			report = b.Bytes()
+		}
+	}
+	return os.WriteFile(path, report, 0o644)
+}
+
+// machine describes where the benchmark ran.
+type machine struct {
+	CPUs     int    `json:"cpus"`
+	CPUModel string `json:"cpu_model"`
+	MemBytes int64  `json:"mem_bytes"`
+	OS       string `json:"os"`
+	Go       string `json:"go"`
+	Java     string `json:"java"`
+	Fuseki   string `json:"fuseki"`
+	Source   string `json:"source"` // git describe of the checkout measured
+}
+
+func describeMachine(srv *fusekitest.Server) machine {
+	m := machine{CPUs: runtime.NumCPU(), Go: runtime.Version(), CPUModel: "unknown CPU", Java: "java (unknown version)", Fuseki: "unknown version"}
+	if f, err := os.Open("/proc/cpuinfo"); err == nil {
+		sc := bufio.NewScanner(f)
+		for sc.Scan() {
+			if k, v, ok := strings.Cut(sc.Text(), ":"); ok && strings.TrimSpace(k) == "model name" {
+				m.CPUModel = strings.TrimSpace(v)
+				break
+			}
+		}
+		f.Close()
+	}
+	if n, err := memTotal(); err == nil {
+		m.MemBytes = n
+	}
+	m.OS = runtime.GOOS + "/" + runtime.GOARCH
+	if b, err := os.ReadFile("/proc/sys/kernel/osrelease"); err == nil {
+		m.OS = "Linux " + strings.TrimSpace(string(b)) + " " + runtime.GOARCH
+	}
+	if out, err := exec.Command("java", "-version").CombinedOutput(); err == nil {
+		lines := strings.Split(strings.TrimSpace(string(out)), "\n")
+		if len(lines) > 1 {
+			m.Java = strings.TrimSpace(lines[0]) + " (" + strings.TrimSpace(lines[1]) + ")"
+		} else if len(lines) == 1 {
+			m.Java = strings.TrimSpace(lines[0])
+		}
+	}
+	if out, err := exec.Command("git", "describe", "--always", "--dirty").Output(); err == nil {
+		m.Source = strings.TrimSpace(string(out))
+	}
+	if log, err := os.ReadFile(srv.Log); err == nil {
+		if v := regexp.MustCompile(`Fuseki[^\n]*?(\d+\.\d+\.\d+)`).FindSubmatch(log); v != nil {
+			m.Fuseki = string(v[1])
+		}
+	}
+	if m.Fuseki == "unknown version" {
+		if root, err := fusekitest.RepoRoot(); err == nil {
+			if b, err := os.ReadFile(filepath.Join(root, ".env")); err == nil {
+				if v := regexp.MustCompile(`(?m)^FUSEKI_VERSION=(\S+)`).FindSubmatch(b); v != nil {
+					m.Fuseki = string(v[1])
+				}
+			}
+		}
+	}
+	return m
+}
+
+// loadAvg returns the first three fields of /proc/loadavg: the machine's
+// load, which tells how much else ran beside the benchmark.
+func loadAvg() string {
+	b, err := os.ReadFile("/proc/loadavg")
+	if err != nil {
+		return "unknown"
+	}
+	f := strings.Fields(string(b))
+	if len(f) < 3 {
+		return "unknown"
+	}
+	return strings.Join(f[:3], " ")
+}
+
+func memTotal() (int64, error) {
+	b, err := os.ReadFile("/proc/meminfo")
+	if err != nil {
+		return 0, err
+	}
+	var kB int64
+	for _, line := range strings.Split(string(b), "\n") {
+		if v, ok := strings.CutPrefix(line, "MemTotal:"); ok {
+			_, err := fmt.Sscanf(strings.TrimSpace(v), "%d kB", &kB)
+			return kB * 1024, err
+		}
+	}
+	return 0, errors.New("no MemTotal in /proc/meminfo")
+}
