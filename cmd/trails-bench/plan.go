@@ -62,9 +62,10 @@ func fullPlan() plan {
 		fillerSmall:      10000,
 		fillerBig:        1000000,
 		fillerPerSession: 100,
-		// Through Fuseki a million turns of 200-2,000 characters take some
-		// 5 minutes to load here, most of it parsing and storing their
-		// text: the filler takes the short end of the range.
+		// Fuseki's load rate falls with the text it parses: a million
+		// turns of 1,200 characters take 4 to 8 minutes on a busy 2-core
+		// machine. The filler takes the short end of the range; the
+		// store's size in turns and quads is the same.
 		fillerChars:      [2]int{200, 400},
 		fillerBatchBytes: 64 << 20,
 		allocTurns:       5000,

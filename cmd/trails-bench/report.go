@@ -218,8 +218,9 @@ func (r *results) markdown(w io.Writer) {
 	fmt.Fprintf(w, "- Machine: %d cores (%s), %s GiB memory, %s\n", m.CPUs, m.CPUModel, fmt.Sprintf("%.1f", float64(m.MemBytes)/(1<<30)), m.OS)
 	fmt.Fprintf(w, "- Load average (1, 5, 15 min) at the start: %s; at the end: %s\n", r.LoadAvg[0], r.LoadAvg[len(r.LoadAvg)-1])
 	fmt.Fprintf(w, "- Software: %s; %s; Apache Jena Fuseki %s on TDB2 on disk with `fuseki/trails.ttl`\n", m.Go, m.Java, m.Fuseki)
-	fmt.Fprintf(w, "- Method: every figure is the median of %d measured runs after one warm-up run, in one process against one Fuseki; "+
-		"round trips are HTTP requests and KB are response bytes received, counted by an http.RoundTripper around the client.\n\n", r.Runs)
+	fmt.Fprintf(w, "- Method: unless a section says otherwise, every figure is the median of %d measured runs after one warm-up run, "+
+		"all in one process against one Fuseki; round trips (trips) are HTTP requests and KB are response bytes received, "+
+		"counted by an http.RoundTripper around the client.\n\n", r.Runs)
 
 	fmt.Fprintf(w, "## Targets\n\n")
 	var rows [][]string
@@ -297,7 +298,7 @@ func (r *results) markdown(w io.Writer) {
 		"(seven per turn, the new turn count and digest) in requests of the same size, the two alternating call by call. "+
 		"Each of the %d runs appends up to 1/%d of the target with each way and stops early once its `Persist` calls have taken %v "+
 		"(every write is a TDB2 commit that waits for the disk). Throughput is turns over the summed wall time of a way's calls "+
-		"in a run (content made beforehand); trips and KB received are per call.\n\n", r.Runs, r.Runs, r.PersistBudget)
+		"in a run (content made beforehand); trips are per call.\n\n", r.Runs, r.Runs, r.PersistBudget)
 	rows = nil
 	for _, p := range r.Persist {
 		col := "—"
@@ -306,12 +307,12 @@ func (r *results) markdown(w io.Writer) {
 		}
 		rows = append(rows, []string{
 			fmt.Sprint(p.Batch), thousands(p.Target), thousands(p.Turns),
-			fmt.Sprintf("%.0f", p.TrailsTPS), fmt.Sprintf("%.0f", p.Trails.Trips), fmt.Sprintf("%.1f", p.Trails.Bytes/1024),
+			fmt.Sprintf("%.0f", p.TrailsTPS), fmt.Sprintf("%.0f", p.Trails.Trips),
 			fmt.Sprintf("%.0f", p.RawTPS), fmt.Sprintf("%.0f", p.Raw.Trips),
 			fmt.Sprintf("%.0f%%", 100*ratio(p.TrailsTPS, p.RawTPS)), col,
 		})
 	}
-	table(w, []string{"turns per call", "target", "turns appended", "Persist turns/s", "trips per call", "KB received per call",
+	table(w, []string{"turns per call", "target", "turns appended", "Persist turns/s", "trips per call",
 		"raw turns/s", "trips per call", "Persist / raw", tPersist}, rows)
 
 	fmt.Fprintf(w, "## 4. Store-size scaling\n\n")

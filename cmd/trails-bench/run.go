@@ -39,7 +39,8 @@ fork cost, load vs chain depth, persist throughput, store-size scaling,
 client cost and concurrency, each next to its baselines, with one column
 per target saying "meets" or "misses". Run it inside the Trails checkout
 (it finds the Fuseki jar and configuration there). The full run takes
-about ten minutes on 2 cores and needs some 6 GB of disk.
+4.5 minutes on an idle 2-core machine, more when other work shares it, and
+needs some 8 GB free in $TMPDIR.
 
 Flags:
   -short     tiny sizes and one run of each, to check that it works (CI)
@@ -192,6 +193,13 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		WarmLoads:     p.warmLoads,
 	}
 	if err := b.all(ctx, r, dir); err != nil {
+		if ctx.Err() == nil {
+			pctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+			defer cancel()
+			if b.c.Ping(pctx) != nil {
+				return fmt.Errorf("%w (Fuseki no longer answers: was it stopped from outside? its log: %s)", err, srv.Log)
+			}
+		}
 		return err
 	}
 	r.Wall = time.Since(t0)
