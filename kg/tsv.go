@@ -3,7 +3,9 @@ package kg
 import (
 	"bufio"
 	"context"
+	"errors"
 	"fmt"
+	"io"
 	"net/http"
 	"strconv"
 	"strings"
@@ -29,64 +31,129 @@ const (
 // the terms are the same as Query's. It returns the same errors as Query.
 func (c *Client) Select(ctx context.Context, query string) (*Results, error) {
 	var res *Results
-	req := c.queryRequest("select", query, func(resp *http.Response) error {
-		if err := checkContentType(resp, mediaTSV); err != nil {
-			return err
-		}
-		var err error
-		res, err = parseTSV(resp)
-		return err
-	})
-	req.accept = mediaTSV
-	if err := c.do(ctx, req); err != nil {
+	err := c.selectTSV(ctx, query, func(vars []string) error {
+		res = &Results{Vars: vars}
+		return nil
+	}, func(s Solution) error {
+		res.Solutions = append(res.Solutions, s)
+		return nil
+	}, false)
+	if err != nil {
 		return nil, err
 	}
 	return res, nil
 }
 
-// parseTSV reads SPARQL 1.1 TSV results: a header of ?variables, then one
+// SelectRows runs a SELECT query like Select but hands the rows to row one
+// at a time as they are read, instead of keeping them all: the answer to a
+// large query needs no more memory than what row keeps of it. The Solution
+// passed to row is reused for the next row; row must not keep it (its
+// terms it may keep). start is called with the projected variables before
+// the first row of each attempt: when a connection fails mid-answer and the
+// client repeats the request (queries are safe to repeat), start is called
+// again and the rows come again from the first, so start must drop what row
+// gathered before. An error from start or row stops the request and is
+// returned as it is. Otherwise it returns the same errors as Query.
+func (c *Client) SelectRows(ctx context.Context, query string, start func(vars []string) error, row func(Solution) error) error {
+	return c.selectTSV(ctx, query, start, row, true)
+}
+
+// stopped marks an error of a caller's callback: the attempt ends, is not
+// repeated, and the callback's error is what the call returns.
+type stopped struct{ err error }
+
+func (s *stopped) Error() string { return s.err.Error() }
+
+// selectTSV runs a SELECT query with TSV results, handing each row to row;
+// reuse says row may be given the same Solution every time.
+func (c *Client) selectTSV(ctx context.Context, query string, start func([]string) error, row func(Solution) error, reuse bool) error {
+	var stop *stopped
+	req := c.queryRequest("select", query, func(resp *http.Response) error {
+		if err := checkContentType(resp, mediaTSV); err != nil {
+			return err
+		}
+		err := scanTSV(resp.Body, reuse, start, row)
+		if errors.As(err, &stop) {
+			return fmt.Errorf("%w: stopped by the caller", ErrProtocol) // not repeated
+		}
+		return err
+	})
+	req.accept = mediaTSV
+	err := c.do(ctx, req)
+	if stop != nil {
+		return stop.err
+	}
+	return err
+}
+
+// scanTSV reads SPARQL 1.1 TSV results: a header of ?variables, then one
 // line per solution of terms in Turtle syntax, an empty field for unbound.
-func parseTSV(resp *http.Response) (*Results, error) {
-	sc := bufio.NewScanner(resp.Body)
+// Errors of start and row come back as *stopped.
+func scanTSV(r io.Reader, reuse bool, start func([]string) error, row func(Solution) error) error {
+	sc := bufio.NewScanner(r)
 	sc.Buffer(make([]byte, 0, 64<<10), 1<<30)
 	if !sc.Scan() {
 		if err := sc.Err(); err != nil {
-			return nil, err
+			return err
 		}
-		return nil, fmt.Errorf("%w: empty TSV results", ErrProtocol)
+		return fmt.Errorf("%w: empty TSV results", ErrProtocol)
 	}
-	res := &Results{}
+	var vars []string
 	for _, v := range strings.Split(sc.Text(), "\t") {
 		if v != "" {
-			res.Vars = append(res.Vars, strings.TrimPrefix(v, "?"))
+			vars = append(vars, strings.TrimPrefix(v, "?"))
 		}
 	}
+	if err := start(vars); err != nil {
+		return &stopped{err}
+	}
+	var sol Solution
+	fields := make([]string, 0, len(vars))
 	for line := 2; sc.Scan(); line++ {
-		fields := strings.Split(sc.Text(), "\t")
-		if len(fields) != len(res.Vars) {
-			return nil, fmt.Errorf("%w: TSV line %d has %d fields for %d variables", ErrProtocol, line, len(fields), len(res.Vars))
+		fields = splitTabs(fields[:0], sc.Text())
+		if len(fields) != len(vars) {
+			return fmt.Errorf("%w: TSV line %d has %d fields for %d variables", ErrProtocol, line, len(fields), len(vars))
 		}
-		sol := make(Solution, len(fields))
+		if sol == nil || !reuse {
+			sol = make(Solution, len(fields))
+		} else {
+			clear(sol)
+		}
 		for i, f := range fields {
 			if f == "" {
 				continue
 			}
 			t, err := parseTerm(f)
 			if err != nil {
-				return nil, fmt.Errorf("%w: TSV line %d, ?%s: %v", ErrProtocol, line, res.Vars[i], err)
+				return fmt.Errorf("%w: TSV line %d, ?%s: %v", ErrProtocol, line, vars[i], err)
 			}
-			sol[res.Vars[i]] = t
+			sol[vars[i]] = t
 		}
-		res.Solutions = append(res.Solutions, sol)
+		if err := row(sol); err != nil {
+			return &stopped{err}
+		}
 	}
-	if err := sc.Err(); err != nil {
-		return nil, err
-	}
-	return res, nil
+	return sc.Err()
 }
 
-// parseTerm reads one RDF term in the Turtle syntax of TSV results.
+// splitTabs appends the tab-separated fields of line to fields.
+func splitTabs(fields []string, line string) []string {
+	for {
+		i := strings.IndexByte(line, '\t')
+		if i < 0 {
+			return append(fields, line)
+		}
+		fields = append(fields, line[:i])
+		line = line[i+1:]
+	}
+}
+
+// parseTerm reads one RDF term in the Turtle syntax of TSV results. The
+// term holds no part of f (a line of the answer, which may be long).
 func parseTerm(f string) (rdf.Term, error) {
+	if f[0] != '"' {
+		f = strings.Clone(f)
+	}
 	switch {
 	case f[0] == '<' && f[len(f)-1] == '>':
 		return rdf.NewIRI(f[1 : len(f)-1])
@@ -101,9 +168,9 @@ func parseTerm(f string) (rdf.Term, error) {
 		case rest == "":
 			return rdf.NewTypedLiteral(val, MustIRI(xsdString)), nil
 		case rest[0] == '@':
-			return rdf.NewLangLiteral(val, rest[1:])
+			return rdf.NewLangLiteral(val, strings.Clone(rest[1:]))
 		case strings.HasPrefix(rest, "^^<") && rest[len(rest)-1] == '>':
-			dt, err := rdf.NewIRI(rest[3 : len(rest)-1])
+			dt, err := rdf.NewIRI(strings.Clone(rest[3 : len(rest)-1]))
 			if err != nil {
 				return nil, err
 			}

@@ -2,6 +2,7 @@ package session
 
 import (
 	"crypto/sha256"
+	"encoding"
 	"encoding/hex"
 	"hash"
 	"io"
@@ -23,6 +24,45 @@ func digests(turns []Turn, n int) (atN, all string) {
 		}
 	}
 	return atN, sum(h)
+}
+
+// hashState is a SHA-256 in the middle of a digest, saved
+// (encoding.BinaryMarshaler), so that the digest of a longer history can go
+// on from it without hashing the turns again.
+type hashState []byte
+
+// digestsState is digests, also returning the hash's state after all turns.
+func digestsState(turns []Turn, n int) (atN, all string, st hashState) {
+	h := sha256.New()
+	atN = sum(h)
+	for i, t := range turns {
+		writeTurn(h, t)
+		if i+1 == n {
+			atN = sum(h)
+		}
+	}
+	return atN, sum(h), save(h)
+}
+
+// digestOn goes on from state st (after some turns) with more turns, and
+// returns the digest of the whole and the state after it.
+func digestOn(st hashState, more []Turn) (all string, next hashState, err error) {
+	h := sha256.New()
+	if err := h.(encoding.BinaryUnmarshaler).UnmarshalBinary(st); err != nil {
+		return "", nil, err
+	}
+	for _, t := range more {
+		writeTurn(h, t)
+	}
+	return sum(h), save(h), nil
+}
+
+func save(h hash.Hash) hashState {
+	b, err := h.(encoding.BinaryMarshaler).MarshalBinary()
+	if err != nil {
+		panic(err) // crypto/sha256 always can
+	}
+	return b
 }
 
 // digest returns the trails:headDigest of turns.

@@ -3,6 +3,7 @@ package session
 import (
 	"context"
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/knakk/rdf"
@@ -100,12 +101,14 @@ func (st *Store) load(ctx context.Context, id string, upTo int) (*Session, []str
 		if err != nil {
 			return nil, nil, err
 		}
-		res, err := st.c.Select(ctx, q)
-		if err != nil {
+		tr := turnRows{branchOf: func(i int) string { return branchOrMain(owner(i).branch) }}
+		if upTo >= 0 {
+			tr.turns = make([]Turn, 0, upTo)
+		}
+		if err := st.c.SelectRows(ctx, q, tr.start, tr.add); err != nil {
 			return nil, nil, err
 		}
-		turns, err = readTurns(res, func(i int) string { return branchOrMain(owner(i).branch) })
-		if err != nil {
+		if turns, err = tr.done(); err != nil {
 			return nil, nil, err
 		}
 	}
@@ -263,4 +266,67 @@ func readLink(row kg.Solution) (*link, error) {
 		}
 	}
 	return l, nil
+}
+
+// turnRows gathers turn rows (?i ?role ?content, optional ?branch
+// ?created) into turns, one row at a time, so that a large answer is never
+// held twice; branchOf names the branch of a turn stored without one.
+type turnRows struct {
+	turns    []Turn
+	branchOf func(i int) string
+}
+
+// start drops what an earlier attempt of the request gathered.
+func (r *turnRows) start([]string) error {
+	clear(r.turns)
+	r.turns = r.turns[:0]
+	return nil
+}
+
+// add reads one row.
+func (r *turnRows) add(row kg.Solution) error {
+	i, err := row.Int("i")
+	if err != nil {
+		return fmt.Errorf("%w: turn index: %v", ErrCorrupt, err)
+	}
+	role, okRole := row.Literal("role")
+	content, okContent := row.Literal("content")
+	if !okRole || !okContent {
+		return fmt.Errorf("%w: turn %d: role and content must be literals", ErrCorrupt, i)
+	}
+	t := Turn{Index: i, Role: role, Content: content, Branch: row.String("branch")}
+	if t.Branch == "" {
+		t.Branch = r.branchOf(i)
+	}
+	if _, ok := row["created"]; ok {
+		if t.Created, err = row.Time("created"); err != nil {
+			return fmt.Errorf("%w: turn %d: %v", ErrCorrupt, i, err)
+		}
+	}
+	r.turns = append(r.turns, t)
+	return nil
+}
+
+// done returns the turns sorted by index; two turns at one index are
+// ErrCorrupt.
+func (r *turnRows) done() ([]Turn, error) {
+	turns := r.turns
+	slices.SortFunc(turns, func(a, b Turn) int { return a.Index - b.Index })
+	for k := 1; k < len(turns); k++ {
+		if turns[k].Index == turns[k-1].Index {
+			return nil, fmt.Errorf("%w: two turns at index %d", ErrCorrupt, turns[k].Index)
+		}
+	}
+	return turns, nil
+}
+
+// readTurns reads the turn rows of res (see turnRows), sorted by index.
+func readTurns(res *kg.Results, branchOf func(i int) string) ([]Turn, error) {
+	r := turnRows{turns: make([]Turn, 0, len(res.Solutions)), branchOf: branchOf}
+	for _, row := range res.Solutions {
+		if err := r.add(row); err != nil {
+			return nil, err
+		}
+	}
+	return r.done()
 }

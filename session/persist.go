@@ -5,7 +5,6 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
-	"slices"
 
 	"github.com/knakk/rdf"
 	"github.com/trails-kg/trails/kg"
@@ -40,13 +39,19 @@ func (st *Store) Persist(ctx context.Context, s *Session) error {
 	if s == nil {
 		return fmt.Errorf("persist: %w: nil session", ErrInvalid)
 	}
-	if err := s.validate(); err != nil {
+	// Turns this value stored already were checked and stamped when it
+	// stored them: an append costs what the new turns cost.
+	from := s.ForkedAt
+	if sn := s.seen; sn.ok && s.ForkedAt+sn.own <= len(s.Turns) {
+		from = s.ForkedAt + sn.own
+	}
+	if err := s.validate(from); err != nil {
 		return fmt.Errorf("persist %s: %w", s.ID, err)
 	}
 	if !st.visible(s.Principal) {
 		return fmt.Errorf("persist %s: %w: the session's principal is %q, the store's %q", s.ID, ErrForbidden, s.Principal, st.scope)
 	}
-	for i := s.ForkedAt; i < len(s.Turns); i++ {
+	for i := from; i < len(s.Turns); i++ {
 		if s.Turns[i].Created.IsZero() {
 			s.Turns[i].Created = st.now()
 		}
@@ -63,8 +68,8 @@ func (st *Store) Persist(ctx context.Context, s *Session) error {
 			return fmt.Errorf("persist %s: %w", s.ID, err)
 		}
 		if done {
-			own := s.Turns[s.ForkedAt:]
-			s.seen = seen{ok: true, own: len(own), head: digest(own)}
+			_, all, state := digestsState(s.Turns[s.ForkedAt:], 0)
+			s.seen = seenAfter(s, all, state)
 			return nil
 		}
 	}
@@ -72,20 +77,27 @@ func (st *Store) Persist(ctx context.Context, s *Session) error {
 }
 
 // appendSeen appends the new turns of s with no state query, when s was
-// persisted before by this value and its stored turns are unchanged in
-// memory: the compare and swap on the count and digest it saw guards the
-// write. It reports false (and changes nothing) when it does not apply or
-// the store moved on; Persist then takes the full path.
+// persisted before by this value: the compare and swap on the count and
+// digest it saw guards the write. Its cost is that of the new turns: the
+// digest goes on from the hash state seen kept, and of the stored turns
+// only the last is compared with what was stored (an older stored turn
+// changed in memory is not noticed here, and never written). It reports
+// false (and changes nothing) when it does not apply or the store moved on;
+// Persist then takes the full path.
 func (st *Store) appendSeen(ctx context.Context, s *Session) (bool, error) {
 	sn := s.seen
 	s.seen = seen{}
 	own := s.Turns[s.ForkedAt:]
-	if !sn.ok || sn.own >= len(own) {
+	if !sn.ok || sn.own >= len(own) || sn.state == nil {
 		return false, nil
 	}
-	head, all := digests(own, sn.own)
-	if head != sn.head {
+	if sn.own > 0 && !sameTurn(own[sn.own-1], sn.last) {
 		return false, nil // the caller changed stored turns: the full path says how
+	}
+	head := sn.head
+	all, state, err := digestOn(sn.state, own[sn.own:])
+	if err != nil {
+		return false, nil
 	}
 	if err := ownBranch(s, own[sn.own:]); err != nil {
 		return false, err
@@ -102,9 +114,15 @@ func (st *Store) appendSeen(ctx context.Context, s *Session) (bool, error) {
 	}
 	ok, err := st.apply(ctx, u, appended(g, own[len(own)-1]))
 	if ok {
-		s.seen = seen{ok: true, own: len(own), head: all}
+		s.seen = seenAfter(s, all, state)
 	}
 	return ok, err
+}
+
+// sameTurn reports whether a and b are the same turn.
+func sameTurn(a, b Turn) bool {
+	return a.Index == b.Index && a.Role == b.Role && a.Content == b.Content &&
+		a.Branch == b.Branch && a.Created.Equal(b.Created) && a.ID == b.ID
 }
 
 // persistOnce reads the stored state of s, writes what is missing and
@@ -385,39 +403,4 @@ func (st *Store) appendLegacy(ctx context.Context, s *Session) (bool, error) {
 		return st.apply(ctx, u, bindOrPanic("verify-head", qVerifyHead, kg.Params{"s": g, "own": kg.Int(len(own)), "head": kg.String(head)}))
 	}
 	return st.apply(ctx, u, appended(g, own[len(own)-1]))
-}
-
-// readTurns reads turn rows (?i ?role ?content, optional ?branch ?created),
-// sorted by index; branchOf names the branch of a turn stored without one.
-// Two turns at one index are ErrCorrupt.
-func readTurns(res *kg.Results, branchOf func(i int) string) ([]Turn, error) {
-	turns := make([]Turn, 0, len(res.Solutions))
-	for _, row := range res.Solutions {
-		i, err := row.Int("i")
-		if err != nil {
-			return nil, fmt.Errorf("%w: turn index: %v", ErrCorrupt, err)
-		}
-		role, okRole := row.Literal("role")
-		content, okContent := row.Literal("content")
-		if !okRole || !okContent {
-			return nil, fmt.Errorf("%w: turn %d: role and content must be literals", ErrCorrupt, i)
-		}
-		t := Turn{Index: i, Role: role, Content: content, Branch: row.String("branch")}
-		if t.Branch == "" {
-			t.Branch = branchOf(i)
-		}
-		if _, ok := row["created"]; ok {
-			if t.Created, err = row.Time("created"); err != nil {
-				return nil, fmt.Errorf("%w: turn %d: %v", ErrCorrupt, i, err)
-			}
-		}
-		turns = append(turns, t)
-	}
-	slices.SortFunc(turns, func(a, b Turn) int { return a.Index - b.Index })
-	for k := 1; k < len(turns); k++ {
-		if turns[k].Index == turns[k-1].Index {
-			return nil, fmt.Errorf("%w: two turns at index %d", ErrCorrupt, turns[k].Index)
-		}
-	}
-	return turns, nil
 }

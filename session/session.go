@@ -123,9 +123,22 @@ type Session struct {
 // left it: Persist's next append can then go straight to the compare and
 // swap, without first reading the state (one round trip less).
 type seen struct {
-	ok   bool
-	own  int    // own turns stored
-	head string // their digest
+	ok    bool
+	own   int       // own turns stored
+	head  string    // their digest
+	state hashState // the digest's hash state, to go on from
+	last  Turn      // the last of them, as stored
+}
+
+// seenAfter returns the seen state of s once its own turns are all stored,
+// with the hash state after them.
+func seenAfter(s *Session, head string, state hashState) seen {
+	own := s.Turns[s.ForkedAt:]
+	sn := seen{ok: true, own: len(own), head: head, state: state}
+	if len(own) > 0 {
+		sn.last = own[len(own)-1]
+	}
+	return sn
 }
 
 // ForkOption qualifies a Fork.
@@ -230,8 +243,10 @@ func checkID(id string) error {
 	return nil
 }
 
-// validate checks everything Persist needs before it sends anything.
-func (s *Session) validate() error {
+// validate checks everything Persist needs before it sends anything, the
+// content of the turns from index from on (the turns before it were stored
+// by this value already, see seen).
+func (s *Session) validate(from int) error {
 	if err := checkID(s.ID); err != nil {
 		return err
 	}
@@ -265,8 +280,8 @@ func (s *Session) validate() error {
 		if t.Index != i {
 			return fmt.Errorf("%w: turn %d has index %d", ErrInvalid, i, t.Index)
 		}
-		if i < s.ForkedAt {
-			continue // inherited: the ancestors' business
+		if i < s.ForkedAt || i < from {
+			continue // inherited (the ancestors' business) or stored already
 		}
 		if t.Role == "" || !utf8.ValidString(t.Role) {
 			return fmt.Errorf("%w: turn %d: role %q must be non-empty UTF-8", ErrInvalid, i, t.Role)

@@ -18,6 +18,7 @@ import (
 type querier interface {
 	Query(ctx context.Context, query string) (*kg.Results, error)
 	Select(ctx context.Context, query string) (*kg.Results, error)
+	SelectRows(ctx context.Context, query string, start func(vars []string) error, row func(kg.Solution) error) error
 	Ask(ctx context.Context, query string) (bool, error)
 	Update(ctx context.Context, update string, opts ...kg.UpdateOption) error
 	Validate(ctx context.Context, shapes []byte, graph string) (*kg.Report, error)

@@ -1,6 +1,8 @@
 package session
 
 import (
+	"crypto/rand"
+	"encoding/hex"
 	"strings"
 	"time"
 
@@ -46,8 +48,8 @@ func addHead(d *kg.Data, g rdf.IRI, own int, head string) {
 	d.Add(g, g, iri(ontology.HeadDigest), kg.String(head))
 }
 
-// withData puts the quads of d where the "#DATA" comment of an update
-// template stands, then binds the template's parameters.
+// withData binds the parameters of an update template, then puts the quads
+// of d where its "#DATA" comment stands.
 func withData(name, tmpl string, d *kg.Data, p kg.Params) (string, error) {
 	quads, err := d.Quads()
 	if err != nil {
@@ -56,5 +58,16 @@ func withData(name, tmpl string, d *kg.Data, p kg.Params) (string, error) {
 	if !strings.Contains(tmpl, "#DATA") {
 		panic(name + ": no #DATA marker")
 	}
-	return bind(name, strings.Replace(tmpl, "#DATA", quads, 1), p)
+	// Bind the template alone, not the template with the quads in it:
+	// binding scans what it binds, and the quads are most of the request.
+	// The marker gets a random suffix first, so that no bound value can
+	// look like it.
+	var r [8]byte
+	rand.Read(r[:])
+	marker := "#DATA-" + hex.EncodeToString(r[:])
+	bound, err := bind(name, strings.Replace(tmpl, "#DATA", marker, 1), p)
+	if err != nil {
+		return "", err
+	}
+	return strings.Replace(bound, marker, quads, 1), nil
 }
