@@ -13,6 +13,19 @@ func SessionIRI(id string) string { return SessionBase + url.PathEscape(id) }
 // with IRI session.
 func TurnIRI(session string, i int) string { return session + TurnPath + strconv.Itoa(i) }
 
+// TurnIRIGen returns the IRI of the turn at index i that the session with
+// IRI session writes in generation gen, its number of rewinds so far
+// (trails:rewinds): TurnIRI for generation 0, TurnIRI followed by
+// RewindSuffix and gen after the gen-th rewind, so that a turn written after
+// a rewind never takes the IRI of an abandoned turn, which keeps its own in
+// the archive session.
+func TurnIRIGen(session string, i, gen int) string {
+	if gen <= 0 {
+		return TurnIRI(session, i)
+	}
+	return TurnIRI(session, i) + RewindSuffix + strconv.Itoa(gen)
+}
+
 // AnchorIRI returns the IRI of the anchor named name in the graph of the
 // session with IRI session; the name is percent-encoded, so the IRI is
 // always valid.

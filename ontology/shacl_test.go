@@ -65,6 +65,11 @@ func checkBreakages(t *testing.T, rep *kg.Report) {
 		ontology.Tag:           false, // a tag with a space
 		ontology.AnchorIndex:   false, // an anchor without an index
 		ontology.ForkType:      false, // an unknown fork type
+		ontology.State:         false, // a state not among the five
+		ontology.MergeStatus:   false, // a merge turn's unknown status
+		ontology.MergeFirst:    false, // a merge range that starts after it ends
+		ontology.Rewinds:       false, // a rewind count of 0
+		ontology.ProvGenerated: false, // a Rewind activity without its archive
 	}
 	for _, r := range rep.Results {
 		if _, ok := want[r.Path]; ok {

@@ -116,6 +116,88 @@ const (
 	BeforeTurn = NS + "beforeTurn"
 )
 
+// Merge-back of a child's result into its parent (seeds 001 and 002).
+const (
+	// Merge is the activity of appending a child session's result to its
+	// parent as one turn (trails:Merge).
+	Merge = NS + "Merge"
+	// MergedInto links a Merge activity to the parent session it appended
+	// the turn to (trails:mergedInto).
+	MergedInto = NS + "mergedInto"
+	// MergeOf links a merge turn to the child session whose result it
+	// carries (trails:mergeOf).
+	MergeOf = NS + "mergeOf"
+	// MergeStatus is the child's result status, "completed" or "failed",
+	// on a merge turn and its Merge activity (trails:mergeStatus).
+	MergeStatus = NS + "mergeStatus"
+	// MergeFirst is the index of the first of the child's own turns a
+	// merge turn refers to (trails:mergeFirst).
+	MergeFirst = NS + "mergeFirst"
+	// MergeLast is the index of the last of the child's own turns a merge
+	// turn refers to (trails:mergeLast).
+	MergeLast = NS + "mergeLast"
+	// Artifact is an artifact of a child's result on a merge turn, named
+	// by its IRI (trails:artifact).
+	Artifact = NS + "artifact"
+	// ArtifactText is an artifact of a child's result on a merge turn,
+	// given as text (trails:artifactText).
+	ArtifactText = NS + "artifactText"
+)
+
+// Session lifecycle: states, expiry and cancellation flags (seed 002).
+const (
+	// StateChange is the activity of moving a session from one lifecycle
+	// state to another (trails:StateChange).
+	StateChange = NS + "StateChange"
+	// State is a session's lifecycle state: "suspended", "completed",
+	// "failed" or "expired"; absent means "active" (trails:state).
+	State = NS + "state"
+	// ExpiresAt is when a session's TTL ends; trails-admin expire marks it
+	// expired after that (trails:expiresAt).
+	ExpiresAt = NS + "expiresAt"
+	// CancelRequested is true on a session whose ancestor ended (completed,
+	// failed or expired) while it was active or suspended
+	// (trails:cancelRequested).
+	CancelRequested = NS + "cancelRequested"
+	// CancelRequestedBy links a session flagged for cancellation to the
+	// StateChange that flagged it (trails:cancelRequestedBy).
+	CancelRequestedBy = NS + "cancelRequestedBy"
+	// FromState is the state a StateChange left (trails:fromState).
+	FromState = NS + "fromState"
+	// ToState is the state a StateChange entered (trails:toState).
+	ToState = NS + "toState"
+)
+
+// Session kinds (seed 002).
+const (
+	// Kind is the kind of a session, fixed when it is created: "main" (a
+	// root), "branch" (a fork) or "worker" (a fork that cannot be forked);
+	// a session stored without it is main if a root and branch if a fork
+	// (trails:kind).
+	Kind = NS + "kind"
+)
+
+// Rewind without loss (seed 004).
+const (
+	// Rewind is the activity of making a session continue from an earlier
+	// point, its abandoned turns moved, untouched, into an archive session
+	// (trails:Rewind).
+	Rewind = NS + "Rewind"
+	// Rewinds is how many times a session was rewound, its generation: the
+	// turns it writes after the k-th rewind have IRIs ending in "/r" and k
+	// (trails:rewinds).
+	Rewinds = NS + "rewinds"
+	// RewoundFrom links an archive session made by a Rewind to the session
+	// it holds the abandoned turns of (trails:rewoundFrom).
+	RewoundFrom = NS + "rewoundFrom"
+	// RewoundTo is the index a Rewind activity rewound its session to: the
+	// new length of its history (trails:rewoundTo).
+	RewoundTo = NS + "rewoundTo"
+	// Reparented links a Rewind activity to a fork it moved from the
+	// rewound session to the archive (trails:reparented).
+	Reparented = NS + "reparented"
+)
+
 // Terms returns the IRIs of all classes and properties defined in trails.ttl,
 // in a new slice on each call.
 func Terms() []string {
@@ -125,6 +207,10 @@ func Terms() []string {
 		Content, Created, Principal, ForkPoint, CopiedFrom, OwnTurns, HeadDigest, Detached, AcrossPrincipals,
 		Anchor, AnchorOf, AnchorName, AnchorIndex, AnchorState, Tag,
 		ForkType, CreatedBy, Reason, NextSteps, ContextSummary, FromAnchor, BeforeTurn,
+		Kind,
+		Merge, MergedInto, MergeOf, MergeStatus, MergeFirst, MergeLast, Artifact, ArtifactText,
+		StateChange, State, ExpiresAt, CancelRequested, CancelRequestedBy, FromState, ToState,
+		Rewind, Rewinds, RewoundFrom, RewoundTo, Reparented,
 	}
 }
 
@@ -145,13 +231,16 @@ const (
 	// TurnPath joins a session IRI and a turn index into a turn IRI:
 	// session IRI + TurnPath + index.
 	TurnPath = "/turn/"
+	// RewindSuffix and a generation k follow the turn IRI of a turn written
+	// after its session's k-th rewind (TurnIRIGen).
+	RewindSuffix = "/r"
 	// AnchorPath joins a session IRI and a percent-encoded anchor name into
 	// an anchor IRI: session IRI + AnchorPath + name.
 	AnchorPath = "/anchor/"
 	// AgentBase followed by the percent-encoded principal is an agent IRI.
 	AgentBase = "https://w3id.org/trails/id/agent/"
-	// ActivityBase followed by a uuid is the IRI of a Fork, Detach or
-	// Deletion activity.
+	// ActivityBase followed by a kind and a uuid is the IRI of a Fork,
+	// Detach, Deletion, Merge or StateChange activity (ActivityIRI).
 	ActivityBase = "https://w3id.org/trails/id/activity/"
 )
 
@@ -190,6 +279,9 @@ const (
 	ProvAgent = ProvNS + "Agent"
 	// ProvWasDerivedFrom is prov:wasDerivedFrom (fork to parent).
 	ProvWasDerivedFrom = ProvNS + "wasDerivedFrom"
+	// ProvGenerated is prov:generated (a Rewind activity to the archive
+	// session it made).
+	ProvGenerated = ProvNS + "generated"
 	// ProvWasGeneratedBy is prov:wasGeneratedBy (fork to its Fork
 	// activity, copied turn to its Detach activity).
 	ProvWasGeneratedBy = ProvNS + "wasGeneratedBy"

@@ -38,7 +38,9 @@ var (
 )
 
 // TurnID returns the ID of the turn at index i written by session
-// sessionID: the turn's IRI in the store.
+// sessionID: the turn's IRI in the store. A turn written after the
+// session's k-th Rewind has that IRI followed by "/r" and k
+// (ontology.TurnIRIGen).
 func TurnID(sessionID string, i int) string {
 	return ontology.TurnIRI(ontology.SessionIRI(sessionID), i)
 }

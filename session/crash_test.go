@@ -108,7 +108,7 @@ func crashClient(tb testing.TB, srv *fusekitest.Server, rt http.RoundTripper) *k
 // crashStore returns a Store over crashClient(tb, srv, rt).
 func crashStore(tb testing.TB, srv *fusekitest.Server, rt http.RoundTripper) *session.Store {
 	tb.Helper()
-	return session.NewStore(crashClient(tb, srv, rt))
+	return session.NewStore(crashClient(tb, srv, rt), session.WithMaxChildren(0)) // the writer forks one session after every other batch
 }
 
 // restart brings srv back on the same directory after a kill.

@@ -11,7 +11,7 @@ import (
 	"github.com/trails-kg/trails/prov"
 )
 
-// ActionOption qualifies a Delete or Detach.
+// ActionOption qualifies a Delete, Detach or Expire (state.go).
 type ActionOption func(*actionConfig)
 
 type actionConfig struct {
@@ -21,8 +21,8 @@ type actionConfig struct {
 	progress       func(done, total int, s Step)
 }
 
-// By names the principal who deletes or detaches, for the PROV record
-// (default: the session's own principal).
+// By names the principal who deletes, detaches or expires, for the PROV
+// record (default: the session's own principal).
 func By(principal string) ActionOption {
 	return func(c *actionConfig) { c.principal = principal }
 }
@@ -35,15 +35,15 @@ func Cascade() ActionOption { return func(c *actionConfig) { c.cascade = true } 
 // (one atomic step each), then delete it.
 func DetachChildren() ActionOption { return func(c *actionConfig) { c.detachChildren = true } }
 
-// Progress makes Delete call fn after each step it completes: done of
-// total steps, and the step.
+// Progress makes Delete (and Expire) call fn after each step it
+// completes: done of total steps, and the step.
 func Progress(fn func(done, total int, s Step)) ActionOption {
 	return func(c *actionConfig) { c.progress = fn }
 }
 
-// Step is one atomic step of a Delete.
+// Step is one atomic step of a Delete, or one session of an Expire.
 type Step struct {
-	Action  string // "delete" or "detach"
+	Action  string // "delete" or "detach"; "expire" for Expire and PlanExpire
 	Session string // the session's id
 	Turns   int    // turns the session holds (delete) or would copy (detach)
 }

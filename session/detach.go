@@ -91,7 +91,7 @@ func (st *Store) detach(ctx context.Context, id string, opts []ActionOption) (De
 	act := kg.MustIRI(ontology.ActivityIRI("detach", uuid.Must(uuid.NewV7()).String()))
 	for _, t := range s.Turns[:s.ForkedAt] {
 		copyIRI := addTurn(&d, g, t)
-		d.Add(g, copyIRI, iri(ontology.CopiedFrom), kg.MustIRI(ontology.TurnIRI(owners[t.Index], t.Index)))
+		d.Add(g, copyIRI, iri(ontology.CopiedFrom), kg.MustIRI(t.ID)) // Load read it: after a rewind, not always TurnIRI(owner, index)
 		d.Add(g, copyIRI, iri(ontology.ProvWasGeneratedBy), act)
 	}
 	addInheritedAnchors(&d, g, s) // anchor.go: the positions named inside the prefix

@@ -20,6 +20,13 @@ type Info struct {
 	Turns     int       // length of the effective history: ForkedAt + OwnTurns
 	Created   time.Time // when the session was first persisted
 	Tags      []string  // its tags, sorted (Store.Tag); empty, not nil, when none
+	Kind      Kind      // main, branch or worker (for a session stored without one: main if a root, branch if a fork)
+	// State, ExpiresAt and CancelRequested are its lifecycle (state.go):
+	// its state (StateActive when none is stored), when it expires (zero:
+	// never) and whether an ancestor's end flagged it for cancellation.
+	State           State
+	ExpiresAt       time.Time
+	CancelRequested bool
 }
 
 // ListOption narrows a List.
@@ -29,6 +36,7 @@ type listConfig struct {
 	principal string
 	roots     bool
 	tags      []string // ByTag (meta.go)
+	pending   bool     // CancelPending (state.go)
 }
 
 // ByPrincipal keeps the sessions of principal p.
@@ -77,6 +85,9 @@ func (st *Store) List(ctx context.Context, opts ...ListOption) ([]Info, error) {
 			}
 		}
 		infos = kept
+	}
+	if cfg.pending {
+		infos = cancelPending(infos) // state.go
 	}
 	return infos, nil
 }
@@ -173,7 +184,9 @@ func (st *Store) infos(ctx context.Context, q string) ([]Info, error) {
 			OwnTurns:  l.own,
 			Created:   l.created,
 			Tags:      splitTags(row.String("tags")),
+			Kind:      kindOf(l.kind, l.parent), // limits.go
 		}
+		l.life.setInfo(&in) // state.go
 		if in.ID == "" {
 			in.ID = idOf(l.iri)
 		}

@@ -28,6 +28,11 @@ type link struct {
 	created   time.Time
 	anchors   []Anchor // the anchors it named (anchor.go)
 	tags      []string
+	kind      string // trails:kind, "" when stored without one (see kindOf)
+	// life is its state, expiry and cancellation flag (state.go).
+	life lifecycle
+	// rewind is its rewind count and whether it is an archive (rewind.go).
+	rewind rewindLink
 }
 
 // span is the part of an effective history one session of the chain owns:
@@ -97,7 +102,7 @@ func (st *Store) load(ctx context.Context, id string, upTo int) (*Session, []str
 		for k, sp := range spans {
 			rows[k] = []rdf.Term{kg.MustIRI(sp.l.iri), kg.Int(sp.lo), kg.Int(sp.hi)}
 		}
-		q, err := kg.BindTables(qTurns, nil, map[string]kg.Table{"ranges": {Vars: []string{"s", "lo", "hi"}, Rows: rows}})
+		q, err := kg.BindTables(turnsQuery(chain), nil, map[string]kg.Table{"ranges": {Vars: []string{"s", "lo", "hi"}, Rows: rows}})
 		if err != nil {
 			return nil, nil, err
 		}
@@ -128,7 +133,9 @@ func (st *Store) load(ctx context.Context, id string, upTo int) (*Session, []str
 			return nil, nil, fmt.Errorf("%w: no turn at index %d", ErrCorrupt, i)
 		}
 		owners[i] = owner(i).iri
-		turns[i].ID = ontology.TurnIRI(owners[i], i)
+		if turns[i].ID == "" { // read by turns-ids.rq after a rewind (rewind.go)
+			turns[i].ID = ontology.TurnIRI(owners[i], i)
+		}
 	}
 	self := chain[0]
 	s := &Session{
@@ -137,10 +144,14 @@ func (st *Store) load(ctx context.Context, id string, upTo int) (*Session, []str
 		ParentID:  "",
 		ForkedAt:  self.at,
 		Branch:    branchOrMain(self.branch),
+		Kind:      kindOf(self.kind, self.parent), // limits.go
 		Turns:     turns,
 		Anchors:   visibleAnchors(chain, len(turns)),
 		depth:     len(chain) - 1,
+		gen:       self.rewind.gen,
+		fresh:     len(turns),
 	}
+	self.life.setOn(s) // state.go
 	if self.parent != "" {
 		s.ParentID = idOf(self.parent)
 	}
@@ -246,7 +257,11 @@ func (st *Store) chain(ctx context.Context, id string) ([]*link, error) {
 }
 
 func readLink(row kg.Solution) (*link, error) {
-	l := &link{iri: row.String("s"), parent: row.String("parent"), branch: row.String("branch"), principal: row.String("principal")}
+	l := &link{iri: row.String("s"), parent: row.String("parent"), branch: row.String("branch"), principal: row.String("principal"),
+		kind: row.String("kind")}
+	if err := storedKind(l.iri, l.kind); err != nil { // limits.go
+		return nil, err
+	}
 	_, l.exists = row["exists"]
 	var err error
 	if _, ok := row["at"]; ok {
@@ -264,6 +279,12 @@ func readLink(row kg.Solution) (*link, error) {
 		if l.created, err = row.Time("created"); err != nil {
 			return nil, fmt.Errorf("%w: session %s: %v", ErrCorrupt, idOf(l.iri), err)
 		}
+	}
+	if l.rewind, err = readRewindLink(row); err != nil { // rewind.go
+		return nil, err
+	}
+	if l.life, err = readLifecycle(row); err != nil { // state.go
+		return nil, fmt.Errorf("%w: session %s: %v", ErrCorrupt, idOf(l.iri), err)
 	}
 	return l, nil
 }
@@ -294,7 +315,7 @@ func (r *turnRows) add(row kg.Solution) error {
 	if !okRole || !okContent {
 		return fmt.Errorf("%w: turn %d: role and content must be literals", ErrCorrupt, i)
 	}
-	t := Turn{Index: i, Role: role, Content: content, Branch: row.String("branch")}
+	t := Turn{Index: i, Role: role, Content: content, Branch: row.String("branch"), ID: row.String("t")} // ?t: turns-ids.rq
 	if t.Branch == "" {
 		t.Branch = r.branchOf(i)
 	}

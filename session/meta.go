@@ -372,6 +372,7 @@ func (st *Store) ancestry(ctx context.Context, id string) ([]Info, error) {
 		if l.parent != "" {
 			in.ParentID = idOf(l.parent)
 		}
+		l.life.setInfo(&in) // state.go
 		if !l.hasOwn {
 			in.OwnTurns = counts[l.iri]
 		}

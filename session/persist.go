@@ -31,10 +31,20 @@ const maxPersistRounds = 4
 // the store, Persist gives the fork (and its own turns) a new one.
 //
 // It returns ErrInvalid for bad input (nothing is sent), ErrConflict when the
-// stored history or fork fields differ from s or the parent has fewer than
-// ForkedAt turns, an *AncestorError (ErrParentMissing) when the parent is
-// not stored, ErrForkDepth when the parent chain would exceed the limit, or a
-// store error wrapping the kg error.
+// stored history or fork fields differ from s, the session was rewound since
+// s was loaded (Store.Rewind), or the parent has fewer than ForkedAt turns,
+// an *AncestorError (ErrParentMissing) when the parent is not stored,
+// ErrForkDepth when the parent chain would exceed the limit,
+// ErrNotForkable when the parent is a worker, ErrTooManyChildren when the
+// parent has as many forks as the Store allows (WithMaxChildren; both are
+// checked inside the update that creates the fork, so of forks racing for
+// the last free place one lands), ErrState when turns would be appended
+// to a session that is completed, failed or expired (checked inside the
+// append too; a fork of such a session is allowed), or a store error
+// wrapping the kg error.
+//
+// A new session with a TTL gets its expiry (trails:expiresAt, its
+// creation time plus TTL) in the update that creates it (state.go).
 func (st *Store) Persist(ctx context.Context, s *Session) error {
 	if s == nil {
 		return fmt.Errorf("persist: %w: nil session", ErrInvalid)
@@ -55,7 +65,7 @@ func (st *Store) Persist(ctx context.Context, s *Session) error {
 		if s.Turns[i].Created.IsZero() {
 			s.Turns[i].Created = st.now()
 		}
-		s.Turns[i].ID = TurnID(s.ID, i)
+		s.Turns[i].ID = s.turnID(i) // rewind.go: of the session's generation
 	}
 	if done, err := st.appendSeen(ctx, s); err != nil {
 		return fmt.Errorf("persist %s: %w", s.ID, err)
@@ -108,7 +118,7 @@ func (st *Store) appendSeen(ctx context.Context, s *Session) (bool, error) {
 		addTurn(&d, g, t)
 	}
 	addHead(&d, g, len(own), all)
-	u, err := withData("append", uAppend, &d, kg.Params{"s": g, "own": kg.Int(sn.own), "head": kg.String(head)})
+	u, err := withData("append", uAppend, &d, kg.Params{"s": g, "own": kg.Int(sn.own), "head": kg.String(head), "gen": kg.Int(s.gen)})
 	if err != nil {
 		return false, err
 	}
@@ -153,7 +163,16 @@ func (st *Store) persistOnce(ctx context.Context, s *Session) (bool, error) {
 	if err := sameFork(s, row); err != nil {
 		return false, err
 	}
+	if err := sameKind(s, row); err != nil { // limits.go
+		return false, err
+	}
+	if err := sameGen(s, row); err != nil { // rewind.go
+		return false, err
+	}
 	if _, ok := row["own"]; !ok {
+		if err := appendable(row); err != nil { // state.go
+			return false, err
+		}
 		return st.appendLegacy(ctx, s)
 	}
 	n, err := row.Int("own")
@@ -170,6 +189,9 @@ func (st *Store) persistOnce(ctx context.Context, s *Session) (bool, error) {
 	if n == len(own) {
 		return true, nil // nothing to write
 	}
+	if err := appendable(row); err != nil { // state.go
+		return false, err
+	}
 	if err := ownBranch(s, own[n:]); err != nil {
 		return false, err
 	}
@@ -178,7 +200,7 @@ func (st *Store) persistOnce(ctx context.Context, s *Session) (bool, error) {
 		addTurn(&d, g, t)
 	}
 	addHead(&d, g, len(own), all)
-	u, err := withData("append", uAppend, &d, kg.Params{"s": g, "own": kg.Int(n), "head": kg.String(head)})
+	u, err := withData("append", uAppend, &d, kg.Params{"s": g, "own": kg.Int(n), "head": kg.String(head), "gen": kg.Int(s.gen)})
 	if err != nil {
 		return false, err
 	}
@@ -211,6 +233,9 @@ func (st *Store) create(ctx context.Context, s *Session, row kg.Solution) (bool,
 		if depth = pdepth + 1; depth > st.maxDepth {
 			return false, fmt.Errorf("%w: the fork would have %d ancestors, more than %d", ErrForkDepth, depth, st.maxDepth)
 		}
+		if err := st.checkFork(s, row); err != nil { // limits.go: worker parent, too many forks
+			return false, err
+		}
 		if pp := row.String("pprincipal"); !st.visible(pp) && !s.across {
 			return false, fmt.Errorf("%w: parent %s belongs to %q; fork it with AcrossPrincipals to allow it", ErrForbidden, s.ParentID, pp)
 		}
@@ -225,6 +250,7 @@ func (st *Store) create(ctx context.Context, s *Session, row kg.Solution) (bool,
 	now := st.now()
 	var d kg.Data
 	addSession(&d, s, now)
+	addExpiry(&d, s, now) // state.go
 	for _, t := range own {
 		addTurn(&d, g, t)
 	}
@@ -240,7 +266,8 @@ func (st *Store) create(ctx context.Context, s *Session, row kg.Solution) (bool,
 		s.fork.describe(&f) // meta.go: type, initiator, reason, intention, anchor or turn
 		prov.AddFork(&d, f)
 		u, err = withData("create-fork", uCreateFork, &d, kg.Params{
-			"s": g, "parent": sessionIRI(s.ParentID), "branch": kg.String(s.Branch),
+			"s": g, "parent": sessionIRI(s.ParentID), "branch": kg.String(s.Branch), "max": kg.Int(st.maxKids),
+			"at": kg.Int(s.ForkedAt), // rewind.go: never beyond the parent's end
 		})
 	}
 	if err != nil {
@@ -344,7 +371,7 @@ func (st *Store) apply(ctx context.Context, u, check string) (bool, error) {
 func appended(g rdf.IRI, t Turn) string {
 	sum := sha256.Sum256([]byte(t.Content))
 	return bindOrPanic("verify-append", qVerifyAppend, kg.Params{
-		"s": g, "t": kg.MustIRI(ontology.TurnIRI(g.String(), t.Index)),
+		"s": g, "t": kg.MustIRI(t.ID), // stamped by Persist
 		"role": kg.String(t.Role), "created": kg.DateTime(t.Created), "hash": kg.String(hex.EncodeToString(sum[:])),
 	})
 }

@@ -50,6 +50,12 @@ var (
 	// ErrForkDepth: the parent chain is, or would become, longer than the
 	// depth limit (MaxForkDepth unless the Store sets a lower one).
 	ErrForkDepth = errors.New("session: fork chain too deep")
+	// ErrNotForkable: the session is a worker (KindWorker), which is
+	// always a leaf.
+	ErrNotForkable = errors.New("session: cannot be forked")
+	// ErrTooManyChildren: the parent already has as many forks as the
+	// Store allows (DefaultMaxChildren unless WithMaxChildren says).
+	ErrTooManyChildren = errors.New("session: too many forks")
 	// ErrForkCycle: the parent links stored form a cycle.
 	ErrForkCycle = errors.New("session: fork cycle")
 	// ErrHasChildren: the session has forks, so it cannot be deleted.
@@ -68,6 +74,13 @@ var (
 	// duplicate in a session's turn indices, two parents, ...); run
 	// trails-admin check.
 	ErrCorrupt = errors.New("session: stored data is corrupt")
+	// ErrState: the session's lifecycle state does not allow it: a
+	// transition SetState refuses (completed, failed and expired are
+	// terminal), or turns appended to a session in a terminal state.
+	ErrState = errors.New("session: state does not allow it")
+	// ErrMerged: the child's result was merged into its parent already
+	// (Merge); a child is merged once.
+	ErrMerged = errors.New("session: already merged")
 )
 
 // AncestorError reports a missing ancestor: Session's chain leads to
@@ -93,8 +106,10 @@ type Turn struct {
 	Created time.Time // UTC, millisecond precision (what the store keeps)
 	// ID is the turn's IRI in the store, TurnID(owner, Index) where owner is
 	// the session that wrote it (an ancestor, for an inherited turn; the
-	// session itself after a Detach). Set by Append, Persist, Load and
-	// Replay; ForkAtTurn takes it.
+	// session itself after a Detach), followed by "/r" and k for a turn
+	// written after the owner's k-th Rewind (ontology.TurnIRIGen). A turn a
+	// Rewind moved to its archive keeps its ID. Set by Append, Persist, Load
+	// and Replay; ForkAtTurn takes it.
 	ID string
 }
 
@@ -107,16 +122,33 @@ type Session struct {
 	ParentID  string // "" for a root
 	ForkedAt  int    // for a fork: it owns turns with Index >= ForkedAt; indices below belong to ancestors
 	Branch    string // MainBranch for a root, "fork-" + 8 hex chars for a fork
+	Kind      Kind   // KindMain (a root), KindBranch (a fork) or KindWorker (AsWorker), stored with a new session; "": the default
 	Turns     []Turn // the whole effective history: inherited prefix, then its own turns
 	// Anchors are the named positions of the history, by name: the
 	// session's own and those of its ancestors inside the prefix it
 	// inherits (see Anchor). Set by Load and Fork; ForkAtAnchor reads it.
 	Anchors map[string]Anchor
+	// TTL, set before the first Persist, gives the session a time to live:
+	// Persist stores trails:expiresAt (its creation time plus TTL), after
+	// which Store.Expire marks it expired. 0: it never expires. Read only
+	// when the session is created; SetExpiry changes the expiry later. A
+	// fork does not inherit it (state.go).
+	TTL time.Duration
+	// State, ExpiresAt and CancelRequested are the session's lifecycle as
+	// stored (state.go): its state (StateActive when none is stored), when
+	// it expires (zero: never) and whether an ancestor's end flagged it
+	// for cancellation. Set by Load (ExpiresAt also by the Persist that
+	// creates the session with a TTL); changed only by the Store.
+	State           State
+	ExpiresAt       time.Time
+	CancelRequested bool
 
 	depth  int       // number of ancestors, as far as this value knows
 	seen   seen      // what this value last stored, for Persist's fast path
 	across bool      // forked with AcrossPrincipals: may be persisted by a scoped Store whatever the parent's principal
 	fork   *forkSpec // how a new fork was asked for (position, metadata): see meta.go
+	gen    int       // the session's rewinds when loaded (trails:rewinds): its turns' IRI generation (rewind.go)
+	fresh  int       // Turns[:fresh] were stored when this value was loaded or rewound: they keep their IDs
 }
 
 // seen is the stored state of a session as its last successful Persist
@@ -152,7 +184,7 @@ func AcrossPrincipals() ForkOption { return func(s *Session) { s.across = true }
 // New returns a new root session of principal, with a fresh UUIDv7 id and no
 // turns.
 func New(principal string) *Session {
-	return &Session{ID: uuid.Must(uuid.NewV7()).String(), Principal: principal, Branch: MainBranch}
+	return &Session{ID: uuid.Must(uuid.NewV7()).String(), Principal: principal, Branch: MainBranch, Kind: KindMain}
 }
 
 // Append adds a turn at the end of the history, stamped now, and returns
@@ -164,7 +196,7 @@ func (s *Session) Append(role, content string) Turn {
 		Content: content,
 		Branch:  s.Branch,
 		Created: now(),
-		ID:      TurnID(s.ID, len(s.Turns)),
+		ID:      s.turnID(len(s.Turns)), // rewind.go
 	}
 	s.Turns = append(s.Turns, t)
 	return t
@@ -173,7 +205,8 @@ func (s *Session) Append(role, content string) Turn {
 // Fork returns a new in-memory session that shares s.Turns[0:at] and
 // continues from there: a fresh id, s as parent, s's principal, a new
 // branch label "fork-" + 8 random hex characters, and the anchors of s at
-// or below at. 0 <= at <= len(s.Turns).
+// or below at. 0 <= at <= len(s.Turns). The fork is of KindBranch, or
+// KindWorker with the option AsWorker.
 //
 // The fork point may instead come from an option: ForkAtAnchor(name) forks
 // at the index of an anchor of s.Anchors, ForkAtTurn(id) before the turn of
@@ -186,16 +219,21 @@ func (s *Session) Append(role, content string) Turn {
 // position option), s has no id, or an option's value cannot be used;
 // ErrNotFound when a ForkAtAnchor or ForkAtTurn names no anchor or turn of
 // s (never a fork from the start); ErrForkDepth when the child's chain
-// would exceed MaxForkDepth.
+// would exceed MaxForkDepth; ErrNotForkable when s is a worker. How many
+// forks s may have only the store knows: Persist says (ErrTooManyChildren).
 func (s *Session) Fork(at int, opts ...ForkOption) (*Session, error) {
 	if err := checkID(s.ID); err != nil {
 		return nil, fmt.Errorf("fork: %w", err)
+	}
+	if err := s.forkable(); err != nil {
+		return nil, fmt.Errorf("fork %s: %w", s.ID, err)
 	}
 	child := &Session{
 		ID:        uuid.Must(uuid.NewV7()).String(),
 		Principal: s.Principal,
 		ParentID:  s.ID,
 		Branch:    newBranch(),
+		Kind:      KindBranch,
 		depth:     s.depth + 1,
 	}
 	for _, o := range opts {
@@ -255,6 +293,12 @@ func (s *Session) validate(from int) error {
 	}
 	if !branchRE.MatchString(s.Branch) {
 		return fmt.Errorf("%w: branch %q is neither %q nor \"fork-\" and 8 hex digits", ErrInvalid, s.Branch, MainBranch)
+	}
+	if s.TTL < 0 {
+		return fmt.Errorf("%w: negative TTL %v", ErrInvalid, s.TTL)
+	}
+	if err := s.checkKind(); err != nil { // limits.go
+		return err
 	}
 	if s.ParentID == "" {
 		// A root's branch is MainBranch, or the fork label it kept when it

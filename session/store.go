@@ -37,6 +37,7 @@ type Store struct {
 	c        querier
 	clock    func() time.Time
 	maxDepth int
+	maxKids  int    // WithMaxChildren: the most forks a session may have, 0 for no limit (limits.go)
 	scope    string // ForPrincipal: the only principal whose sessions this Store sees
 }
 
@@ -90,7 +91,7 @@ func WithMaxDepth(n int) StoreOption {
 
 // NewStore returns a Store over the dataset of c.
 func NewStore(c *kg.Client, opts ...StoreOption) *Store {
-	st := &Store{c: c, clock: now, maxDepth: MaxForkDepth}
+	st := &Store{c: c, clock: now, maxDepth: MaxForkDepth, maxKids: DefaultMaxChildren}
 	for _, o := range opts {
 		o(st)
 	}

@@ -18,6 +18,7 @@ func addSession(d *kg.Data, s *Session, t time.Time) {
 	d.Add(g, g, iri(ontology.RDFType), iri(ontology.Session))
 	d.Add(g, g, iri(ontology.DCTIdentifier), kg.String(s.ID))
 	d.Add(g, g, iri(ontology.Branch), kg.String(s.Branch))
+	d.Add(g, g, iri(ontology.Kind), kg.String(string(s.kindOrDefault()))) // limits.go
 	d.Add(g, g, iri(ontology.Created), kg.DateTime(t))
 	agent := prov.AddAgent(d, g, s.Principal)
 	d.Add(g, g, iri(ontology.Principal), agent)
@@ -29,9 +30,11 @@ func addSession(d *kg.Data, s *Session, t time.Time) {
 	}
 }
 
-// addTurn adds turn t to the graph of session g in d.
+// addTurn adds turn t to the graph of session g in d, at the IRI its ID
+// gives when that is one of g's (a turn written after a rewind), else at
+// TurnIRI(g, t.Index).
 func addTurn(d *kg.Data, g rdf.IRI, t Turn) rdf.IRI {
-	ti := kg.MustIRI(ontology.TurnIRI(g.String(), t.Index))
+	ti := kg.MustIRI(ownTurnIRI(g.String(), t)) // rewind.go
 	d.Add(g, ti, iri(ontology.RDFType), iri(ontology.Turn))
 	d.Add(g, ti, iri(ontology.TurnSession), g)
 	d.Add(g, ti, iri(ontology.Index), kg.Int(t.Index))

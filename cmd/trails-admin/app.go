@@ -34,8 +34,9 @@ func commands() []command {
 	return []command{
 		&initCmd{}, &demoCmd{}, &sessionsCmd{}, &showCmd{replay: false}, &showCmd{replay: true},
 		&diffCmd{},
-		&anchorCmd{}, &forkCmd{}, &tagCmd{}, &tagCmd{remove: true},
-		&treeCmd{}, &orphansCmd{}, &checkCmd{}, &detachCmd{}, &deleteCmd{},
+		&anchorCmd{}, &forkCmd{}, &mergeCmd{}, &tagCmd{}, &tagCmd{remove: true}, &stateCmd{},
+		&treeCmd{}, &orphansCmd{}, &checkCmd{}, &detachCmd{}, &deleteCmd{}, &expireCmd{},
+		&rewindCmd{}, &rewindsCmd{},
 		&exportCmd{}, &importCmd{},
 		&auditCmd{},
 	}
@@ -58,10 +59,12 @@ func (a *app) longRequests() {
 	}
 }
 
-// connFlags are the connection flags every command takes.
+// connFlags are the connection flags every command takes, and the store's
+// limits (--max-children).
 type connFlags struct {
 	endpoint, user, password string
 	timeout                  time.Duration
+	maxChildren              int // session.WithMaxChildren
 }
 
 // defaultConn returns the connection settings from the environment.
@@ -71,6 +74,8 @@ func defaultConn() connFlags {
 		user:     os.Getenv("TRAILS_USER"),
 		password: os.Getenv("TRAILS_PASSWORD"),
 		timeout:  30 * time.Second,
+
+		maxChildren: session.DefaultMaxChildren,
 	}
 }
 
@@ -80,6 +85,7 @@ func (c *connFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&c.user, "user", c.user, "user name for HTTP basic auth ($TRAILS_USER)")
 	fs.StringVar(&c.password, "password", c.password, "password for HTTP basic auth ($TRAILS_PASSWORD)")
 	fs.DurationVar(&c.timeout, "timeout", c.timeout, "time limit of each request to the store")
+	fs.IntVar(&c.maxChildren, "max-children", c.maxChildren, "the most forks a session may have; a fork beyond is refused (0: no limit)")
 }
 
 func envOr(k, def string) string {
@@ -119,7 +125,7 @@ func (a *app) store(ctx context.Context) (*session.Store, error) {
 	if err != nil {
 		return nil, err
 	}
-	return session.NewStore(c), nil
+	return session.NewStore(c, session.WithMaxChildren(a.conn.maxChildren)), nil
 }
 
 // reader returns the PROV reader.

@@ -14,7 +14,7 @@ import (
 // and fork record, and tag.
 var (
 	anchorFields  = []string{"name", "index", "session", "state", "created"}
-	forkFields    = []string{"id", "parent", "forked_at", "branch"}
+	forkFields    = []string{"id", "parent", "forked_at", "branch", "kind"}
 	forkRecFields = []string{"type", "created_by", "reason", "next_steps", "context_summary", "anchor", "turn"}
 	tagFields     = []string{"session", "tags"}
 )

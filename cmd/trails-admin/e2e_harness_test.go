@@ -257,7 +257,7 @@ func array(tb testing.TB, what string, v any) []any {
 
 // The documented field names of the JSON outputs.
 var (
-	infoFields   = []string{"id", "principal", "parent", "forked_at", "branch", "own_turns", "turns", "created"}
+	infoFields   = []string{"id", "principal", "parent", "forked_at", "branch", "kind", "own_turns", "turns", "created"}
 	turnFields   = []string{"index", "role", "content", "branch", "created"}
 	nodeFields   = append(slices.Clone(infoFields), "children")
 	queryFields  = []string{"name", "description", "params"}

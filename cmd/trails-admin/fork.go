@@ -19,12 +19,13 @@ type forkCmd struct {
 	anchor, turn              string
 	typ, createdBy, reason    string
 	nextSteps, contextSummary string
+	worker                    bool
 	json                      bool
 }
 
 func (*forkCmd) name() string { return "fork" }
 func (*forkCmd) usage() string {
-	return "ID (--at N | --anchor NAME | --turn TURN-ID) [--type T] [--created-by user|system] [--reason R] [--next-steps S] [--summary S] [--json]"
+	return "ID (--at N | --anchor NAME | --turn TURN-ID) [--type T] [--created-by user|system] [--reason R] [--next-steps S] [--summary S] [--worker] [--json]"
 }
 func (*forkCmd) synopsis() string {
 	return "fork a session at an index, an anchor or before a turn; print the new fork's id"
@@ -49,6 +50,7 @@ func (c *forkCmd) flags(fs *flag.FlagSet) {
 	fs.StringVar(&c.reason, "reason", "", "why the fork is made, recorded in PROV")
 	fs.StringVar(&c.nextSteps, "next-steps", "", "the intention: what the fork is to do next, recorded in PROV")
 	fs.StringVar(&c.contextSummary, "summary", "", "the intention: a summary of the context the fork starts from, recorded in PROV")
+	fs.BoolVar(&c.worker, "worker", false, "make the fork a worker: a session for one task, which cannot itself be forked")
 	fs.BoolVar(&c.json, "json", false, "print JSON")
 }
 
@@ -58,6 +60,7 @@ type forkJSON struct {
 	Parent   string `json:"parent"`
 	ForkedAt int    `json:"forked_at"`
 	Branch   string `json:"branch"`
+	Kind     string `json:"kind"` // branch or worker
 }
 
 func (c *forkCmd) run(ctx context.Context, a *app, args []string) error {
@@ -86,6 +89,9 @@ func (c *forkCmd) run(ctx context.Context, a *app, args []string) error {
 	if c.reason != "" {
 		opts = append(opts, session.WithReason(c.reason))
 	}
+	if c.worker {
+		opts = append(opts, session.AsWorker())
+	}
 	if c.nextSteps != "" || c.contextSummary != "" {
 		opts = append(opts, session.WithIntention(c.nextSteps, c.contextSummary))
 	}
@@ -98,10 +104,14 @@ func (c *forkCmd) run(ctx context.Context, a *app, args []string) error {
 		return err
 	}
 	if c.json {
-		return a.json(forkJSON{ID: f.ID, Parent: f.ParentID, ForkedAt: f.ForkedAt, Branch: f.Branch})
+		return a.json(forkJSON{ID: f.ID, Parent: f.ParentID, ForkedAt: f.ForkedAt, Branch: f.Branch, Kind: string(f.Kind)})
 	}
 	fmt.Fprintln(a.stdout, f.ID)
-	fmt.Fprintf(a.stderr, "forked %s at %d as %s (%s): it inherits %s\n", f.ParentID, f.ForkedAt, f.ID, f.Branch, plural(f.ForkedAt, "turn"))
+	label := f.Branch
+	if f.Kind == session.KindWorker {
+		label += ", a worker"
+	}
+	fmt.Fprintf(a.stderr, "forked %s at %d as %s (%s): it inherits %s\n", f.ParentID, f.ForkedAt, f.ID, label, plural(f.ForkedAt, "turn"))
 	return nil
 }
 

@@ -22,6 +22,8 @@ Connection flags (before or after the command):
   --user U           HTTP basic auth user ($TRAILS_USER)
   --password P       HTTP basic auth password ($TRAILS_PASSWORD)
   --timeout D        time limit of each request to the store (default 30s)
+  --max-children N   the most forks a session may have: fork refuses more
+                     (default 8; 0: no limit)
 
 Output: data goes to stdout, aligned text or JSON with --json; diagnostics
 go to stderr. Long work shows progress on stderr when it is a terminal.
@@ -71,7 +73,7 @@ func writeCommandHelp(w io.Writer, c command, fs *flag.FlagSet) error {
 		}
 		b.WriteByte('\n')
 	})
-	b.WriteString("  and the connection flags: --endpoint, --user, --password, --timeout (see trails-admin help)\n")
+	b.WriteString("  and the connection flags: --endpoint, --user, --password, --timeout, --max-children (see trails-admin help)\n")
 	fmt.Fprintf(&b, "\nExample:\n")
 	for _, line := range strings.Split(c.example(), "\n") {
 		fmt.Fprintf(&b, "  %s\n", line)
@@ -82,7 +84,7 @@ func writeCommandHelp(w io.Writer, c command, fs *flag.FlagSet) error {
 
 func isConnFlag(name string) bool {
 	switch name {
-	case "endpoint", "user", "password", "timeout":
+	case "endpoint", "user", "password", "timeout", "max-children":
 		return true
 	}
 	return false

@@ -21,7 +21,7 @@ type sessionsCmd struct {
 func (*sessionsCmd) name() string  { return "sessions" }
 func (*sessionsCmd) usage() string { return "[--principal P] [--roots] [--tag T …] [--json]" }
 func (*sessionsCmd) synopsis() string {
-	return "list sessions, newest first: id, principal, parent, fork point, branch, turns"
+	return "list sessions, newest first: id, principal, parent, fork point, branch, kind, turns"
 }
 func (*sessionsCmd) example() string { return "trails-admin sessions --principal agent-7 --roots" }
 func (c *sessionsCmd) flags(fs *flag.FlagSet) {
@@ -41,6 +41,7 @@ type infoJSON struct {
 	Parent    string    `json:"parent"`
 	ForkedAt  int       `json:"forked_at"`
 	Branch    string    `json:"branch"`
+	Kind      string    `json:"kind"` // main, branch or worker
 	OwnTurns  int       `json:"own_turns"`
 	Turns     int       `json:"turns"`
 	Created   time.Time `json:"created"`
@@ -49,7 +50,7 @@ type infoJSON struct {
 
 func toInfoJSON(in session.Info) infoJSON {
 	return infoJSON{ID: in.ID, Principal: in.Principal, Parent: in.ParentID, ForkedAt: in.ForkedAt,
-		Branch: in.Branch, OwnTurns: in.OwnTurns, Turns: in.Turns, Created: in.Created, Tags: nonNil(in.Tags)}
+		Branch: in.Branch, Kind: string(in.Kind), OwnTurns: in.OwnTurns, Turns: in.Turns, Created: in.Created, Tags: nonNil(in.Tags)}
 }
 
 // nonNil returns tags, or an empty slice for nil, so JSON shows [].
@@ -93,7 +94,7 @@ func (c *sessionsCmd) run(ctx context.Context, a *app, args []string) error {
 	// untagged dataset reads as it always did.
 	tagged := slices.ContainsFunc(infos, func(in session.Info) bool { return len(in.Tags) > 0 })
 	tw := a.table()
-	fmt.Fprint(tw, "ID\tPRINCIPAL\tPARENT\tFORK\tBRANCH\tOWN\tTOTAL\tCREATED")
+	fmt.Fprint(tw, "ID\tPRINCIPAL\tPARENT\tFORK\tBRANCH\tKIND\tOWN\tTOTAL\tCREATED")
 	if tagged {
 		fmt.Fprint(tw, "\tTAGS")
 	}
@@ -103,7 +104,7 @@ func (c *sessionsCmd) run(ctx context.Context, a *app, args []string) error {
 		if in.ParentID != "" {
 			parent, fork = in.ParentID, fmt.Sprint(in.ForkedAt)
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%d\t%d\t%s", in.ID, in.Principal, parent, fork, in.Branch,
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%d\t%d\t%s", in.ID, in.Principal, parent, fork, in.Branch, in.Kind,
 			in.OwnTurns, in.Turns, in.Created.Format(time.RFC3339))
 		if tagged {
 			tags := "-"

@@ -123,7 +123,7 @@ func (c *showCmd) run(ctx context.Context, a *app, args []string) error {
 			Turns   []turnJSON   `json:"turns"`
 		}{toInfoJSON(info), rec, toAnchorsJSON(s.Anchors), toTurnsJSON(s.Turns)})
 	}
-	fmt.Fprintf(a.stdout, "session   %s\nprincipal %s\nbranch    %s\n", info.ID, info.Principal, info.Branch)
+	fmt.Fprintf(a.stdout, "session   %s\nprincipal %s\nbranch    %s\nkind      %s\n", info.ID, info.Principal, info.Branch, info.Kind)
 	if info.ParentID != "" {
 		fmt.Fprintf(a.stdout, "parent    %s (forked at %d, %d ancestors)\n", info.ParentID, info.ForkedAt, s.Depth())
 	}

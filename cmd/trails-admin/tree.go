@@ -101,6 +101,9 @@ func renderText(w io.Writer, trees []*session.Node) error {
 		if n.ParentID != "" && !top {
 			desc = fmt.Sprintf("%s  %s  @%d  +%s (%d in all)", n.ID, n.Branch, n.ForkedAt, plural(n.OwnTurns, "turn"), n.Turns)
 		}
+		if n.Kind == session.KindWorker {
+			desc += "  worker"
+		}
 		if n.ParentMissing {
 			desc += fmt.Sprintf("  ORPHAN: parent %s is missing", n.ParentID)
 		}

@@ -178,7 +178,7 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	if b.c, err = newClient(srv.Endpoint, b.ct); err != nil {
 		return err
 	}
-	b.st = session.NewStore(b.c)
+	b.st = session.NewStore(b.c, session.WithMaxChildren(0)) // the fork scenario forks one parent once per run
 	b.logf("Fuseki answers at %s (log %s)", srv.Endpoint, srv.Log)
 
 	r := &results{

@@ -1,0 +1,146 @@
+package session
+
+import (
+	"fmt"
+
+	"github.com/trails-kg/trails/kg"
+)
+
+// Kind says what a session is for (seed 002). It is fixed when the session
+// is created: Persist stores it (trails:kind) with a new session, and Load,
+// Info and List read it back. A session stored without one (written before
+// kinds existed) is KindMain if it is a root and KindBranch if it is a fork;
+// a detached fork keeps its kind.
+type Kind string
+
+// The kinds of sessions.
+const (
+	// KindMain is a primary conversation: a root. New makes one.
+	KindMain Kind = "main"
+	// KindBranch is a sub-task forked from another session. Fork makes
+	// one unless given AsWorker.
+	KindBranch Kind = "branch"
+	// KindWorker is a fork made to run one task (AsWorker). A worker is
+	// always a leaf: Session.Fork and Persist refuse to fork it with
+	// ErrNotForkable.
+	KindWorker Kind = "worker"
+)
+
+// DefaultMaxChildren is how many forks a session may have unless the Store
+// says otherwise (WithMaxChildren): a guard against fork bombs.
+const DefaultMaxChildren = 8
+
+// WithMaxChildren sets how many forks a session may have (default
+// DefaultMaxChildren); n <= 0 means no limit. Forks archived by a rewind
+// (those with trails:rewoundFrom) do not count, nor do deleted or detached
+// ones. Persist checks it inside the update that creates a fork, so of
+// forks racing for the last free place exactly one lands and the others
+// get ErrTooManyChildren.
+func WithMaxChildren(n int) StoreOption {
+	return func(st *Store) { st.maxKids = max(n, 0) }
+}
+
+// AsWorker makes the fork a worker (KindWorker): a session that runs one
+// task and cannot itself be forked.
+func AsWorker() ForkOption { return func(s *Session) { s.Kind = KindWorker } }
+
+// kindOf returns the kind of a stored session from its trails:kind value
+// (stored, "" when absent) and its parent IRI ("" for a root).
+func kindOf(stored, parent string) Kind {
+	switch {
+	case stored != "":
+		return Kind(stored)
+	case parent == "":
+		return KindMain
+	default:
+		return KindBranch
+	}
+}
+
+// kindOrDefault returns the kind Persist stores for s: its Kind, or the
+// default of a root or a fork when it has none.
+func (s *Session) kindOrDefault() Kind {
+	if s.Kind != "" {
+		return s.Kind
+	}
+	return kindOf("", s.ParentID)
+}
+
+// forkable returns ErrNotForkable when s is a worker.
+func (s *Session) forkable() error {
+	if s.Kind == KindWorker {
+		return fmt.Errorf("%w: it is a worker, and a worker is always a leaf", ErrNotForkable)
+	}
+	return nil
+}
+
+// checkKind returns ErrInvalid unless the Kind of s is empty or a kind,
+// and main only for a root.
+func (s *Session) checkKind() error {
+	switch s.Kind {
+	case "", KindBranch, KindWorker:
+		return nil
+	case KindMain:
+		if s.ParentID != "" {
+			return fmt.Errorf("%w: a fork cannot be of kind %q (a fork is %q or %q)", ErrInvalid, KindMain, KindBranch, KindWorker)
+		}
+		return nil
+	}
+	return fmt.Errorf("%w: kind %q is none of %q, %q and %q", ErrInvalid, s.Kind, KindMain, KindBranch, KindWorker)
+}
+
+// storedKind returns ErrCorrupt when the trails:kind stored for session iri
+// is not a kind ("" is: a session stored before kinds existed).
+func storedKind(iri, kind string) error {
+	switch Kind(kind) {
+	case "", KindMain, KindBranch, KindWorker:
+		return nil
+	}
+	return fmt.Errorf("%w: session %s: kind %q is none of %q, %q and %q", ErrCorrupt, idOf(iri), kind, KindMain, KindBranch, KindWorker)
+}
+
+// sameKind checks that the stored kind of s (a row of state.rq) is the
+// caller's: a kind is fixed at creation. A caller without one takes the
+// stored kind.
+func sameKind(s *Session, row kg.Solution) error {
+	stored := kindOf(row.String("kind"), row.String("parent"))
+	switch s.Kind {
+	case "":
+		s.Kind = stored
+	case stored:
+	default:
+		return fmt.Errorf("%w: stored kind %q, the caller's %q (a kind is fixed when the session is created)", ErrConflict, stored, s.Kind)
+	}
+	return nil
+}
+
+// forks returns "1 fork", "2 forks".
+func forks(n int) string {
+	if n == 1 {
+		return "1 fork"
+	}
+	return fmt.Sprintf("%d forks", n)
+}
+
+// checkFork checks the tree limits for fork s of a parent described by row
+// (a row of state.rq): the parent is not a worker and has fewer forks than
+// the Store allows. create-fork.ru checks the same inside the update.
+func (st *Store) checkFork(s *Session, row kg.Solution) error {
+	if Kind(row.String("pkind")) == KindWorker {
+		return fmt.Errorf("%w: parent %s is a worker, and a worker is always a leaf", ErrNotForkable, s.ParentID)
+	}
+	if st.maxKids <= 0 {
+		return nil
+	}
+	n := 0
+	if _, ok := row["children"]; ok {
+		var err error
+		if n, err = row.Int("children"); err != nil {
+			return fmt.Errorf("%w: %v", ErrCorrupt, err)
+		}
+	}
+	if n >= st.maxKids {
+		return fmt.Errorf("%w: parent %s has %s, the limit is %d", ErrTooManyChildren, s.ParentID, forks(n), st.maxKids)
+	}
+	return nil
+}

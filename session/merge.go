@@ -1,0 +1,404 @@
+package session
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+	"unicode/utf8"
+
+	"github.com/google/uuid"
+	"github.com/knakk/rdf"
+	"github.com/trails-kg/trails/kg"
+	"github.com/trails-kg/trails/ontology"
+	"github.com/trails-kg/trails/prov"
+)
+
+// MergeRole is the role of the turn Merge appends to a parent: the turn
+// that carries a child's result.
+const MergeRole = "merge"
+
+// MaxArtifacts is the largest number of artifacts one MergeResult may
+// carry.
+const MaxArtifacts = 1024
+
+// MergeStatus is how a child session's work ended.
+type MergeStatus string
+
+// The statuses of a merged result.
+const (
+	MergeCompleted MergeStatus = "completed"
+	MergeFailed    MergeStatus = "failed"
+)
+
+// MergeResult is what a child session hands back to its parent (the
+// structured child result of seed 002): its status, a summary, which
+// becomes the content of the merge turn, and its artifacts.
+type MergeResult struct {
+	Status    MergeStatus
+	Summary   string
+	Artifacts []Artifact
+}
+
+// Artifact is one artifact of a child's result: exactly one of IRI (an
+// absolute IRI naming a file, a document, a memory) and Text (a path or a
+// short note) is set.
+type Artifact struct {
+	IRI  string
+	Text string
+}
+
+// MergeRecord is a merge turn as Merges reads it back: the result of child
+// session Child merged into the session at turn Index.
+type MergeRecord struct {
+	Index   int    // the merge turn's index in the parent's history
+	TurnID  string // the merge turn's ID (Turn.ID)
+	Child   string // the merged child's id
+	Status  MergeStatus
+	Summary string // the merge turn's content
+	// First and Last bound the range reference: the child's own turns,
+	// indices First to Last inclusive, when it was merged.
+	First, Last int
+	// Artifacts are those of the result, IRIs first, then texts, each
+	// sorted (the store keeps a set: no order, no duplicates).
+	Artifacts []Artifact
+	Created   time.Time // when it was merged, UTC, millisecond precision
+}
+
+// The queries of merges, read once.
+var (
+	uMerge       = query("merge.ru")
+	qMergeState  = query("merge-state.rq")
+	qVerifyMerge = query("verify-merge.rq")
+	qMerges      = query("merges.rq")
+)
+
+// Merge merges the result r of fork childID back into its parent (seed
+// 001's merge-back): it appends one turn at the end of the parent's stored
+// history, with role MergeRole, the summary as content, the parent's branch,
+// and the result in the parent's graph: the child (trails:mergeOf), the
+// status, the range reference to the child's own turns (ForkedAt to its
+// last index) and the artifacts. The parent's other turns are untouched.
+// PROV records a trails:Merge activity that used the child, associated with
+// the child's principal, and that generated the new turn. A child is
+// merged once.
+//
+// The append is one SPARQL Update with the compare and swap of Persist on
+// the parent's turn count and head digest; when another writer appended
+// first, Merge reads the parent again and retries, so the merge turn
+// always lands at the end. A caller holding the parent in memory is then
+// behind the store: its next Persist of that value fails with ErrConflict,
+// and it must Load the parent again. Load and Replay return the merge turn
+// as an ordinary turn; Merges reads the results back.
+//
+// A Store scoped to a principal (ForPrincipal) merges only a child it
+// sees, and into another principal's parent only when the child was forked
+// with AcrossPrincipals.
+//
+// It returns the new turn. It returns ErrInvalid for a bad id, a status
+// other than MergeCompleted and MergeFailed, a blank summary, an artifact
+// with neither or both of IRI and Text, an IRI that is not absolute, text
+// that is not UTF-8, a result larger than MaxTurnBytes or with more than
+// MaxArtifacts artifacts, a root (it has no parent to merge into) or a
+// child with no turns of its own (nothing is written); ErrNotFound when the
+// child is not stored or not visible to a scoped Store; an *AncestorError
+// (ErrParentMissing) when the parent is gone; ErrMerged when the child was
+// merged already (also to the loser of two concurrent merges); ErrState
+// when the parent is completed, failed or expired; ErrConflict when the
+// parent kept changing under this writer; ErrForbidden as said above; or a
+// store error wrapping the kg error.
+func (st *Store) Merge(ctx context.Context, childID string, r MergeResult) (Turn, error) {
+	t, err := st.merge(ctx, childID, r)
+	if err != nil {
+		return Turn{}, fmt.Errorf("merge %s: %w", childID, err)
+	}
+	return t, nil
+}
+
+// mergeJob is one merge under way.
+type mergeJob struct {
+	child       string // id
+	parent      string // id
+	principal   string // the child's, who acts
+	first, last int
+	result      MergeResult
+	artifacts   []Artifact // checked, without duplicates
+	act         rdf.IRI    // the Merge activity this call mints
+}
+
+func (st *Store) merge(ctx context.Context, childID string, r MergeResult) (Turn, error) {
+	if err := checkID(childID); err != nil {
+		return Turn{}, err
+	}
+	arts, err := r.check()
+	if err != nil {
+		return Turn{}, err
+	}
+	chain, err := st.chain(ctx, childID)
+	if err != nil {
+		return Turn{}, err
+	}
+	self := chain[0]
+	if !st.visible(self.principal) {
+		return Turn{}, ErrNotFound
+	}
+	if self.parent == "" {
+		return Turn{}, fmt.Errorf("%w: %s is a root: it has no parent to merge into", ErrInvalid, childID)
+	}
+	own := self.own
+	if !self.hasOwn {
+		counts, err := st.countTurns(ctx, []string{self.iri})
+		if err != nil {
+			return Turn{}, err
+		}
+		own = counts[self.iri]
+	}
+	if own == 0 {
+		return Turn{}, fmt.Errorf("%w: %s has no turns of its own: there is no result to merge", ErrInvalid, childID)
+	}
+	j := &mergeJob{
+		child: childID, parent: idOf(self.parent), principal: self.principal,
+		first: self.at, last: self.at + own - 1, result: r, artifacts: arts,
+		act: kg.MustIRI(ontology.ActivityIRI("merge", uuid.Must(uuid.NewV7()).String())),
+	}
+	for round := 0; ; round++ {
+		p, err := st.mergeTarget(ctx, j, round)
+		if err != nil {
+			return Turn{}, err
+		}
+		if round == maxPersistRounds {
+			return Turn{}, fmt.Errorf("%w: parent %s kept changing under this writer", ErrConflict, j.parent)
+		}
+		t, ok, err := st.mergeOnce(ctx, j, p)
+		if err != nil || ok {
+			return t, err
+		}
+	}
+}
+
+// mergeTarget loads the parent of j and checks that the merge may go
+// ahead: the child not merged yet, the parent not ended, and visible to st
+// or forked across principals. A parent stored before Trails kept turn
+// counts is given one first (the compare and swap needs it).
+func (st *Store) mergeTarget(ctx context.Context, j *mergeJob, round int) (*Session, error) {
+	q, err := bind("merge-state", qMergeState, kg.Params{
+		"child": sessionIRI(j.child), "parent": sessionIRI(j.parent), "fork": prov.ForkActivity(j.child),
+	})
+	if err != nil {
+		return nil, err
+	}
+	res, err := st.c.Query(ctx, q)
+	if err != nil {
+		return nil, err
+	}
+	var merged, state string
+	across, counted := false, false
+	for _, row := range res.Solutions {
+		merged = max(merged, row.String("merged"))
+		if s := row.String("state"); State(s).Terminal() {
+			state = s
+		}
+		across = across || row.String("across") == "true"
+		_, ok := row["phead"]
+		counted = counted || ok
+	}
+	switch {
+	case merged != "":
+		return nil, fmt.Errorf("%w: %s was merged by %s", ErrMerged, j.child, merged)
+	case state != "":
+		return nil, fmt.Errorf("%w: parent %s is %s and takes no more turns", ErrState, j.parent, state)
+	}
+	up := st.unscoped()
+	p, _, err := up.load(ctx, j.parent, -1)
+	if errors.Is(err, ErrNotFound) {
+		return nil, &AncestorError{Session: j.child, Missing: j.parent}
+	}
+	if err != nil {
+		return nil, fmt.Errorf("parent %s: %w", j.parent, err)
+	}
+	if !st.visible(p.Principal) && !across {
+		return nil, fmt.Errorf("%w: parent %s belongs to %q and %s was not forked with AcrossPrincipals", ErrForbidden, j.parent, p.Principal, j.child)
+	}
+	if !counted && round == 0 {
+		if err := up.Persist(ctx, p); err != nil { // writes the count and digest only
+			return nil, fmt.Errorf("parent %s: %w", j.parent, err)
+		}
+	}
+	return p, nil
+}
+
+// mergeOnce appends the merge turn of j to parent p as loaded, and reports
+// whether it applied; false with no error means another writer changed
+// the parent first.
+func (st *Store) mergeOnce(ctx context.Context, j *mergeJob, p *Session) (Turn, bool, error) {
+	g, child := sessionIRI(j.parent), sessionIRI(j.child)
+	n := len(p.Turns)
+	t := Turn{Index: n, Role: MergeRole, Content: j.result.Summary, Branch: p.Branch, Created: st.now(), ID: p.turnID(n)} // rewind.go: of the parent's generation
+	own := append(slices.Clip(p.Turns[p.ForkedAt:]), t)
+	head, all := digests(own, len(own)-1)
+
+	var d kg.Data
+	ti := addTurn(&d, g, t)
+	d.Add(g, ti, iri(ontology.MergeOf), child)
+	d.Add(g, ti, iri(ontology.MergeStatus), kg.String(string(j.result.Status)))
+	d.Add(g, ti, iri(ontology.MergeFirst), kg.Int(j.first))
+	d.Add(g, ti, iri(ontology.MergeLast), kg.Int(j.last))
+	for _, a := range j.artifacts {
+		if a.IRI != "" {
+			d.Add(g, ti, iri(ontology.Artifact), kg.MustIRI(a.IRI)) // checked
+		} else {
+			d.Add(g, ti, iri(ontology.ArtifactText), kg.String(a.Text))
+		}
+	}
+	addHead(&d, g, len(own), all)
+	prov.AddMerge(&d, j.act, prov.Merge{
+		Child: j.child, Parent: j.parent, Turn: t.ID, Status: string(j.result.Status),
+		Principal: j.principal, Time: t.Created,
+	})
+	pg := kg.MustIRI(ontology.ProvGraph)
+	u, err := withData("merge", uMerge, &d, kg.Params{
+		"s": g, "own": kg.Int(len(own) - 1), "head": kg.String(head), "child": child, "prov": pg,
+	})
+	if err != nil {
+		return Turn{}, false, err
+	}
+	check := bindOrPanic("verify-merge", qVerifyMerge, kg.Params{"s": g, "t": ti, "child": child, "prov": pg, "act": j.act})
+	ok, err := st.apply(ctx, u, check)
+	if !ok || err != nil {
+		return Turn{}, false, err
+	}
+	return t, true, nil
+}
+
+// check validates r and returns its artifacts without duplicates.
+func (r MergeResult) check() ([]Artifact, error) {
+	if r.Status != MergeCompleted && r.Status != MergeFailed {
+		return nil, fmt.Errorf("%w: status %q is neither %q nor %q", ErrInvalid, r.Status, MergeCompleted, MergeFailed)
+	}
+	if !utf8.ValidString(r.Summary) {
+		return nil, fmt.Errorf("%w: the summary is not valid UTF-8", ErrInvalid)
+	}
+	if strings.TrimSpace(r.Summary) == "" {
+		return nil, fmt.Errorf("%w: the summary is blank", ErrInvalid)
+	}
+	if len(r.Artifacts) > MaxArtifacts {
+		return nil, fmt.Errorf("%w: %d artifacts, more than %d", ErrInvalid, len(r.Artifacts), MaxArtifacts)
+	}
+	size := len(r.Summary)
+	var out []Artifact
+	for i, a := range r.Artifacts {
+		switch {
+		case (a.IRI == "") == (a.Text == ""):
+			return nil, fmt.Errorf("%w: artifact %d: set exactly one of IRI and Text", ErrInvalid, i)
+		case a.IRI != "":
+			if _, err := kg.IRI(a.IRI); err != nil {
+				return nil, fmt.Errorf("%w: artifact %d: %v", ErrInvalid, i, err)
+			}
+		case !utf8.ValidString(a.Text):
+			return nil, fmt.Errorf("%w: artifact %d: text is not valid UTF-8", ErrInvalid, i)
+		}
+		size += len(a.IRI) + len(a.Text)
+		if !slices.Contains(out, a) {
+			out = append(out, a)
+		}
+	}
+	if size > MaxTurnBytes {
+		return nil, fmt.Errorf("%w: a result of %d bytes (summary and artifacts), more than the %d a turn may hold (session.MaxTurnBytes)", ErrInvalid, size, MaxTurnBytes)
+	}
+	return out, nil
+}
+
+// Merges returns the results merged into session id (by Merge), ordered
+// by the index of their merge turns: the merge turns of its own graph,
+// not those of its ancestors. A session nothing was merged into has none.
+//
+// It returns ErrInvalid for a bad id, ErrNotFound when the session is not
+// stored (or not visible to a Store scoped to a principal), ErrCorrupt for
+// a merge turn Trails does not write, or a store error wrapping the kg
+// error.
+func (st *Store) Merges(ctx context.Context, id string) ([]MergeRecord, error) {
+	recs, err := st.merges(ctx, id)
+	if err != nil {
+		return nil, fmt.Errorf("merges into %s: %w", id, err)
+	}
+	return recs, nil
+}
+
+func (st *Store) merges(ctx context.Context, id string) ([]MergeRecord, error) {
+	if err := checkID(id); err != nil {
+		return nil, err
+	}
+	q, err := bind("merges", qMerges, kg.Params{"s": sessionIRI(id)})
+	if err != nil {
+		return nil, err
+	}
+	res, err := st.c.Query(ctx, q)
+	if err != nil {
+		return nil, err
+	}
+	exists := false
+	byTurn := map[string]*MergeRecord{}
+	iris, texts := map[string][]string{}, map[string][]string{}
+	for _, row := range res.Solutions {
+		if _, ok := row["exists"]; ok {
+			exists = true
+			if !st.visible(row.String("principal")) {
+				return nil, ErrNotFound
+			}
+			continue
+		}
+		t := row.String("t")
+		switch {
+		case row.String("artifact") != "":
+			iris[t] = append(iris[t], row.String("artifact"))
+		case row.String("text") != "":
+			texts[t] = append(texts[t], row.String("text"))
+		default:
+			if _, dup := byTurn[t]; dup {
+				return nil, fmt.Errorf("%w: merge turn %s has several children, statuses or ranges", ErrCorrupt, t)
+			}
+			rec, err := readMerge(row)
+			if err != nil {
+				return nil, err
+			}
+			byTurn[t] = rec
+		}
+	}
+	if !exists {
+		return nil, ErrNotFound
+	}
+	recs := make([]MergeRecord, 0, len(byTurn))
+	for t, rec := range byTurn {
+		slices.Sort(iris[t])
+		slices.Sort(texts[t])
+		for _, v := range iris[t] {
+			rec.Artifacts = append(rec.Artifacts, Artifact{IRI: v})
+		}
+		for _, v := range texts[t] {
+			rec.Artifacts = append(rec.Artifacts, Artifact{Text: v})
+		}
+		recs = append(recs, *rec)
+	}
+	slices.SortFunc(recs, func(a, b MergeRecord) int { return a.Index - b.Index })
+	return recs, nil
+}
+
+// readMerge reads the row of one merge turn.
+func readMerge(row kg.Solution) (*MergeRecord, error) {
+	t := row.String("t")
+	rec := &MergeRecord{TurnID: t, Child: idOf(row.String("child")), Status: MergeStatus(row.String("status")), Summary: row.String("content")}
+	var err error
+	for v, p := range map[string]*int{"i": &rec.Index, "first": &rec.First, "last": &rec.Last} {
+		if *p, err = row.Int(v); err != nil {
+			return nil, fmt.Errorf("%w: merge turn %s: %v", ErrCorrupt, t, err)
+		}
+	}
+	if _, ok := row["created"]; ok {
+		if rec.Created, err = row.Time("created"); err != nil {
+			return nil, fmt.Errorf("%w: merge turn %s: %v", ErrCorrupt, t, err)
+		}
+	}
+	return rec, nil
+}

@@ -1,0 +1,541 @@
+package session
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+	"unicode/utf8"
+
+	"github.com/knakk/rdf"
+	"github.com/trails-kg/trails/kg"
+	"github.com/trails-kg/trails/ontology"
+	"github.com/trails-kg/trails/prov"
+)
+
+// State is the lifecycle state of a session (seed 002). A session starts
+// active; it may be suspended and resumed, and it ends completed, failed or
+// expired, which are terminal: the state no longer changes and Persist
+// appends no turn (a fork of an ended session is allowed, and starts
+// active). The store keeps it as trails:state in the session's graph; a
+// session stored without one is active.
+type State string
+
+// The states of a session.
+const (
+	// StateActive: the session is being worked on. The default.
+	StateActive State = "active"
+	// StateSuspended: paused; it may become active again.
+	StateSuspended State = "suspended"
+	// StateCompleted: its work is done. Terminal.
+	StateCompleted State = "completed"
+	// StateFailed: its work failed. Terminal.
+	StateFailed State = "failed"
+	// StateExpired: its time to live ended before it did (Store.Expire).
+	// Terminal.
+	StateExpired State = "expired"
+)
+
+// States returns every state, in lifecycle order, in a new slice on each
+// call.
+func States() []State {
+	return []State{StateActive, StateSuspended, StateCompleted, StateFailed, StateExpired}
+}
+
+// Terminal reports whether s is a state a session never leaves: completed,
+// failed or expired.
+func (s State) Terminal() bool {
+	return s == StateCompleted || s == StateFailed || s == StateExpired
+}
+
+// valid reports whether s is one of States().
+func (s State) valid() bool { return slices.Contains(States(), s) }
+
+// CanBecome reports whether a session in state s may move to state to:
+// active to suspended, completed, failed or expired; suspended to active,
+// completed, failed or expired; nothing out of a terminal state. A state
+// does not "become" itself (SetState treats that as no change).
+func (s State) CanBecome(to State) bool {
+	switch s {
+	case StateActive:
+		return to == StateSuspended || to.Terminal()
+	case StateSuspended:
+		return to == StateActive || to.Terminal()
+	}
+	return false
+}
+
+// Transition is what a SetState did.
+type Transition struct {
+	Session  string
+	From, To State
+	// Changed is false when the session was in state To already: nothing
+	// was written.
+	Changed bool
+	// Activity is the IRI of the trails:StateChange PROV record of the
+	// change ("" when nothing changed), Time its start.
+	Activity string
+	Time     time.Time
+	// Flagged holds the ids of the descendants this change flagged for
+	// cancellation (trails:cancelRequested), sorted: those active or
+	// suspended when the session became completed, failed or expired.
+	Flagged []string
+}
+
+// StateOption qualifies a SetState.
+type StateOption func(*stateConfig)
+
+type stateConfig struct {
+	reason string
+	by     string
+}
+
+// Because records why the state changes, in words, on the PROV record
+// (trails:reason).
+func Because(reason string) StateOption { return func(c *stateConfig) { c.reason = reason } }
+
+// ChangedBy names the principal who changes the state, for the PROV record
+// (default: the principal of a Store scoped with ForPrincipal, else the
+// session's own).
+func ChangedBy(principal string) StateOption { return func(c *stateConfig) { c.by = principal } }
+
+// The queries of the lifecycle, read once.
+var (
+	uSetState     = query("set-state.ru")
+	uExpire       = query("expire.ru")
+	uSetExpiry    = query("set-expiry.ru")
+	qExpireDue    = query("expire-due.rq")
+	qStateApplied = query("state-applied.rq")
+)
+
+// expireBatch is how many sessions one Expire update moves.
+const expireBatch = 50
+
+// SetState moves stored session id to state to, in one SPARQL Update that
+// also writes the change's PROV record (a trails:StateChange activity: the
+// session, the states left and entered, who, when, and the reason given
+// with Because). The update is a compare and swap on the state SetState
+// read: of two concurrent SetStates one applies, and the other reads the
+// state again and decides anew (no change when the winner set the same
+// state, ErrState when the winner's state does not allow its own).
+//
+// When to is completed, failed or expired, the same update flags every
+// descendant of the session (forks, their forks, ...; whatever their
+// principal) that is active or suspended for cancellation: it sets their
+// trails:cancelRequested, which Load and Info read (CancelRequested) and
+// List(CancelPending()) lists. Ending their work is the agent runtime's
+// job. Setting the state the session is in already changes nothing and is
+// not an error (Transition.Changed is false), so a retried SetState is
+// harmless.
+//
+// It returns ErrInvalid for a bad id, an unknown state or a reason or
+// principal that is not UTF-8 (nothing is sent); ErrNotFound when the
+// session is not stored (or not visible to a Store scoped to a principal);
+// ErrState, naming both states, when the session's state cannot become to
+// (see State.CanBecome; nothing is written); ErrConflict when the state
+// kept changing under it; or a store error wrapping the kg error.
+func (st *Store) SetState(ctx context.Context, id string, to State, opts ...StateOption) (Transition, error) {
+	tr, err := st.setState(ctx, id, to, opts)
+	if err != nil {
+		return Transition{}, fmt.Errorf("set state %s to %s: %w", id, to, err)
+	}
+	return tr, nil
+}
+
+func (st *Store) setState(ctx context.Context, id string, to State, opts []StateOption) (Transition, error) {
+	var cfg stateConfig
+	for _, o := range opts {
+		o(&cfg)
+	}
+	if err := checkID(id); err != nil {
+		return Transition{}, err
+	}
+	if !to.valid() {
+		return Transition{}, fmt.Errorf("%w: unknown state %q (want one of %s)", ErrInvalid, to, stateList())
+	}
+	if !utf8.ValidString(cfg.reason) || !utf8.ValidString(cfg.by) {
+		return Transition{}, fmt.Errorf("%w: reason or principal is not valid UTF-8", ErrInvalid)
+	}
+	g := sessionIRI(id)
+	for range maxPersistRounds {
+		in, err := st.Info(ctx, id)
+		if err != nil {
+			return Transition{}, err
+		}
+		tr := Transition{Session: id, From: in.State, To: to}
+		if in.State == to {
+			return tr, nil
+		}
+		if !in.State.CanBecome(to) {
+			return Transition{}, stateError(in.State, to)
+		}
+		principal := cfg.by
+		if principal == "" {
+			principal = firstOf(st.scope, in.Principal)
+		}
+		tr.Time = st.now()
+		act := prov.NewStateChangeActivity()
+		var d kg.Data
+		d.Add(g, g, iri(ontology.State), kg.String(string(to)))
+		prov.AddStateChange(&d, act, prov.StateChange{Session: id, From: string(in.State), To: string(to),
+			Principal: principal, Time: tr.Time, Reason: cfg.reason})
+		u, err := withData("set-state", uSetState, &d, kg.Params{
+			"s": g, "from": kg.String(string(in.State)), "to": kg.String(string(to)), "act": act,
+		})
+		if err != nil {
+			return Transition{}, err
+		}
+		if err := st.c.Update(ctx, u, kg.Idempotent()); err != nil {
+			return Transition{}, err
+		}
+		applied, err := st.stateApplied(ctx, []rdf.IRI{act})
+		if err != nil {
+			return Transition{}, err
+		}
+		if flagged, ok := applied[act.String()]; ok {
+			tr.Changed, tr.Activity, tr.Flagged = true, act.String(), flagged
+			return tr, nil
+		}
+		// Another writer changed the state first: read it again.
+	}
+	return Transition{}, fmt.Errorf("%w: the state kept changing under this writer", ErrConflict)
+}
+
+// firstOf returns the first of its arguments that is not "".
+func firstOf(a, b string) string {
+	if a != "" {
+		return a
+	}
+	return b
+}
+
+// stateError is ErrState for a move from one state to another.
+func stateError(from, to State) error {
+	if from.Terminal() {
+		return fmt.Errorf("%w: the session is %s, a terminal state; it cannot become %s", ErrState, from, to)
+	}
+	return fmt.Errorf("%w: a %s session cannot become %s", ErrState, from, to)
+}
+
+// stateList returns the states as text, for messages.
+func stateList() string {
+	states := States()
+	names := make([]string, len(states))
+	for i, s := range states {
+		names[i] = string(s)
+	}
+	return strings.Join(names, ", ")
+}
+
+// ParseState returns the State named s. It returns ErrInvalid for a name
+// that is not one of States().
+func ParseState(s string) (State, error) {
+	if st := State(s); st.valid() {
+		return st, nil
+	}
+	return "", fmt.Errorf("%w: unknown state %q (want one of %s)", ErrInvalid, s, stateList())
+}
+
+// stateApplied returns which of the StateChange activities acts are
+// stored, each with the ids of the sessions it flagged (sorted).
+func (st *Store) stateApplied(ctx context.Context, acts []rdf.IRI) (map[string][]string, error) {
+	rows := make([][]rdf.Term, len(acts))
+	for i, a := range acts {
+		rows[i] = []rdf.Term{a}
+	}
+	q, err := kg.BindTables(qStateApplied, nil, map[string]kg.Table{"acts": {Vars: []string{"act"}, Rows: rows}})
+	if err != nil {
+		return nil, fmt.Errorf("state-applied: %w", err)
+	}
+	res, err := st.c.Query(ctx, q)
+	if err != nil {
+		return nil, err
+	}
+	applied := make(map[string][]string, len(res.Solutions))
+	for _, row := range res.Solutions {
+		a := row.String("act")
+		flagged := applied[a]
+		if d := row.String("d"); d != "" {
+			flagged = append(flagged, idOf(d))
+		}
+		applied[a] = flagged
+	}
+	for a, f := range applied {
+		slices.Sort(f)
+		applied[a] = slices.Compact(f)
+	}
+	return applied, nil
+}
+
+// SetExpiry sets when stored session id expires (trails:expiresAt), or
+// clears it when t is zero: Expire marks the session expired once t has
+// passed. Only an active or suspended session's expiry changes.
+//
+// It returns ErrInvalid for a bad id (nothing is sent); ErrNotFound when
+// the session is not stored (or not visible to a Store scoped to a
+// principal); ErrState when the session is completed, failed or expired;
+// or a store error wrapping the kg error.
+func (st *Store) SetExpiry(ctx context.Context, id string, t time.Time) error {
+	if err := st.setExpiry(ctx, id, t); err != nil {
+		return fmt.Errorf("set expiry %s: %w", id, err)
+	}
+	return nil
+}
+
+func (st *Store) setExpiry(ctx context.Context, id string, t time.Time) error {
+	if err := checkID(id); err != nil {
+		return err
+	}
+	in, err := st.Info(ctx, id)
+	if err != nil {
+		return err
+	}
+	if in.State.Terminal() {
+		return fmt.Errorf("%w: the session is %s; its expiry no longer matters", ErrState, in.State)
+	}
+	g := sessionIRI(id)
+	var d kg.Data
+	t = t.UTC().Truncate(time.Millisecond)
+	if !t.IsZero() {
+		d.Add(g, g, iri(ontology.ExpiresAt), kg.DateTime(t))
+	}
+	u, err := withData("set-expiry", uSetExpiry, &d, kg.Params{"s": g})
+	if err != nil {
+		return err
+	}
+	if err := st.c.Update(ctx, u, kg.Idempotent()); err != nil {
+		return err
+	}
+	after, err := st.Info(ctx, id)
+	if err != nil {
+		return err
+	}
+	if after.State.Terminal() {
+		return fmt.Errorf("%w: the session became %s meanwhile", ErrState, after.State)
+	}
+	if !after.ExpiresAt.Equal(t) {
+		return fmt.Errorf("%w: another writer set the expiry meanwhile", ErrConflict)
+	}
+	return nil
+}
+
+// PlanExpire returns the sessions Expire(ctx, now) would mark expired, the
+// earliest expiry first, as steps with Action "expire", without changing
+// anything: the dry run of Expire.
+//
+// It returns ErrForbidden for a Store scoped to a principal, or a store
+// error wrapping the kg error.
+func (st *Store) PlanExpire(ctx context.Context, now time.Time) ([]Step, error) {
+	if err := st.operator("plan expire"); err != nil {
+		return nil, err
+	}
+	due, err := st.due(ctx, now)
+	if err != nil {
+		return nil, fmt.Errorf("plan expire: %w", err)
+	}
+	steps := make([]Step, len(due))
+	for i, s := range due {
+		steps[i] = Step{Action: "expire", Session: s.id}
+	}
+	return steps, nil
+}
+
+// dueSession is a session Expire must mark expired.
+type dueSession struct {
+	id        string
+	state     State
+	expires   time.Time
+	principal string
+}
+
+// due returns the active or suspended sessions whose expiry is at or
+// before now, the earliest first.
+func (st *Store) due(ctx context.Context, now time.Time) ([]dueSession, error) {
+	q, err := bind("expire-due", qExpireDue, kg.Params{"now": kg.DateTime(now.UTC())})
+	if err != nil {
+		return nil, err
+	}
+	res, err := st.c.Query(ctx, q)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]dueSession, 0, len(res.Solutions))
+	seen := make(map[string]bool, len(res.Solutions))
+	for _, row := range res.Solutions {
+		id := idOf(row.String("s"))
+		if seen[id] {
+			continue // two expiries or states: trails-admin check reports it
+		}
+		seen[id] = true
+		exp, err := row.Time("expires")
+		if err != nil {
+			return nil, fmt.Errorf("%w: session %s: %v", ErrCorrupt, id, err)
+		}
+		out = append(out, dueSession{id: id, state: State(row.String("state")), expires: exp, principal: row.String("principal")})
+	}
+	return out, nil
+}
+
+// Expire marks expired every session that is active or suspended and whose
+// expiry (trails:expiresAt: TTL, SetExpiry) is at or before now. Each
+// session moves as SetState would move it: a compare and swap on its
+// state, a trails:StateChange PROV record (with the reason "TTL ended at
+// …"), and, expired being terminal like completed and failed, its active
+// or suspended descendants flagged for cancellation. Sessions go in
+// batches, one atomic update per batch; a session whose state or expiry
+// changed since Expire read it is left alone, and Expire is idempotent: a
+// second run with the same now marks none. Progress, if given, is called
+// after each batch for each of its sessions, done of total sessions due;
+// By names the principal recorded (default: each session's own).
+//
+// It returns how many sessions it marked expired, also with an error (the
+// batches done before it stay done; running Expire again does the rest).
+// It returns ErrForbidden for a Store scoped to a principal, the context's
+// error when interrupted between batches, or a store error wrapping the kg
+// error.
+func (st *Store) Expire(ctx context.Context, now time.Time, opts ...ActionOption) (int, error) {
+	if err := st.operator("expire"); err != nil {
+		return 0, err
+	}
+	var cfg actionConfig
+	for _, o := range opts {
+		o(&cfg)
+	}
+	due, err := st.due(ctx, now)
+	if err != nil {
+		return 0, fmt.Errorf("expire: %w", err)
+	}
+	tmpl := body(uExpire)
+	expired := 0
+	for lo := 0; lo < len(due); lo += expireBatch {
+		if err := ctx.Err(); err != nil {
+			return expired, fmt.Errorf("expire: stopped after %d of %d sessions: %w", lo, len(due), err)
+		}
+		batch := due[lo:min(lo+expireBatch, len(due))]
+		n, err := st.expireBatch(ctx, tmpl, batch, now, cfg.principal)
+		expired += n
+		if err != nil {
+			return expired, fmt.Errorf("expire: %w", err)
+		}
+		if cfg.progress != nil {
+			for i, s := range batch {
+				cfg.progress(lo+i+1, len(due), Step{Action: "expire", Session: s.id})
+			}
+		}
+	}
+	return expired, nil
+}
+
+// expireBatch moves the sessions of batch to expired in one update and
+// returns how many moved.
+func (st *Store) expireBatch(ctx context.Context, tmpl string, batch []dueSession, now time.Time, by string) (int, error) {
+	t := st.now()
+	ops := make([]string, 0, len(batch))
+	acts := make([]rdf.IRI, 0, len(batch))
+	for _, s := range batch {
+		g := sessionIRI(s.id)
+		act := prov.NewStateChangeActivity()
+		var d kg.Data
+		d.Add(g, g, iri(ontology.State), kg.String(string(StateExpired)))
+		prov.AddStateChange(&d, act, prov.StateChange{Session: s.id, From: string(s.state), To: string(StateExpired),
+			Principal: firstOf(by, firstOf(s.principal, "unknown")), Time: t,
+			Reason: "TTL ended at " + s.expires.UTC().Format(time.RFC3339Nano)})
+		u, err := withData("expire", tmpl, &d, kg.Params{
+			"s": g, "from": kg.String(string(s.state)), "act": act, "now": kg.DateTime(now.UTC()),
+		})
+		if err != nil {
+			return 0, err
+		}
+		ops = append(ops, u)
+		acts = append(acts, act)
+	}
+	if err := st.c.Update(ctx, strings.Join(ops, " ;\n"), kg.Idempotent()); err != nil {
+		return 0, err
+	}
+	applied, err := st.stateApplied(ctx, acts)
+	if err != nil {
+		return 0, err
+	}
+	return len(applied), nil
+}
+
+// body returns an update template without its leading comment lines, to
+// repeat it in one request.
+func body(tmpl string) string {
+	lines := strings.Split(tmpl, "\n")
+	for i, l := range lines {
+		if !strings.HasPrefix(l, "#") {
+			return strings.Join(lines[i:], "\n")
+		}
+	}
+	return ""
+}
+
+// CancelPending keeps the sessions flagged for cancellation that are still
+// active or suspended: those whose ancestor ended and whose runtime has
+// yet to stop them. It filters what List reads, so it costs a List; a
+// runtime watching one session reads its Info (or Load) instead.
+func CancelPending() ListOption { return func(c *listConfig) { c.pending = true } }
+
+// cancelPending keeps the infos of CancelPending.
+func cancelPending(infos []Info) []Info {
+	return slices.DeleteFunc(infos, func(in Info) bool { return !in.CancelRequested || in.State.Terminal() })
+}
+
+// lifecycle is a session's lifecycle as a query row holds it.
+type lifecycle struct {
+	state   State
+	expires time.Time
+	cancel  bool
+}
+
+// readLifecycle reads the optional ?state, ?expires and ?cancel columns of
+// a row: a session with no state is active.
+func readLifecycle(row kg.Solution) (lifecycle, error) {
+	l := lifecycle{state: StateActive}
+	if v, ok := row.Literal("state"); ok {
+		if l.state = State(v); !l.state.valid() {
+			return lifecycle{}, fmt.Errorf("unknown state %q", v)
+		}
+	}
+	if _, ok := row["expires"]; ok {
+		t, err := row.Time("expires")
+		if err != nil {
+			return lifecycle{}, err
+		}
+		l.expires = t.UTC()
+	}
+	l.cancel = row.String("cancel") == "true"
+	return l, nil
+}
+
+// setOn copies the lifecycle to a loaded session.
+func (l lifecycle) setOn(s *Session) {
+	s.State, s.ExpiresAt, s.CancelRequested = l.state, l.expires, l.cancel
+}
+
+// setInfo copies the lifecycle to an Info.
+func (l lifecycle) setInfo(in *Info) {
+	in.State, in.ExpiresAt, in.CancelRequested = l.state, l.expires, l.cancel
+}
+
+// addExpiry adds to d the expiry of new session s created at t, when it
+// has a TTL, and sets s.ExpiresAt.
+func addExpiry(d *kg.Data, s *Session, t time.Time) {
+	if s.TTL <= 0 {
+		return
+	}
+	s.ExpiresAt = t.Add(s.TTL).UTC().Truncate(time.Millisecond)
+	g := sessionIRI(s.ID)
+	d.Add(g, g, iri(ontology.ExpiresAt), kg.DateTime(s.ExpiresAt))
+}
+
+// appendable returns ErrState when the state row of Persist (state.rq)
+// says the session is in a terminal state: no turn may be appended.
+func appendable(row kg.Solution) error {
+	if s := State(row.String("state")); s.Terminal() {
+		return fmt.Errorf("%w: the session is %s; no turn may be appended (fork it to go on)", ErrState, s)
+	}
+	return nil
+}
