@@ -94,7 +94,7 @@ func TestBranchesAndList(t *testing.T) {
 	for i, k := range kids { // oldest first
 		f := forks[i]
 		want := session.Info{ID: f.ID, Principal: principal, ParentID: root.ID, Branch: f.Branch,
-			ForkedAt: f.ForkedAt, OwnTurns: 2, Turns: f.ForkedAt + 2, Tags: []string{}, Kind: session.KindBranch}
+			ForkedAt: f.ForkedAt, OwnTurns: 2, Turns: f.ForkedAt + 2, Tags: []string{}, Kind: session.KindBranch, State: session.StateActive}
 		k.Created = time.Time{}
 		if !reflect.DeepEqual(k, want) {
 			t.Fatalf("branch %d: got %+v, want %+v", i, k, want)

@@ -259,7 +259,7 @@ func (st *Store) mergeOnce(ctx context.Context, j *mergeJob, p *Session) (Turn, 
 	})
 	pg := kg.MustIRI(ontology.ProvGraph)
 	u, err := withData("merge", uMerge, &d, kg.Params{
-		"s": g, "own": kg.Int(len(own) - 1), "head": kg.String(head), "child": child, "prov": pg,
+		"s": g, "own": kg.Int(len(own) - 1), "head": kg.String(head), "gen": kg.Int(p.gen), "child": child, "prov": pg,
 	})
 	if err != nil {
 		return Turn{}, false, err

@@ -512,3 +512,29 @@ func TestMergeCheck(t *testing.T) {
 		t.Fatalf("got %d findings after merges, want 0:\n%s", len(got), findingsText(got))
 	}
 }
+
+// TestMergeAfterRewind: the merge turn of a rewound parent takes an IRI of
+// the parent's new generation, never that of a turn the rewind moved.
+func TestMergeAfterRewind(t *testing.T) {
+	st, _, _ := newStore(t)
+	ctx := context.Background()
+	root := persisted(t, st, "alice", 4)
+	rewound, _, err := st.Rewind(ctx, root.ID, 2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	child := forkedChild(t, st, rewound, 2, 1)
+	got := mustMerge(t, st, child.ID, session.MergeResult{Status: session.MergeCompleted, Summary: "after the rewind"})
+	want := ontology.TurnIRIGen(ontology.SessionIRI(root.ID), 2, 1)
+	if got.Index != 2 || got.ID != want {
+		t.Fatalf("got turn %d %s, want 2 %s", got.Index, got.ID, want)
+	}
+	s := mustLoad(t, st, root.ID)
+	sameHistory(t, s.Turns[:2], root.Turns[:2])
+	if len(s.Turns) != 3 || s.Turns[2].ID != want || s.Turns[2].Content != "after the rewind" {
+		t.Fatalf("got %+v, want the 2 kept turns and the merge turn", s.Turns)
+	}
+	if recs, err := st.Merges(ctx, root.ID); err != nil || len(recs) != 1 || recs[0].TurnID != want {
+		t.Fatalf("Merges: got %+v, %v; want the turn %s", recs, err, want)
+	}
+}

@@ -1,6 +1,7 @@
 # merge: append the merge turn carrying the result of child $child to its
-# parent $s, only if $s still holds $own turns with head digest $head
-# (compare and swap, as append.ru), no Merge activity in the PROV graph
+# parent $s, only if $s still holds $own turns with head digest $head and
+# was rewound $gen times (compare and swap, as append.ru), no Merge
+# activity in the PROV graph
 # $prov used $child yet (a child is merged once), and $s is not completed,
 # failed or expired; the count and digest are replaced. Merge puts the
 # turn, its result, the new count and digest and the PROV record where the
@@ -14,6 +15,8 @@ INSERT {
 WHERE {
   GRAPH $s { $s trails:ownTurns ?n ; trails:headDigest ?h }
   FILTER(?n = $own && ?h = $head)
+  OPTIONAL { GRAPH $s { $s trails:rewinds ?k } }
+  FILTER(COALESCE(?k, 0) = $gen)
   FILTER NOT EXISTS { GRAPH $prov { ?merged a trails:Merge ; prov:used $child } }
   FILTER NOT EXISTS { GRAPH $s { $s trails:state ?st } FILTER(?st IN ("completed", "failed", "expired")) }
 }
