@@ -388,12 +388,19 @@ func readRewindLink(row kg.Solution) (rewindLink, error) {
 // turnsQuery returns the query for the turns of chain: turns-ids.rq, which
 // reads each turn's IRI, when a session of the chain was rewound or is the
 // archive of a rewind (there a turn's IRI is not always TurnIRI(owner,
-// index)); turns.rq otherwise.
+// index)); turns-legacy.rq when a session of the chain has no trails:kind
+// (stored before Trails wrote it: its turns may lack a branch or a creation
+// time); otherwise turns.rq, whose patterns are all required.
 func turnsQuery(chain []*link) string {
+	legacy := false
 	for _, l := range chain {
 		if l.rewind.gen > 0 || l.rewind.archive {
 			return qTurnsIDs
 		}
+		legacy = legacy || l.kind == ""
+	}
+	if legacy {
+		return qTurnsLegacy
 	}
 	return qTurns
 }

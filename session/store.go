@@ -116,6 +116,7 @@ func query(name string) string {
 var (
 	qChain        = query("chain.rq")
 	qTurns        = query("turns.rq")
+	qTurnsLegacy  = query("turns-legacy.rq")
 	qState        = query("state.rq")
 	qStoredTurns  = query("stored-turns.rq")
 	qList         = query("list.rq")
