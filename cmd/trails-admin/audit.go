@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/knakk/rdf"
 	"github.com/trails-kg/trails/ontology"
@@ -154,6 +155,12 @@ func cell(t rdf.Term) string {
 	if iri, ok := t.(rdf.IRI); ok {
 		return strings.TrimPrefix(strings.TrimPrefix(iri.String(), ontology.SessionBase), idBase)
 	}
+	if l, ok := t.(rdf.Literal); ok && l.DataType.String() == xsdDateTime {
+		// One width for every time, whatever its fraction of a second.
+		if tm, err := time.Parse(time.RFC3339Nano, l.String()); err == nil {
+			return tm.UTC().Format("2006-01-02T15:04:05.000Z")
+		}
+	}
 	if v := oneLine(t.String()); v != "" {
 		return v
 	}
@@ -161,9 +168,10 @@ func cell(t rdf.Term) string {
 }
 
 const (
-	idBase     = "https://w3id.org/trails/id/"
-	xsdInteger = "http://www.w3.org/2001/XMLSchema#integer"
-	xsdBoolean = "http://www.w3.org/2001/XMLSchema#boolean"
+	idBase      = "https://w3id.org/trails/id/"
+	xsdInteger  = "http://www.w3.org/2001/XMLSchema#integer"
+	xsdBoolean  = "http://www.w3.org/2001/XMLSchema#boolean"
+	xsdDateTime = "http://www.w3.org/2001/XMLSchema#dateTime"
 )
 
 func (c *auditCmd) list(a *app) error {

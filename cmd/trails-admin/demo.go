@@ -17,14 +17,15 @@ type demoCmd struct {
 func (*demoCmd) name() string  { return "demo" }
 func (*demoCmd) usage() string { return "[--principal P]" }
 func (*demoCmd) synopsis() string {
-	return "write a small agent conversation, fork it twice, and show the tree, a replay and an audit query"
+	return "write a small agent conversation, fork it at an anchor, merge a worker back, and show the tree, a replay, a diff and an audit query"
 }
 func (*demoCmd) example() string { return "trails-admin demo" }
 func (c *demoCmd) flags(fs *flag.FlagSet) {
 	fs.StringVar(&c.principal, "principal", "demo-agent", "principal of the demo sessions")
 }
 
-// The demo conversation: an agent planning a trip, then two alternatives.
+// The demo conversation: an agent planning a trip, then an alternative
+// plan and a worker that estimates its budget.
 var (
 	demoTurns = [][2]string{
 		{"system", "You are a travel agent. Keep answers short."},
@@ -33,16 +34,19 @@ var (
 		{"user", "We'd rather avoid crowds."},
 		{"assistant", "Then start early: the castle opens at 9:00 and Belém is quiet before 10:00."},
 	}
-	demoForkA = [][2]string{ // forked after the request: a different plan
+	demoForkA = [][2]string{ // forked at the anchor, after the first plan: a different plan
 		{"assistant", "Consider Sintra instead of Belém: \"Pena Palace\" at opening time, then Monserrate."},
 		{"user", "Sintra it is. Trains?"},
 		{"assistant", "Trains leave Rossio every 20 minutes; 40 minutes to Sintra."},
 	}
-	demoForkB = [][2]string{ // a fork of fork A: a budget variant
+	demoWorker = [][2]string{ // a worker forked from fork A: the budget
 		{"user", "What would that cost on a budget?"},
 		{"assistant", "About €60 each: train €5, palace €20, food €35."},
 	}
 )
+
+// demoAnchor names the position after the first plan.
+const demoAnchor = "plan_ready"
 
 func (c *demoCmd) run(ctx context.Context, a *app, args []string) error {
 	if len(args) > 0 {
@@ -59,15 +63,27 @@ func (c *demoCmd) run(ctx context.Context, a *app, args []string) error {
 	fmt.Fprintf(out, "Trails demo on %s\n\n", a.client.Endpoint())
 
 	root := session.New(c.principal)
-	for _, t := range demoTurns {
+	for _, t := range demoTurns[:3] {
 		root.Append(t[0], t[1])
 	}
 	if err := st.Persist(ctx, root); err != nil {
 		return err
 	}
-	fmt.Fprintf(out, "1. stored session %s: %d turns on branch %s\n", root.ID, len(root.Turns), root.Branch)
+	if _, err := st.Anchor(ctx, root.ID, demoAnchor, map[string]string{"goal": "a weekend plan"}); err != nil {
+		return err
+	}
+	for _, t := range demoTurns[3:] {
+		root.Append(t[0], t[1])
+	}
+	if err := st.Persist(ctx, root); err != nil {
+		return err
+	}
+	fmt.Fprintf(out, "1. stored session %s: 5 turns on branch %s, with the anchor %q after turn 2\n", root.ID, root.Branch, demoAnchor)
 
-	forkA, err := root.Fork(3)
+	if root, err = st.Load(ctx, root.ID); err != nil { // Load brings the anchors
+		return err
+	}
+	forkA, err := root.Fork(-1, session.ForkAtAnchor(demoAnchor), session.WithReason("try a quieter day trip"))
 	if err != nil {
 		return err
 	}
@@ -77,22 +93,40 @@ func (c *demoCmd) run(ctx context.Context, a *app, args []string) error {
 	if err := st.Persist(ctx, forkA); err != nil {
 		return err
 	}
-	fmt.Fprintf(out, "2. forked it at turn 3 as %s (%s): stored its %d own turns, shared the first 3\n",
-		forkA.ID, forkA.Branch, len(forkA.Turns)-forkA.ForkedAt)
+	fmt.Fprintf(out, "2. forked it at the anchor %q as %s (%s): stored its %d own turns, shared the first %d\n",
+		demoAnchor, forkA.ID, forkA.Branch, len(forkA.Turns)-forkA.ForkedAt, forkA.ForkedAt)
 
-	forkB, err := forkA.Fork(5)
+	worker, err := forkA.Fork(5, session.AsWorker(), session.WithCreatedBy(session.CreatedBySystem),
+		session.WithIntention("estimate the budget", "a Sintra day trip by train"))
 	if err != nil {
 		return err
 	}
-	for _, t := range demoForkB {
-		forkB.Append(t[0], t[1])
+	for _, t := range demoWorker {
+		worker.Append(t[0], t[1])
 	}
-	if err := st.Persist(ctx, forkB); err != nil {
+	if err := st.Persist(ctx, worker); err != nil {
 		return err
 	}
-	fmt.Fprintf(out, "3. forked the fork at turn 5 as %s (%s): %d own turns\n",
-		forkB.ID, forkB.Branch, len(forkB.Turns)-forkB.ForkedAt)
+	fmt.Fprintf(out, "3. forked the fork at turn 5 as worker %s (%s): %d own turns\n",
+		worker.ID, worker.Branch, len(worker.Turns)-worker.ForkedAt)
 
+	merged, err := st.Merge(ctx, worker.ID, session.MergeResult{
+		Status:    session.MergeCompleted,
+		Summary:   "Budget: about €60 each for the Sintra day.",
+		Artifacts: []session.Artifact{{Text: "train €5, palace €20, food €35"}},
+	})
+	if err != nil {
+		return err
+	}
+	if _, err := st.SetState(ctx, worker.ID, session.StateCompleted, session.Because("merged")); err != nil {
+		return err
+	}
+	fmt.Fprintf(out, "4. merged the worker back: turn %d of %s holds its result (turns %d-%d of the worker), and marked the worker completed\n",
+		merged.Index, forkA.ID, worker.ForkedAt, len(worker.Turns)-1)
+
+	if forkA, err = st.Load(ctx, forkA.ID); err != nil { // the merge appended to it
+		return err
+	}
 	root.Append("user", "Thanks, booking now.")
 	forkA.Append("user", "Perfect, thanks!")
 	for _, s := range []*session.Session{root, forkA} {
@@ -100,7 +134,7 @@ func (c *demoCmd) run(ctx context.Context, a *app, args []string) error {
 			return err
 		}
 	}
-	fmt.Fprintf(out, "4. continued the main branch and the first fork by one turn each\n\n")
+	fmt.Fprintf(out, "5. continued the main branch and the first fork by one turn each\n\n")
 
 	tree, err := st.Tree(ctx, root.ID)
 	if err != nil {
@@ -111,17 +145,24 @@ func (c *demoCmd) run(ctx context.Context, a *app, args []string) error {
 		return err
 	}
 
-	turns, err := st.Replay(ctx, forkB.ID)
+	turns, err := st.Replay(ctx, forkA.ID)
 	if err != nil {
 		return err
 	}
-	fmt.Fprintf(out, "\nReplay of the fork of the fork (trails-admin replay %s):\n", forkB.ID)
+	fmt.Fprintf(out, "\nReplay of the first fork, with the merged result (trails-admin replay %s):\n", forkA.ID)
 	if err := a.writeTurns(turns); err != nil {
 		return err
 	}
 
+	cmp, err := st.Compare(ctx, root.ID, forkA.ID)
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(out, "\nThe main branch against the first fork (trails-admin diff %s %s):\n", root.ID, forkA.ID)
+	writeDiff(out, root.ID, forkA.ID, cmp, false)
+
 	q, _ := prov.Lookup("lineage")
-	params := map[string]string{"session": forkB.ID}
+	params := map[string]string{"session": worker.ID}
 	text, err := q.Bind(params)
 	if err != nil {
 		return err
@@ -134,7 +175,7 @@ func (c *demoCmd) run(ctx context.Context, a *app, args []string) error {
 	if err != nil {
 		return err
 	}
-	fmt.Fprintf(out, "\nAudit query %q (trails-admin audit lineage --param session=%s).\n", q.Name, forkB.ID)
+	fmt.Fprintf(out, "\nAudit query %q (trails-admin audit lineage --param session=%s).\n", q.Name, worker.ID)
 	fmt.Fprintf(out, "The SPARQL it ran, to paste into any SPARQL tool against %s:\n\n", a.client.Endpoint())
 	for _, line := range strings.Split(strings.TrimSpace(text), "\n") {
 		if !strings.HasPrefix(line, "#") {

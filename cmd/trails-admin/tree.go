@@ -104,6 +104,9 @@ func renderText(w io.Writer, trees []*session.Node) error {
 		if n.Kind == session.KindWorker {
 			desc += "  worker"
 		}
+		if n.State != "" && n.State != session.StateActive {
+			desc += "  " + string(n.State)
+		}
 		if n.ParentMissing {
 			desc += fmt.Sprintf("  ORPHAN: parent %s is missing", n.ParentID)
 		}
@@ -134,6 +137,16 @@ func renderDot(w io.Writer, trees []*session.Node) error {
 				fill = "#fde2e1"
 			}
 			label := fmt.Sprintf("%s\\n%s · %s\\n%s (%d own)", short(n.ID), n.Branch, n.Principal, plural(n.Turns, "turn"), n.OwnTurns)
+			var notes []string
+			if n.Kind == session.KindWorker {
+				notes = append(notes, "worker")
+			}
+			if n.State != "" && n.State != session.StateActive {
+				notes = append(notes, string(n.State))
+			}
+			if len(notes) > 0 {
+				label += "\\n" + strings.Join(notes, " · ")
+			}
 			fmt.Fprintf(&b, "  %q [label=%q, fillcolor=%q];\n", n.ID, label, fill)
 			for _, c := range n.Children {
 				fmt.Fprintf(&b, "  %q -> %q [label=\"at %d\"];\n", n.ID, c.ID, c.ForkedAt)
