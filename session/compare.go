@@ -2,6 +2,7 @@ package session
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"slices"
 
@@ -89,6 +90,12 @@ func (st *Store) compare(ctx context.Context, a, b string) (*Comparison, error) 
 	var chains [2][]*link
 	for k, id := range []string{a, b} {
 		if chains[k], err = st.walk(links, id); err != nil {
+			switch { // say which of the two
+			case errors.Is(err, ErrNotFound):
+				return nil, fmt.Errorf("%w: %s", ErrNotFound, id)
+			case errors.Is(err, ErrForkDepth):
+				return nil, fmt.Errorf("%s: %w", id, err)
+			}
 			return nil, err
 		}
 		if !st.visible(chains[k][0].principal) {
@@ -145,46 +152,11 @@ func (st *Store) chainLinks(ctx context.Context, a, b string) (map[string]*link,
 	}
 	links := make(map[string]*link, len(res.Solutions))
 	for _, row := range res.Solutions {
-		l, err := readLink(row)
-		if err != nil {
+		if err := addLink(links, row); err != nil {
 			return nil, err
 		}
-		if _, dup := links[l.iri]; dup {
-			return nil, fmt.Errorf("%w: session %s has two parents, fork points, branches or principals", ErrCorrupt, idOf(l.iri))
-		}
-		links[l.iri] = l
 	}
 	return links, nil
-}
-
-// walk follows the parent links of session id through links, as chain
-// does: self first, root last, with the same errors.
-func (st *Store) walk(links map[string]*link, id string) ([]*link, error) {
-	self := ontology.SessionIRI(id)
-	var chain []*link
-	seen := make(map[string]bool)
-	for cur := self; cur != ""; {
-		if seen[cur] {
-			return nil, fmt.Errorf("%w: %s is its own ancestor", ErrForkCycle, idOf(cur))
-		}
-		seen[cur] = true
-		l := links[cur]
-		if l == nil || !l.exists {
-			if cur == self {
-				return nil, fmt.Errorf("%w: %s", ErrNotFound, id)
-			}
-			if len(chain)-1 >= st.maxDepth {
-				break // too deep anyway: report that
-			}
-			return nil, &AncestorError{Session: id, Missing: idOf(cur)}
-		}
-		chain = append(chain, l)
-		cur = l.parent
-	}
-	if len(chain)-1 > st.maxDepth {
-		return nil, fmt.Errorf("%w: %s has %d ancestors, more than %d", ErrForkDepth, id, len(chain)-1, st.maxDepth)
-	}
-	return chain, nil
 }
 
 func chainIDs(chain []*link) []string {

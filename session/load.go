@@ -188,8 +188,7 @@ func spansOf(chain []*link, upTo int) []span {
 // chain returns session id and its ancestors, self first, root last. It
 // detects a cycle before the depth limit, whatever the cycle's length.
 func (st *Store) chain(ctx context.Context, id string) ([]*link, error) {
-	self := ontology.SessionIRI(id)
-	q, err := bind("chain", qChain, kg.Params{"self": kg.MustIRI(self)})
+	q, err := bind("chain", qChain, kg.Params{"self": kg.MustIRI(ontology.SessionIRI(id))})
 	if err != nil {
 		return nil, err
 	}
@@ -206,15 +205,44 @@ func (st *Store) chain(ctx context.Context, id string) ([]*link, error) {
 			}
 			continue
 		}
-		l, err := readLink(row)
-		if err != nil {
+		if err := addLink(links, row); err != nil {
 			return nil, err
 		}
-		if _, dup := links[l.iri]; dup {
-			return nil, fmt.Errorf("%w: session %s has two parents, fork points, branches or principals", ErrCorrupt, idOf(l.iri))
-		}
-		links[l.iri] = l
 	}
+	chain, err := st.walk(links, id)
+	if err != nil {
+		return nil, err
+	}
+	for _, l := range chain {
+		l.anchors, l.tags = anchors[l.iri], tags[l.iri]
+		sortAnchors(l.anchors)
+	}
+	return chain, nil
+}
+
+// addLink reads a session row of a chain query into links; a session with
+// two rows has two values of a field that has one, which is ErrCorrupt.
+func addLink(links map[string]*link, row kg.Solution) error {
+	l, err := readLink(row)
+	if err != nil {
+		return err
+	}
+	if _, dup := links[l.iri]; dup {
+		return fmt.Errorf("%w: session %s has two parents, fork points, branches or principals", ErrCorrupt, idOf(l.iri))
+	}
+	links[l.iri] = l
+	return nil
+}
+
+// walk follows the parent links of session id through links (the
+// sessions a chain query found, by IRI) and returns its chain, self first,
+// root last. It detects a cycle before the depth limit, whatever the
+// cycle's length, and checks what Load relies on: every fork has a branch
+// label and a fork point within its parent's history. It returns
+// ErrNotFound when id is not among links, an *AncestorError, ErrForkCycle,
+// ErrForkDepth or ErrCorrupt.
+func (st *Store) walk(links map[string]*link, id string) ([]*link, error) {
+	self := ontology.SessionIRI(id)
 	var chain []*link
 	seen := make(map[string]bool)
 	for cur := self; cur != ""; {
@@ -232,8 +260,6 @@ func (st *Store) chain(ctx context.Context, id string) ([]*link, error) {
 			}
 			return nil, &AncestorError{Session: id, Missing: idOf(cur)}
 		}
-		l.anchors, l.tags = anchors[cur], tags[cur]
-		sortAnchors(l.anchors)
 		chain = append(chain, l)
 		cur = l.parent
 	}
