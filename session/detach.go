@@ -5,6 +5,7 @@ import (
 	"fmt"
 
 	"github.com/google/uuid"
+	"github.com/knakk/rdf"
 	"github.com/trails-kg/trails/kg"
 	"github.com/trails-kg/trails/ontology"
 	"github.com/trails-kg/trails/prov"
@@ -20,8 +21,9 @@ type DetachResult struct {
 // Detach makes fork id independent of its ancestors: it copies the prefix
 // the fork inherits into the fork's own graph (each copy keeps its index,
 // role, content, creation time and branch, and points at the original with
-// trails:copiedFrom), copies the anchors its ancestors named inside that
-// prefix, and removes the parent link and fork point, in one
+// trails:copiedFrom; a merge turn keeps the child's result it records:
+// status, range, artifacts), copies the anchors its ancestors named inside
+// that prefix, and removes the parent link and fork point, in one
 // atomic update, recorded in PROV as a trails:Detach activity. Afterwards
 // Load returns the same history, the session is a root (it keeps its
 // branch label and its prov:wasDerivedFrom link), and its former parent can
@@ -87,12 +89,19 @@ func (st *Store) detach(ctx context.Context, id string, opts []ActionOption) (De
 	all := digest(s.Turns)
 	res := detachResult(s, owners)
 
+	facts, err := st.mergeFacts(ctx, s.Turns[:s.ForkedAt])
+	if err != nil {
+		return DetachResult{}, err
+	}
 	var d kg.Data
 	act := kg.MustIRI(ontology.ActivityIRI("detach", uuid.Must(uuid.NewV7()).String()))
 	for _, t := range s.Turns[:s.ForkedAt] {
 		copyIRI := addTurn(&d, g, t)
 		d.Add(g, copyIRI, iri(ontology.CopiedFrom), kg.MustIRI(t.ID)) // Load read it: after a rewind, not always TurnIRI(owner, index)
 		d.Add(g, copyIRI, iri(ontology.ProvWasGeneratedBy), act)
+		for _, po := range facts[t.ID] {
+			d.Add(g, copyIRI, po.p, po.o)
+		}
 	}
 	addInheritedAnchors(&d, g, s) // anchor.go: the positions named inside the prefix
 	addHead(&d, g, len(s.Turns), all)
@@ -119,4 +128,43 @@ func (st *Store) detach(ctx context.Context, id string, opts []ActionOption) (De
 		return DetachResult{}, fmt.Errorf("%w: the fork changed while it was being detached; retry", ErrConflict)
 	}
 	return res, nil
+}
+
+// fact is a predicate and object of a turn beyond the seven every turn has.
+type fact struct {
+	p rdf.IRI
+	o rdf.Term
+}
+
+// mergeFacts returns, by turn ID, the merge properties of the merge turns
+// among turns (see merge.go), in one query, or none without asking when
+// there is no merge turn.
+func (st *Store) mergeFacts(ctx context.Context, turns []Turn) (map[string][]fact, error) {
+	var rows [][]rdf.Term
+	for _, t := range turns {
+		if t.Role == MergeRole {
+			rows = append(rows, []rdf.Term{kg.MustIRI(t.ID)})
+		}
+	}
+	if len(rows) == 0 {
+		return nil, nil
+	}
+	q, err := kg.BindTables(qMergeFacts, nil, map[string]kg.Table{"turns": {Vars: []string{"t"}, Rows: rows}})
+	if err != nil {
+		return nil, fmt.Errorf("merge-facts: %w", err)
+	}
+	res, err := st.c.Select(ctx, q)
+	if err != nil {
+		return nil, err
+	}
+	facts := make(map[string][]fact, len(rows))
+	for _, row := range res.Solutions {
+		p, ok := row["p"].(rdf.IRI)
+		if !ok {
+			return nil, fmt.Errorf("%w: merge-facts: a predicate that is not an IRI", ErrCorrupt)
+		}
+		t := row.String("t")
+		facts[t] = append(facts[t], fact{p: p, o: row["o"]})
+	}
+	return facts, nil
 }

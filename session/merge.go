@@ -73,6 +73,7 @@ var (
 	qMergeState  = query("merge-state.rq")
 	qVerifyMerge = query("verify-merge.rq")
 	qMerges      = query("merges.rq")
+	qMergeFacts  = query("merge-facts.rq")
 )
 
 // Merge merges the result r of fork childID back into its parent (seed
