@@ -15,7 +15,7 @@ func TestBasicAuth(t *testing.T) {
 	if err != nil {
 		t.Fatalf("start Fuseki with a password file: %v", err)
 	}
-	t.Cleanup(func() { srv.Stop() })
+	t.Cleanup(func() { srv.Close() })
 	ctx := context.Background()
 	for _, tc := range []struct {
 		name, user, pass string

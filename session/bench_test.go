@@ -38,7 +38,7 @@ func diskEndpoint(b *testing.B) string {
 			return
 		}
 		benchEP = srv.Endpoint
-		fusekitest.OnStop(func() { srv.Stop() })
+		fusekitest.OnStop(func() { srv.Close() })
 	})
 	if benchErr != nil {
 		b.Fatalf("Fuseki on disk: %v", benchErr)

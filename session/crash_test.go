@@ -79,7 +79,7 @@ func diskServer(tb testing.TB) *fusekitest.Server {
 			os.RemoveAll(dir)
 			tb.Fatalf("a Fuseki on TDB2 for the crash tests: %v\nTo get one: install Java 17+ and Maven and run scripts/fuseki fetch", err)
 		}
-		fusekitest.OnStop(func() { srv.Stop(); os.RemoveAll(dir) })
+		fusekitest.OnStop(func() { srv.Close(); os.RemoveAll(dir) })
 		tb.Logf("Fuseki on TDB2 (%s) started in %v", dir, srv.Started.Round(time.Millisecond))
 		crashSrv = srv
 		return srv

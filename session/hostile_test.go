@@ -267,7 +267,7 @@ func TestHugeTurn(t *testing.T) {
 	if err != nil {
 		t.Fatalf("start a Fuseki: %v", err)
 	}
-	t.Cleanup(func() { srv.Stop() })
+	t.Cleanup(func() { srv.Close() })
 	ct := &counter{next: &http.Transport{}}
 	c := fusekitest.Client(t, kg.Config{Endpoint: srv.Endpoint, HTTPClient: &http.Client{Transport: ct}})
 	st := session.NewStore(c)

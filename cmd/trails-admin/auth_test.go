@@ -76,7 +76,7 @@ func authServer(tb testing.TB, s secrets) *fusekitest.Server {
 	if err != nil {
 		tb.Fatalf("start Fuseki with fuseki/trails-auth.ttl: %v", err)
 	}
-	tb.Cleanup(func() { srv.Stop() })
+	tb.Cleanup(func() { srv.Close() })
 	return srv
 }
 

@@ -125,7 +125,7 @@ func TestCredentials(t *testing.T) {
 	if err != nil {
 		t.Fatalf("start a Fuseki with basic auth: %v", err)
 	}
-	t.Cleanup(func() { s.Stop() })
+	t.Cleanup(func() { s.Close() })
 	r := runner{endpoint: s.Endpoint}
 	none := r.mustRun(t, 3, "sessions")
 	wrong := r.mustRun(t, 3, "sessions", "--user", "admin", "--password", "wrong")

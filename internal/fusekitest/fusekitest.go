@@ -132,7 +132,7 @@ func start() (string, error) {
 	if err != nil {
 		return "", err
 	}
-	onStop(func() { s.Stop() })
+	onStop(func() { s.Close() })
 	return s.Endpoint, nil
 }
 

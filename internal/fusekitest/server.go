@@ -194,6 +194,17 @@ func (s *Server) Stop() error {
 	return s.signal(syscall.SIGTERM, 15*time.Second)
 }
 
+// Close stops the server for good (as Stop) and removes its scratch
+// directory: the rendered configuration, the password file and the log.
+// A data directory given in Options is the caller's, and stays.
+func (s *Server) Close() error {
+	err := s.Stop()
+	if rmErr := os.RemoveAll(s.dir); err == nil {
+		err = rmErr
+	}
+	return err
+}
+
 // Kill kills the server at once (SIGKILL), as a crash would.
 func (s *Server) Kill() error {
 	return s.signal(syscall.SIGKILL, 15*time.Second)
