@@ -48,9 +48,11 @@ type span struct {
 // from its own fork point up to the fork point of the session below it. Load
 // makes two SPARQL requests whatever the chain's depth: one finds the whole
 // chain (a property path anchored at the session) with the anchors of its
-// sessions, one fetches exactly the turns each session contributes. Each
-// turn gets its ID; Anchors holds the session's own anchors and those of
-// its ancestors inside the prefix it inherits.
+// sessions, one fetches exactly the turns each session contributes (a third
+// reads them again, more leniently, only when a stored turn lacks its branch
+// label or creation time). Each turn gets its ID; Anchors holds the
+// session's own anchors and those of its ancestors inside the prefix it
+// inherits.
 //
 // It returns ErrInvalid for an id that is not a canonical UUID, ErrNotFound,
 // an *AncestorError (ErrParentMissing) naming a missing ancestor,
@@ -96,35 +98,24 @@ func (st *Store) load(ctx context.Context, id string, upTo int) (*Session, []str
 		}
 		return chain[0]
 	}
-	var turns []Turn
-	if len(spans) > 0 {
-		rows := make([][]rdf.Term, len(spans))
-		for k, sp := range spans {
-			rows[k] = []rdf.Term{kg.MustIRI(sp.l.iri), kg.Int(sp.lo), kg.Int(sp.hi)}
-		}
-		q, err := kg.BindTables(turnsQuery(chain), nil, map[string]kg.Table{"ranges": {Vars: []string{"s", "lo", "hi"}, Rows: rows}})
-		if err != nil {
-			return nil, nil, err
-		}
-		tr := turnRows{branchOf: func(i int) string { return branchOrMain(owner(i).branch) }}
-		if upTo >= 0 {
-			tr.turns = make([]Turn, 0, upTo)
-		}
-		if err := st.c.SelectRows(ctx, q, tr.start, tr.add); err != nil {
-			return nil, nil, err
-		}
-		if turns, err = tr.done(); err != nil {
-			return nil, nil, err
-		}
-	}
-	want := len(turns)
+	want := -1 // unknown for a legacy session: whatever is stored
 	if self := chain[0]; self.hasOwn {
 		want = self.at + self.own
 		if upTo >= 0 && upTo < want {
 			want = upTo
 		}
 	}
-	if len(turns) != want {
+	q := turnsQuery(chain)
+	turns, err := st.readSpans(ctx, q, spans, owner, upTo)
+	if err == nil && want >= 0 && len(turns) != want && q == qTurns {
+		// A turn lacks a branch label or a creation time, which turns.rq
+		// requires: read again, taking them as for a legacy turn.
+		turns, err = st.readSpans(ctx, qTurnsLegacy, spans, owner, upTo)
+	}
+	if err != nil {
+		return nil, nil, err
+	}
+	if want >= 0 && len(turns) != want {
 		return nil, nil, fmt.Errorf("%w: %d turns found, the chain says %d", ErrCorrupt, len(turns), want)
 	}
 	owners := make([]string, len(turns))
@@ -156,6 +147,30 @@ func (st *Store) load(ctx context.Context, id string, upTo int) (*Session, []str
 		s.ParentID = idOf(self.parent)
 	}
 	return s, owners, nil
+}
+
+// readSpans reads the turns of spans with query q (turnsQuery), sorted by
+// index; owner names the session that wrote a turn.
+func (st *Store) readSpans(ctx context.Context, q string, spans []span, owner func(int) *link, upTo int) ([]Turn, error) {
+	if len(spans) == 0 {
+		return nil, nil
+	}
+	rows := make([][]rdf.Term, len(spans))
+	for k, sp := range spans {
+		rows[k] = []rdf.Term{kg.MustIRI(sp.l.iri), kg.Int(sp.lo), kg.Int(sp.hi)}
+	}
+	bound, err := kg.BindTables(q, nil, map[string]kg.Table{"ranges": {Vars: []string{"s", "lo", "hi"}, Rows: rows}})
+	if err != nil {
+		return nil, err
+	}
+	tr := turnRows{branchOf: func(i int) string { return branchOrMain(owner(i).branch) }}
+	if upTo >= 0 {
+		tr.turns = make([]Turn, 0, upTo)
+	}
+	if err := st.c.SelectRows(ctx, bound, tr.start, tr.add); err != nil {
+		return nil, err
+	}
+	return tr.done()
 }
 
 func branchOrMain(b string) string {
