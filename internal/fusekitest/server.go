@@ -25,8 +25,13 @@ const startTimeout = 90 * time.Second
 
 // Options configures a server started by StartServer.
 type Options struct {
-	// DataDir holds the TDB2 database; "" means an in-memory TDB2 dataset.
-	// Starting again on the same DataDir reopens the same data.
+	// DataDir holds the TDB2 database; "" means a new directory inside the
+	// server's scratch directory, removed by Close. Starting again on the
+	// same DataDir reopens the same data. The database is always TDB2 on
+	// disk, as in production: TDB2's in-memory mode ("--mem--") shares
+	// block objects between a reader and the writer, and under concurrent
+	// reads and writes failed with "Attempt to write a read-only block"
+	// and lost triples (seen in this project's reliability tests).
 	DataDir string
 	// Users, when set, turns on HTTP basic authentication with these
 	// user names and passwords.
@@ -86,8 +91,9 @@ func StartServer(opts Options) (*Server, error) {
 		return nil, err
 	}
 	if opts.DataDir == "" {
-		conf = bytes.Replace(conf, []byte(`"databases/trails"`), []byte(`"--mem--"`), 1)
-	} else if err := os.MkdirAll(opts.DataDir, 0o755); err != nil {
+		opts.DataDir = filepath.Join(dir, "data")
+	}
+	if err := os.MkdirAll(opts.DataDir, 0o755); err != nil {
 		return nil, err
 	}
 	if err := os.WriteFile(filepath.Join(dir, "config.ttl"), conf, 0o644); err != nil {
@@ -195,15 +201,23 @@ func (s *Server) Stop() error {
 }
 
 // Close stops the server for good (as Stop) and removes its scratch
-// directory: the rendered configuration, the password file and the log.
+// directory: the rendered configuration, the password file and the log
+// (unless $TRAILS_TEST_KEEP_LOGS is set).
 // A data directory given in Options is the caller's, and stays.
 func (s *Server) Close() error {
 	err := s.Stop()
+	if os.Getenv(EnvKeepLogs) != "" {
+		return err
+	}
 	if rmErr := os.RemoveAll(s.dir); err == nil {
 		err = rmErr
 	}
 	return err
 }
+
+// EnvKeepLogs, when set, makes Close keep the scratch directory, with the
+// server's log.
+const EnvKeepLogs = "TRAILS_TEST_KEEP_LOGS"
 
 // Kill kills the server at once (SIGKILL), as a crash would.
 func (s *Server) Kill() error {
