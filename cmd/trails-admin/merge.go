@@ -104,3 +104,42 @@ func (c *mergeCmd) run(ctx context.Context, a *app, args []string) error {
 		rec.Child, info.ParentID, t.Index, rec.Status, rec.First, rec.Last, plural(len(rec.Artifacts), "artifact"))
 	return nil
 }
+
+// mergeRecJSON is a merge turn of a session as show prints it (stable
+// names).
+type mergeRecJSON struct {
+	Turn      int            `json:"turn"`
+	Child     string         `json:"child"`
+	Status    string         `json:"status"`
+	First     int            `json:"first"`
+	Last      int            `json:"last"`
+	Artifacts []artifactJSON `json:"artifacts"`
+}
+
+func toMergesJSON(recs []session.MergeRecord) []mergeRecJSON {
+	out := make([]mergeRecJSON, len(recs))
+	for k, r := range recs {
+		arts := make([]artifactJSON, len(r.Artifacts))
+		for i, x := range r.Artifacts {
+			arts[i] = artifactJSON{IRI: x.IRI, Text: x.Text}
+		}
+		out[k] = mergeRecJSON{Turn: r.Index, Child: r.Child, Status: string(r.Status), First: r.First, Last: r.Last, Artifacts: arts}
+	}
+	return out
+}
+
+// writeMerges prints the merge turns a session holds, one line each: the
+// turn, the fork's result and its artifacts.
+func (a *app) writeMerges(recs []session.MergeRecord) {
+	for _, r := range recs {
+		fmt.Fprintf(a.stdout, "merge     turn %d: %s, fork %s turns %d-%d", r.Index, r.Status, r.Child, r.First, r.Last)
+		for _, x := range r.Artifacts {
+			if x.IRI != "" {
+				fmt.Fprintf(a.stdout, ", <%s>", x.IRI)
+			} else {
+				fmt.Fprintf(a.stdout, ", %q", x.Text)
+			}
+		}
+		fmt.Fprintln(a.stdout)
+	}
+}

@@ -115,13 +115,18 @@ func (c *showCmd) run(ctx context.Context, a *app, args []string) error {
 	if err != nil {
 		return err
 	}
+	merges, err := st.Merges(ctx, info.ID)
+	if err != nil {
+		return err
+	}
 	if c.json {
 		return a.json(struct {
-			Session infoJSON     `json:"session"`
-			Fork    *forkRecJSON `json:"fork"`
-			Anchors []anchorJSON `json:"anchors"`
-			Turns   []turnJSON   `json:"turns"`
-		}{toInfoJSON(info), rec, toAnchorsJSON(s.Anchors), toTurnsJSON(s.Turns)})
+			Session infoJSON       `json:"session"`
+			Fork    *forkRecJSON   `json:"fork"`
+			Anchors []anchorJSON   `json:"anchors"`
+			Merges  []mergeRecJSON `json:"merges"`
+			Turns   []turnJSON     `json:"turns"`
+		}{toInfoJSON(info), rec, toAnchorsJSON(s.Anchors), toMergesJSON(merges), toTurnsJSON(s.Turns)})
 	}
 	fmt.Fprintf(a.stdout, "session   %s\nprincipal %s\nbranch    %s\nkind      %s\n", info.ID, info.Principal, info.Branch, info.Kind)
 	if info.ParentID != "" {
@@ -130,6 +135,7 @@ func (c *showCmd) run(ctx context.Context, a *app, args []string) error {
 	a.writeForkRecord(rec)
 	fmt.Fprintf(a.stdout, "turns     %d (%d own)\ncreated   %s\n", info.Turns, info.OwnTurns, info.Created.Format(time.RFC3339))
 	a.writeTagsAndAnchors(info, s)
+	a.writeMerges(merges) // merge.go
 	fmt.Fprintln(a.stdout)
 	return a.writeTurns(s.Turns)
 }
