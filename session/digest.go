@@ -15,15 +15,8 @@ import (
 // content and creation time, every field length-prefixed so that no two
 // histories share a digest by concatenation.
 func digests(turns []Turn, n int) (atN, all string) {
-	h := sha256.New()
-	atN = sum(h) // n == 0
-	for i, t := range turns {
-		writeTurn(h, t)
-		if i+1 == n {
-			atN = sum(h)
-		}
-	}
-	return atN, sum(h)
+	atN, all, _ = digestsState(turns, n)
+	return atN, all
 }
 
 // hashState is a SHA-256 in the middle of a digest, saved

@@ -21,20 +21,6 @@ import (
 // ancestors fine, 33 refused in memory, at Persist and at Load) is tested
 // by TestDepthLimit in chain_test.go.
 
-// quadCount returns the number of quads in the named graphs of c's dataset.
-func quadCount(tb testing.TB, c *kg.Client) int {
-	tb.Helper()
-	res, err := c.Query(context.Background(), "SELECT (COUNT(*) AS ?n) { GRAPH ?g { ?s ?p ?o } }")
-	if err != nil {
-		tb.Fatal(err)
-	}
-	n, err := res.Solutions[0].Int("n")
-	if err != nil {
-		tb.Fatal(err)
-	}
-	return n
-}
-
 // mustNotBeStored fails tb unless session id is absent from the store and
 // from PROV.
 func mustNotBeStored(tb testing.TB, st *session.Store, c *kg.Client, id string) {
@@ -74,7 +60,7 @@ func TestMaxChildren(t *testing.T) {
 			}
 			next := mustFork(t, parent, 2)
 			appendN(next, 2, "one too many")
-			before := quadCount(t, c)
+			before := countQuads(t, c, "")
 			err := st.Persist(ctx, next)
 			if !errors.Is(err, tc.want) || (tc.want == nil) != (err == nil) {
 				t.Fatalf("fork %d: got %v, want %v", tc.ok+1, err, tc.want)
@@ -90,7 +76,7 @@ func TestMaxChildren(t *testing.T) {
 				return
 			}
 			t.Logf("refused: %v", err)
-			if got := quadCount(t, c); got != before {
+			if got := countQuads(t, c, ""); got != before {
 				t.Fatalf("the refused fork wrote %d quads, want none", got-before)
 			}
 			mustNotBeStored(t, st, c, next.ID)
@@ -287,11 +273,11 @@ func TestWorker(t *testing.T) {
 			Branch: "fork-0123abcd", Turns: append([]session.Turn(nil), w.Turns[:1]...)}
 		for _, f := range []*session.Session{f, byHand} {
 			appendN(f, 1, "of a worker")
-			before := quadCount(t, c)
+			before := countQuads(t, c, "")
 			if err := st.Persist(ctx, f); !errors.Is(err, session.ErrNotForkable) {
 				t.Fatalf("got %v, want ErrNotForkable", err)
 			}
-			if got := quadCount(t, c); got != before {
+			if got := countQuads(t, c, ""); got != before {
 				t.Fatalf("the refused fork wrote %d quads, want none", got-before)
 			}
 			mustNotBeStored(t, st, c, f.ID)

@@ -78,9 +78,7 @@ func (st *Store) Persist(ctx context.Context, s *Session) error {
 			return fmt.Errorf("persist %s: %w", s.ID, err)
 		}
 		if done {
-			_, all, state := digestsState(s.Turns[s.ForkedAt:], 0)
-			s.seen = seenAfter(s, all, state)
-			return nil
+			return nil // the path that applied set s.seen
 		}
 	}
 	return fmt.Errorf("persist %s: %w: the session kept changing under this writer", s.ID, ErrConflict)
@@ -122,11 +120,7 @@ func (st *Store) appendSeen(ctx context.Context, s *Session) (bool, error) {
 	if err != nil {
 		return false, err
 	}
-	ok, err := st.apply(ctx, u, appended(g, own[len(own)-1]))
-	if ok {
-		s.seen = seenAfter(s, all, state)
-	}
-	return ok, err
+	return st.applySeen(ctx, s, u, appended(g, own[len(own)-1]), all, state)
 }
 
 // sameTurn reports whether a and b are the same turn.
@@ -182,11 +176,12 @@ func (st *Store) persistOnce(ctx context.Context, s *Session) (bool, error) {
 	if n > len(own) {
 		return false, fmt.Errorf("%w: the store holds %d turns of its own, the caller %d", ErrConflict, n, len(own))
 	}
-	head, all := digests(own, n)
+	head, all, state := digestsState(own, n)
 	if head != row.String("head") {
 		return false, fmt.Errorf("%w: the %d stored turns differ from the caller's", ErrConflict, n)
 	}
 	if n == len(own) {
+		s.seen = seenAfter(s, all, state)
 		return true, nil // nothing to write
 	}
 	if err := appendable(row); err != nil { // state.go
@@ -204,7 +199,7 @@ func (st *Store) persistOnce(ctx context.Context, s *Session) (bool, error) {
 	if err != nil {
 		return false, err
 	}
-	return st.apply(ctx, u, appended(g, own[len(own)-1]))
+	return st.applySeen(ctx, s, u, appended(g, own[len(own)-1]), all, state)
 }
 
 // create writes s, which the store does not hold yet.
@@ -254,7 +249,7 @@ func (st *Store) create(ctx context.Context, s *Session, row kg.Solution) (bool,
 	for _, t := range own {
 		addTurn(&d, g, t)
 	}
-	head := digest(own)
+	_, head, state := digestsState(own, 0)
 	addHead(&d, g, len(own), head)
 	var u string
 	var err error
@@ -273,7 +268,7 @@ func (st *Store) create(ctx context.Context, s *Session, row kg.Solution) (bool,
 	if err != nil {
 		return false, err
 	}
-	ok, err := st.apply(ctx, u, bindOrPanic("verify-create", qVerifyCreate, kg.Params{"s": g, "created": kg.DateTime(now)}))
+	ok, err := st.applySeen(ctx, s, u, bindOrPanic("verify-create", qVerifyCreate, kg.Params{"s": g, "created": kg.DateTime(now)}), head, state)
 	if ok {
 		s.depth = depth
 	}
@@ -365,6 +360,17 @@ func (st *Store) apply(ctx context.Context, u, check string) (bool, error) {
 	return st.c.Ask(ctx, check)
 }
 
+// applySeen is apply for an update that stores all of s's own turns, whose
+// digest is head with hash state state: once it applied, s.seen says so,
+// for the next Persist's fast path.
+func (st *Store) applySeen(ctx context.Context, s *Session, u, check, head string, state hashState) (bool, error) {
+	ok, err := st.apply(ctx, u, check)
+	if ok {
+		s.seen = seenAfter(s, head, state)
+	}
+	return ok, err
+}
+
 // appended is the question whether turn t of session g, as this writer
 // holds it, is stored: the last turn of an append, which wrote all or
 // nothing.
@@ -420,14 +426,14 @@ func (st *Store) appendLegacy(ctx context.Context, s *Session) (bool, error) {
 	for _, t := range own[len(stored):] {
 		addTurn(&d, g, t)
 	}
-	head := digest(own)
+	_, head, state := digestsState(own, 0)
 	addHead(&d, g, len(own), head)
 	u, err := withData("append-legacy", uAppendOld, &d, kg.Params{"s": g, "next": kg.Int(len(stored))})
 	if err != nil {
 		return false, err
 	}
 	if len(own) == len(stored) {
-		return st.apply(ctx, u, bindOrPanic("verify-head", qVerifyHead, kg.Params{"s": g, "own": kg.Int(len(own)), "head": kg.String(head)}))
+		return st.applySeen(ctx, s, u, bindOrPanic("verify-head", qVerifyHead, kg.Params{"s": g, "own": kg.Int(len(own)), "head": kg.String(head)}), head, state)
 	}
-	return st.apply(ctx, u, appended(g, own[len(own)-1]))
+	return st.applySeen(ctx, s, u, appended(g, own[len(own)-1]), head, state)
 }

@@ -245,28 +245,23 @@ func (st *Store) applyRewind(ctx context.Context, p *rewindPlan) (bool, error) {
 		forks[i] = []rdf.Term{sessionIRI(f.ID)}
 	}
 	prov.AddRewind(&d, rec)
-	quads, err := d.Quads()
-	if err != nil {
+	if err := d.Err(); err != nil {
 		return false, fmt.Errorf("%w: %v", ErrInvalid, err) // the principal or reason: the rest was checked
 	}
 	parent := g
 	if s.ParentID != "" {
 		parent = sessionIRI(s.ParentID)
 	}
-	// Bound first, the quads put in after (as withData does): the DATA
-	// comment, made unique so that no bound value can look like it, is
-	// left alone by binding.
-	marker := "#DATA-" + uuid.NewString()
-	u, err := kg.BindTables(strings.Replace(uRewind, "#DATA", marker, 1), kg.Params{
+	keepHead, head := digests(own, len(keep))
+	u, err := withTables("rewind", uRewind, &d, kg.Params{
 		"s": g, "a": ga, "parent": parent, "at": kg.Int(s.ForkedAt),
-		"own": kg.Int(len(own)), "head": kg.String(digest(own)), "prev": kg.Int(s.gen),
-		"gen": kg.Int(s.gen + 1), "keep": kg.Int(len(keep)), "keepHead": kg.String(digest(keep)),
+		"own": kg.Int(len(own)), "head": kg.String(head), "prev": kg.Int(s.gen),
+		"gen": kg.Int(s.gen + 1), "keep": kg.Int(len(keep)), "keepHead": kg.String(keepHead),
 		"to": kg.Int(to), "branch": kg.String(a.Branch), "nforks": kg.Int(len(p.forks)),
 	}, map[string]kg.Table{"forks": {Vars: []string{"c"}, Rows: forks}})
 	if err != nil {
-		return false, fmt.Errorf("rewind: %w", err)
+		return false, err
 	}
-	u = strings.Replace(u, marker, quads, 1)
 	if err := st.c.Update(ctx, u, kg.Idempotent()); err != nil {
 		return false, err
 	}

@@ -10,24 +10,9 @@ import (
 	"time"
 
 	"github.com/trails-kg/trails/internal/fusekitest"
-	"github.com/trails-kg/trails/kg"
 	"github.com/trails-kg/trails/prov"
 	"github.com/trails-kg/trails/session"
 )
-
-// quads counts the quads of the whole dataset.
-func quads(tb testing.TB, c *kg.Client) int {
-	tb.Helper()
-	res, err := c.Query(context.Background(), "SELECT (COUNT(*) AS ?n) WHERE { GRAPH ?g { ?s ?p ?o } }")
-	if err != nil {
-		tb.Fatal(err)
-	}
-	n, err := res.Solutions[0].Int("n")
-	if err != nil {
-		tb.Fatal(err)
-	}
-	return n
-}
 
 // mustSetState is SetState, failing tb on an error.
 func mustSetState(tb testing.TB, st *session.Store, id string, to session.State, opts ...session.StateOption) session.Transition {
@@ -76,9 +61,9 @@ func TestSetStateTable(t *testing.T) {
 				if from != session.StateActive {
 					mustSetState(t, st, s.ID, from)
 				}
-				before := quads(t, c)
+				before := countQuads(t, c, "")
 				tr, err := st.SetState(ctx, s.ID, to, session.Because("table test"))
-				after := quads(t, c)
+				after := countQuads(t, c, "")
 				switch {
 				case from == to:
 					if err != nil || tr.Changed || tr.Activity != "" {

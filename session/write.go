@@ -3,6 +3,7 @@ package session
 import (
 	"crypto/rand"
 	"encoding/hex"
+	"fmt"
 	"strings"
 	"time"
 
@@ -54,6 +55,12 @@ func addHead(d *kg.Data, g rdf.IRI, own int, head string) {
 // withData binds the parameters of an update template, then puts the quads
 // of d where its "#DATA" comment stands.
 func withData(name, tmpl string, d *kg.Data, p kg.Params) (string, error) {
+	return withTables(name, tmpl, d, p, nil)
+}
+
+// withTables is withData for a template with VALUES tables too
+// (kg.BindTables).
+func withTables(name, tmpl string, d *kg.Data, p kg.Params, tables map[string]kg.Table) (string, error) {
 	quads, err := d.Quads()
 	if err != nil {
 		return "", err
@@ -68,9 +75,9 @@ func withData(name, tmpl string, d *kg.Data, p kg.Params) (string, error) {
 	var r [8]byte
 	rand.Read(r[:])
 	marker := "#DATA-" + hex.EncodeToString(r[:])
-	bound, err := bind(name, strings.Replace(tmpl, "#DATA", marker, 1), p)
+	bound, err := kg.BindTables(strings.Replace(tmpl, "#DATA", marker, 1), p, tables)
 	if err != nil {
-		return "", err
+		return "", fmt.Errorf("%s: %w", name, err)
 	}
 	return strings.Replace(bound, marker, quads, 1), nil
 }
