@@ -146,7 +146,7 @@ func (st *Store) chainLinks(ctx context.Context, a, b string) (map[string]*link,
 	if err != nil {
 		return nil, err
 	}
-	res, err := st.c.Query(ctx, q)
+	res, err := st.c.Select(ctx, q) // TSV, as Load's chain query
 	if err != nil {
 		return nil, err
 	}
