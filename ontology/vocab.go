@@ -67,6 +67,10 @@ const (
 	// HeadDigest is the digest of a session's own turns, its version for
 	// compare-and-swap appends (trails:headDigest).
 	HeadDigest = NS + "headDigest"
+	// Digest is a turn's link in its session's hash chain: SHA-256 over
+	// the digest of the turn before it and the turn's own fields
+	// (trails:digest; session/chain.go has the recipe).
+	Digest = NS + "digest"
 	// Detached links a Detach activity to the fork it made a root
 	// (trails:detached).
 	Detached = NS + "detached"
@@ -204,7 +208,7 @@ func Terms() []string {
 	return []string{
 		Session, Turn, Fork, Detach, Deletion,
 		ParentSession, ForkedAtIndex, Branch, TurnSession, Index, Role,
-		Content, Created, Principal, ForkPoint, CopiedFrom, OwnTurns, HeadDigest, Detached, AcrossPrincipals,
+		Content, Created, Principal, ForkPoint, CopiedFrom, OwnTurns, HeadDigest, Digest, Detached, AcrossPrincipals,
 		Anchor, AnchorOf, AnchorName, AnchorIndex, AnchorState, Tag,
 		ForkType, CreatedBy, Reason, NextSteps, ContextSummary, FromAnchor, BeforeTurn,
 		Kind,
