@@ -39,6 +39,12 @@ func chainDigest(prev string, t Turn) string {
 	return sum(h)
 }
 
+// TurnDigest returns the trails:digest of turn t (its Index, Role,
+// Content, Created and Branch) when the turn before it in its effective
+// history has digest prev ("" when t is the first): what Persist writes
+// with t, and what an auditor recomputes to verify a chain outside Trails.
+func TurnDigest(prev string, t Turn) string { return chainDigest(prev, t) }
+
 // chainHead returns the digest of the last of turns, the chain going on
 // from prev; prev itself when turns is empty.
 func chainHead(prev string, turns []Turn) string {
@@ -46,6 +52,25 @@ func chainHead(prev string, turns []Turn) string {
 		prev = chainDigest(prev, t)
 	}
 	return prev
+}
+
+// chainDigests returns the digests of turns, the chain going on from prev.
+func chainDigests(prev string, turns []Turn) []string {
+	out := make([]string, len(turns))
+	for i, t := range turns {
+		prev = chainDigest(prev, t)
+		out[i] = prev
+	}
+	return out
+}
+
+// chainAt returns the digest at index i of a history whose digests are
+// chain: "" for i < 0 (nothing before the first turn).
+func chainAt(chain []string, i int) string {
+	if i < 0 {
+		return ""
+	}
+	return chain[i]
 }
 
 // field writes s to h length-prefixed, as writeTurn does for each field.

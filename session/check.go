@@ -44,6 +44,18 @@ const (
 	RuleMissingProv = "missing-prov"
 	// RuleSHACL: the union of all graphs violates ontology.Shapes.
 	RuleSHACL = "shacl"
+	// RuleChain: a turn's trails:digest does not follow from its fields and
+	// the digest of the turn before it (chain.go): it was changed after it
+	// was written. The Resource is the turn's IRI.
+	RuleChain = "chain"
+	// RuleUnchained: a session holds turns without trails:digest, stored
+	// before Trails kept the hash chain; Rechain (trails-admin rechain)
+	// adds it.
+	RuleUnchained = "unchained"
+	// RuleTurnSize: a turn holds more content than MaxTurnBytes, a role
+	// longer than Persist accepts, or content that is not UTF-8. The
+	// Resource is the turn's IRI.
+	RuleTurnSize = "turn-size"
 )
 
 // Finding is one integrity violation found by Check.
@@ -74,10 +86,13 @@ var (
 // (queries/check-*.rq), a SHACL validation of the union graph against
 // ontology.Shapes, and, only when there is something to look at, a query
 // counting the turns of parents stored without trails:ownTurns and one
-// fetching the turns of sessions found with duplicate or missing indices.
-// Every query is anchored at the forks or is one grouped pass over the
-// turns, so a check costs time linear in the size of the store, never its
-// square; the SHACL validation costs the most.
+// fetching the turns of sessions found with duplicate or missing indices;
+// the chain, unchained and turn-size rules share one pass over every turn,
+// ordered by session and index, that recomputes the hash chains
+// (checkchain.go). Every query is anchored at the forks or is one pass
+// over the turns, so a check costs time linear in the size of the store
+// (plus the store's sort of the turns), never its square; the SHACL
+// validation and the chain pass cost the most.
 //
 // Check does not stop at corrupt data: that is what it reports. It returns
 // the findings, or an error wrapping the kg error of a failed request
@@ -102,6 +117,7 @@ func (st *Store) Check(ctx context.Context) ([]Finding, error) {
 		{RuleTurnCount, st.checkTurnCount},
 		{RuleMissingProv, st.checkMissingProv},
 		{RuleSHACL, st.checkSHACL},
+		{RuleChain, st.checkChain}, // checkchain.go: also unchained and turn-size
 	} {
 		fs, err := r.run(ctx)
 		if err != nil {

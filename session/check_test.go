@@ -264,7 +264,10 @@ func TestCheck(t *testing.T) {
 				ins.Add(g, dup, kg.MustIRI(po.p), po.o)
 			}
 			rawChange(t, c, rawTriple(g, g, ontology.OwnTurns, kg.Int(4)), ins)
-			return []wantFinding{{session.RuleDuplicateIndex, fx.root.ID, "2 turns at index 1: " + turnRef(fx.root.ID, 1).String()}}
+			return []wantFinding{
+				{session.RuleDuplicateIndex, fx.root.ID, "2 turns at index 1: " + turnRef(fx.root.ID, 1).String()},
+				{session.RuleUnchained, fx.root.ID, "1 turn of " + fx.root.ID + " has no trails:digest (stored before the hash chain): run trails-admin rechain"},
+			}
 		}},
 		{"index gap", func(t *testing.T, c *kg.Client, fx checkFixture) []wantFinding {
 			id := fx.forkOfFork.ID

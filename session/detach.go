@@ -95,8 +95,9 @@ func (st *Store) detach(ctx context.Context, id string, opts []ActionOption) (De
 	}
 	var d kg.Data
 	act := kg.MustIRI(ontology.ActivityIRI("detach", uuid.Must(uuid.NewV7()).String()))
-	for _, t := range s.Turns[:s.ForkedAt] {
-		copyIRI := addTurn(&d, g, t)
+	chain := chainDigests("", s.Turns[:s.ForkedAt]) // a copy keeps its place in the chain
+	for i, t := range s.Turns[:s.ForkedAt] {
+		copyIRI := addTurn(&d, g, t, chain[i])
 		d.Add(g, copyIRI, iri(ontology.CopiedFrom), kg.MustIRI(t.ID)) // Load read it: after a rewind, not always TurnIRI(owner, index)
 		d.Add(g, copyIRI, iri(ontology.ProvWasGeneratedBy), act)
 		for _, po := range facts[t.ID] {

@@ -239,9 +239,10 @@ func (st *Store) mergeOnce(ctx context.Context, j *mergeJob, p *Session) (Turn, 
 	t := Turn{Index: n, Role: MergeRole, Content: j.result.Summary, Branch: p.Branch, Created: st.now(), ID: p.turnID(n)} // rewind.go: of the parent's generation
 	own := append(slices.Clip(p.Turns[p.ForkedAt:]), t)
 	head, all := digests(own, len(own)-1)
+	prev := chainHead("", p.Turns) // the chain head the merge turn follows
 
 	var d kg.Data
-	ti := addTurn(&d, g, t)
+	ti := addTurn(&d, g, t, chainDigest(prev, t))
 	d.Add(g, ti, iri(ontology.MergeOf), child)
 	d.Add(g, ti, iri(ontology.MergeStatus), kg.String(string(j.result.Status)))
 	d.Add(g, ti, iri(ontology.MergeFirst), kg.Int(j.first))
@@ -259,9 +260,9 @@ func (st *Store) mergeOnce(ctx context.Context, j *mergeJob, p *Session) (Turn, 
 		Principal: j.principal, Time: t.Created,
 	})
 	pg := kg.MustIRI(ontology.ProvGraph)
-	u, err := withData("merge", uMerge, &d, kg.Params{
-		"s": g, "own": kg.Int(len(own) - 1), "head": kg.String(head), "gen": kg.Int(p.gen), "child": child, "prov": pg,
-	})
+	params := appendParams(p, g, len(own)-1, head, prev) // persist.go
+	params["child"], params["prov"] = child, pg
+	u, err := withData("merge", uMerge, &d, params)
 	if err != nil {
 		return Turn{}, false, err
 	}

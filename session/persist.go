@@ -111,16 +111,29 @@ func (st *Store) appendSeen(ctx context.Context, s *Session) (bool, error) {
 		return false, err
 	}
 	g := sessionIRI(s.ID)
+	chain := chainDigests(sn.chain, own[sn.own:])
 	var d kg.Data
-	for _, t := range own[sn.own:] {
-		addTurn(&d, g, t)
+	for i, t := range own[sn.own:] {
+		addTurn(&d, g, t, chain[i])
 	}
 	addHead(&d, g, len(own), all)
-	u, err := withData("append", uAppend, &d, kg.Params{"s": g, "own": kg.Int(sn.own), "head": kg.String(head), "gen": kg.Int(s.gen)})
+	u, err := withData("append", uAppend, &d, appendParams(s, g, sn.own, head, sn.chain))
 	if err != nil {
 		return false, err
 	}
-	return st.applySeen(ctx, s, u, appended(g, own[len(own)-1]), all, state)
+	return st.applySeen(ctx, s, u, appended(g, own[len(own)-1]), all, state, chain[len(chain)-1])
+}
+
+// appendParams binds append.ru for session s (graph g) holding own turns
+// of its own with digest head, the last of its effective history with
+// chain digest prev.
+func appendParams(s *Session, g rdf.IRI, own int, head, prev string) kg.Params {
+	pi := -1 // no turn of its own: the chain head lies in an ancestor, checked when the fork was created
+	if own > 0 {
+		pi = s.ForkedAt + own - 1
+	}
+	return kg.Params{"s": g, "own": kg.Int(own), "head": kg.String(head), "gen": kg.Int(s.gen),
+		"pi": kg.Int(pi), "prev": kg.String(prev)}
 }
 
 // sameTurn reports whether a and b are the same turn.
@@ -138,7 +151,7 @@ func (st *Store) persistOnce(ctx context.Context, s *Session) (bool, error) {
 	if s.ParentID != "" {
 		parent = sessionIRI(s.ParentID)
 	}
-	q, err := bind("state", qState, kg.Params{"s": g, "parent": parent, "branch": kg.String(s.Branch)})
+	q, err := bind("state", qState, kg.Params{"s": g, "parent": parent, "branch": kg.String(s.Branch), "k": kg.Int(s.ForkedAt - 1)})
 	if err != nil {
 		return false, err
 	}
@@ -180,8 +193,9 @@ func (st *Store) persistOnce(ctx context.Context, s *Session) (bool, error) {
 	if head != row.String("head") {
 		return false, fmt.Errorf("%w: the %d stored turns differ from the caller's", ErrConflict, n)
 	}
+	chain := chainDigests("", s.Turns)
 	if n == len(own) {
-		s.seen = seenAfter(s, all, state)
+		s.seen = seenAfter(s, all, state, chainAt(chain, len(chain)-1))
 		return true, nil // nothing to write
 	}
 	if err := appendable(row); err != nil { // state.go
@@ -191,15 +205,15 @@ func (st *Store) persistOnce(ctx context.Context, s *Session) (bool, error) {
 		return false, err
 	}
 	var d kg.Data
-	for _, t := range own[n:] {
-		addTurn(&d, g, t)
+	for i, t := range own[n:] {
+		addTurn(&d, g, t, chain[s.ForkedAt+n+i])
 	}
 	addHead(&d, g, len(own), all)
-	u, err := withData("append", uAppend, &d, kg.Params{"s": g, "own": kg.Int(n), "head": kg.String(head), "gen": kg.Int(s.gen)})
+	u, err := withData("append", uAppend, &d, appendParams(s, g, n, head, chainAt(chain, s.ForkedAt+n-1)))
 	if err != nil {
 		return false, err
 	}
-	return st.applySeen(ctx, s, u, appended(g, own[len(own)-1]), all, state)
+	return st.applySeen(ctx, s, u, appended(g, own[len(own)-1]), all, state, chain[len(chain)-1])
 }
 
 // create writes s, which the store does not hold yet.
@@ -210,6 +224,8 @@ func (st *Store) create(ctx context.Context, s *Session, row kg.Solution) (bool,
 		return false, fmt.Errorf("%w: the session was deleted (%s); a late write does not bring it back", ErrConflict, row.String("deleted"))
 	}
 	depth := 0
+	chain := chainDigests("", s.Turns)
+	base := chainAt(chain, s.ForkedAt-1) // the digest that stands for the prefix the fork inherits
 	if s.ParentID != "" {
 		if _, ok := row["pexists"]; !ok {
 			return false, &AncestorError{Session: s.ID, Missing: s.ParentID}
@@ -234,6 +250,9 @@ func (st *Store) create(ctx context.Context, s *Session, row kg.Solution) (bool,
 		if pp := row.String("pprincipal"); !st.visible(pp) && !s.across {
 			return false, fmt.Errorf("%w: parent %s belongs to %q; fork it with AcrossPrincipals to allow it", ErrForbidden, s.ParentID, pp)
 		}
+		if again, err := st.sameBase(ctx, s, row, base); err != nil || again {
+			return false, err
+		}
 		if _, taken := row["taken"]; taken {
 			relabel(s)
 			return false, nil
@@ -246,8 +265,8 @@ func (st *Store) create(ctx context.Context, s *Session, row kg.Solution) (bool,
 	var d kg.Data
 	addSession(&d, s, now)
 	addExpiry(&d, s, now) // state.go
-	for _, t := range own {
-		addTurn(&d, g, t)
+	for i, t := range own {
+		addTurn(&d, g, t, chain[s.ForkedAt+i])
 	}
 	_, head, state := digestsState(own, 0)
 	addHead(&d, g, len(own), head)
@@ -263,12 +282,13 @@ func (st *Store) create(ctx context.Context, s *Session, row kg.Solution) (bool,
 		u, err = withData("create-fork", uCreateFork, &d, kg.Params{
 			"s": g, "parent": sessionIRI(s.ParentID), "branch": kg.String(s.Branch), "max": kg.Int(st.maxKids),
 			"at": kg.Int(s.ForkedAt), // rewind.go: never beyond the parent's end
+			"k":  kg.Int(s.ForkedAt - 1), "base": kg.String(base),
 		})
 	}
 	if err != nil {
 		return false, err
 	}
-	ok, err := st.applySeen(ctx, s, u, bindOrPanic("verify-create", qVerifyCreate, kg.Params{"s": g, "created": kg.DateTime(now)}), head, state)
+	ok, err := st.applySeen(ctx, s, u, bindOrPanic("verify-create", qVerifyCreate, kg.Params{"s": g, "created": kg.DateTime(now)}), head, state, chainAt(chain, len(chain)-1))
 	if ok {
 		s.depth = depth
 	}
@@ -361,12 +381,13 @@ func (st *Store) apply(ctx context.Context, u, check string) (bool, error) {
 }
 
 // applySeen is apply for an update that stores all of s's own turns, whose
-// digest is head with hash state state: once it applied, s.seen says so,
-// for the next Persist's fast path.
-func (st *Store) applySeen(ctx context.Context, s *Session, u, check, head string, state hashState) (bool, error) {
+// digest is head with hash state state, the last turn of its effective
+// history having chain digest chain: once it applied, s.seen says so, for
+// the next Persist's fast path.
+func (st *Store) applySeen(ctx context.Context, s *Session, u, check, head string, state hashState, chain string) (bool, error) {
 	ok, err := st.apply(ctx, u, check)
 	if ok {
-		s.seen = seenAfter(s, head, state)
+		s.seen = seenAfter(s, head, state, chain)
 	}
 	return ok, err
 }
@@ -422,9 +443,10 @@ func (st *Store) appendLegacy(ctx context.Context, s *Session) (bool, error) {
 	if err := ownBranch(s, own[len(stored):]); err != nil {
 		return false, err
 	}
+	chain := chainDigests("", s.Turns)
 	var d kg.Data
-	for _, t := range own[len(stored):] {
-		addTurn(&d, g, t)
+	for i, t := range own[len(stored):] {
+		addTurn(&d, g, t, chain[s.ForkedAt+len(stored)+i])
 	}
 	_, head, state := digestsState(own, 0)
 	addHead(&d, g, len(own), head)
@@ -433,7 +455,35 @@ func (st *Store) appendLegacy(ctx context.Context, s *Session) (bool, error) {
 		return false, err
 	}
 	if len(own) == len(stored) {
-		return st.applySeen(ctx, s, u, bindOrPanic("verify-head", qVerifyHead, kg.Params{"s": g, "own": kg.Int(len(own)), "head": kg.String(head)}), head, state)
+		return st.applySeen(ctx, s, u, bindOrPanic("verify-head", qVerifyHead, kg.Params{"s": g, "own": kg.Int(len(own)), "head": kg.String(head)}), head, state, chainAt(chain, len(chain)-1))
 	}
-	return st.applySeen(ctx, s, u, appended(g, own[len(own)-1]), head, state)
+	return st.applySeen(ctx, s, u, appended(g, own[len(own)-1]), head, state, chainAt(chain, len(chain)-1))
+}
+
+// sameBase checks, for a new fork s, that its parent's turn at the fork
+// point minus one, as stored (row: state.rq), carries base, the chain
+// digest of the prefix s holds: that the fork inherits the prefix its
+// author saw. The create update checks it again, atomically; this check
+// says what is wrong. When that turn was stored before the hash chain
+// (it has no digest), sameBase adds the chain to the parent's history
+// (rechain) and reports that Persist must read the state again.
+func (st *Store) sameBase(ctx context.Context, s *Session, row kg.Solution, base string) (again bool, err error) {
+	if s.ForkedAt == 0 {
+		return false, nil // a fork at 0 inherits nothing
+	}
+	k := s.ForkedAt - 1
+	if _, ok := row["based"]; !ok {
+		return false, fmt.Errorf("%w: parent %s holds no turn %d in its history as stored now (rewound since this fork was made?)", ErrConflict, s.ParentID, k)
+	}
+	switch got := row.String("basedigest"); got {
+	case base:
+		return false, nil
+	case "":
+		if _, err := st.rechain(ctx, s.ParentID); err != nil {
+			return false, fmt.Errorf("add the hash chain to parent %s: %w", s.ParentID, err)
+		}
+		return true, nil
+	default:
+		return false, fmt.Errorf("%w: turn %d of parent %s as stored is not the one this fork was made from (the parent was rewound, or another writer appended first); load the parent again and fork it", ErrConflict, k, s.ParentID)
+	}
 }

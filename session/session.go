@@ -39,6 +39,9 @@ const MainBranch = "main"
 // artifacts elsewhere and put their IRI in the turn.
 const MaxTurnBytes = 1 << 20
 
+// maxRoleBytes is the longest role Persist accepts.
+const maxRoleBytes = 1024
+
 // Errors returned by this package, usable with errors.Is. Errors that come
 // from the store also match the kg error (kg.ErrUnavailable, ...).
 var (
@@ -160,13 +163,14 @@ type seen struct {
 	head  string    // their digest
 	state hashState // the digest's hash state, to go on from
 	last  Turn      // the last of them, as stored
+	chain string    // the chain digest of the last turn of the effective history ("" if none)
 }
 
 // seenAfter returns the seen state of s once its own turns are all stored,
-// with the hash state after them.
-func seenAfter(s *Session, head string, state hashState) seen {
+// with the hash state after them and the chain digest of its last turn.
+func seenAfter(s *Session, head string, state hashState, chain string) seen {
 	own := s.Turns[s.ForkedAt:]
-	sn := seen{ok: true, own: len(own), head: head, state: state}
+	sn := seen{ok: true, own: len(own), head: head, state: state, chain: chain}
 	if len(own) > 0 {
 		sn.last = own[len(own)-1]
 	}
@@ -336,8 +340,8 @@ func (s *Session) validate(from int) error {
 		if n := len(t.Content); n > MaxTurnBytes {
 			return fmt.Errorf("%w: turn %d: %d bytes of content, more than the %d a turn may hold (session.MaxTurnBytes)", ErrInvalid, i, n, MaxTurnBytes)
 		}
-		if len(t.Role) > 1024 {
-			return fmt.Errorf("%w: turn %d: a role of %d bytes, more than 1024", ErrInvalid, i, len(t.Role))
+		if len(t.Role) > maxRoleBytes {
+			return fmt.Errorf("%w: turn %d: a role of %d bytes, more than %d", ErrInvalid, i, len(t.Role), maxRoleBytes)
 		}
 		// Only a detached root holds turns of other branches (the copies of
 		// its former prefix); any other session writes under its own label.

@@ -31,10 +31,10 @@ func addSession(d *kg.Data, s *Session, t time.Time) {
 	}
 }
 
-// addTurn adds turn t to the graph of session g in d, at the IRI its ID
-// gives when that is one of g's (a turn written after a rewind), else at
-// TurnIRI(g, t.Index).
-func addTurn(d *kg.Data, g rdf.IRI, t Turn) rdf.IRI {
+// addTurn adds turn t with its chain digest (chain.go) to the graph of
+// session g in d, at the IRI its ID gives when that is one of g's (a turn
+// written after a rewind), else at TurnIRI(g, t.Index).
+func addTurn(d *kg.Data, g rdf.IRI, t Turn, digest string) rdf.IRI {
 	ti := kg.MustIRI(ownTurnIRI(g.String(), t)) // rewind.go
 	d.Add(g, ti, iri(ontology.RDFType), iri(ontology.Turn))
 	d.Add(g, ti, iri(ontology.TurnSession), g)
@@ -43,6 +43,7 @@ func addTurn(d *kg.Data, g rdf.IRI, t Turn) rdf.IRI {
 	d.Add(g, ti, iri(ontology.Content), kg.String(t.Content))
 	d.Add(g, ti, iri(ontology.Branch), kg.String(t.Branch))
 	d.Add(g, ti, iri(ontology.Created), kg.DateTime(t.Created))
+	d.Add(g, ti, iri(ontology.Digest), kg.String(digest))
 	return ti
 }
 

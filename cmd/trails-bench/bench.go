@@ -260,8 +260,8 @@ func (b *bench) bulkRoot(ctx context.Context, s *session.Session) error {
 	d := newRunningDigest()
 	head := ""
 	for i, t := range s.Turns {
-		addTurn(w, g, t)
 		head = d.add(t)
+		addTurn(w, g, t, d.chain)
 		if i == len(s.Turns)-1 {
 			addHead(w, g, len(s.Turns), head)
 		}
@@ -300,8 +300,8 @@ func (b *bench) fill(ctx context.Context, pl *pool, from, n int) error {
 			m := min(per, n-k)
 			for i := range m {
 				t := session.Turn{Index: i, Role: role(i), Content: pl.content(from + k + i), Branch: session.MainBranch, Created: created}
-				addTurn(w, g, t)
 				head = d.add(t)
+				addTurn(w, g, t, d.chain)
 			}
 			addHead(w, g, m, head)
 			k += m

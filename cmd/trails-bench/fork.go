@@ -86,8 +86,8 @@ func copyOnFork(ctx context.Context, c *kg.Client, parent *session.Session) erro
 	dg := newRunningDigest()
 	head := ""
 	for _, t := range parent.Turns {
-		addTurn(&d, g, t)
 		head = dg.add(t)
+		addTurn(&d, g, t, dg.chain)
 	}
 	addHead(&d, g, len(parent.Turns), head)
 	u, err := d.InsertData()

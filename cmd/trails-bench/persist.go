@@ -119,8 +119,8 @@ func (r *rawSession) create(ctx context.Context, c *kg.Client) error {
 	var d kg.Data
 	g := addRootSession(&d, r.s.ID, r.s.Principal, time.Now())
 	for _, t := range r.s.Turns {
-		addTurn(&d, g, t)
 		r.head = r.dg.add(t)
+		addTurn(&d, g, t, r.dg.chain)
 	}
 	addHead(&d, g, len(r.s.Turns), r.head)
 	u, err := d.InsertData()
@@ -138,8 +138,8 @@ func (r *rawSession) append(ctx context.Context, c *kg.Client, contents []string
 	g := sessionIRI(r.s.ID)
 	for _, content := range contents {
 		t := r.s.Append(role(len(r.s.Turns)), content)
-		addTurn(&d, g, t)
 		r.head = r.dg.add(t)
+		addTurn(&d, g, t, r.dg.chain)
 	}
 	addHead(&d, g, len(r.s.Turns), r.head)
 	u, err := d.InsertData()

@@ -42,6 +42,7 @@ var (
 	pContent   = iri(ontology.Content)
 	pOwn       = iri(ontology.OwnTurns)
 	pHead      = iri(ontology.HeadDigest)
+	pDigest    = iri(ontology.Digest)
 	pDerived   = iri(ontology.ProvWasDerivedFrom)
 	cSession   = iri(ontology.Session)
 	cTurn      = iri(ontology.Turn)
@@ -66,8 +67,9 @@ func addRootSession(a adder, id, principal string, created time.Time) rdf.IRI {
 	return g
 }
 
-// addTurn adds the seven triples of a turn to the graph of session g.
-func addTurn(a adder, g rdf.IRI, t session.Turn) {
+// addTurn adds the eight triples of a turn, digest its chain digest, to
+// the graph of session g.
+func addTurn(a adder, g rdf.IRI, t session.Turn, digest string) {
 	ti := iri(ontology.TurnIRI(g.String(), t.Index))
 	a.Add(g, ti, pType, cTurn)
 	a.Add(g, ti, pSession, g)
@@ -76,6 +78,7 @@ func addTurn(a adder, g rdf.IRI, t session.Turn) {
 	a.Add(g, ti, pContent, kg.String(t.Content))
 	a.Add(g, ti, pBranch, kg.String(t.Branch))
 	a.Add(g, ti, pCreated, kg.DateTime(t.Created))
+	a.Add(g, ti, pDigest, kg.String(digest))
 }
 
 // addHead adds a session's turn count and head digest (2 triples).
@@ -86,14 +89,20 @@ func addHead(a adder, g rdf.IRI, own int, head string) {
 
 // runningDigest is a digest of the same form as Trails' head digest
 // ("sha256:" and 64 hex digits) that a baseline extends turn by turn, so it
-// costs the new turns only. It is not Trails' digest; nothing reads it.
-type runningDigest struct{ h hash.Hash }
+// costs the new turns only. It is not Trails' head digest; nothing reads
+// it. chain is Trails' chain digest of the last turn added
+// (session.TurnDigest), which the turns carry as Persist's do.
+type runningDigest struct {
+	h     hash.Hash
+	chain string
+}
 
 func newRunningDigest() *runningDigest { return &runningDigest{h: sha256.New()} }
 
 func (d *runningDigest) add(t session.Turn) string {
 	fmt.Fprintf(d.h, "%d:%s:%d:", t.Index, t.Role, len(t.Content))
 	d.h.Write([]byte(t.Content))
+	d.chain = session.TurnDigest(d.chain, t)
 	return "sha256:" + hex.EncodeToString(d.h.Sum(nil))
 }
 

@@ -3,8 +3,11 @@
 # Never to a session in a terminal state (completed, failed, expired), and
 # only if $s was rewound $gen times (trails:rewinds, absent: 0), as the
 # writer's value knows: a value loaded before a rewind must not append.
-# Persist puts the new turns, count and digest where the DATA comment
-# stands.
+# The chain head too: the session's turn at index $pi (its last stored
+# turn; -1 when it holds none) carries trails:digest $prev, as the
+# writer's history says (a turn stored before the hash chain has none and
+# passes). Persist puts the new turns, count and digest where the DATA
+# comment stands.
 PREFIX trails: <https://w3id.org/trails/ns#>
 DELETE { GRAPH $s { $s trails:ownTurns ?n ; trails:headDigest ?h } }
 INSERT {
@@ -13,6 +16,7 @@ INSERT {
 WHERE {
   GRAPH $s { $s trails:ownTurns ?n ; trails:headDigest ?h }
   FILTER(?n = $own && ?h = $head)
+  FILTER NOT EXISTS { GRAPH $s { ?pt trails:index $pi ; trails:digest ?pd } FILTER(?pd != $prev) }
   OPTIONAL { GRAPH $s { $s trails:rewinds ?k } }
   FILTER(COALESCE(?k, 0) = $gen)
   FILTER NOT EXISTS { GRAPH $s { $s trails:state ?st } FILTER(?st IN ("completed", "failed", "expired")) }

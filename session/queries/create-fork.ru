@@ -7,6 +7,13 @@
 # with trails:rewoundFrom, do not count). And the fork point $at lies within
 # $parent's history as stored now (its fork point plus trails:ownTurns), so
 # that a fork racing a Rewind of $parent never hangs beyond its end.
+# And the prefix is the one the fork's author saw: the turn at index $k
+# (the fork point minus one; -1 for a fork at 0, which inherits nothing)
+# of $parent's effective history carries trails:digest $base, the chain
+# digest the author computed, which stands for the whole prefix. That turn
+# lies in the nearest session of $parent's chain ($parent itself or an
+# ancestor) whose fork point is at most $k; found by the digest, it costs
+# the same whatever the history's length.
 PREFIX trails: <https://w3id.org/trails/ns#>
 PREFIX prov:   <http://www.w3.org/ns/prov#>
 INSERT {
@@ -30,4 +37,14 @@ WHERE {
     OPTIONAL { $parent trails:forkedAtIndex ?pat }
     FILTER(COALESCE(?pat, 0) + ?pown < $at)
   }
+  FILTER($k < 0 || EXISTS {
+    $parent trails:parentSession* ?holder .
+    GRAPH ?holder { ?bt trails:digest $base ; trails:index $k ; trails:session ?holder }
+    FILTER NOT EXISTS {
+      $parent trails:parentSession* ?near .
+      ?near trails:parentSession+ ?holder .
+      OPTIONAL { ?near trails:forkedAtIndex ?nat }
+      FILTER(COALESCE(?nat, 0) <= $k)
+    }
+  })
 }

@@ -5,7 +5,9 @@
 # $prov used $child yet (a child is merged once), and $s is not completed,
 # failed or expired; the count and digest are replaced. Merge puts the
 # turn, its result, the new count and digest and the PROV record where the
-# DATA comment stands.
+# DATA comment stands. The chain head is checked as in append.ru: the turn
+# of $s at index $pi carries trails:digest $prev (or none, if stored before
+# the hash chain).
 PREFIX trails: <https://w3id.org/trails/ns#>
 PREFIX prov:   <http://www.w3.org/ns/prov#>
 DELETE { GRAPH $s { $s trails:ownTurns ?n ; trails:headDigest ?h } }
@@ -15,6 +17,7 @@ INSERT {
 WHERE {
   GRAPH $s { $s trails:ownTurns ?n ; trails:headDigest ?h }
   FILTER(?n = $own && ?h = $head)
+  FILTER NOT EXISTS { GRAPH $s { ?pt trails:index $pi ; trails:digest ?pd } FILTER(?pd != $prev) }
   OPTIONAL { GRAPH $s { $s trails:rewinds ?k } }
   FILTER(COALESCE(?k, 0) = $gen)
   FILTER NOT EXISTS { GRAPH $prov { ?merged a trails:Merge ; prov:used $child } }

@@ -1,0 +1,71 @@
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"maps"
+	"slices"
+)
+
+// rechainCmd is "rechain": add the hash chain to turns stored before
+// Trails kept it.
+type rechainCmd struct {
+	json bool
+}
+
+func (*rechainCmd) name() string  { return "rechain" }
+func (*rechainCmd) usage() string { return "[--json]" }
+func (*rechainCmd) synopsis() string {
+	return "give every turn stored before the hash chain its trails:digest, so that check can verify it (once, after an upgrade; re-runnable)"
+}
+func (*rechainCmd) example() string { return "trails-admin rechain" }
+func (c *rechainCmd) flags(fs *flag.FlagSet) {
+	fs.BoolVar(&c.json, "json", false, "print JSON")
+}
+
+func (c *rechainCmd) run(ctx context.Context, a *app, args []string) error {
+	if len(args) > 0 {
+		return usageErrorf("rechain takes no arguments; try: trails-admin rechain -h")
+	}
+	a.longRequests()
+	st, err := a.store(ctx)
+	if err != nil {
+		return err
+	}
+	p := a.progress("rechain")
+	stats, err := st.Rechain(ctx, func(done, total int) { p.update(done, total, "") })
+	p.finish()
+	if err != nil {
+		fmt.Fprintf(a.stderr, "stopped after %d of %s; run the same command again to finish\n", stats.Sessions+len(stats.Skipped), plural(stats.Total, "session"))
+		return err
+	}
+	skipped := slices.Sorted(maps.Keys(stats.Skipped))
+	if c.json {
+		type skip struct {
+			Session string `json:"session"`
+			Error   string `json:"error"`
+		}
+		out := struct {
+			Sessions int    `json:"sessions"`
+			Turns    int    `json:"turns"`
+			Skipped  []skip `json:"skipped"`
+		}{Sessions: stats.Sessions, Turns: stats.Turns, Skipped: []skip{}}
+		for _, id := range skipped {
+			out.Skipped = append(out.Skipped, skip{id, stats.Skipped[id].Error()})
+		}
+		return a.json(out)
+	}
+	if stats.Total == 0 {
+		fmt.Fprintln(a.stdout, "nothing to do: every stored turn has its digest")
+		return nil
+	}
+	fmt.Fprintf(a.stdout, "chained %s of %s\n", plural(stats.Turns, "turn"), plural(stats.Sessions, "session"))
+	for _, id := range skipped {
+		fmt.Fprintf(a.stdout, "skipped %s: %v\n", id, stats.Skipped[id])
+	}
+	if len(skipped) > 0 {
+		return fmt.Errorf("%d sessions could not be chained: their history does not load (see trails-admin check)", len(skipped))
+	}
+	return nil
+}
