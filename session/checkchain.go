@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"unicode/utf8"
 
+	"github.com/knakk/rdf"
 	"github.com/trails-kg/trails/kg"
 )
 
@@ -110,4 +111,38 @@ func (st *Store) checkChain(ctx context.Context) ([]Finding, error) {
 			Message: fmt.Sprintf("%s of %s %s no trails:digest (stored before the hash chain): run trails-admin rechain", count(unchained[id], "turn"), id, hasHave(unchained[id]))})
 	}
 	return out, nil
+}
+
+var qStoredDigests = query("stored-digests.rq")
+
+// sameDigests checks that each of turns (as loaded, their ID their IRI)
+// that has a stored trails:digest has the one chain gives it (chain[i] is
+// the digest of turns[i]), in one query: a turn edited in the store after
+// it was written is ErrCorrupt, naming it, so that no copy launders it. A
+// turn without a digest (stored before the hash chain) passes.
+func (st *Store) sameDigests(ctx context.Context, turns []Turn, chain []string) error {
+	if len(turns) == 0 {
+		return nil
+	}
+	rows := make([][]rdf.Term, len(turns))
+	want := make(map[string]int, len(turns))
+	for i, t := range turns {
+		rows[i] = []rdf.Term{kg.MustIRI(t.ID)}
+		want[t.ID] = i
+	}
+	q, err := kg.BindTables(qStoredDigests, nil, map[string]kg.Table{"turns": {Vars: []string{"t"}, Rows: rows}})
+	if err != nil {
+		return fmt.Errorf("stored-digests: %w", err)
+	}
+	res, err := st.c.Select(ctx, q)
+	if err != nil {
+		return err
+	}
+	for _, row := range res.Solutions {
+		i, ok := want[row.String("t")]
+		if ok && row.String("d") != chain[i] {
+			return fmt.Errorf("%w: turn %d (%s) does not match its trails:digest: it was changed after it was written (see trails-admin check)", ErrCorrupt, turns[i].Index, turns[i].ID)
+		}
+	}
+	return nil
 }

@@ -31,8 +31,10 @@ type DetachResult struct {
 //
 // It returns ErrInvalid for a bad id, the errors of Load (ErrNotFound,
 // ErrParentMissing: a fork whose prefix is gone cannot be detached),
-// ErrConflict when the fork changed while it was being detached, or a store
-// error wrapping the kg error.
+// ErrCorrupt when a turn of the prefix no longer matches its hash-chain
+// digest (it was edited in the store: a copy would hide that), ErrConflict
+// when the fork changed while it was being detached, or a store error
+// wrapping the kg error.
 func (st *Store) Detach(ctx context.Context, id string, opts ...ActionOption) error {
 	_, err := st.DetachReport(ctx, id, opts...)
 	return err
@@ -93,9 +95,12 @@ func (st *Store) detach(ctx context.Context, id string, opts []ActionOption) (De
 	if err != nil {
 		return DetachResult{}, err
 	}
+	chain := chainDigests("", s.Turns[:s.ForkedAt]) // a copy keeps its place in the chain
+	if err := st.sameDigests(ctx, s.Turns[:s.ForkedAt], chain); err != nil { // checkchain.go
+		return DetachResult{}, err
+	}
 	var d kg.Data
 	act := kg.MustIRI(ontology.ActivityIRI("detach", uuid.Must(uuid.NewV7()).String()))
-	chain := chainDigests("", s.Turns[:s.ForkedAt]) // a copy keeps its place in the chain
 	for i, t := range s.Turns[:s.ForkedAt] {
 		copyIRI := addTurn(&d, g, t, chain[i])
 		d.Add(g, copyIRI, iri(ontology.CopiedFrom), kg.MustIRI(t.ID)) // Load read it: after a rewind, not always TurnIRI(owner, index)

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/knakk/rdf"
 	"github.com/trails-kg/trails/internal/fusekitest"
 	"github.com/trails-kg/trails/kg"
 	"github.com/trails-kg/trails/ontology"
@@ -128,7 +129,6 @@ func TestForkOfLegacyParent(t *testing.T) {
 // in the store under an unchanged digest, and only that turn.
 func TestCheckFindsEditedTurn(t *testing.T) {
 	st, c := emptyStore(t)
-	ctx := context.Background()
 	p := persisted(t, st, "edited", 5)
 	f := mustFork(t, p, 3)
 	appendN(f, 2, "fork")
@@ -142,22 +142,14 @@ func TestCheckFindsEditedTurn(t *testing.T) {
 		name string
 		turn string // IRI of the turn to edit
 		pred string
-		old  string // of the literal
 		new  string
 	}{
-		{"content of a root's turn", p.Turns[1].ID, ontology.Content, p.Turns[1].Content, "forged"},
-		{"role of a fork's first own turn", f.Turns[3].ID, ontology.Role, f.Turns[3].Role, "system"},
+		{"content of a root's turn", p.Turns[1].ID, ontology.Content, "forged"},
+		{"role of a fork's first own turn", f.Turns[3].ID, ontology.Role, "system"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			u, err := kg.Bind(`DELETE { GRAPH ?g { $t $p $old } } INSERT { GRAPH ?g { $t $p $new } } WHERE { GRAPH ?g { $t $p $old } }`,
-				kg.Params{"t": kg.MustIRI(tc.turn), "p": kg.MustIRI(tc.pred), "old": kg.String(tc.old), "new": kg.String(tc.new)})
-			if err != nil {
-				t.Fatal(err)
-			}
-			if err := c.Update(ctx, u); err != nil {
-				t.Fatal(err)
-			}
+			tamper(t, c, tc.turn, tc.pred, kg.String(tc.new))
 			var got []string
 			for _, x := range findings(t, st) {
 				if x.Rule == session.RuleChain {
@@ -166,12 +158,6 @@ func TestCheckFindsEditedTurn(t *testing.T) {
 			}
 			if len(got) != 1 || got[0] != tc.turn {
 				t.Fatalf("got chain findings for %v, want exactly %s", got, tc.turn)
-			}
-			// Put it back: the chain verifies again.
-			u, _ = kg.Bind(`DELETE { GRAPH ?g { $t $p $new } } INSERT { GRAPH ?g { $t $p $old } } WHERE { GRAPH ?g { $t $p $new } }`,
-				kg.Params{"t": kg.MustIRI(tc.turn), "p": kg.MustIRI(tc.pred), "old": kg.String(tc.old), "new": kg.String(tc.new)})
-			if err := c.Update(ctx, u); err != nil {
-				t.Fatal(err)
 			}
 		})
 	}
@@ -184,14 +170,7 @@ func TestAppendChecksChainHead(t *testing.T) {
 	st, _, c := newStore(t)
 	ctx := context.Background()
 	s := persisted(t, st, "head", 3)
-	u, err := kg.Bind(`DELETE { GRAPH ?g { $t <`+ontology.Digest+`> ?d } } INSERT { GRAPH ?g { $t <`+ontology.Digest+`> "sha256:0000000000000000000000000000000000000000000000000000000000000000" } } WHERE { GRAPH ?g { $t <`+ontology.Digest+`> ?d } }`,
-		kg.Params{"t": kg.MustIRI(s.Turns[2].ID)})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := c.Update(ctx, u); err != nil {
-		t.Fatal(err)
-	}
+	tamper(t, c, s.Turns[2].ID, ontology.Digest, kg.String("sha256:"+strings.Repeat("0", 64)))
 	appendN(s, 1, "more")
 	before := countQuads(t, c, "")
 	if err := st.Persist(ctx, s); !errors.Is(err, session.ErrConflict) {
@@ -300,4 +279,53 @@ func findings(tb testing.TB, st *session.Store) []session.Finding {
 		tb.Fatal(err)
 	}
 	return fs
+}
+
+// TestDetachRefusesEditedPrefix: Detach does not copy a turn edited in the
+// store after it was written (the copy would carry a digest that
+// verifies): ErrCorrupt, nothing written.
+func TestDetachRefusesEditedPrefix(t *testing.T) {
+	st, _, c := newStore(t)
+	ctx := context.Background()
+	p := persisted(t, st, "detach", 4)
+	f := mustFork(t, p, 3)
+	appendN(f, 1, "fork")
+	mustPersist(t, st, f)
+	tamper(t, c, p.Turns[1].ID, ontology.Content, kg.String("forged"))
+	before := countQuads(t, c, "")
+	if err := st.Detach(ctx, f.ID); !errors.Is(err, session.ErrCorrupt) {
+		t.Fatalf("got %v, want ErrCorrupt", err)
+	}
+	if after := countQuads(t, c, ""); after != before {
+		t.Fatalf("got %d quads, want %d", after, before)
+	}
+}
+
+// tamper replaces the value of predicate pred of turn in the store with
+// v, as a hand edit would, and puts the old value back when tb ends, so
+// that the binary's other tests find a sound dataset.
+func tamper(tb testing.TB, c *kg.Client, turn, pred string, v rdf.Term) {
+	tb.Helper()
+	ctx := context.Background()
+	q, err := kg.Bind(`SELECT ?g ?o WHERE { GRAPH ?g { $t $p ?o } }`, kg.Params{"t": kg.MustIRI(turn), "p": kg.MustIRI(pred)})
+	if err != nil {
+		tb.Fatal(err)
+	}
+	res, err := c.Query(ctx, q)
+	if err != nil || len(res.Solutions) != 1 {
+		tb.Fatalf("tamper: got %d values of %s, %v; want one", len(res.Solutions), pred, err)
+	}
+	g, old := res.Solutions[0]["g"], res.Solutions[0]["o"]
+	swap := func(from, to rdf.Term) {
+		u, err := kg.Bind(`DELETE DATA { GRAPH $g { $t $p $from } } ; INSERT DATA { GRAPH $g { $t $p $to } }`,
+			kg.Params{"g": g, "t": kg.MustIRI(turn), "p": kg.MustIRI(pred), "from": from, "to": to})
+		if err != nil {
+			tb.Fatal(err)
+		}
+		if err := c.Update(ctx, u); err != nil {
+			tb.Fatal(err)
+		}
+	}
+	swap(old, v)
+	tb.Cleanup(func() { swap(v, old) })
 }
