@@ -95,7 +95,7 @@ func (st *Store) detach(ctx context.Context, id string, opts []ActionOption) (De
 	if err != nil {
 		return DetachResult{}, err
 	}
-	chain := chainDigests("", s.Turns[:s.ForkedAt]) // a copy keeps its place in the chain
+	chain := chainDigests("", s.Turns[:s.ForkedAt])                          // a copy keeps its place in the chain
 	if err := st.sameDigests(ctx, s.Turns[:s.ForkedAt], chain); err != nil { // checkchain.go
 		return DetachResult{}, err
 	}
