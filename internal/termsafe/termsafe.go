@@ -82,16 +82,33 @@ func Lines(s string) []string {
 // MaxQuoted characters, the cut marked by "…(N bytes)" with N the length
 // of s.
 func Quote(s string) string {
-	end, n := 0, 0
-	for end < len(s) && n < MaxQuoted {
-		_, size := utf8.DecodeRuneInString(s[end:])
-		end += size
-		n++
-	}
-	if end == len(s) {
+	head, cut := prefix(s, MaxQuoted)
+	if !cut {
 		return strconv.Quote(s)
 	}
-	return fmt.Sprintf("%s…(%d bytes)", strconv.Quote(s[:end]), len(s))
+	return fmt.Sprintf("%s…(%d bytes)", strconv.Quote(head), len(s))
+}
+
+// Cut returns s escaped by String and cut to its first n characters, the
+// cut marked by "…(N bytes)" with N the length of s: for a message that
+// may hold a long value and must stay readable.
+func Cut(s string, n int) string {
+	head, cut := prefix(s, n)
+	if !cut {
+		return String(s)
+	}
+	return fmt.Sprintf("%s…(%d bytes)", String(head), len(s))
+}
+
+// prefix returns the first n characters of s (a byte of invalid UTF-8
+// counts as one) and whether that is less than s.
+func prefix(s string, n int) (string, bool) {
+	end := 0
+	for k := 0; end < len(s) && k < n; k++ {
+		_, size := utf8.DecodeRuneInString(s[end:])
+		end += size
+	}
+	return s[:end], end < len(s)
 }
 
 // clean reports whether s holds nothing String would change.

@@ -86,6 +86,27 @@ func TestQuote(t *testing.T) {
 	}
 }
 
+func TestCut(t *testing.T) {
+	tests := []struct {
+		name string
+		in   string
+		n    int
+		want string
+	}{
+		{"short", "tag experiment: not found", 80, "tag experiment: not found"},
+		{"escaped", "a\x1b[2J\n", 80, `a\x1b[2J\n`},
+		{"cut", "abcdef\x1b", 3, "abc…(7 bytes)"},
+		{"cut after an escape", "\x1bbcdef", 2, `\x1bb…(6 bytes)`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if got := termsafe.Cut(tt.in, tt.n); got != tt.want {
+				t.Errorf("got %q, want %q", got, tt.want)
+			}
+		})
+	}
+}
+
 // safe reports whether s is valid UTF-8 holding no Unsafe character but
 // those allowed.
 func safe(s string, allowed ...rune) bool {
@@ -100,7 +121,7 @@ func safe(s string, allowed ...rune) bool {
 	return true
 }
 
-// FuzzString checks, for any input, that String, Lines and Quote return
+// FuzzString checks, for any input, that String, Lines, Quote and Cut return
 // valid UTF-8 with nothing a terminal acts on (Lines keeps tabs), that
 // String changes nothing in safe text, that Lines gives one line per line
 // break, and that Quote keeps at most MaxQuoted characters of a prefix of
@@ -131,6 +152,9 @@ func FuzzString(f *testing.F) {
 		q := termsafe.Quote(s)
 		if !safe(q) {
 			t.Errorf("Quote(%q) = %q: not safe", s, q)
+		}
+		if c := termsafe.Cut(s, 10); !safe(c) {
+			t.Errorf("Cut(%q, 10) = %q: not safe", s, c)
 		}
 		quoted, _, _ := strings.Cut(q, "…(")
 		v, err := strconv.Unquote(quoted)
