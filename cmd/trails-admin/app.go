@@ -14,6 +14,7 @@ import (
 	"text/tabwriter"
 	"time"
 
+	"github.com/trails-kg/trails/internal/termsafe"
 	"github.com/trails-kg/trails/kg"
 	"github.com/trails-kg/trails/prov"
 	"github.com/trails-kg/trails/session"
@@ -150,15 +151,21 @@ func (a *app) json(v any) error {
 	return enc.Encode(v)
 }
 
-// run runs the command line and reports its error on stderr.
+// maxMessage is the most characters of an error message run prints: a
+// message echoing a long value that no one cut stays readable.
+const maxMessage = 2000
+
+// run runs the command line and reports its error on stderr, on one line,
+// escaped and cut (termsafe.Cut): the message may quote stored or given
+// values.
 func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	err := dispatch(ctx, args, stdout, stderr)
 	switch {
 	case err == nil, errors.Is(err, errFindings):
 	case errors.Is(err, context.Canceled):
-		fmt.Fprintf(stderr, "trails-admin: interrupted: %v\n", err)
+		fmt.Fprintf(stderr, "trails-admin: interrupted: %s\n", termsafe.Cut(err.Error(), maxMessage))
 	default:
-		fmt.Fprintf(stderr, "trails-admin: %v\n", err)
+		fmt.Fprintf(stderr, "trails-admin: %s\n", termsafe.Cut(err.Error(), maxMessage))
 	}
 	return err
 }
@@ -187,13 +194,13 @@ func dispatch(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 			if c := lookup(rest[0]); c != nil {
 				return writeCommandHelp(stdout, c, nil)
 			}
-			return usageErrorf("unknown command %q%s; try: trails-admin help", rest[0], suggest(rest[0]))
+			return usageErrorf("unknown command %s%s; try: trails-admin help", termsafe.Quote(rest[0]), suggest(rest[0]))
 		}
 		return writeHelp(stdout)
 	}
 	c := lookup(name)
 	if c == nil {
-		return usageErrorf("unknown command %q%s; try: trails-admin help", name, suggest(name))
+		return usageErrorf("unknown command %s%s; try: trails-admin help", termsafe.Quote(name), suggest(name))
 	}
 	fs := flag.NewFlagSet("trails-admin "+c.name(), flag.ContinueOnError)
 	fs.SetOutput(io.Discard)
