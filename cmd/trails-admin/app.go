@@ -89,6 +89,20 @@ func (c *connFlags) register(fs *flag.FlagSet) {
 	fs.IntVar(&c.maxChildren, "max-children", c.maxChildren, "the most forks a session may have; a fork beyond is refused (0: no limit)")
 }
 
+// check returns a usage error for values that parse but cannot be used
+// by command cmd: a negative --max-children, a --timeout that is not
+// positive (kg reads 0 as its default and a negative value as no bound,
+// neither of which the flag's help promises).
+func (c *connFlags) check(cmd string) error {
+	switch {
+	case c.maxChildren < 0:
+		return usageErrorf("%s: --max-children %d: want a whole number >= 0 (0: no limit); try: trails-admin %s -h", cmd, c.maxChildren, cmd)
+	case c.timeout <= 0:
+		return usageErrorf("%s: --timeout %v: want a duration > 0, such as 30s or 5m; try: trails-admin %s -h", cmd, c.timeout, cmd)
+	}
+	return nil
+}
+
 func envOr(k, def string) string {
 	if v := os.Getenv(k); v != "" {
 		return v
@@ -211,6 +225,9 @@ func dispatch(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 			return writeCommandHelp(stdout, c, fs)
 		}
 		return usageErrorf("%s: %s; try: trails-admin %s -h", c.name(), flagError(err), c.name())
+	}
+	if err := a.conn.check(c.name()); err != nil {
+		return err
 	}
 	for _, set := range []*flag.FlagSet{global, fs} {
 		set.Visit(func(f *flag.Flag) { a.timeoutSet = a.timeoutSet || f.Name == "timeout" })

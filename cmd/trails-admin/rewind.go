@@ -33,8 +33,8 @@ func (*rewindCmd) example() string {
 func (c *rewindCmd) flags(fs *flag.FlagSet) {
 	fs.Func("to", "keep the turns with index < `N`: the session's new length", func(v string) error {
 		n, err := strconv.Atoi(v)
-		if err != nil {
-			return fmt.Errorf("want a whole number")
+		if err != nil || n < 0 {
+			return fmt.Errorf("want a whole number >= 0")
 		}
 		c.to, c.toSet = n, true
 		return nil
