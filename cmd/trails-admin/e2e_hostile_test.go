@@ -118,7 +118,9 @@ func TestHostileText(t *testing.T) {
 	golden(t, "hostile", []string{h.c.Endpoint()}, "sessions whose every field tries to act on the terminal", runs...)
 	long := r.mustRun(t, 2, "tag", h.root, strings.Repeat("x", 100<<10))
 	longAnchor := r.mustRun(t, 2, "anchor", h.root, strings.Repeat("\x1b", 100<<10))
-	runs = append(runs, long, longAnchor)
+	longParam := r.mustRun(t, 2, "audit", "forks-by-principal", "--param", "principal=agent-7",
+		"--param", "from="+strings.Repeat("\u202e", 100<<10/3)+"x", "--param", "to=2026-03-02")
+	runs = append(runs, long, longAnchor, longParam)
 
 	for _, res := range runs {
 		for _, out := range []string{res.stdout, res.stderr} {
@@ -130,7 +132,7 @@ func TestHostileText(t *testing.T) {
 			}
 		}
 	}
-	for _, res := range []result{long, longAnchor} {
+	for _, res := range []result{long, longAnchor, longParam} {
 		if len(res.stderr) > 1024 || !strings.Contains(res.stderr, "…(102400 bytes)") {
 			t.Errorf("trails-admin %s …: got stderr of %d bytes, want the value cut to %d characters and its length:\n%s",
 				res.args[0], len(res.stderr), termsafe.MaxQuoted, termsafe.Cut(res.stderr, 1000))
