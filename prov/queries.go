@@ -11,6 +11,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/knakk/rdf"
+	"github.com/trails-kg/trails/internal/termsafe"
 	"github.com/trails-kg/trails/kg"
 	"github.com/trails-kg/trails/ontology"
 )
@@ -61,7 +62,7 @@ const (
 // k. It fails with ErrInvalid when v is not a value of that kind.
 func (k Kind) Term(v string) (rdf.Term, error) {
 	if !utf8.ValidString(v) {
-		return nil, fmt.Errorf("%w: %q is not valid UTF-8", ErrInvalid, v)
+		return nil, fmt.Errorf("%w: %s is not valid UTF-8", ErrInvalid, termsafe.Quote(v))
 	}
 	switch k {
 	case KindIRI:
@@ -87,7 +88,7 @@ func (k Kind) Term(v string) (rdf.Term, error) {
 	case KindInteger:
 		n, err := strconv.Atoi(v)
 		if err != nil {
-			return nil, fmt.Errorf("%w: %q is not an integer", ErrInvalid, v)
+			return nil, fmt.Errorf("%w: %s is not an integer", ErrInvalid, termsafe.Quote(v))
 		}
 		return kg.Int(n), nil
 	default:
@@ -103,14 +104,14 @@ func parseTime(v string) (time.Time, error) {
 	if t, err := time.Parse(time.DateOnly, v); err == nil {
 		return t, nil
 	}
-	return time.Time{}, fmt.Errorf("%w: %q is not a date-time (want e.g. 2026-03-01T10:00:00Z or 2026-03-01)", ErrInvalid, v)
+	return time.Time{}, fmt.Errorf("%w: %s is not a date-time (want e.g. 2026-03-01T10:00:00Z or 2026-03-01)", ErrInvalid, termsafe.Quote(v))
 }
 
 // sessionTerm returns the IRI of session id, failing with ErrInvalid for an
 // empty id or one that is not UTF-8.
 func sessionTerm(id string) (rdf.IRI, error) {
 	if id == "" || !utf8.ValidString(id) {
-		return rdf.IRI{}, fmt.Errorf("%w: session id %q is empty or not UTF-8", ErrInvalid, id)
+		return rdf.IRI{}, fmt.Errorf("%w: session id %s is empty or not UTF-8", ErrInvalid, termsafe.Quote(id))
 	}
 	return kg.MustIRI(ontology.SessionIRI(id)), nil // percent-encoded: always valid
 }

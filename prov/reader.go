@@ -10,6 +10,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/knakk/rdf"
+	"github.com/trails-kg/trails/internal/termsafe"
 	"github.com/trails-kg/trails/kg"
 	"github.com/trails-kg/trails/ontology"
 )
@@ -101,9 +102,9 @@ func (r *Reader) ForksOf(ctx context.Context, sessionID string) ([]ForkRecord, e
 func (r *Reader) ForksBy(ctx context.Context, principal string, from, to time.Time) ([]ForkRecord, error) {
 	switch {
 	case principal == "" || !utf8.ValidString(principal):
-		return nil, fmt.Errorf("forks by %q: %w: principal is empty or not UTF-8", principal, ErrInvalid)
+		return nil, fmt.Errorf("forks by %s: %w: principal is empty or not UTF-8", termsafe.Quote(principal), ErrInvalid)
 	case to.Before(from):
-		return nil, fmt.Errorf("forks by %s: %w: window ends (%v) before it starts (%v)", principal, ErrInvalid, to, from)
+		return nil, fmt.Errorf("forks by %s: %w: window ends (%v) before it starts (%v)", termsafe.Quote(principal), ErrInvalid, to, from)
 	}
 	res, err := r.query(ctx, "forks-by-principal", kg.Params{
 		"principal": kg.String(principal), "from": kg.DateTime(from), "to": kg.DateTime(to),

@@ -11,6 +11,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/knakk/rdf"
+	"github.com/trails-kg/trails/internal/termsafe"
 	"github.com/trails-kg/trails/kg"
 	"github.com/trails-kg/trails/ontology"
 )
@@ -57,15 +58,17 @@ func TurnID(sessionID string, i int) string {
 // is safe to retry: a retry that finds the anchor it wrote succeeds.
 //
 // It returns the anchor as stored. It returns ErrInvalid for a bad id, a
-// name that is empty, longer than 128 characters or holds white space or
-// control characters, or state that is not UTF-8 (nothing is sent);
+// name that is empty, longer than 128 characters or holds white space,
+// control characters (C0, DEL, C1) or bidi controls (U+202A–U+202E,
+// U+2066–U+2069, U+200E, U+200F, U+061C), or state that is not UTF-8
+// (nothing is sent);
 // ErrNotFound when the session is not stored (or not visible to a Store
 // scoped to a principal); ErrConflict when the session already has an
 // anchor of that name; or a store error wrapping the kg error.
 func (st *Store) Anchor(ctx context.Context, id, name string, state map[string]string) (Anchor, error) {
 	a, err := st.anchor(ctx, id, name, state)
 	if err != nil {
-		return Anchor{}, fmt.Errorf("anchor %s %q: %w", id, name, err)
+		return Anchor{}, fmt.Errorf("anchor %s %s: %w", shownID(id), termsafe.Quote(name), err)
 	}
 	return a, nil
 }
@@ -118,7 +121,7 @@ func (st *Store) anchor(ctx context.Context, id, name string, state map[string]s
 		return Anchor{}, ErrNotFound
 	}
 	if len(res.Solutions) > 1 {
-		return Anchor{}, fmt.Errorf("%w: %d anchors or descriptions named %q", ErrCorrupt, len(res.Solutions), name)
+		return Anchor{}, fmt.Errorf("%w: %d anchors or descriptions named %s", ErrCorrupt, len(res.Solutions), termsafe.Quote(name))
 	}
 	if _, ok := row["index"]; !ok {
 		return Anchor{}, fmt.Errorf("%w: the anchor was not written", ErrConflict)
@@ -129,7 +132,7 @@ func (st *Store) anchor(ctx context.Context, id, name string, state map[string]s
 	}
 	got.Name, got.Session = name, id
 	if !got.Created.Equal(created) || row.String("state") != js {
-		return Anchor{}, fmt.Errorf("%w: the session already has an anchor named %q, at %d", ErrConflict, name, got.Index)
+		return Anchor{}, fmt.Errorf("%w: the session already has an anchor named %s, at %d", ErrConflict, termsafe.Quote(name), got.Index)
 	}
 	return got, nil
 }
@@ -140,16 +143,19 @@ func anchorIRI(g rdf.IRI, name string) rdf.IRI {
 }
 
 // checkLabel returns ErrInvalid unless s is a valid anchor name or tag:
-// 1 to maxLabel characters of UTF-8, none of them white space or a control
-// character.
+// 1 to maxLabel characters of UTF-8, none of them white space, a control
+// character (C0, DEL, C1) or a bidi control (U+202A–U+202E, U+2066–U+2069,
+// U+200E, U+200F, U+061C: termsafe.Unsafe), so that a label prints on a
+// terminal as it reads and cannot reorder the text around it. The error
+// quotes s escaped and cut to termsafe.MaxQuoted characters.
 func checkLabel(what, s string) error {
 	n := utf8.RuneCountInString(s)
 	if s == "" || n > maxLabel || !utf8.ValidString(s) {
-		return fmt.Errorf("%w: %s %q must be 1 to %d characters of UTF-8", ErrInvalid, what, s, maxLabel)
+		return fmt.Errorf("%w: %s %s must be 1 to %d characters of UTF-8", ErrInvalid, what, termsafe.Quote(s), maxLabel)
 	}
 	for _, r := range s {
-		if unicode.IsSpace(r) || unicode.IsControl(r) {
-			return fmt.Errorf("%w: %s %q holds white space or a control character", ErrInvalid, what, s)
+		if unicode.IsSpace(r) || unicode.IsControl(r) || termsafe.Unsafe(r) {
+			return fmt.Errorf("%w: %s %s holds white space, a control character or a bidi control (%U)", ErrInvalid, what, termsafe.Quote(s), r)
 		}
 	}
 	return nil
@@ -163,7 +169,7 @@ func encodeState(state map[string]string) (string, error) {
 	}
 	for k, v := range state {
 		if k == "" || !utf8.ValidString(k) || !utf8.ValidString(v) {
-			return "", fmt.Errorf("%w: anchor state: keys must be non-empty UTF-8 and values UTF-8 (key %q)", ErrInvalid, k)
+			return "", fmt.Errorf("%w: anchor state: keys must be non-empty UTF-8 and values UTF-8 (key %s)", ErrInvalid, termsafe.Quote(k))
 		}
 	}
 	b, err := json.Marshal(state) // sorts the keys
@@ -179,11 +185,11 @@ func readAnchor(row kg.Solution, index, state, created string) (Anchor, error) {
 	var a Anchor
 	var err error
 	if a.Index, err = row.Int(index); err != nil || a.Index < 0 {
-		return Anchor{}, fmt.Errorf("%w: anchor index %q", ErrCorrupt, row.String(index))
+		return Anchor{}, fmt.Errorf("%w: anchor index %s", ErrCorrupt, termsafe.Quote(row.String(index)))
 	}
 	if js := row.String(state); js != "" {
 		if err := json.Unmarshal([]byte(js), &a.State); err != nil {
-			return Anchor{}, fmt.Errorf("%w: anchor state %q: %v", ErrCorrupt, js, err)
+			return Anchor{}, fmt.Errorf("%w: anchor state %s: %v", ErrCorrupt, termsafe.Quote(js), err)
 		}
 	}
 	if _, ok := row[created]; ok {

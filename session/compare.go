@@ -94,7 +94,7 @@ func (st *Store) compare(ctx context.Context, a, b string) (*Comparison, error) 
 			case errors.Is(err, ErrNotFound):
 				return nil, fmt.Errorf("%w: %s", ErrNotFound, id)
 			case errors.Is(err, ErrForkDepth):
-				return nil, fmt.Errorf("%s: %w", id, err)
+				return nil, fmt.Errorf("%s: %w", shownID(id), err)
 			}
 			return nil, err
 		}

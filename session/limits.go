@@ -3,6 +3,7 @@ package session
 import (
 	"fmt"
 
+	"github.com/trails-kg/trails/internal/termsafe"
 	"github.com/trails-kg/trails/kg"
 )
 
@@ -86,7 +87,7 @@ func (s *Session) checkKind() error {
 		}
 		return nil
 	}
-	return fmt.Errorf("%w: kind %q is none of %q, %q and %q", ErrInvalid, s.Kind, KindMain, KindBranch, KindWorker)
+	return fmt.Errorf("%w: kind %s is none of %q, %q and %q", ErrInvalid, termsafe.Quote(string(s.Kind)), KindMain, KindBranch, KindWorker)
 }
 
 // storedKind returns ErrCorrupt when the trails:kind stored for session iri
@@ -96,7 +97,7 @@ func storedKind(iri, kind string) error {
 	case "", KindMain, KindBranch, KindWorker:
 		return nil
 	}
-	return fmt.Errorf("%w: session %s: kind %q is none of %q, %q and %q", ErrCorrupt, idOf(iri), kind, KindMain, KindBranch, KindWorker)
+	return fmt.Errorf("%w: session %s: kind %s is none of %q, %q and %q", ErrCorrupt, idOf(iri), termsafe.Quote(kind), KindMain, KindBranch, KindWorker)
 }
 
 // sameKind checks that the stored kind of s (a row of state.rq) is the
@@ -109,7 +110,7 @@ func sameKind(s *Session, row kg.Solution) error {
 		s.Kind = stored
 	case stored:
 	default:
-		return fmt.Errorf("%w: stored kind %q, the caller's %q (a kind is fixed when the session is created)", ErrConflict, stored, s.Kind)
+		return fmt.Errorf("%w: stored kind %s, the caller's %s (a kind is fixed when the session is created)", ErrConflict, termsafe.Quote(string(stored)), termsafe.Quote(string(s.Kind)))
 	}
 	return nil
 }

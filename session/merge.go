@@ -11,6 +11,7 @@ import (
 
 	"github.com/google/uuid"
 	"github.com/knakk/rdf"
+	"github.com/trails-kg/trails/internal/termsafe"
 	"github.com/trails-kg/trails/kg"
 	"github.com/trails-kg/trails/ontology"
 	"github.com/trails-kg/trails/prov"
@@ -113,7 +114,7 @@ var (
 func (st *Store) Merge(ctx context.Context, childID string, r MergeResult) (Turn, error) {
 	t, err := st.merge(ctx, childID, r)
 	if err != nil {
-		return Turn{}, fmt.Errorf("merge %s: %w", childID, err)
+		return Turn{}, fmt.Errorf("merge %s: %w", shownID(childID), err)
 	}
 	return t, nil
 }
@@ -220,7 +221,7 @@ func (st *Store) mergeTarget(ctx context.Context, j *mergeJob, round int) (*Sess
 		return nil, fmt.Errorf("parent %s: %w", j.parent, err)
 	}
 	if !st.visible(p.Principal) && !across {
-		return nil, fmt.Errorf("%w: parent %s belongs to %q and %s was not forked with AcrossPrincipals", ErrForbidden, j.parent, p.Principal, j.child)
+		return nil, fmt.Errorf("%w: parent %s belongs to %s and %s was not forked with AcrossPrincipals", ErrForbidden, j.parent, termsafe.Quote(p.Principal), j.child)
 	}
 	if !counted && round == 0 {
 		if err := up.Persist(ctx, p); err != nil { // writes the count and digest only
@@ -277,7 +278,7 @@ func (st *Store) mergeOnce(ctx context.Context, j *mergeJob, p *Session) (Turn, 
 // check validates r and returns its artifacts without duplicates.
 func (r MergeResult) check() ([]Artifact, error) {
 	if r.Status != MergeCompleted && r.Status != MergeFailed {
-		return nil, fmt.Errorf("%w: status %q is neither %q nor %q", ErrInvalid, r.Status, MergeCompleted, MergeFailed)
+		return nil, fmt.Errorf("%w: status %s is neither %q nor %q", ErrInvalid, termsafe.Quote(string(r.Status)), MergeCompleted, MergeFailed)
 	}
 	if !utf8.ValidString(r.Summary) {
 		return nil, fmt.Errorf("%w: the summary is not valid UTF-8", ErrInvalid)
@@ -323,7 +324,7 @@ func (r MergeResult) check() ([]Artifact, error) {
 func (st *Store) Merges(ctx context.Context, id string) ([]MergeRecord, error) {
 	recs, err := st.merges(ctx, id)
 	if err != nil {
-		return nil, fmt.Errorf("merges into %s: %w", id, err)
+		return nil, fmt.Errorf("merges into %s: %w", shownID(id), err)
 	}
 	return recs, nil
 }

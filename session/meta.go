@@ -8,6 +8,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/knakk/rdf"
+	"github.com/trails-kg/trails/internal/termsafe"
 	"github.com/trails-kg/trails/kg"
 	"github.com/trails-kg/trails/ontology"
 	"github.com/trails-kg/trails/prov"
@@ -120,7 +121,7 @@ func WithForkType(t ForkType) ForkOption {
 		switch t {
 		case ForkExplicit, ForkAutoEdit, ForkAutoRegenerate:
 		default:
-			f.fail(fmt.Errorf("%w: fork type %q: want %q, %q or %q", ErrInvalid, t, ForkExplicit, ForkAutoEdit, ForkAutoRegenerate))
+			f.fail(fmt.Errorf("%w: fork type %s: want %q, %q or %q", ErrInvalid, termsafe.Quote(string(t)), ForkExplicit, ForkAutoEdit, ForkAutoRegenerate))
 		}
 	}
 }
@@ -132,7 +133,7 @@ func WithCreatedBy(c Creator) ForkOption {
 		f := s.spec()
 		f.creator = c
 		if c != CreatedByUser && c != CreatedBySystem {
-			f.fail(fmt.Errorf("%w: created by %q: want %q or %q", ErrInvalid, c, CreatedByUser, CreatedBySystem))
+			f.fail(fmt.Errorf("%w: created by %s: want %q or %q", ErrInvalid, termsafe.Quote(string(c)), CreatedByUser, CreatedBySystem))
 		}
 	}
 }
@@ -166,7 +167,7 @@ func (f *forkSpec) position(parent *Session, at int) (int, error) {
 	case f.hasAnchor:
 		a, ok := parent.Anchors[f.anchor]
 		if !ok {
-			return 0, fmt.Errorf("%w: no anchor named %q in the session's history", ErrNotFound, f.anchor)
+			return 0, fmt.Errorf("%w: no anchor named %s in the session's history", ErrNotFound, termsafe.Quote(f.anchor))
 		}
 		owner := a.Session
 		if owner == "" {
@@ -178,13 +179,13 @@ func (f *forkSpec) position(parent *Session, at int) (int, error) {
 		for _, t := range parent.Turns {
 			if t.ID == f.turn && t.ID != "" {
 				if _, err := kg.IRI(t.ID); err != nil {
-					return 0, fmt.Errorf("%w: turn id %q: %v", ErrInvalid, t.ID, err)
+					return 0, fmt.Errorf("%w: turn id %s: %v", ErrInvalid, termsafe.Quote(t.ID), err)
 				}
 				f.turnIRI = t.ID
 				return t.Index, nil
 			}
 		}
-		return 0, fmt.Errorf("%w: no turn with id %q in the session's history", ErrNotFound, f.turn)
+		return 0, fmt.Errorf("%w: no turn with id %s in the session's history", ErrNotFound, termsafe.Quote(f.turn))
 	}
 	return at, nil
 }
@@ -232,12 +233,13 @@ var (
 // tag the session has changes nothing.
 //
 // It returns ErrInvalid for a bad id or a tag that is empty, longer than
-// 128 characters or holds white space or control characters (nothing is
-// sent), ErrNotFound when the session is not stored (or not visible to a
+// 128 characters or holds white space, control characters (C0, DEL, C1) or
+// bidi controls (U+202A–U+202E, U+2066–U+2069, U+200E, U+200F, U+061C),
+// which could make it print as another text (nothing is sent), ErrNotFound when the session is not stored (or not visible to a
 // Store scoped to a principal), or a store error wrapping the kg error.
 func (st *Store) Tag(ctx context.Context, id string, tags ...string) error {
 	if err := st.tag(ctx, uTag, id, tags); err != nil {
-		return fmt.Errorf("tag %s: %w", id, err)
+		return fmt.Errorf("tag %s: %w", shownID(id), err)
 	}
 	return nil
 }
@@ -248,7 +250,7 @@ func (st *Store) Tag(ctx context.Context, id string, tags ...string) error {
 // It returns the errors of Tag.
 func (st *Store) Untag(ctx context.Context, id string, tags ...string) error {
 	if err := st.tag(ctx, uUntag, id, tags); err != nil {
-		return fmt.Errorf("untag %s: %w", id, err)
+		return fmt.Errorf("untag %s: %w", shownID(id), err)
 	}
 	return nil
 }
@@ -330,7 +332,7 @@ func splitTags(s string) []string {
 func (st *Store) Ancestry(ctx context.Context, id string) ([]Info, error) {
 	infos, err := st.ancestry(ctx, id)
 	if err != nil {
-		return nil, fmt.Errorf("ancestry of %s: %w", id, err)
+		return nil, fmt.Errorf("ancestry of %s: %w", shownID(id), err)
 	}
 	return infos, nil
 }

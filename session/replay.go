@@ -35,7 +35,7 @@ func (st *Store) Replay(ctx context.Context, id string, opts ...ReplayOption) ([
 	}
 	s, _, err := st.load(ctx, id, cfg.upTo)
 	if err != nil {
-		return nil, fmt.Errorf("replay %s: %w", id, err)
+		return nil, fmt.Errorf("replay %s: %w", shownID(id), err)
 	}
 	return s.Turns, nil
 }

@@ -10,6 +10,7 @@ import (
 
 	"github.com/google/uuid"
 	"github.com/knakk/rdf"
+	"github.com/trails-kg/trails/internal/termsafe"
 	"github.com/trails-kg/trails/kg"
 	"github.com/trails-kg/trails/ontology"
 	"github.com/trails-kg/trails/prov"
@@ -101,7 +102,7 @@ type RewindRecord struct {
 func (st *Store) Rewind(ctx context.Context, id string, to int, opts ...RewindOption) (*Session, RewindResult, error) {
 	s, r, err := st.rewind(ctx, id, to, opts)
 	if err != nil {
-		return nil, RewindResult{}, fmt.Errorf("rewind %s to %d: %w", id, to, err)
+		return nil, RewindResult{}, fmt.Errorf("rewind %s to %d: %w", shownID(id), to, err)
 	}
 	return s, r, nil
 }
@@ -204,7 +205,7 @@ func (st *Store) rewindForks(ctx context.Context, s *Session, to int) ([]Info, e
 			continue
 		}
 		if !st.visible(c.Principal) {
-			return nil, fmt.Errorf("%w: fork %s of %s, forked beyond %d, belongs to %q and would be re-parented to the archive", ErrForbidden, c.ID, s.ID, to, c.Principal)
+			return nil, fmt.Errorf("%w: fork %s of %s, forked beyond %d, belongs to %s and would be re-parented to the archive", ErrForbidden, c.ID, s.ID, to, termsafe.Quote(c.Principal))
 		}
 		// Each session under c moves one level down: c from s.depth+1
 		// ancestors to s.depth+2, and so on below.
@@ -329,7 +330,7 @@ func (p *rewindPlan) result() (*Session, RewindResult, error) {
 func (st *Store) Rewinds(ctx context.Context, id string) ([]RewindRecord, error) {
 	recs, err := st.rewinds(ctx, id)
 	if err != nil {
-		return nil, fmt.Errorf("rewinds of %s: %w", id, err)
+		return nil, fmt.Errorf("rewinds of %s: %w", shownID(id), err)
 	}
 	return recs, nil
 }
@@ -372,7 +373,7 @@ func readRewindLink(row kg.Solution) (rewindLink, error) {
 	if _, ok := row["rewinds"]; ok {
 		n, err := row.Int("rewinds")
 		if err != nil || n < 0 || n > maxIndex {
-			return rewindLink{}, fmt.Errorf("%w: session %s: rewind count %q", ErrCorrupt, idOf(row.String("s")), row.String("rewinds"))
+			return rewindLink{}, fmt.Errorf("%w: session %s: rewind count %s", ErrCorrupt, idOf(row.String("s")), termsafe.Quote(row.String("rewinds")))
 		}
 		r.gen = n
 	}

@@ -22,6 +22,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/google/uuid"
+	"github.com/trails-kg/trails/internal/termsafe"
 )
 
 // MaxForkDepth is the longest parent chain (number of ancestors) a session
@@ -277,10 +278,14 @@ func newBranch() string {
 var branchRE = regexp.MustCompile(`^(main|fork-[0-9a-f]{8})$`)
 
 // checkID returns ErrInvalid unless id is a UUID in canonical form.
+// shownID returns session id as an error message shows it, escaped and
+// cut (termsafe.Cut): an id a caller gave may be anything.
+func shownID(id string) string { return termsafe.Cut(id, termsafe.MaxQuoted) }
+
 func checkID(id string) error {
 	u, err := uuid.Parse(id)
 	if err != nil || u.String() != id {
-		return fmt.Errorf("%w: session id %q is not a canonical UUID", ErrInvalid, id)
+		return fmt.Errorf("%w: session id %s is not a canonical UUID", ErrInvalid, termsafe.Quote(id))
 	}
 	return nil
 }
@@ -293,10 +298,10 @@ func (s *Session) validate(from int) error {
 		return err
 	}
 	if s.Principal == "" || !utf8.ValidString(s.Principal) || strings.ContainsAny(s.Principal, "\x00") {
-		return fmt.Errorf("%w: principal %q must be non-empty UTF-8", ErrInvalid, s.Principal)
+		return fmt.Errorf("%w: principal %s must be non-empty UTF-8", ErrInvalid, termsafe.Quote(s.Principal))
 	}
 	if !branchRE.MatchString(s.Branch) {
-		return fmt.Errorf("%w: branch %q is neither %q nor \"fork-\" and 8 hex digits", ErrInvalid, s.Branch, MainBranch)
+		return fmt.Errorf("%w: branch %s is neither %q nor \"fork-\" and 8 hex digits", ErrInvalid, termsafe.Quote(s.Branch), MainBranch)
 	}
 	if s.TTL < 0 {
 		return fmt.Errorf("%w: negative TTL %v", ErrInvalid, s.TTL)
@@ -332,7 +337,7 @@ func (s *Session) validate(from int) error {
 			continue // inherited (the ancestors' business) or stored already
 		}
 		if t.Role == "" || !utf8.ValidString(t.Role) {
-			return fmt.Errorf("%w: turn %d: role %q must be non-empty UTF-8", ErrInvalid, i, t.Role)
+			return fmt.Errorf("%w: turn %d: role %s must be non-empty UTF-8", ErrInvalid, i, termsafe.Quote(t.Role))
 		}
 		if !utf8.ValidString(t.Content) {
 			return fmt.Errorf("%w: turn %d: content is not valid UTF-8", ErrInvalid, i)
@@ -346,10 +351,10 @@ func (s *Session) validate(from int) error {
 		// Only a detached root holds turns of other branches (the copies of
 		// its former prefix); any other session writes under its own label.
 		if (s.ParentID != "" || s.Branch == MainBranch) && t.Branch != s.Branch {
-			return fmt.Errorf("%w: turn %d: branch %q, want the session's %q", ErrInvalid, i, t.Branch, s.Branch)
+			return fmt.Errorf("%w: turn %d: branch %s, want the session's %s", ErrInvalid, i, termsafe.Quote(t.Branch), termsafe.Quote(s.Branch))
 		}
 		if !branchRE.MatchString(t.Branch) {
-			return fmt.Errorf("%w: turn %d: branch %q is not a branch label", ErrInvalid, i, t.Branch)
+			return fmt.Errorf("%w: turn %d: branch %s is not a branch label", ErrInvalid, i, termsafe.Quote(t.Branch))
 		}
 	}
 	return nil

@@ -9,6 +9,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/knakk/rdf"
+	"github.com/trails-kg/trails/internal/termsafe"
 	"github.com/trails-kg/trails/kg"
 	"github.com/trails-kg/trails/ontology"
 	"github.com/trails-kg/trails/prov"
@@ -138,7 +139,7 @@ const expireBatch = 50
 func (st *Store) SetState(ctx context.Context, id string, to State, opts ...StateOption) (Transition, error) {
 	tr, err := st.setState(ctx, id, to, opts)
 	if err != nil {
-		return Transition{}, fmt.Errorf("set state %s to %s: %w", id, to, err)
+		return Transition{}, fmt.Errorf("set state %s to %s: %w", shownID(id), termsafe.Cut(string(to), termsafe.MaxQuoted), err)
 	}
 	return tr, nil
 }
@@ -152,7 +153,7 @@ func (st *Store) setState(ctx context.Context, id string, to State, opts []State
 		return Transition{}, err
 	}
 	if !to.valid() {
-		return Transition{}, fmt.Errorf("%w: unknown state %q (want one of %s)", ErrInvalid, to, stateList())
+		return Transition{}, fmt.Errorf("%w: unknown state %s (want one of %s)", ErrInvalid, termsafe.Quote(string(to)), stateList())
 	}
 	if !utf8.ValidString(cfg.reason) || !utf8.ValidString(cfg.by) {
 		return Transition{}, fmt.Errorf("%w: reason or principal is not valid UTF-8", ErrInvalid)
@@ -234,7 +235,7 @@ func ParseState(s string) (State, error) {
 	if st := State(s); st.valid() {
 		return st, nil
 	}
-	return "", fmt.Errorf("%w: unknown state %q (want one of %s)", ErrInvalid, s, stateList())
+	return "", fmt.Errorf("%w: unknown state %s (want one of %s)", ErrInvalid, termsafe.Quote(s), stateList())
 }
 
 // stateApplied returns which of the StateChange activities acts are
@@ -278,7 +279,7 @@ func (st *Store) stateApplied(ctx context.Context, acts []rdf.IRI) (map[string][
 // or a store error wrapping the kg error.
 func (st *Store) SetExpiry(ctx context.Context, id string, t time.Time) error {
 	if err := st.setExpiry(ctx, id, t); err != nil {
-		return fmt.Errorf("set expiry %s: %w", id, err)
+		return fmt.Errorf("set expiry %s: %w", shownID(id), err)
 	}
 	return nil
 }
@@ -496,7 +497,7 @@ func readLifecycle(row kg.Solution) (lifecycle, error) {
 	l := lifecycle{state: StateActive}
 	if v, ok := row.Literal("state"); ok {
 		if l.state = State(v); !l.state.valid() {
-			return lifecycle{}, fmt.Errorf("unknown state %q", v)
+			return lifecycle{}, fmt.Errorf("unknown state %s", termsafe.Quote(v))
 		}
 	}
 	if _, ok := row["expires"]; ok {

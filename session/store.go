@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/knakk/rdf"
+	"github.com/trails-kg/trails/internal/termsafe"
 	"github.com/trails-kg/trails/kg"
 	"github.com/trails-kg/trails/ontology"
 )
@@ -65,7 +66,7 @@ func (st *Store) visible(p string) bool { return st.scope == "" || p == st.scope
 // operator returns ErrForbidden for a scoped Store.
 func (st *Store) operator(op string) error {
 	if st.scope != "" {
-		return fmt.Errorf("%s: %w: a Store scoped to %q cannot run an operator's whole-dataset operation", op, ErrForbidden, st.scope)
+		return fmt.Errorf("%s: %w: a Store scoped to %s cannot run an operator's whole-dataset operation", op, ErrForbidden, termsafe.Quote(st.scope))
 	}
 	return nil
 }

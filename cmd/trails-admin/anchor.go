@@ -9,6 +9,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/trails-kg/trails/internal/termsafe"
 	"github.com/trails-kg/trails/session"
 )
 
@@ -30,7 +31,7 @@ func (c *anchorCmd) flags(fs *flag.FlagSet) {
 	fs.Func("state", "record `KEY=VALUE` with the anchor (repeatable)", func(v string) error {
 		k, val, ok := strings.Cut(v, "=")
 		if !ok || k == "" {
-			return fmt.Errorf("want KEY=VALUE, got %q", v)
+			return fmt.Errorf("want KEY=VALUE, got %s", termsafe.Quote(v))
 		}
 		c.state[k] = val
 		return nil
@@ -70,7 +71,7 @@ func (c *anchorCmd) run(ctx context.Context, a *app, args []string) error {
 	if c.json {
 		return a.json(toAnchorJSON(an))
 	}
-	fmt.Fprintf(a.stdout, "anchored %s in %s at %d (a fork at it inherits %s)\n", an.Name, an.Session, an.Index, plural(an.Index, "turn"))
+	fmt.Fprintf(a.stdout, "anchored %s in %s at %d (a fork at it inherits %s)\n", termsafe.String(an.Name), termsafe.String(an.Session), an.Index, plural(an.Index, "turn"))
 	return nil
 }
 
@@ -85,19 +86,19 @@ func toAnchorsJSON(m map[string]session.Anchor) []anchorJSON {
 }
 
 // writeTagsAndAnchors prints the tags of a session and the anchors of its
-// history, one line each, for show; nothing when it has none.
+// history, one line each, escaped, for show; nothing when it has none.
 func (a *app) writeTagsAndAnchors(info session.Info, s *session.Session) {
 	if len(info.Tags) > 0 {
-		fmt.Fprintf(a.stdout, "tags      %s\n", strings.Join(info.Tags, ", "))
+		fmt.Fprintf(a.stdout, "tags      %s\n", termsafe.String(strings.Join(info.Tags, ", ")))
 	}
 	for _, an := range toAnchorsJSON(s.Anchors) {
-		fmt.Fprintf(a.stdout, "anchor    %s at %d", an.Name, an.Index)
+		fmt.Fprintf(a.stdout, "anchor    %s at %d", termsafe.String(an.Name), an.Index)
 		if an.Session != s.ID {
-			fmt.Fprintf(a.stdout, ", named by %s", an.Session)
+			fmt.Fprintf(a.stdout, ", named by %s", termsafe.String(an.Session))
 		}
 		if len(an.State) > 0 {
 			b, _ := json.Marshal(an.State) // keys sorted
-			fmt.Fprintf(a.stdout, " %s", b)
+			fmt.Fprintf(a.stdout, " %s", termsafe.String(string(b)))
 		}
 		fmt.Fprintln(a.stdout)
 	}

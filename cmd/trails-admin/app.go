@@ -14,6 +14,7 @@ import (
 	"text/tabwriter"
 	"time"
 
+	"github.com/trails-kg/trails/internal/termsafe"
 	"github.com/trails-kg/trails/kg"
 	"github.com/trails-kg/trails/prov"
 	"github.com/trails-kg/trails/session"
@@ -88,6 +89,20 @@ func (c *connFlags) register(fs *flag.FlagSet) {
 	fs.IntVar(&c.maxChildren, "max-children", c.maxChildren, "the most forks a session may have; a fork beyond is refused (0: no limit)")
 }
 
+// check returns a usage error for values that parse but cannot be used
+// by command cmd: a negative --max-children, a --timeout that is not
+// positive (kg reads 0 as its default and a negative value as no bound,
+// neither of which the flag's help promises).
+func (c *connFlags) check(cmd string) error {
+	switch {
+	case c.maxChildren < 0:
+		return usageErrorf("%s: --max-children %d: want a whole number >= 0 (0: no limit); try: trails-admin %s -h", cmd, c.maxChildren, cmd)
+	case c.timeout <= 0:
+		return usageErrorf("%s: --timeout %v: want a duration > 0, such as 30s or 5m; try: trails-admin %s -h", cmd, c.timeout, cmd)
+	}
+	return nil
+}
+
 func envOr(k, def string) string {
 	if v := os.Getenv(k); v != "" {
 		return v
@@ -150,15 +165,21 @@ func (a *app) json(v any) error {
 	return enc.Encode(v)
 }
 
-// run runs the command line and reports its error on stderr.
+// maxMessage is the most characters of an error message run prints: a
+// message echoing a long value that no one cut stays readable.
+const maxMessage = 2000
+
+// run runs the command line and reports its error on stderr, on one line,
+// escaped and cut (termsafe.Cut): the message may quote stored or given
+// values.
 func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	err := dispatch(ctx, args, stdout, stderr)
 	switch {
 	case err == nil, errors.Is(err, errFindings):
 	case errors.Is(err, context.Canceled):
-		fmt.Fprintf(stderr, "trails-admin: interrupted: %v\n", err)
+		fmt.Fprintf(stderr, "trails-admin: interrupted: %s\n", termsafe.Cut(err.Error(), maxMessage))
 	default:
-		fmt.Fprintf(stderr, "trails-admin: %v\n", err)
+		fmt.Fprintf(stderr, "trails-admin: %s\n", termsafe.Cut(err.Error(), maxMessage))
 	}
 	return err
 }
@@ -187,13 +208,13 @@ func dispatch(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 			if c := lookup(rest[0]); c != nil {
 				return writeCommandHelp(stdout, c, nil)
 			}
-			return usageErrorf("unknown command %q%s; try: trails-admin help", rest[0], suggest(rest[0]))
+			return usageErrorf("unknown command %s%s; try: trails-admin help", termsafe.Quote(rest[0]), suggest(rest[0]))
 		}
 		return writeHelp(stdout)
 	}
 	c := lookup(name)
 	if c == nil {
-		return usageErrorf("unknown command %q%s; try: trails-admin help", name, suggest(name))
+		return usageErrorf("unknown command %s%s; try: trails-admin help", termsafe.Quote(name), suggest(name))
 	}
 	fs := flag.NewFlagSet("trails-admin "+c.name(), flag.ContinueOnError)
 	fs.SetOutput(io.Discard)
@@ -204,6 +225,9 @@ func dispatch(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 			return writeCommandHelp(stdout, c, fs)
 		}
 		return usageErrorf("%s: %s; try: trails-admin %s -h", c.name(), flagError(err), c.name())
+	}
+	if err := a.conn.check(c.name()); err != nil {
+		return err
 	}
 	for _, set := range []*flag.FlagSet{global, fs} {
 		set.Visit(func(f *flag.Flag) { a.timeoutSet = a.timeoutSet || f.Name == "timeout" })

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/knakk/rdf"
+	"github.com/trails-kg/trails/internal/termsafe"
 	"github.com/trails-kg/trails/ontology"
 	"github.com/trails-kg/trails/prov"
 )
@@ -27,7 +28,7 @@ func (p *paramFlags) String() string { return "" }
 func (p *paramFlags) Set(v string) error {
 	k, val, ok := strings.Cut(v, "=")
 	if !ok || k == "" {
-		return fmt.Errorf("want name=value, got %q", v)
+		return fmt.Errorf("want name=value, got %s", termsafe.Quote(v))
 	}
 	if *p == nil {
 		*p = paramFlags{}
@@ -73,7 +74,7 @@ func (c *auditCmd) run(ctx context.Context, a *app, args []string) error {
 	}
 	q, ok := prov.Lookup(args[0])
 	if !ok {
-		return usageErrorf("audit: no query %q; try: trails-admin audit (lists them)", args[0])
+		return usageErrorf("audit: no query %s; try: trails-admin audit (lists them)", termsafe.Quote(args[0]))
 	}
 	var missing []string
 	for _, p := range q.Params {
@@ -92,7 +93,7 @@ func (c *auditCmd) run(ctx context.Context, a *app, args []string) error {
 		return err
 	}
 	if c.showQuery {
-		fmt.Fprintf(a.stderr, "%s\n", text)
+		fmt.Fprintf(a.stderr, "%s\n", strings.Join(termsafe.Lines(text), "\n"))
 	}
 	r, err := a.reader(ctx)
 	if err != nil {
@@ -147,13 +148,14 @@ func jsonValue(t rdf.Term) any {
 }
 
 // cell is a term in a table: Trails' own IRIs without their common base
-// (session/ID, activity/deletion/ID, ...), other values on one line.
+// (session/ID, activity/deletion/ID, ...), other values on one line; both
+// escaped (termsafe.String).
 func cell(t rdf.Term) string {
 	if t == nil {
 		return "-"
 	}
 	if iri, ok := t.(rdf.IRI); ok {
-		return strings.TrimPrefix(strings.TrimPrefix(iri.String(), ontology.SessionBase), idBase)
+		return termsafe.String(strings.TrimPrefix(strings.TrimPrefix(iri.String(), ontology.SessionBase), idBase))
 	}
 	if l, ok := t.(rdf.Literal); ok && l.DataType.String() == xsdDateTime {
 		// One width for every time, whatever its fraction of a second.
@@ -197,9 +199,10 @@ func (c *auditCmd) list(a *app) error {
 	return nil
 }
 
-// oneLine shortens a value for a table cell.
+// oneLine shortens a value for a table cell: line breaks shown as ⏎,
+// other control and bidi characters escaped, at most 60 characters.
 func oneLine(s string) string {
-	s = strings.ReplaceAll(s, "\n", "⏎")
+	s = termsafe.String(strings.ReplaceAll(s, "\n", "⏎"))
 	if r := []rune(s); len(r) > 60 {
 		return string(r[:59]) + "…"
 	}

@@ -5,6 +5,8 @@ import (
 	"flag"
 	"fmt"
 	"time"
+
+	"github.com/trails-kg/trails/internal/termsafe"
 )
 
 type checkCmd struct{ json bool }
@@ -62,7 +64,7 @@ func (c *checkCmd) run(ctx context.Context, a *app, args []string) error {
 			fmt.Fprintln(tw, "RULE\tRESOURCE\tFINDING")
 		}
 		for _, f := range findings {
-			fmt.Fprintf(tw, "%s\t%s\t%s\n", f.Rule, f.Resource, f.Message)
+			fmt.Fprintf(tw, "%s\t%s\t%s\n", termsafe.String(f.Rule), termsafe.String(f.Resource), termsafe.String(f.Message))
 		}
 		tw.Flush()
 	}

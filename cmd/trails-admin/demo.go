@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/trails-kg/trails/internal/termsafe"
 	"github.com/trails-kg/trails/prov"
 	"github.com/trails-kg/trails/session"
 )
@@ -195,6 +196,6 @@ func (c *demoCmd) run(ctx context.Context, a *app, args []string) error {
 	if err := tw.Flush(); err != nil {
 		return err
 	}
-	fmt.Fprintf(out, "\nNext: trails-admin sessions --principal %s · trails-admin tree --format dot | dot -Tpng > tree.png · trails-admin check\n", c.principal)
+	fmt.Fprintf(out, "\nNext: trails-admin sessions --principal %s · trails-admin tree --format dot | dot -Tpng > tree.png · trails-admin check\n", termsafe.String(c.principal))
 	return nil
 }

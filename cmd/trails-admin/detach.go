@@ -5,6 +5,7 @@ import (
 	"flag"
 	"fmt"
 
+	"github.com/trails-kg/trails/internal/termsafe"
 	"github.com/trails-kg/trails/session"
 )
 
@@ -70,16 +71,16 @@ func (c *detachCmd) run(ctx context.Context, a *app, args []string) error {
 		return a.json(detachJSON{Session: id, Parent: r.Parent, Copied: r.Copied, From: from, DryRun: c.dryRun})
 	}
 	if r.Parent == "" {
-		fmt.Fprintf(a.stdout, "%s is a root already: nothing to detach\n", id)
+		fmt.Fprintf(a.stdout, "%s is a root already: nothing to detach\n", termsafe.String(id))
 		return nil
 	}
 	verb := "copied"
 	if c.dryRun {
 		verb = "would copy"
 	}
-	fmt.Fprintf(a.stdout, "%s %s %s into %s and cut its link to %s:\n", prefix(c.dryRun), verb, plural(r.Copied, "inherited turn"), id, r.Parent)
+	fmt.Fprintf(a.stdout, "%s %s %s into %s and cut its link to %s:\n", prefix(c.dryRun), verb, plural(r.Copied, "inherited turn"), termsafe.String(id), termsafe.String(r.Parent))
 	for _, anc := range sortedKeys(r.From) {
-		fmt.Fprintf(a.stdout, "  %s from %s\n", plural(r.From[anc], "turn"), anc)
+		fmt.Fprintf(a.stdout, "  %s from %s\n", plural(r.From[anc], "turn"), termsafe.String(anc))
 	}
 	return nil
 }

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"unicode/utf8"
 
+	"github.com/trails-kg/trails/internal/termsafe"
 	"github.com/trails-kg/trails/session"
 )
 
@@ -60,7 +61,7 @@ func (c *diffCmd) run(ctx context.Context, a *app, args []string) error {
 		return a.json(diffJSON{A: args[0], B: args[1], Common: cmp.Common, Divergence: cmp.Divergence, Copied: cmp.Copied,
 			Shared: toTurnsJSON(cmp.Shared), ATail: toTurnsJSON(cmp.A), BTail: toTurnsJSON(cmp.B)})
 	}
-	writeDiff(a.stdout, args[0], args[1], cmp, c.blocks)
+	writeDiff(a.stdout, termsafe.String(args[0]), termsafe.String(args[1]), cmp, c.blocks)
 	return nil
 }
 
@@ -84,7 +85,7 @@ func writeDiff(w io.Writer, a, b string, cmp *session.Comparison, blocks bool) {
 	la, lb := cmp.Divergence+len(cmp.A), cmp.Divergence+len(cmp.B)
 	fmt.Fprintf(w, diffLabel, "a", a+"  "+plural(la, "turn"))
 	fmt.Fprintf(w, diffLabel, "b", b+"  "+plural(lb, "turn"))
-	common := cmp.Common
+	common := termsafe.String(cmp.Common)
 	switch {
 	case common == "" && cmp.Copied > 0:
 		common = "none: different roots since a detach"
@@ -185,9 +186,9 @@ func turnRange(turns []session.Turn, from int) string {
 }
 
 // turnLines is a turn as lines of at most width characters: a heading
-// "[index] role branch", then its content, wrapped.
+// "[index] role branch", then its content, wrapped; every field escaped.
 func turnLines(t session.Turn, width int) []string {
-	return append([]string{fmt.Sprintf("[%d] %s %s", t.Index, t.Role, t.Branch)}, wrap(t.Content, width)...)
+	return append([]string{fmt.Sprintf("[%d] %s %s", t.Index, termsafe.String(t.Role), termsafe.String(t.Branch))}, wrap(t.Content, width)...)
 }
 
 // cells returns the lines of each turn (turnLines), each prefixed with
@@ -203,12 +204,13 @@ func cells(marker string, turns []session.Turn, width int) [][]string {
 }
 
 // wrap breaks s into lines of at most width characters, at spaces where it
-// can; line breaks in s are kept, tabs become spaces. Width counts runes,
-// so wide (East Asian) characters make a line look longer than it is.
+// can; line breaks in s are kept, tabs become spaces, and the other
+// control and bidi characters are escaped (termsafe.Lines) before the
+// lines are measured. Width counts runes, so wide (East Asian) characters
+// make a line look longer than it is.
 func wrap(s string, width int) []string {
-	s = strings.ReplaceAll(strings.ReplaceAll(s, "\r\n", "\n"), "\t", "    ")
 	var out []string
-	for _, para := range strings.Split(s, "\n") {
+	for _, para := range termsafe.Lines(strings.ReplaceAll(s, "\t", "    ")) {
 		var line []rune
 		for k, word := range strings.Split(para, " ") {
 			w := []rune(word)

@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/trails-kg/trails/internal/fusekitest"
+	"github.com/trails-kg/trails/internal/termsafe"
 )
 
 // The harness of the end-to-end tests: the binary, a runner for it, golden
@@ -139,8 +140,14 @@ func section(b *strings.Builder, name, text string) {
 	}
 }
 
-// quoteArg quotes a command-line argument as a shell would need it.
+// quoteArg quotes a command-line argument as a shell would need it; one
+// holding characters a terminal acts on (other than line breaks and tabs)
+// is written in bash's $'…' quotes, escaped, so that the golden file holds
+// none.
 func quoteArg(a string) string {
+	if strings.Join(termsafe.Lines(a), "\n") != a {
+		return "$'" + termsafe.String(strings.NewReplacer(`\`, `\\`, `'`, `\'`).Replace(a)) + "'"
+	}
 	if a != "" && !strings.ContainsAny(a, " \t\n'\"\\$|&;<>()*?[]#~`") {
 		return a
 	}

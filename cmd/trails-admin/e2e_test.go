@@ -96,6 +96,13 @@ func TestUsage(t *testing.T) {
 		{"audit-bad-param", []string{"audit", "forks-by-principal", "--param", "principal=agent-7",
 			"--param", "from=yesterday", "--param", "to=2026-03-02"}, 2},
 		{"audit-param-syntax", []string{"audit", "lineage", "--param", "session"}, 2},
+		{"max-children-negative", []string{"--max-children", "-1", "fork", anID, "--at", "1"}, 2},
+		{"max-children-negative-after", []string{"sessions", "--max-children", "-1"}, 2},
+		{"timeout-zero", []string{"sessions", "--timeout", "0s"}, 2},
+		{"timeout-negative", []string{"--timeout", "-1s", "sessions"}, 2},
+		{"rewind-to-negative", []string{"rewind", anID, "--to", "-1"}, 2},
+		{"replay-up-to-negative", []string{"replay", anID, "--up-to", "-1"}, 2},
+		{"fork-at-negative", []string{"fork", anID, "--at", "-1"}, 2},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

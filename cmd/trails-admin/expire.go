@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/trails-kg/trails/internal/termsafe"
 	"github.com/trails-kg/trails/session"
 )
 
@@ -39,7 +40,7 @@ func (c *expireCmd) run(ctx context.Context, a *app, args []string) error {
 	if c.now != "" {
 		t, err := time.Parse(time.RFC3339Nano, c.now)
 		if err != nil {
-			return usageErrorf("expire: --now %q is not an RFC 3339 time (e.g. 2026-03-02T10:00:00Z); try: trails-admin expire -h", c.now)
+			return usageErrorf("expire: --now %s is not an RFC 3339 time (e.g. 2026-03-02T10:00:00Z); try: trails-admin expire -h", termsafe.Quote(c.now))
 		}
 		now = t
 	}
@@ -95,7 +96,7 @@ func (c *expireCmd) report(a *app, now time.Time, due []string, n int, dryRun bo
 	}
 	if dryRun {
 		for _, id := range due {
-			fmt.Fprintf(a.stdout, "would expire %s\n", id)
+			fmt.Fprintf(a.stdout, "would expire %s\n", termsafe.String(id))
 		}
 		fmt.Fprintf(a.stdout, "would expire %s at %s\n", plural(n, "session"), now.UTC().Format(time.RFC3339Nano))
 		return nil

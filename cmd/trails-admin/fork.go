@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/trails-kg/trails/internal/termsafe"
 	"github.com/trails-kg/trails/ontology"
 	"github.com/trails-kg/trails/prov"
 	"github.com/trails-kg/trails/session"
@@ -151,16 +152,16 @@ func (a *app) writeForkRecord(rec *forkRecJSON) {
 	if rec == nil || *rec == (forkRecJSON{Type: prov.DefaultForkType, CreatedBy: prov.DefaultCreatedBy}) {
 		return
 	}
-	how := fmt.Sprintf("%s, created by %s", rec.Type, rec.CreatedBy)
+	how := fmt.Sprintf("%s, created by %s", termsafe.String(rec.Type), termsafe.String(rec.CreatedBy))
 	switch {
 	case rec.Anchor != "":
 		name := rec.Anchor[strings.LastIndex(rec.Anchor, ontology.AnchorPath)+len(ontology.AnchorPath):]
 		if n, err := url.PathUnescape(name); err == nil {
 			name = n
 		}
-		how += ", at anchor " + name
+		how += ", at anchor " + termsafe.String(name)
 	case rec.Turn != "":
-		how += ", before turn " + rec.Turn
+		how += ", before turn " + termsafe.String(rec.Turn)
 	}
 	a.writeField("fork", how)
 	a.writeField("reason", rec.Reason)
@@ -169,12 +170,13 @@ func (a *app) writeForkRecord(rec *forkRecJSON) {
 }
 
 // writeField prints "label     value" for show, continuation lines
-// indented under the value; nothing for an empty value.
+// indented under the value, each escaped (termsafe.Lines); nothing for an
+// empty value.
 func (a *app) writeField(label, value string) {
 	if value == "" {
 		return
 	}
-	for i, l := range strings.Split(value, "\n") {
+	for i, l := range termsafe.Lines(value) {
 		if i > 0 {
 			label = ""
 		}

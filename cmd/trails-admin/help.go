@@ -21,12 +21,14 @@ Connection flags (before or after the command):
   --endpoint URL     Fuseki dataset URL (default $TRAILS_ENDPOINT, then http://127.0.0.1:3030/trails)
   --user U           HTTP basic auth user ($TRAILS_USER)
   --password P       HTTP basic auth password ($TRAILS_PASSWORD)
-  --timeout D        time limit of each request to the store (default 30s)
+  --timeout D        time limit of each request to the store, > 0 (default 30s)
   --max-children N   the most forks a session may have: fork refuses more
                      (default 8; 0: no limit)
 
 Output: data goes to stdout, aligned text or JSON with --json; diagnostics
 go to stderr. Long work shows progress on stderr when it is a terminal.
+Text output shows control and bidi characters of stored values as escapes
+(\x1b, \u202e); --json gives the exact text.
 
 Exit codes:
   0    ok

@@ -5,7 +5,9 @@ import (
 	"flag"
 	"fmt"
 	"slices"
+	"strconv"
 
+	"github.com/trails-kg/trails/internal/termsafe"
 	"github.com/trails-kg/trails/kg"
 	"github.com/trails-kg/trails/session"
 )
@@ -101,7 +103,7 @@ func (c *mergeCmd) run(ctx context.Context, a *app, args []string) error {
 			Artifacts: arts, Turn: turnJSON{ID: t.ID, Index: t.Index, Role: t.Role, Content: t.Content, Branch: t.Branch, Created: t.Created}})
 	}
 	fmt.Fprintf(a.stdout, "merged %s into %s as turn %d: %s, the fork's turns %d-%d, %s\n",
-		rec.Child, info.ParentID, t.Index, rec.Status, rec.First, rec.Last, plural(len(rec.Artifacts), "artifact"))
+		termsafe.String(rec.Child), termsafe.String(info.ParentID), t.Index, termsafe.String(string(rec.Status)), rec.First, rec.Last, plural(len(rec.Artifacts), "artifact"))
 	return nil
 }
 
@@ -129,15 +131,16 @@ func toMergesJSON(recs []session.MergeRecord) []mergeRecJSON {
 }
 
 // writeMerges prints the merge turns a session holds, one line each: the
-// turn, the fork's result and its artifacts.
+// turn, the fork's result and its artifacts (a text one quoted, with Go's
+// escapes).
 func (a *app) writeMerges(recs []session.MergeRecord) {
 	for _, r := range recs {
-		fmt.Fprintf(a.stdout, "merge     turn %d: %s, fork %s turns %d-%d", r.Index, r.Status, r.Child, r.First, r.Last)
+		fmt.Fprintf(a.stdout, "merge     turn %d: %s, fork %s turns %d-%d", r.Index, termsafe.String(string(r.Status)), termsafe.String(r.Child), r.First, r.Last)
 		for _, x := range r.Artifacts {
 			if x.IRI != "" {
-				fmt.Fprintf(a.stdout, ", <%s>", x.IRI)
+				fmt.Fprintf(a.stdout, ", <%s>", termsafe.String(x.IRI))
 			} else {
-				fmt.Fprintf(a.stdout, ", %q", x.Text)
+				fmt.Fprintf(a.stdout, ", %s", strconv.Quote(x.Text)) // escapes every control and bidi character
 			}
 		}
 		fmt.Fprintln(a.stdout)

@@ -4,6 +4,8 @@ import (
 	"context"
 	"flag"
 	"fmt"
+
+	"github.com/trails-kg/trails/internal/termsafe"
 )
 
 type orphansCmd struct{ json bool }
@@ -53,7 +55,7 @@ func (c *orphansCmd) run(ctx context.Context, a *app, args []string) error {
 			if o.Deletion != "" {
 				del = o.Deletion
 			}
-			fmt.Fprintf(tw, "%s\t%s\t%s\n", o.Session, o.Missing, del)
+			fmt.Fprintf(tw, "%s\t%s\t%s\n", termsafe.String(o.Session), termsafe.String(o.Missing), termsafe.String(del))
 		}
 		tw.Flush()
 	}

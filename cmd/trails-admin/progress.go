@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"io"
 	"time"
+
+	"github.com/trails-kg/trails/internal/termsafe"
 )
 
 // progress shows how far long work has come, on one rewritten line of
@@ -26,7 +28,7 @@ func (p *progress) update(done, total int, what string) {
 		return
 	}
 	p.last = time.Now()
-	fmt.Fprintf(p.w, "\r\033[K%s %d/%d %s", p.label, done, total, what)
+	fmt.Fprintf(p.w, "\r\033[K%s %d/%d %s", p.label, done, total, termsafe.String(what))
 }
 
 // finish ends the progress line.

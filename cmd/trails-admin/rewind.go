@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/trails-kg/trails/internal/termsafe"
 	"github.com/trails-kg/trails/session"
 )
 
@@ -32,8 +33,8 @@ func (*rewindCmd) example() string {
 func (c *rewindCmd) flags(fs *flag.FlagSet) {
 	fs.Func("to", "keep the turns with index < `N`: the session's new length", func(v string) error {
 		n, err := strconv.Atoi(v)
-		if err != nil {
-			return fmt.Errorf("want a whole number")
+		if err != nil || n < 0 {
+			return fmt.Errorf("want a whole number >= 0")
 		}
 		c.to, c.toSet = n, true
 		return nil
@@ -80,13 +81,14 @@ func (c *rewindCmd) run(ctx context.Context, a *app, args []string) error {
 		return a.json(rewindJSON{Session: id, Archive: r.Archive, To: r.To, Moved: r.Moved,
 			Anchors: nonNil(r.Anchors), Reparented: nonNil(r.Reparented)})
 	}
+	archive := termsafe.String(r.Archive)
 	fmt.Fprintf(a.stdout, "rewound %s to %s; archive %s holds the %s after them (trails-admin replay %s)\n",
-		id, plural(r.To, "turn"), r.Archive, plural(r.Moved, "abandoned turn"), r.Archive)
+		termsafe.String(id), plural(r.To, "turn"), archive, plural(r.Moved, "abandoned turn"), archive)
 	for _, name := range r.Anchors {
-		fmt.Fprintf(a.stdout, "  moved anchor %s to the archive\n", name)
+		fmt.Fprintf(a.stdout, "  moved anchor %s to the archive\n", termsafe.String(name))
 	}
 	for _, f := range r.Reparented {
-		fmt.Fprintf(a.stdout, "  re-parented fork %s to the archive\n", f)
+		fmt.Fprintf(a.stdout, "  re-parented fork %s to the archive\n", termsafe.String(f))
 	}
 	return nil
 }
@@ -138,7 +140,7 @@ func (c *rewindsCmd) run(ctx context.Context, a *app, args []string) error {
 		return a.json(out)
 	}
 	if len(recs) == 0 {
-		fmt.Fprintf(a.stdout, "%s was never rewound\n", args[0])
+		fmt.Fprintf(a.stdout, "%s was never rewound\n", termsafe.String(args[0]))
 		return nil
 	}
 	tw := a.table()
@@ -148,7 +150,8 @@ func (c *rewindsCmd) run(ctx context.Context, a *app, args []string) error {
 		if kids == "" {
 			kids = "-"
 		}
-		fmt.Fprintf(tw, "%s\t%d\t%s\t%s\t%s\t%s\n", r.Archive, r.To, r.Principal, r.Time.Format(time.RFC3339), kids, r.Reason)
+		fmt.Fprintf(tw, "%s\t%d\t%s\t%s\t%s\t%s\n", termsafe.String(r.Archive), r.To, termsafe.String(r.Principal), r.Time.Format(time.RFC3339),
+			termsafe.String(kids), termsafe.String(r.Reason))
 	}
 	return tw.Flush()
 }

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/trails-kg/trails/internal/termsafe"
 	"github.com/trails-kg/trails/session"
 )
 
@@ -104,14 +105,14 @@ func (c *sessionsCmd) run(ctx context.Context, a *app, args []string) error {
 		if in.ParentID != "" {
 			parent, fork = in.ParentID, fmt.Sprint(in.ForkedAt)
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%d\t%d\t%s", in.ID, in.Principal, parent, fork, in.Branch, in.Kind,
-			in.OwnTurns, in.Turns, in.Created.Format(time.RFC3339))
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%d\t%d\t%s", termsafe.String(in.ID), termsafe.String(in.Principal), termsafe.String(parent), fork,
+			termsafe.String(in.Branch), termsafe.String(string(in.Kind)), in.OwnTurns, in.Turns, in.Created.Format(time.RFC3339))
 		if tagged {
 			tags := "-"
 			if len(in.Tags) > 0 {
 				tags = strings.Join(in.Tags, ",")
 			}
-			fmt.Fprintf(tw, "\t%s", tags)
+			fmt.Fprintf(tw, "\t%s", termsafe.String(tags))
 		}
 		fmt.Fprintln(tw)
 	}

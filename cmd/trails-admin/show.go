@@ -5,9 +5,9 @@ import (
 	"flag"
 	"fmt"
 	"strconv"
-	"strings"
 	"time"
 
+	"github.com/trails-kg/trails/internal/termsafe"
 	"github.com/trails-kg/trails/session"
 )
 
@@ -128,9 +128,10 @@ func (c *showCmd) run(ctx context.Context, a *app, args []string) error {
 			Turns   []turnJSON     `json:"turns"`
 		}{toInfoJSON(info), rec, toAnchorsJSON(s.Anchors), toMergesJSON(merges), toTurnsJSON(s.Turns)})
 	}
-	fmt.Fprintf(a.stdout, "session   %s\nprincipal %s\nbranch    %s\nkind      %s\n", info.ID, info.Principal, info.Branch, info.Kind)
+	fmt.Fprintf(a.stdout, "session   %s\nprincipal %s\nbranch    %s\nkind      %s\n",
+		termsafe.String(info.ID), termsafe.String(info.Principal), termsafe.String(info.Branch), termsafe.String(string(info.Kind)))
 	if info.ParentID != "" {
-		fmt.Fprintf(a.stdout, "parent    %s (forked at %d, %d ancestors)\n", info.ParentID, info.ForkedAt, s.Depth())
+		fmt.Fprintf(a.stdout, "parent    %s (forked at %d, %d ancestors)\n", termsafe.String(info.ParentID), info.ForkedAt, s.Depth())
 	}
 	a.writeForkRecord(rec)
 	fmt.Fprintf(a.stdout, "turns     %d (%d own)\ncreated   %s\n", info.Turns, info.OwnTurns, info.Created.Format(time.RFC3339))
@@ -140,12 +141,15 @@ func (c *showCmd) run(ctx context.Context, a *app, args []string) error {
 	return a.writeTurns(s.Turns)
 }
 
-// writeTurns prints turns one per line (continuation lines indented), with
-// index, branch and role.
+// writeTurns prints turns one per line, with index, branch and role, the
+// content's further lines indented under its first. Branch and role are
+// printed on one line, and every field escaped (termsafe), so that only a
+// turn starts a line with an index: stored text cannot forge a turn or
+// act on the terminal.
 func (a *app) writeTurns(turns []session.Turn) error {
 	for _, t := range turns {
-		lines := strings.Split(t.Content, "\n")
-		fmt.Fprintf(a.stdout, "%4d  %-13s  %-9s  %s\n", t.Index, t.Branch, t.Role, lines[0])
+		lines := termsafe.Lines(t.Content)
+		fmt.Fprintf(a.stdout, "%4d  %-13s  %-9s  %s\n", t.Index, termsafe.String(t.Branch), termsafe.String(t.Role), lines[0])
 		for _, l := range lines[1:] {
 			fmt.Fprintf(a.stdout, "%4s  %-13s  %-9s  %s\n", "", "", "", l)
 		}

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/trails-kg/trails/internal/termsafe"
 	"github.com/trails-kg/trails/session"
 )
 
@@ -64,7 +65,7 @@ func (c *stateCmd) run(ctx context.Context, a *app, args []string) error {
 	if len(args) == 2 {
 		var err error
 		if to, err = session.ParseState(args[1]); err != nil {
-			return usageErrorf("state: %q is not a state (want active, suspended, completed, failed or expired); try: trails-admin state -h", args[1])
+			return usageErrorf("state: %s is not a state (want active, suspended, completed, failed or expired); try: trails-admin state -h", termsafe.Quote(args[1]))
 		}
 	} else if c.reason != "" || c.by != "" {
 		return usageErrorf("state: --reason and --by go with a new STATE; try: trails-admin state -h")
@@ -73,7 +74,7 @@ func (c *stateCmd) run(ctx context.Context, a *app, args []string) error {
 	if c.expires != "" && c.expires != "never" {
 		t, err := time.Parse(time.RFC3339Nano, c.expires)
 		if err != nil {
-			return usageErrorf("state: --expires %q is not an RFC 3339 time (e.g. 2026-03-02T10:00:00Z) or \"never\"; try: trails-admin state -h", c.expires)
+			return usageErrorf("state: --expires %s is not an RFC 3339 time (e.g. 2026-03-02T10:00:00Z) or \"never\"; try: trails-admin state -h", termsafe.Quote(c.expires))
 		}
 		expires = t
 	}
@@ -118,16 +119,16 @@ func (c *stateCmd) run(ctx context.Context, a *app, args []string) error {
 	}
 	if tr != nil {
 		if !tr.Changed {
-			fmt.Fprintf(a.stdout, "%s is %s already: nothing changed\n", id, tr.To)
+			fmt.Fprintf(a.stdout, "%s is %s already: nothing changed\n", termsafe.String(id), termsafe.String(string(tr.To)))
 		} else {
-			fmt.Fprintf(a.stdout, "%s: %s -> %s\n", id, tr.From, tr.To)
+			fmt.Fprintf(a.stdout, "%s: %s -> %s\n", termsafe.String(id), termsafe.String(string(tr.From)), termsafe.String(string(tr.To)))
 		}
 		if len(tr.Flagged) > 0 {
-			fmt.Fprintf(a.stdout, "flagged %s for cancellation: %s\n", plural(len(tr.Flagged), "descendant"), strings.Join(tr.Flagged, ", "))
+			fmt.Fprintf(a.stdout, "flagged %s for cancellation: %s\n", plural(len(tr.Flagged), "descendant"), termsafe.String(strings.Join(tr.Flagged, ", ")))
 		}
 	}
 	tw := a.table()
-	fmt.Fprintf(tw, "state\t%s\n", in.State)
+	fmt.Fprintf(tw, "state\t%s\n", termsafe.String(string(in.State)))
 	exp := "never"
 	if !in.ExpiresAt.IsZero() {
 		exp = in.ExpiresAt.Format(time.RFC3339Nano)

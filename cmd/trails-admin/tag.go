@@ -5,6 +5,8 @@ import (
 	"flag"
 	"fmt"
 	"strings"
+
+	"github.com/trails-kg/trails/internal/termsafe"
 )
 
 // tagCmd is "tag" and, with remove set, "untag".
@@ -65,9 +67,9 @@ func (c *tagCmd) run(ctx context.Context, a *app, args []string) error {
 		}{id, info.Tags})
 	}
 	if len(info.Tags) == 0 {
-		fmt.Fprintf(a.stdout, "%s has no tags\n", id)
+		fmt.Fprintf(a.stdout, "%s has no tags\n", termsafe.String(id))
 		return nil
 	}
-	fmt.Fprintf(a.stdout, "%s tags: %s\n", id, strings.Join(info.Tags, ", "))
+	fmt.Fprintf(a.stdout, "%s tags: %s\n", termsafe.String(id), termsafe.String(strings.Join(info.Tags, ", ")))
 	return nil
 }

@@ -7,6 +7,7 @@ import (
 	"io"
 	"strings"
 
+	"github.com/trails-kg/trails/internal/termsafe"
 	"github.com/trails-kg/trails/session"
 )
 
@@ -46,7 +47,7 @@ func (c *treeCmd) run(ctx context.Context, a *app, args []string) error {
 		"text": renderText, "dot": renderDot, "mermaid": renderMermaid,
 	}[c.format]
 	if !ok && c.format != "json" {
-		return usageErrorf("tree: unknown --format %q; want text, dot, mermaid or json; try: trails-admin tree -h", c.format)
+		return usageErrorf("tree: unknown --format %s; want text, dot, mermaid or json; try: trails-admin tree -h", termsafe.Quote(c.format))
 	}
 	if len(args) > 1 {
 		return usageErrorf("tree takes at most one session id; try: trails-admin tree -h")
@@ -97,18 +98,19 @@ func renderText(w io.Writer, trees []*session.Node) error {
 				next = prefix + "    "
 			}
 		}
-		desc := fmt.Sprintf("%s  %s  %s  %s", n.ID, n.Branch, n.Principal, plural(n.Turns, "turn"))
+		id, label := termsafe.String(n.ID), termsafe.String(n.Branch)
+		desc := fmt.Sprintf("%s  %s  %s  %s", id, label, termsafe.String(n.Principal), plural(n.Turns, "turn"))
 		if n.ParentID != "" && !top {
-			desc = fmt.Sprintf("%s  %s  @%d  +%s (%d in all)", n.ID, n.Branch, n.ForkedAt, plural(n.OwnTurns, "turn"), n.Turns)
+			desc = fmt.Sprintf("%s  %s  @%d  +%s (%d in all)", id, label, n.ForkedAt, plural(n.OwnTurns, "turn"), n.Turns)
 		}
 		if n.Kind == session.KindWorker {
 			desc += "  worker"
 		}
 		if n.State != "" && n.State != session.StateActive {
-			desc += "  " + string(n.State)
+			desc += "  " + termsafe.String(string(n.State))
 		}
 		if n.ParentMissing {
-			desc += fmt.Sprintf("  ORPHAN: parent %s is missing", n.ParentID)
+			desc += fmt.Sprintf("  ORPHAN: parent %s is missing", termsafe.String(n.ParentID))
 		}
 		fmt.Fprintf(w, "%s%s%s\n", prefix, branch, desc)
 		for i, c := range n.Children {
@@ -136,7 +138,7 @@ func renderDot(w io.Writer, trees []*session.Node) error {
 			if n.ParentMissing {
 				fill = "#fde2e1"
 			}
-			label := fmt.Sprintf("%s\\n%s · %s\\n%s (%d own)", short(n.ID), n.Branch, n.Principal, plural(n.Turns, "turn"), n.OwnTurns)
+			lines := []string{short(n.ID), n.Branch + " · " + n.Principal, fmt.Sprintf("%s (%d own)", plural(n.Turns, "turn"), n.OwnTurns)}
 			var notes []string
 			if n.Kind == session.KindWorker {
 				notes = append(notes, "worker")
@@ -145,38 +147,75 @@ func renderDot(w io.Writer, trees []*session.Node) error {
 				notes = append(notes, string(n.State))
 			}
 			if len(notes) > 0 {
-				label += "\\n" + strings.Join(notes, " · ")
+				lines = append(lines, strings.Join(notes, " · "))
 			}
-			fmt.Fprintf(&b, "  %q [label=%q, fillcolor=%q];\n", n.ID, label, fill)
+			fmt.Fprintf(&b, "  %s [label=%s, fillcolor=%q];\n", dotString(n.ID), dotString(lines...), fill)
 			for _, c := range n.Children {
-				fmt.Fprintf(&b, "  %q -> %q [label=\"at %d\"];\n", n.ID, c.ID, c.ForkedAt)
+				fmt.Fprintf(&b, "  %s -> %s [label=\"at %d\"];\n", dotString(n.ID), dotString(c.ID), c.ForkedAt)
 			}
 			if n.ParentMissing {
-				fmt.Fprintf(&b, "  %q [label=%q, shape=box, style=dashed, fillcolor=white, color=\"#c0392b\"];\n", n.ParentID, "missing\\n"+short(n.ParentID))
-				fmt.Fprintf(&b, "  %q -> %q [label=\"at %d\", style=dashed, color=\"#c0392b\"];\n", n.ParentID, n.ID, n.ForkedAt)
+				fmt.Fprintf(&b, "  %s [label=%s, shape=box, style=dashed, fillcolor=white, color=\"#c0392b\"];\n", dotString(n.ParentID), dotString("missing", short(n.ParentID)))
+				fmt.Fprintf(&b, "  %s -> %s [label=\"at %d\", style=dashed, color=\"#c0392b\"];\n", dotString(n.ParentID), dotString(n.ID), n.ForkedAt)
 			}
 		})
 	}
 	b.WriteString("}\n")
-	_, err := io.WriteString(w, strings.ReplaceAll(b.String(), `\\n`, `\n`))
+	_, err := io.WriteString(w, b.String())
 	return err
+}
+
+// dotString returns lines as one quoted Graphviz string, the lines joined
+// by Graphviz's line break \n: each escaped (termsafe.String), then its
+// backslashes and quotes escaped, so that no value can end the string or
+// add a line break of its own.
+func dotString(lines ...string) string {
+	esc := strings.NewReplacer(`\`, `\\`, `"`, `\"`)
+	out := make([]string, len(lines))
+	for i, l := range lines {
+		out[i] = esc.Replace(termsafe.String(l))
+	}
+	return `"` + strings.Join(out, `\n`) + `"`
 }
 
 func renderMermaid(w io.Writer, trees []*session.Node) error {
 	var b strings.Builder
 	b.WriteString("graph LR\n")
-	node := func(id string) string { return "s" + strings.ReplaceAll(id, "-", "") }
 	for _, t := range trees {
 		t.Walk(func(n *session.Node) {
-			fmt.Fprintf(&b, "  %s[\"%s<br/>%s · %s\"]\n", node(n.ID), short(n.ID), n.Branch, plural(n.Turns, "turn"))
+			fmt.Fprintf(&b, "  %s[\"%s<br/>%s · %s\"]\n", mermaidNode(n.ID), mermaidText(short(n.ID)), mermaidText(n.Branch), plural(n.Turns, "turn"))
 			for _, c := range n.Children {
-				fmt.Fprintf(&b, "  %s -- \"at %d\" --> %s\n", node(n.ID), c.ForkedAt, node(c.ID))
+				fmt.Fprintf(&b, "  %s -- \"at %d\" --> %s\n", mermaidNode(n.ID), c.ForkedAt, mermaidNode(c.ID))
 			}
 			if n.ParentMissing {
-				fmt.Fprintf(&b, "  %s[\"missing %s\"] -. \"at %d\" .-> %s\n", node(n.ParentID), short(n.ParentID), n.ForkedAt, node(n.ID))
+				fmt.Fprintf(&b, "  %s[\"missing %s\"] -. \"at %d\" .-> %s\n", mermaidNode(n.ParentID), mermaidText(short(n.ParentID)), n.ForkedAt, mermaidNode(n.ID))
 			}
 		})
 	}
 	_, err := io.WriteString(w, b.String())
 	return err
+}
+
+// mermaidNode returns the Mermaid node name of session id: "s" and the id
+// without its hyphens, any other character that is not a letter or digit
+// of ASCII written as "_" and its hex code.
+func mermaidNode(id string) string {
+	var b strings.Builder
+	b.WriteString("s")
+	for _, c := range []byte(id) {
+		switch {
+		case c == '-':
+		case c >= 'a' && c <= 'z', c >= 'A' && c <= 'Z', c >= '0' && c <= '9':
+			b.WriteByte(c)
+		default:
+			fmt.Fprintf(&b, "_%02x", c)
+		}
+	}
+	return b.String()
+}
+
+// mermaidText returns s for a quoted Mermaid label: escaped
+// (termsafe.String), with the characters Mermaid reads in a label written
+// as its entity codes, so that no value can end the label or add markup.
+func mermaidText(s string) string {
+	return strings.NewReplacer(`"`, "#quot;", "<", "#lt;", ">", "#gt;", "#", "#35;").Replace(termsafe.String(s))
 }
