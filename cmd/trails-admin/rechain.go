@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"maps"
 	"slices"
+
+	"github.com/trails-kg/trails/internal/termsafe"
 )
 
 // rechainCmd is "rechain": add the hash chain to turns stored before
@@ -62,7 +64,7 @@ func (c *rechainCmd) run(ctx context.Context, a *app, args []string) error {
 	}
 	fmt.Fprintf(a.stdout, "chained %s of %s\n", plural(stats.Turns, "turn"), plural(stats.Sessions, "session"))
 	for _, id := range skipped {
-		fmt.Fprintf(a.stdout, "skipped %s: %v\n", id, stats.Skipped[id])
+		fmt.Fprintf(a.stdout, "skipped %s: %s\n", termsafe.String(id), termsafe.String(stats.Skipped[id].Error()))
 	}
 	if len(skipped) > 0 {
 		return fmt.Errorf("%d sessions could not be chained: their history does not load (see trails-admin check)", len(skipped))
