@@ -46,11 +46,13 @@ type infoJSON struct {
 	Turns     int       `json:"turns"`
 	Created   time.Time `json:"created"`
 	Tags      []string  `json:"tags"`
+	Cycle     bool      `json:"cycle,omitempty"` // on a parent cycle: its own ancestor
 }
 
 func toInfoJSON(in session.Info) infoJSON {
 	return infoJSON{ID: in.ID, Principal: in.Principal, Parent: in.ParentID, ForkedAt: in.ForkedAt,
-		Branch: in.Branch, Kind: string(in.Kind), OwnTurns: in.OwnTurns, Turns: in.Turns, Created: in.Created, Tags: nonNil(in.Tags)}
+		Branch: in.Branch, Kind: string(in.Kind), OwnTurns: in.OwnTurns, Turns: in.Turns, Created: in.Created, Tags: nonNil(in.Tags),
+		Cycle: in.Cycle}
 }
 
 // nonNil returns tags, or an empty slice for nil, so JSON shows [].
@@ -103,6 +105,9 @@ func (c *sessionsCmd) run(ctx context.Context, a *app, args []string) error {
 		parent, fork := "-", "-"
 		if in.ParentID != "" {
 			parent, fork = in.ParentID, fmt.Sprint(in.ForkedAt)
+		}
+		if in.Cycle {
+			parent += " (cycle)"
 		}
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%d\t%d\t%s", in.ID, in.Principal, parent, fork, in.Branch, in.Kind,
 			in.OwnTurns, in.Turns, in.Created.Format(time.RFC3339))
