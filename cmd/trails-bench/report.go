@@ -425,10 +425,11 @@ func (r *results) markdownScenarios(w io.Writer) {
 // markdown writes section 7.
 func (wt *wideTree) markdown(w io.Writer) {
 	fmt.Fprintf(w, "## 7. Wide tree\n\n")
-	fmt.Fprintf(w, "One parent of %s turns with %s forks of %d turns each (one stored through Persist, the others bulk-loaded "+
+	fmt.Fprintf(w, "One parent of %s turns with %s forks of %d turns each (two stored through Persist, the others bulk-loaded "+
 		"with INSERT DATA in the shape Persist writes, %s quads in all, in %.1f s), beside %d roots in the store. "+
 		"Each way is the library call behind a `trails-admin` command; its **floor** is one hand-written SELECT of exactly the same rows "+
-		"(their columns as required patterns, no OPTIONAL), read with `kg.Client.Select` into the same descriptions. "+
+		"(their columns as required patterns, the principal read in the session's own graph, no OPTIONAL), "+
+		"read with `kg.Client.Select` into the same descriptions. "+
 		"Export writes the tree as N-Quads to a counter; check examines the whole store. "+
 		"Last, `Store.Delete` with `Cascade` deletes the tree once (not a median).\n\n",
 		thousands(wt.ParentTurns), thousands(wt.Forks), wt.ForkTurns, thousands(wt.Quads), wt.Setup.Seconds(), wt.Roots)
