@@ -20,6 +20,8 @@ import (
 // node of the validation result (a session, a turn, an agent, an activity).
 const (
 	// RuleCycle: a session is its own ancestor through trails:parentSession.
+	// Its finding names the way out: Delete with Cascade (trails-admin
+	// delete ID --cascade) removes the cycle and the forks below it.
 	RuleCycle = "cycle"
 	// RuleDepth: a session outside a cycle has more than MaxForkDepth
 	// ancestors.
@@ -170,7 +172,8 @@ func (st *Store) checkCycle(ctx context.Context) ([]Finding, error) {
 		}
 		path = append(path, resourceOf(s))
 		out = append(out, Finding{RuleCycle, resourceOf(s), fmt.Sprintf(
-			"the session is its own ancestor through trails:parentSession: %s (a cycle of %d)", strings.Join(path, " → "), n)})
+			"the session is its own ancestor through trails:parentSession: %s (a cycle of %d); "+
+				"trails-admin delete %s --cascade deletes the cycle and the forks below it", strings.Join(path, " → "), n, resourceOf(s))})
 	}
 	return out, nil
 }

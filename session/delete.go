@@ -1,11 +1,13 @@
 package session
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"strings"
 
 	"github.com/google/uuid"
+	"github.com/knakk/rdf"
 	"github.com/trails-kg/trails/kg"
 	"github.com/trails-kg/trails/ontology"
 	"github.com/trails-kg/trails/prov"
@@ -71,64 +73,119 @@ func (e *StepsError) Unwrap() error { return e.Err }
 // ErrInvalid, ErrNotFound, ErrHasChildren (no Cascade or DetachChildren
 // while forks exist), or a store error.
 func (st *Store) PlanDelete(ctx context.Context, id string, opts ...ActionOption) ([]Step, error) {
-	steps, err := st.plan(ctx, id, opts)
+	p, err := st.plan(ctx, id, opts)
 	if err != nil {
 		return nil, fmt.Errorf("plan delete %s: %w", id, err)
 	}
-	return steps, nil
+	return p.steps, nil
 }
 
-func (st *Store) plan(ctx context.Context, id string, opts []ActionOption) ([]Step, error) {
+// deletePlan is what a Delete will do: its steps, the principal of each
+// session deleted (for the PROV record), and where the sessions of a parent
+// cycle begin among the steps (len(steps) when there is none): they must go
+// in one batch, since none of them is ever without a fork.
+type deletePlan struct {
+	steps      []Step
+	principals []string
+	cycleFrom  int
+}
+
+func (st *Store) plan(ctx context.Context, id string, opts []ActionOption) (deletePlan, error) {
 	var cfg actionConfig
 	for _, o := range opts {
 		o(&cfg)
 	}
+	var p deletePlan
 	if cfg.cascade && cfg.detachChildren {
-		return nil, fmt.Errorf("%w: Cascade and DetachChildren exclude each other", ErrInvalid)
+		return p, fmt.Errorf("%w: Cascade and DetachChildren exclude each other", ErrInvalid)
 	}
 	tree, err := st.tree(ctx, id)
 	if err != nil {
-		return nil, err
+		return p, err
 	}
-	var steps []Step
+	add := func(action string, n *Node, turns int) {
+		p.steps = append(p.steps, Step{Action: action, Session: n.ID, Turns: turns})
+		p.principals = append(p.principals, n.Principal)
+	}
 	switch {
 	case cfg.cascade:
+		// Leaves first. A session on a parent cycle (the top, when its
+		// parent is one of its descendants) comes after every session
+		// that is not: the fork on the cycle is visited last, so that
+		// the cycle's sessions end the steps together.
 		var post func(n *Node)
 		post = func(n *Node) {
+			var onCycle *Node
 			for _, c := range n.Children {
+				if c.Cycle {
+					onCycle = c
+					continue
+				}
 				post(c)
 			}
-			steps = append(steps, Step{Action: "delete", Session: n.ID, Turns: n.OwnTurns})
+			if onCycle != nil {
+				post(onCycle)
+			}
+			add("delete", n, n.OwnTurns)
 		}
 		post(tree)
 	case cfg.detachChildren:
 		for _, c := range tree.Children {
-			steps = append(steps, Step{Action: "detach", Session: c.ID, Turns: c.ForkedAt})
+			add("detach", c, c.ForkedAt)
 		}
-		steps = append(steps, Step{Action: "delete", Session: id, Turns: tree.OwnTurns})
+		add("delete", tree, tree.OwnTurns)
 	default:
 		if len(tree.Children) > 0 {
-			return nil, childrenError(tree.Children)
+			return p, childrenError(tree.Children)
 		}
-		steps = []Step{{Action: "delete", Session: id, Turns: tree.OwnTurns}}
+		add("delete", tree, tree.OwnTurns)
 	}
-	return steps, nil
+	p.cycleFrom = len(p.steps)
+	if tree.Cycle && cfg.cascade {
+		n := 0
+		tree.Walk(func(m *Node) {
+			if m.Cycle {
+				n++
+			}
+		})
+		p.cycleFrom -= n
+	}
+	return p, nil
 }
+
+// Batches of a Delete: a batch of deletions that starts after i steps holds
+// up to i/8 sessions (the first sixteen steps go one by one, and an
+// interrupted batch is at most an eighth of the work done), never more than
+// deleteBatch sessions, and closes before deleteBatchTurns turns (a
+// session with more goes alone).
+const (
+	deleteBatch      = 200
+	deleteBatchTurns = 20000
+)
 
 // Delete removes session id's own triples (its metadata and the turns it
 // stored) in one atomic update, and records the deletion in PROV (a
-// trails:Deletion activity). Its PROV records, the fork that generated it
-// included, stay. It refuses while forks of it exist, unless Cascade
-// (delete the whole tree, leaves first) or DetachChildren (detach each
-// direct fork first) is given; then each session is one atomic step, so an
-// interruption leaves no session half-deleted and the same call completes
-// the rest. PlanDelete shows the steps without taking them.
+// trails:Deletion activity) in the same update. Its PROV records, the fork
+// that generated it included, stay. It refuses while forks of it exist,
+// unless Cascade (delete the whole tree, leaves first) or DetachChildren
+// (detach each direct fork first) is given. Then the steps go in atomic
+// batches: each detach alone; deletions one session per update for the
+// first sixteen steps, then in batches of up to an eighth of the steps
+// done so far, at most 200 sessions per update (fewer when they hold many
+// turns), each batch deleted and recorded in PROV whole or not at all (a
+// fork and its parent may share a batch). Progress reports each step once
+// its batch is done. An interruption (ctx) stops
+// between batches, leaves no session half-deleted, and the same call
+// completes the rest. A parent cycle (sessions that are each other's
+// ancestors, which Check reports) has no session without a fork: Cascade
+// from any of its sessions deletes the cycle in one batch, with every
+// fork hanging off it. PlanDelete shows the steps without taking them.
 //
 // It returns ErrInvalid for a bad id, ErrNotFound, ErrHasChildren (naming
 // the forks), a *StepsError when a multi-step delete stopped early
 // (wrapping the reason), or a store error wrapping the kg error.
 func (st *Store) Delete(ctx context.Context, id string, opts ...ActionOption) error {
-	steps, err := st.plan(ctx, id, opts)
+	p, err := st.plan(ctx, id, opts)
 	if err != nil {
 		return fmt.Errorf("delete %s: %w", id, err)
 	}
@@ -136,14 +193,23 @@ func (st *Store) Delete(ctx context.Context, id string, opts ...ActionOption) er
 	for _, o := range opts {
 		o(&cfg)
 	}
-	for i, s := range steps {
+	steps := p.steps
+	for i := 0; i < len(steps); {
 		if err := ctx.Err(); err != nil && len(steps) > 1 {
 			return fmt.Errorf("delete %s: %w", id, &StepsError{Done: steps[:i], Steps: steps, Err: err})
 		}
-		if s.Action == "detach" {
-			_, err = st.detach(ctx, s.Session, opts)
+		j := i + 1
+		if steps[i].Action == "detach" {
+			_, err = st.detach(ctx, steps[i].Session, opts)
 		} else {
-			err = st.deleteOne(ctx, s.Session, cfg.principal)
+			turns := steps[i].Turns
+			size := min(max(i/8, 1), deleteBatch)
+			for j < len(steps) && steps[j].Action == "delete" && (j >= p.cycleFrom && i >= p.cycleFrom ||
+				j < p.cycleFrom && j-i < size && turns+steps[j].Turns <= deleteBatchTurns) {
+				turns += steps[j].Turns
+				j++
+			}
+			err = st.deleteBatch(ctx, steps[i:j], p.principals[i:j], cfg.principal)
 		}
 		if err != nil {
 			if len(steps) > 1 {
@@ -152,47 +218,57 @@ func (st *Store) Delete(ctx context.Context, id string, opts ...ActionOption) er
 			return fmt.Errorf("delete %s: %w", id, err)
 		}
 		if cfg.progress != nil {
-			cfg.progress(i+1, len(steps), s)
+			for k := i; k < j; k++ {
+				cfg.progress(k+1, len(steps), steps[k])
+			}
 		}
+		i = j
 	}
 	return nil
 }
 
-// deleteOne deletes one session with no forks, in one update.
-func (st *Store) deleteOne(ctx context.Context, id, principal string) error {
-	if principal == "" {
-		in, err := st.Info(ctx, id)
-		if err != nil {
-			return err
-		}
-		principal = in.Principal
-	}
-	if principal == "" {
-		principal = "unknown"
-	}
-	g := sessionIRI(id)
+// deleteBatch deletes the sessions of steps, whose principals are given
+// (by, when not "", stands for each), in one update: all of them, or none
+// when a session outside the batch is a fork of one of them.
+func (st *Store) deleteBatch(ctx context.Context, steps []Step, principals []string, by string) error {
 	var d kg.Data
-	act := kg.MustIRI(ontology.ActivityIRI("deletion", uuid.Must(uuid.NewV7()).String()))
-	prov.AddDeletion(&d, act, prov.Deletion{Session: id, Principal: principal, Time: st.now()})
-	u, err := withData("delete", uDelete, &d, kg.Params{"s": g, "prov": kg.MustIRI(ontology.ProvGraph)})
+	rows := make([][]rdf.Term, len(steps))
+	now := st.now()
+	for k, s := range steps {
+		principal := cmp.Or(by, principals[k], "unknown")
+		act := kg.MustIRI(ontology.ActivityIRI("deletion", uuid.Must(uuid.NewV7()).String()))
+		prov.AddDeletion(&d, act, prov.Deletion{Session: s.Session, Principal: principal, Time: now})
+		rows[k] = []rdf.Term{sessionIRI(s.Session)}
+	}
+	u, err := withTables("delete", uDelete, &d, kg.Params{"prov": kg.MustIRI(ontology.ProvGraph)}, map[string]kg.Table{
+		"sessions": {Vars: []string{"s"}, Rows: rows},
+		"guard":    {Vars: []string{"b"}, Rows: rows},
+		"members":  {Vars: []string{"m"}, Rows: rows},
+	})
 	if err != nil {
 		return err
 	}
 	if err := st.c.Update(ctx, u, kg.Idempotent()); err != nil {
 		return err
 	}
-	q, err := bind("info", qInfo, kg.Params{"s": g})
+	q, err := kg.BindTables(qStored, nil, map[string]kg.Table{"sessions": {Vars: []string{"s"}, Rows: rows}})
 	if err != nil {
 		return err
 	}
-	res, err := st.c.Query(ctx, q)
+	res, err := st.c.Select(ctx, q)
 	if err != nil {
 		return err
 	}
 	if len(res.Solutions) > 0 {
-		// The guard held the delete back: a fork appeared meanwhile.
-		if err := st.refuseChildren(ctx, id); err != nil {
-			return err
+		// The guard held the batch back: a fork appeared meanwhile.
+		for _, row := range res.Solutions {
+			left := idOf(row.String("s"))
+			if err := st.refuseChildren(ctx, left); err != nil {
+				if len(steps) > 1 {
+					return fmt.Errorf("%s: %w", left, err)
+				}
+				return err
+			}
 		}
 		return fmt.Errorf("%w: the session changed while it was being deleted; retry", ErrConflict)
 	}

@@ -30,11 +30,12 @@ type DetachResult struct {
 // be deleted. Detaching a root does nothing.
 //
 // It returns ErrInvalid for a bad id, the errors of Load (ErrNotFound,
-// ErrParentMissing: a fork whose prefix is gone cannot be detached),
-// ErrCorrupt when a turn of the prefix no longer matches its hash-chain
-// digest (it was edited in the store: a copy would hide that), ErrConflict
-// when the fork changed while it was being detached, or a store error
-// wrapping the kg error.
+// ErrParentMissing: a fork whose prefix is gone cannot be detached;
+// ErrForkCycle: a session on a parent cycle has no prefix to materialize,
+// and Delete with Cascade is what removes a cycle), ErrCorrupt when a turn
+// of the prefix no longer matches its hash-chain digest (it was edited in
+// the store: a copy would hide that), ErrConflict when the fork changed
+// while it was being detached, or a store error wrapping the kg error.
 func (st *Store) Detach(ctx context.Context, id string, opts ...ActionOption) error {
 	_, err := st.DetachReport(ctx, id, opts...)
 	return err

@@ -71,6 +71,7 @@ type ImportStats struct {
 var (
 	qExportTree   = query("export-tree.rq")
 	qExportGraphs = query("export-graphs.rq")
+	qExportQuads  = query("export-quads.rq")
 	qExportProv   = query("export-prov.rq")
 	qStoredGraphs = query("export-stored-graphs.rq")
 )
@@ -171,11 +172,12 @@ func (st *Store) export(ctx context.Context, w io.Writer, f Format, ids []string
 	return stats, bw.Flush()
 }
 
-// member is one session an export takes, as ordering needs it.
+// member is one session an export takes, as ordering and batching need it.
 type member struct {
 	id      string
 	parent  string // id, "" for a root
 	created time.Time
+	own     int // its trails:ownTurns, 0 when not stored
 }
 
 // exportOrder sorts sessions into trees ordered by their root's creation
@@ -258,6 +260,7 @@ func (st *Store) treeMembers(ctx context.Context, ids []string) ([]member, error
 					return nil, fmt.Errorf("%w: session %s: %v", ErrCorrupt, sid, err)
 				}
 			}
+			m.own, _ = row.Int("own") // a batch size only: 0 when absent or not a number
 			ms = append(ms, m)
 		}
 		if !found {
@@ -337,11 +340,13 @@ func (st *Store) allMembers(ctx context.Context) ([]member, error) {
 		return nil, err
 	}
 	var ms []member
+	seen := make(map[string]bool, len(res.Solutions))
 	for _, row := range res.Solutions {
 		k, id := graphKindOf(row.String("g"))
-		if k != sessionGraph {
-			continue
+		if k != sessionGraph || seen[id] {
+			continue // not a session's, or a second row of one (two turn counts, say)
 		}
+		seen[id] = true
 		m := member{id: id}
 		if p := row.String("parent"); p != "" {
 			m.parent = idOf(p)
@@ -351,45 +356,79 @@ func (st *Store) allMembers(ctx context.Context) ([]member, error) {
 				return nil, fmt.Errorf("%w: session %s: %v", ErrCorrupt, id, err)
 			}
 		}
+		m.own, _ = row.Int("own")
 		ms = append(ms, m)
 	}
 	exportOrder(ms)
 	return ms, nil
 }
 
-// exportGraphs writes the graphs of the sessions ms, one request each, then
-// the PROV graph: all of it with allProv, else the records about ms.
+// Batches of an export's graph reads: one query reads the graphs of up to
+// exportBatch sessions, closing early once they hold exportBatchTurns turns
+// (a session with more goes alone).
+const (
+	exportBatch      = 500
+	exportBatchTurns = 20000
+)
+
+// exportGraphs writes the graphs of the sessions ms, read in batches of
+// sessions (one query each, not one request per session), then the PROV
+// graph: all of it with allProv, else the records about ms, which one
+// query reads meanwhile.
 func (st *Store) exportGraphs(ctx context.Context, out *graphWriter, ms []member, allProv bool) error {
 	if err := out.begin(); err != nil {
 		return err
 	}
 	rows := make([][]rdf.Term, 0, len(ms))
 	for _, m := range ms {
-		g := sessionIRI(m.id)
-		rows = append(rows, []rdf.Term{g})
-		if err := st.exportGraph(ctx, out, g); err != nil {
+		rows = append(rows, []rdf.Term{sessionIRI(m.id)})
+	}
+	// The records about ms are asked for first and read while the
+	// session graphs are written: the query takes as long as several
+	// batches of graphs.
+	prov := kg.MustIRI(ontology.ProvGraph)
+	type answer struct {
+		res *kg.Results
+		err error
+	}
+	provRecords := make(chan answer, 1)
+	if !allProv && len(rows) > 0 {
+		q, err := kg.BindTables(qExportProv, kg.Params{"prov": prov},
+			map[string]kg.Table{"sessions": {Vars: []string{"x"}, Rows: rows}})
+		if err != nil {
+			return fmt.Errorf("export-prov: %w", err)
+		}
+		pctx, cancel := context.WithCancel(ctx)
+		defer cancel() // an export that fails stops the query
+		go func() {
+			res, err := st.c.Select(pctx, q)
+			provRecords <- answer{res, err}
+		}()
+	}
+	for i := 0; i < len(ms); {
+		j, turns := i+1, ms[i].own
+		for j < len(ms) && j-i < exportBatch && turns+ms[j].own <= exportBatchTurns {
+			turns += ms[j].own
+			j++
+		}
+		if err := st.exportBatch(ctx, out, rows[i:j]); err != nil {
 			return err
 		}
+		i = j
 	}
-	prov := kg.MustIRI(ontology.ProvGraph)
 	if allProv {
 		return st.exportGraph(ctx, out, prov)
 	}
 	if len(rows) == 0 {
 		return nil
 	}
-	q, err := kg.BindTables(qExportProv, kg.Params{"prov": prov},
-		map[string]kg.Table{"sessions": {Vars: []string{"x"}, Rows: rows}})
-	if err != nil {
-		return fmt.Errorf("export-prov: %w", err)
+	a := <-provRecords
+	if a.err != nil {
+		return a.err
 	}
-	res, err := st.c.Select(ctx, q)
-	if err != nil {
-		return err
-	}
-	ts := make([]triple, 0, len(res.Solutions))
+	ts := make([]triple, 0, len(a.res.Solutions))
 	var tw terms
-	for _, row := range res.Solutions {
+	for _, row := range a.res.Solutions {
 		t, err := tw.triple(quad{s: row["s"], p: row["p"], o: row["o"]})
 		if err != nil {
 			return fmt.Errorf("%w: PROV graph: %v", ErrCorrupt, err)
@@ -397,6 +436,40 @@ func (st *Store) exportGraphs(ctx context.Context, out *graphWriter, ms []member
 		ts = append(ts, t)
 	}
 	return out.graph(prov, ts)
+}
+
+// exportBatch writes the session graphs of rows (one IRI each) as the store
+// holds them, in the order given (nothing for a graph that is gone), read
+// with one query.
+func (st *Store) exportBatch(ctx context.Context, out *graphWriter, rows [][]rdf.Term) error {
+	q, err := kg.BindTables(qExportQuads, nil, map[string]kg.Table{"graphs": {Vars: []string{"g"}, Rows: rows}})
+	if err != nil {
+		return fmt.Errorf("export-quads: %w", err)
+	}
+	byGraph := make(map[string][]triple, len(rows))
+	var tw terms
+	err = st.c.SelectRows(ctx, q, func([]string) error {
+		clear(byGraph) // a repeated request starts again
+		return nil
+	}, func(row kg.Solution) error {
+		t, err := tw.triple(quad{s: row["s"], p: row["p"], o: row["o"]})
+		if err != nil {
+			return fmt.Errorf("%w: graph <%s>: %v", ErrCorrupt, row.String("g"), err)
+		}
+		g := row.String("g")
+		byGraph[g] = append(byGraph[g], t)
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	for _, r := range rows {
+		g := r[0].(rdf.IRI)
+		if err := out.graph(g, byGraph[g.String()]); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // exportGraph writes graph g as the store holds it (nothing if it is gone).

@@ -27,6 +27,11 @@ type Info struct {
 	State           State
 	ExpiresAt       time.Time
 	CancelRequested bool
+	// Cycle is set on a session on a trails:parentSession cycle: its own
+	// ancestor, which Check reports and Delete with Cascade removes. List
+	// sets it when the cycle is among the sessions it lists; Tree and
+	// Forest on every session of a cycle they show.
+	Cycle bool
 }
 
 // ListOption narrows a List.
@@ -71,6 +76,8 @@ func (st *Store) List(ctx context.Context, opts ...ListOption) ([]Info, error) {
 		if q, err = bind("list-by-principal", qListBy, kg.Params{"principal": kg.String(cfg.principal)}); err == nil {
 			infos, err = st.infos(ctx, q)
 		}
+	case cfg.roots:
+		infos, err = st.infos(ctx, qListRoots)
 	default:
 		infos, err = st.infos(ctx, qList)
 	}
@@ -89,7 +96,48 @@ func (st *Store) List(ctx context.Context, opts ...ListOption) ([]Info, error) {
 	if cfg.pending {
 		infos = cancelPending(infos) // state.go
 	}
+	markCycles(infos)
 	return infos, nil
+}
+
+// markCycles sets Cycle on the infos on a parent cycle among infos.
+func markCycles(infos []Info) {
+	at := make(map[string]int, len(infos))
+	for i, in := range infos {
+		at[in.ID] = i
+	}
+	const (
+		unseen = iota
+		walking
+		done
+	)
+	state := make([]byte, len(infos))
+	for i := range infos {
+		// Walk up from i until a root, a session not listed, a session
+		// an earlier walk settled, or one of this walk: a cycle.
+		var walk []int
+		for j := i; state[j] == unseen; {
+			state[j] = walking
+			walk = append(walk, j)
+			p, ok := at[infos[j].ParentID]
+			if !ok {
+				break
+			}
+			if state[p] == walking {
+				for k := len(walk) - 1; k >= 0; k-- {
+					infos[walk[k]].Cycle = true
+					if walk[k] == p {
+						break
+					}
+				}
+				break
+			}
+			j = p
+		}
+		for _, k := range walk {
+			state[k] = done
+		}
+	}
 }
 
 // Branches returns the direct forks of session id, oldest first.
@@ -158,14 +206,16 @@ func (st *Store) scoped(infos []Info) []Info {
 	return kept
 }
 
-// infos runs a query with the columns of list.rq and reads its rows.
+// infos runs a query with the columns of list.rq and reads its rows (as
+// tab-separated values, which Fuseki writes faster than JSON).
 func (st *Store) infos(ctx context.Context, q string) ([]Info, error) {
-	res, err := st.c.Query(ctx, q)
+	res, err := st.c.Select(ctx, q)
 	if err != nil {
 		return nil, err
 	}
 	infos := make([]Info, 0, len(res.Solutions))
-	var legacy []string // sessions stored without trails:ownTurns
+	var legacy []string          // sessions stored without trails:ownTurns
+	agents := map[string][]int{} // infos whose agent their own graph does not describe, by agent
 	seen := make(map[string]bool, len(res.Solutions))
 	for _, row := range res.Solutions {
 		l, err := readLink(row)
@@ -197,7 +247,17 @@ func (st *Store) infos(ctx context.Context, q string) ([]Info, error) {
 			legacy = append(legacy, l.iri)
 			in.OwnTurns = -1
 		}
+		if _, ok := row["principal"]; !ok {
+			if a := row.String("agent"); a != "" {
+				agents[a] = append(agents[a], len(infos))
+			}
+		}
 		infos = append(infos, in)
+	}
+	if len(agents) > 0 {
+		if err := st.agentIDs(ctx, agents, infos); err != nil {
+			return nil, err
+		}
 	}
 	if len(legacy) > 0 {
 		counts, err := st.countTurns(ctx, legacy)
@@ -214,6 +274,39 @@ func (st *Store) infos(ctx context.Context, q string) ([]Info, error) {
 		infos[i].Turns = infos[i].ForkedAt + infos[i].OwnTurns
 	}
 	return infos, nil
+}
+
+// agentIDs fills in the principal of the infos at agents[a] from the
+// description of agent a anywhere in the store, in one query: for sessions
+// whose own graph does not describe their agent (written by hand, say).
+func (st *Store) agentIDs(ctx context.Context, agents map[string][]int, infos []Info) error {
+	rows := make([][]rdf.Term, 0, len(agents))
+	for a := range agents {
+		t, err := kg.IRI(a)
+		if err != nil {
+			continue // not an IRI: no description to find
+		}
+		rows = append(rows, []rdf.Term{t})
+	}
+	if len(rows) == 0 {
+		return nil
+	}
+	q, err := kg.BindTables(qAgentIDs, nil, map[string]kg.Table{"agents": {Vars: []string{"agent"}, Rows: rows}})
+	if err != nil {
+		return err
+	}
+	res, err := st.c.Select(ctx, q)
+	if err != nil {
+		return err
+	}
+	for _, row := range res.Solutions {
+		for _, i := range agents[row.String("agent")] {
+			if infos[i].Principal == "" {
+				infos[i].Principal = row.String("principal")
+			}
+		}
+	}
+	return nil
 }
 
 // countTurns counts the turns stored for each session IRI given.

@@ -51,6 +51,7 @@ func (st *Store) tree(ctx context.Context, id string) (*Node, error) {
 		return nil, err
 	}
 	infos = st.scoped(infos)
+	markCycles(infos) // list.go: a cycle through id is among its descendants
 	roots := grow(infos, func(in Info) bool { return in.ID == id })
 	if len(roots) == 0 {
 		return nil, ErrNotFound
@@ -69,7 +70,9 @@ func (st *Store) tree(ctx context.Context, id string) (*Node, error) {
 // Forest returns every stored session as fork trees: one per root, newest
 // root first, then one per orphan (a fork whose parent is missing, marked
 // ParentMissing). In a scoped Store a fork of another principal's session
-// heads a tree of its own.
+// heads a tree of its own. The sessions of a parent cycle, which no root
+// leads to, head a tree too, under the oldest of them; each is marked
+// Cycle.
 //
 // It returns a store error wrapping the kg error.
 func (st *Store) Forest(ctx context.Context) ([]*Node, error) {
@@ -90,9 +93,11 @@ func (st *Store) Forest(ctx context.Context) ([]*Node, error) {
 	for _, in := range infos {
 		visible[in.ID] = true
 	}
-	// A top is a root, an orphan, or (in a scoped Store) a fork of another
-	// principal's session.
-	trees := grow(infos, func(in Info) bool { return in.ParentID == "" || !visible[in.ParentID] })
+	markCycles(infos) // list.go
+	cycleTop := cycleTops(infos)
+	// A top is a root, an orphan, (in a scoped Store) a fork of another
+	// principal's session, or the oldest session of a cycle.
+	trees := grow(infos, func(in Info) bool { return in.ParentID == "" || !visible[in.ParentID] || cycleTop[in.ID] })
 	var roots, orphans []*Node
 	for _, t := range trees {
 		t.ParentMissing = t.ParentID != "" && !stored[t.ParentID]
@@ -108,8 +113,32 @@ func (st *Store) Forest(ctx context.Context) ([]*Node, error) {
 	return append(roots, orphans...), nil
 }
 
+// cycleTops returns the oldest session of each parent cycle among infos
+// (oldest first, Cycle set by markCycles).
+func cycleTops(infos []Info) map[string]bool {
+	parent := make(map[string]string, len(infos))
+	for _, in := range infos {
+		if in.Cycle {
+			parent[in.ID] = in.ParentID
+		}
+	}
+	tops := make(map[string]bool)
+	seen := make(map[string]bool)
+	for _, in := range infos {
+		if !in.Cycle || seen[in.ID] {
+			continue
+		}
+		tops[in.ID] = true
+		for cur := in.ID; !seen[cur]; cur = parent[cur] {
+			seen[cur] = true
+		}
+	}
+	return tops
+}
+
 // grow links infos (oldest first) into trees whose tops satisfy top.
-// Sessions in a parent cycle are reachable from no top and are left out.
+// Sessions in a parent cycle none of which is a top are reachable from no
+// top and are left out.
 func grow(infos []Info, top func(Info) bool) []*Node {
 	nodes := make(map[string]*Node, len(infos))
 	for _, in := range infos {

@@ -4,8 +4,13 @@ import (
 	"context"
 	"errors"
 	"reflect"
+	"slices"
+	"strings"
 	"testing"
 
+	"github.com/trails-kg/trails/internal/fusekitest"
+	"github.com/trails-kg/trails/kg"
+	"github.com/trails-kg/trails/ontology"
 	"github.com/trails-kg/trails/session"
 )
 
@@ -160,4 +165,119 @@ func TestDeleteDetachChildren(t *testing.T) {
 	if got := mustLoad(t, st, aa.ID); got.ParentID != a.ID {
 		t.Fatalf("aa: got parent %q, want still %s", got.ParentID, a.ID)
 	}
+}
+
+// TestParentCycle stores two sessions as each other's parent, x ← y ← x
+// (as an older version, a hand edit or an import could leave them), with a
+// fork below x, written with INSERT DATA behind the library's back. Check
+// reports the cycle naming the command that removes it; Tree, Forest and
+// List show both sessions marked Cycle instead of hiding them; Delete with
+// Cascade from x removes the cycle and the fork below it in atomic steps,
+// recording each deletion, leaves every other session alone, and Check
+// finds nothing afterwards.
+func TestParentCycle(t *testing.T) {
+	ctx := context.Background()
+	c := fusekitest.Empty(t)
+	st := session.NewStore(c)
+	if _, err := st.Init(ctx); err != nil {
+		t.Fatal(err)
+	}
+	other := persisted(t, st, "bystander", 2)
+	x, y, below := newID(), newID(), newID()
+	var d kg.Data
+	addRawFork(&d, x, y, 0)
+	addRawFork(&d, y, x, 0)
+	addRawFork(&d, below, x, 0)
+	rawChange(t, c, nil, &d)
+
+	fs, err := st.Check(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, id := range []string{x, y} {
+		want := "trails-admin delete " + id + " --cascade"
+		if !slices.ContainsFunc(fs, func(f session.Finding) bool {
+			return f.Rule == session.RuleCycle && f.Resource == id && strings.Contains(f.Message, want)
+		}) {
+			t.Errorf("check: no cycle finding for %s naming %q in:\n%s", id, want, findingsText(fs))
+		}
+	}
+
+	cycle := map[string]bool{x: true, y: true}
+	tree, err := st.Tree(ctx, x)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	tree.Walk(func(n *session.Node) {
+		got = append(got, n.ID)
+		if n.Cycle != cycle[n.ID] {
+			t.Errorf("tree: %s: got Cycle %v, want %v", n.ID, n.Cycle, cycle[n.ID])
+		}
+	})
+	slices.Sort(got)
+	if want := sortedIDs(x, y, below); !slices.Equal(got, want) {
+		t.Errorf("tree of x: got %v, want %v", got, want)
+	}
+	forest, err := st.Forest(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got = nil
+	for _, top := range forest {
+		top.Walk(func(n *session.Node) {
+			if n.ID != other.ID {
+				got = append(got, n.ID)
+			}
+			if n.Cycle != cycle[n.ID] {
+				t.Errorf("forest: %s: got Cycle %v, want %v", n.ID, n.Cycle, cycle[n.ID])
+			}
+		})
+	}
+	slices.Sort(got)
+	if want := sortedIDs(x, y, below); !slices.Equal(got, want) {
+		t.Errorf("forest: got %v besides the bystander, want %v", got, want)
+	}
+	infos, err := st.List(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(infos) != 4 {
+		t.Errorf("list: got %d sessions, want 4", len(infos))
+	}
+	for _, in := range infos {
+		if in.Cycle != cycle[in.ID] {
+			t.Errorf("list: %s: got Cycle %v, want %v", in.ID, in.Cycle, cycle[in.ID])
+		}
+	}
+
+	if err := st.Delete(ctx, x); !errors.Is(err, session.ErrHasChildren) {
+		t.Fatalf("delete x alone: got %v, want ErrHasChildren", err)
+	}
+	plan, err := st.PlanDelete(ctx, x, session.Cascade())
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []session.Step{{Action: "delete", Session: below}, {Action: "delete", Session: y}, {Action: "delete", Session: x}}
+	if !reflect.DeepEqual(plan, want) {
+		t.Fatalf("plan: got %+v, want %+v", plan, want)
+	}
+	if err := st.Delete(ctx, x, session.Cascade()); err != nil {
+		t.Fatalf("delete x with Cascade: %v", err)
+	}
+	for _, id := range []string{x, y, below} {
+		if _, err := st.Info(ctx, id); !errors.Is(err, session.ErrNotFound) {
+			t.Errorf("%s: got %v, want ErrNotFound", id, err)
+		}
+		if n := provCount(t, c, ontology.Deletion, ontology.ProvInvalidated, id); n != 1 {
+			t.Errorf("%s: %d Deletion records, want 1", id, n)
+		}
+	}
+	sameSession(t, mustLoad(t, st, other.ID), other)
+	mustCheck(t, st)
+}
+
+func sortedIDs(ids ...string) []string {
+	slices.Sort(ids)
+	return ids
 }

@@ -29,7 +29,7 @@ func (*deleteCmd) example() string {
 	return "trails-admin delete 019aa4c5-6f1e-7c3a-9d2b-5e8f0a1b2c3d --cascade --dry-run"
 }
 func (c *deleteCmd) flags(fs *flag.FlagSet) {
-	fs.BoolVar(&c.cascade, "cascade", false, "delete the whole fork tree under ID, leaves first, one atomic step per session")
+	fs.BoolVar(&c.cascade, "cascade", false, "delete the whole fork tree under ID (a parent cycle included), leaves first, in atomic batches of sessions")
 	fs.BoolVar(&c.detachChildren, "detach-children", false, "detach each direct fork first, then delete ID")
 	fs.BoolVar(&c.dryRun, "dry-run", false, "print the steps that would be taken; change nothing")
 	fs.StringVar(&c.by, "by", "", "principal recorded in PROV as the one who deleted (default: each session's)")

@@ -25,6 +25,7 @@ import (
 	"github.com/trails-kg/trails/internal/fusekitest"
 	"github.com/trails-kg/trails/kg"
 	"github.com/trails-kg/trails/ontology"
+	"github.com/trails-kg/trails/prov"
 	"github.com/trails-kg/trails/session"
 )
 
@@ -761,6 +762,80 @@ func TestCheck(t *testing.T) {
 	for _, want := range []string{"cycle", "orphan", "shacl"} {
 		if !rules[want] {
 			t.Errorf("check does not report a %q finding: %v", want, rules)
+		}
+	}
+}
+
+// TestCycleRepair: two sessions stored as each other's parent, x ← y ← x,
+// with a fork z below x, written with INSERT DATA in the shape of session
+// graphs (as an older version, a hand edit or an import could leave them).
+// check reports the cycle and names the command that removes it; sessions
+// and tree show x and y marked as a cycle (text and JSON); that command,
+// delete x --cascade, removes x, y and z and leaves check clean.
+func TestCycleRepair(t *testing.T) {
+	f := seedFamily(t)
+	r := storeRunner(t)
+	ctx := context.Background()
+	x, y, z := "0190c5d2-0000-7000-8000-0000000000aa", "0190c5d2-0000-7000-8000-0000000000bb", "0190c5d2-0000-7000-8000-0000000000cc"
+	var d kg.Data
+	for k, pair := range [][2]string{{x, y}, {y, x}, {z, x}} {
+		g, parent := kg.MustIRI(ontology.SessionIRI(pair[0])), kg.MustIRI(ontology.SessionIRI(pair[1]))
+		created := familyStart.Add(time.Hour + time.Duration(k)*time.Second)
+		d.Add(g, g, kg.MustIRI(ontology.RDFType), kg.MustIRI(ontology.Session))
+		d.Add(g, g, kg.MustIRI(ontology.DCTIdentifier), kg.String(pair[0]))
+		d.Add(g, g, kg.MustIRI(ontology.Branch), kg.String("fork-"+pair[0][len(pair[0])-8:]))
+		d.Add(g, g, kg.MustIRI(ontology.Kind), kg.String("branch"))
+		d.Add(g, g, kg.MustIRI(ontology.Created), kg.DateTime(created))
+		d.Add(g, g, kg.MustIRI(ontology.Principal), prov.AddAgent(&d, g, "agent-7"))
+		d.Add(g, g, kg.MustIRI(ontology.ParentSession), parent)
+		d.Add(g, g, kg.MustIRI(ontology.ProvWasDerivedFrom), parent)
+		d.Add(g, g, kg.MustIRI(ontology.ForkedAtIndex), kg.Int(0))
+		d.Add(g, g, kg.MustIRI(ontology.OwnTurns), kg.Int(0))
+		prov.AddFork(&d, prov.Fork{Child: pair[0], Parent: pair[1], At: 0, Principal: "agent-7", Time: created})
+	}
+	u, err := d.InsertData()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := f.c.Update(ctx, u); err != nil {
+		t.Fatal(err)
+	}
+	found := r.mustRun(t, 1, "check")
+	for _, id := range []string{x, y} {
+		if want := "trails-admin delete " + id + " --cascade"; !strings.Contains(found.stdout, want) {
+			t.Errorf("check does not name %q:\n%s", want, found.stdout)
+		}
+	}
+	sessions := r.mustRun(t, 0, "sessions")
+	sessionsJSON := r.mustRun(t, 0, "sessions", "--json")
+	forest := r.mustRun(t, 0, "tree")
+	tree := r.mustRun(t, 0, "tree", y)
+	treeJSON := r.mustRun(t, 0, "tree", x, "--format", "json")
+	refused := r.mustRun(t, 1, "delete", x)
+	deleted := r.mustRun(t, 0, "delete", x, "--cascade")
+	clean := r.mustRun(t, 0, "check")
+	after := r.mustRun(t, 0, "tree")
+	golden(t, "cycle", []string{f.c.Endpoint()},
+		"the family and a cycle x <- y <- x with a fork z of x: check, sessions, tree (all, of y, of x as JSON), delete x, delete x --cascade, check, tree",
+		found, sessions, sessionsJSON, forest, tree, treeJSON, refused, deleted, clean, after)
+
+	cycle := map[string]bool{}
+	for _, in := range decode[[]map[string]any](t, sessionsJSON) {
+		if in["cycle"] == true {
+			cycle[fmt.Sprint(in["id"])] = true
+		}
+	}
+	if want := map[string]bool{x: true, y: true}; !maps.Equal(cycle, want) {
+		t.Errorf("sessions --json: got cycle on %v, want on %v", cycle, want)
+	}
+	for _, id := range []string{x, y} {
+		if !strings.Contains(forest.stdout, id) {
+			t.Errorf("tree does not show %s:\n%s", id, forest.stdout)
+		}
+	}
+	for _, id := range []string{x, y, z} {
+		if strings.Contains(after.stdout, id) {
+			t.Errorf("tree after delete --cascade still shows %s:\n%s", id, after.stdout)
 		}
 	}
 }

@@ -47,11 +47,13 @@ type infoJSON struct {
 	Turns     int       `json:"turns"`
 	Created   time.Time `json:"created"`
 	Tags      []string  `json:"tags"`
+	Cycle     bool      `json:"cycle,omitempty"` // on a parent cycle: its own ancestor
 }
 
 func toInfoJSON(in session.Info) infoJSON {
 	return infoJSON{ID: in.ID, Principal: in.Principal, Parent: in.ParentID, ForkedAt: in.ForkedAt,
-		Branch: in.Branch, Kind: string(in.Kind), OwnTurns: in.OwnTurns, Turns: in.Turns, Created: in.Created, Tags: nonNil(in.Tags)}
+		Branch: in.Branch, Kind: string(in.Kind), OwnTurns: in.OwnTurns, Turns: in.Turns, Created: in.Created, Tags: nonNil(in.Tags),
+		Cycle: in.Cycle}
 }
 
 // nonNil returns tags, or an empty slice for nil, so JSON shows [].
@@ -105,7 +107,11 @@ func (c *sessionsCmd) run(ctx context.Context, a *app, args []string) error {
 		if in.ParentID != "" {
 			parent, fork = in.ParentID, fmt.Sprint(in.ForkedAt)
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%d\t%d\t%s", termsafe.String(in.ID), termsafe.String(in.Principal), termsafe.String(parent), fork,
+		parent = termsafe.String(parent)
+		if in.Cycle {
+			parent += " (cycle)"
+		}
+		fmt.Fprintf(tw, "%s	%s	%s	%s	%s	%s	%d	%d	%s", termsafe.String(in.ID), termsafe.String(in.Principal), parent, fork,
 			termsafe.String(in.Branch), termsafe.String(string(in.Kind)), in.OwnTurns, in.Turns, in.Created.Format(time.RFC3339))
 		if tagged {
 			tags := "-"

@@ -112,6 +112,12 @@ func renderText(w io.Writer, trees []*session.Node) error {
 		if n.ParentMissing {
 			desc += fmt.Sprintf("  ORPHAN: parent %s is missing", termsafe.String(n.ParentID))
 		}
+		if n.Cycle {
+			desc += "  CYCLE"
+			if top {
+				desc += fmt.Sprintf(": its parent %s descends from it (trails-admin delete %s --cascade removes the cycle)", n.ParentID, n.ID)
+			}
+		}
 		fmt.Fprintf(w, "%s%s%s\n", prefix, branch, desc)
 		for i, c := range n.Children {
 			line(c, next, i == len(n.Children)-1, false)
@@ -145,6 +151,9 @@ func renderDot(w io.Writer, trees []*session.Node) error {
 			}
 			if n.State != "" && n.State != session.StateActive {
 				notes = append(notes, string(n.State))
+			}
+			if n.Cycle {
+				notes = append(notes, "cycle")
 			}
 			if len(notes) > 0 {
 				lines = append(lines, strings.Join(notes, " · "))

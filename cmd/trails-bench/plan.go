@@ -33,6 +33,11 @@ type plan struct {
 
 	warmLoads int           // loads that warm the JVM up, at least
 	warmMax   time.Duration // how long warming up may go on past warmLoads
+
+	wideForks       int // forks of the wide tree's parent
+	wideParentTurns int // the parent's turns
+	wideForkTurns   int // each fork's own turns
+	wideOtherRoots  int // small roots stored beside it, for the root listing
 }
 
 // persistPlan is one batch size of the persist scenario.
@@ -74,6 +79,10 @@ func fullPlan() plan {
 		window:           time.Second,
 		warmLoads:        10,
 		warmMax:          60 * time.Second,
+		wideForks:        10000,
+		wideParentTurns:  20,
+		wideForkTurns:    2,
+		wideOtherRoots:   30,
 	}
 }
 
@@ -101,5 +110,9 @@ func shortPlan() plan {
 		window:           200 * time.Millisecond,
 		warmLoads:        1,
 		warmMax:          time.Second,
+		wideForks:        20,
+		wideParentTurns:  5,
+		wideForkTurns:    2,
+		wideOtherRoots:   3,
 	}
 }

@@ -12,6 +12,7 @@ import (
 type results struct {
 	Command       string        `json:"command"`
 	Plan          string        `json:"plan"`
+	Only          string        `json:"only,omitempty"` // the one scenario run (-only), "" for all
 	Date          time.Time     `json:"date"`
 	Machine       machine       `json:"machine"`
 	Runs          int           `json:"runs"`
@@ -27,6 +28,7 @@ type results struct {
 	Alloc         []allocRow    `json:"alloc"`
 	RSS           rssResult     `json:"rss"`
 	Concurrency   []concRow     `json:"concurrency"`
+	Wide          *wideTree     `json:"wide_tree"`
 	Targets       []target      `json:"targets"`
 	Phases        []phase       `json:"phases"`
 }
@@ -48,10 +50,23 @@ const (
 	tPersist     = "batch 100: ≥ 80% of raw"
 	tScaling     = "ratio ≤ 1.5"
 	tRSS         = "peak RSS < 4× content"
+	tWideRoots   = "wide: roots ≤ 2× floor"
+	tWideTree    = "wide: tree ≤ 2× floor"
+	tWideBranch  = "wide: branches ≤ 2× floor"
+	tWideExport  = "wide: export ≤ 5 s"
+	tWideDelete  = "wide: delete ≥ 200 sessions/s"
+)
+
+// The wide tree's targets.
+const (
+	wideFloorRatio = 2.0
+	wideExportMax  = 5 * time.Second
+	wideDeleteRate = 200.0
 )
 
 // targetColumns lists every target column, in report order.
-var targetColumns = []string{tForkTriples, tTrips, tFlat, tFloor, tNaive, tPersist, tScaling, tRSS}
+var targetColumns = []string{tForkTriples, tTrips, tFlat, tFloor, tNaive, tPersist, tScaling, tRSS,
+	tWideRoots, tWideTree, tWideBranch, tWideExport, tWideDelete}
 
 // The section headings; the CI test checks that each appears.
 var sections = []string{
@@ -62,6 +77,7 @@ var sections = []string{
 	"## 4. Store-size scaling",
 	"## 5. Client cost",
 	"## 6. Concurrency",
+	"## 7. Wide tree",
 }
 
 const (
@@ -130,8 +146,32 @@ func forkOK(rows []forkRow) bool {
 	return len(rows) > 0
 }
 
-// judge computes the targets from the measurements.
+// judge computes the targets from the measurements: all of them, or the
+// wide tree's alone after -only wide.
 func (r *results) judge() {
+	var ts []target
+	if r.Only == "" {
+		ts = r.judgeAll()
+	}
+	if w := r.Wide; w != nil {
+		n := thousands(w.Forks) + " forks"
+		fl := func(name string, a, b stat) target {
+			rr := ratio(float64(a.D), float64(b.D))
+			return target{name, fmt.Sprintf("%s ms, floor %s ms: %s (%s)", msf(a.D), msf(b.D), x(rr), n), rr <= wideFloorRatio}
+		}
+		ts = append(ts,
+			fl(tWideRoots, w.List, w.ListFloor),
+			fl(tWideTree, w.Tree, w.TreeFloor),
+			fl(tWideBranch, w.Branches, w.BranchesFloor),
+			target{tWideExport, fmt.Sprintf("export of the tree: %.2f s (%s)", w.Export.D.Seconds(), n), w.Export.D > 0 && w.Export.D <= wideExportMax},
+			target{tWideDelete, fmt.Sprintf("delete --cascade: %.0f sessions/s (%s sessions in %.1f s)", w.DeleteRate(), thousands(w.DeleteSteps), w.Delete.Seconds()), w.DeleteRate() >= wideDeleteRate},
+		)
+	}
+	r.Targets = ts
+}
+
+// judgeAll computes the targets of scenarios 1 to 6.
+func (r *results) judgeAll() []target {
 	var ts []target
 
 	var counts []string
@@ -184,7 +224,7 @@ func (r *results) judge() {
 
 	ts = append(ts, target{tRSS, fmt.Sprintf("%s turns, %s MiB of content: peak RSS %s MiB, %s",
 		thousands(r.RSS.Turns), mb(r.RSS.ContentBytes), mb(r.RSS.PeakRSS), x(r.RSS.Ratio())), r.RSS.ContentBytes > 0 && r.RSS.Ratio() < 4})
-	r.Targets = ts
+	return ts
 }
 
 // table writes a markdown table, its first column aligned left and the
@@ -229,11 +269,29 @@ func (r *results) markdown(w io.Writer) {
 	}
 	tableLeft(w, 2, []string{"target", "measured", "result"}, rows)
 
+	if r.Only == "" {
+		r.markdownScenarios(w)
+	}
+	if wt := r.Wide; wt != nil {
+		wt.markdown(w)
+	}
+
+	fmt.Fprintf(w, "## Where the time went\n\n")
+	rows = nil
+	for _, p := range r.Phases {
+		rows = append(rows, []string{p.Name, fmt.Sprintf("%.0f", p.D.Seconds())})
+	}
+	rows = append(rows, []string{"**total**", fmt.Sprintf("**%.0f**", r.Wall.Seconds())})
+	table(w, []string{"step", "seconds"}, rows)
+}
+
+// markdownScenarios writes sections 1 to 6.
+func (r *results) markdownScenarios(w io.Writer) {
 	fmt.Fprintf(w, "## 1. Fork cost\n\n")
 	fmt.Fprintf(w, "A Trails fork (Persist of a new fork of an N-turn parent, no turns of its own yet) against copy-on-fork "+
 		"(one INSERT DATA of a new session holding a copy of the N turns, as the bub tape or a kagent fork does). "+
 		"Triples are the growth of the store's quad count.\n\n")
-	rows = nil
+	var rows [][]string
 	ok := forkOK(r.Fork)
 	for _, f := range r.Fork {
 		rows = append(rows, []string{
@@ -362,12 +420,36 @@ func (r *results) markdown(w io.Writer) {
 		rows = append(rows, []string{fmt.Sprint(c.Readers), fmt.Sprintf("%.1f", c.LoadsPerSec), msf(c.P50), msf(c.P95), fmt.Sprintf("%.1f", c.AppendsPerSe)})
 	}
 	table(w, []string{"readers", "loads/s", "p50 ms", "p95 ms", "writer appends/s"}, rows)
+}
 
-	fmt.Fprintf(w, "## Where the time went\n\n")
-	rows = nil
-	for _, p := range r.Phases {
-		rows = append(rows, []string{p.Name, fmt.Sprintf("%.0f", p.D.Seconds())})
+// markdown writes section 7.
+func (wt *wideTree) markdown(w io.Writer) {
+	fmt.Fprintf(w, "## 7. Wide tree\n\n")
+	fmt.Fprintf(w, "One parent of %s turns with %s forks of %d turns each (two stored through Persist, the others bulk-loaded "+
+		"with INSERT DATA in the shape Persist writes, %s quads in all, in %.1f s), beside %d roots in the store. "+
+		"Each way is the library call behind a `trails-admin` command; its **floor** is one hand-written SELECT of exactly the same rows "+
+		"(their columns as required patterns, the principal read in the session's own graph, no OPTIONAL), "+
+		"read with `kg.Client.Select` into the same descriptions. "+
+		"Export writes the tree as N-Quads to a counter; check examines the whole store. "+
+		"Last, `Store.Delete` with `Cascade` deletes the tree once (not a median).\n\n",
+		thousands(wt.ParentTurns), thousands(wt.Forks), wt.ForkTurns, thousands(wt.Quads), wt.Setup.Seconds(), wt.Roots)
+	var rows [][]string
+	fl := func(what, cmd string, rowsGot int, a, b stat, col int) {
+		rr := ratio(float64(a.D), float64(b.D))
+		cols := []string{"—", "—", "—"}
+		cols[col] = verdict(rr <= wideFloorRatio)
+		rows = append(rows, append([]string{what, cmd, thousands(rowsGot), msf(a.D), fmt.Sprintf("%.0f", a.Trips), kb(a.Bytes),
+			msf(b.D), kb(b.Bytes), x(rr)}, cols...))
 	}
-	rows = append(rows, []string{"**total**", fmt.Sprintf("**%.0f**", r.Wall.Seconds())})
-	table(w, []string{"step", "seconds"}, rows)
+	fl("`List(Roots())`", "`sessions --roots`", wt.Roots, wt.List, wt.ListFloor, 0)
+	fl("`Tree(parent)`", "`tree ID`", wt.Forks+1, wt.Tree, wt.TreeFloor, 1)
+	fl("`Branches(parent)`", "—", wt.Forks, wt.Branches, wt.BranchesFloor, 2)
+	tableLeft(w, 2, []string{"call", "command", "rows", "ms", "trips", "KB", "floor ms", "floor KB", "/ floor", tWideRoots, tWideTree, tWideBranch}, rows)
+	tableLeft(w, 1, []string{"call", "ms", "trips", "result", tWideExport, tWideDelete}, [][]string{
+		{"`Export(parent)` (`export ID`)", msf(wt.Export.D), fmt.Sprintf("%.0f", wt.Export.Trips), fmt.Sprintf("%s KB of N-Quads", kb(float64(wt.ExportBytes))),
+			verdict(wt.Export.D > 0 && wt.Export.D <= wideExportMax), "—"},
+		{"`Check()` (`check`)", msf(wt.Check.D), fmt.Sprintf("%.0f", wt.Check.Trips), fmt.Sprintf("%d findings", wt.Findings), "—", "—"},
+		{"`Delete(parent, Cascade())` (`delete ID --cascade`)", msf(wt.Delete), fmt.Sprint(wt.DeleteTrips),
+			fmt.Sprintf("%s sessions, %.0f/s", thousands(wt.DeleteSteps), wt.DeleteRate()), "—", verdict(wt.DeleteRate() >= wideDeleteRate)},
+	})
 }

@@ -30,13 +30,14 @@ const (
 	exitInterrupted = 130
 )
 
-const usageText = `Usage: trails-bench [-short] [-o FILE] [-data DIR] [-json]
+const usageText = `Usage: trails-bench [-short] [-only wide] [-o FILE] [-data DIR] [-json]
                     [-cpuprofile FILE] [-memprofile FILE]
 
 Starts a Fuseki of its own (TDB2 on disk, fuseki/trails.ttl) from the cached
 jar, runs every benchmark scenario against it and prints a markdown report:
 fork cost, load vs chain depth, persist throughput, store-size scaling,
-client cost and concurrency, each next to its baselines, with one column
+client cost, concurrency and a wide fork tree, each next to its baselines,
+with one column
 per target saying "meets" or "misses". Run it inside the Trails checkout
 (it finds the Fuseki jar and configuration there). The full run takes
 4.5 minutes on an idle 2-core machine, more when other work shares it, and
@@ -44,9 +45,13 @@ needs some 8 GB free in $TMPDIR.
 
 Flags:
   -short     tiny sizes and one run of each, to check that it works (CI)
+  -only wide run scenario 7 alone (the wide tree: one parent, 10,000
+             forks), 1.5 minutes; its report has the Targets and section 7
   -o FILE    write the report to FILE instead of stdout; if FILE has the
              lines <!-- trails-bench:begin --> and <!-- trails-bench:end -->,
-             only the text between them is replaced
+             only the text between them is replaced; with -only wide the
+             lines <!-- trails-bench:wide:begin --> and
+             <!-- trails-bench:wide:end -->, which the file must have
   -data DIR  keep the TDB2 database in DIR (new or empty) instead of a
              temporary directory removed at the end
   -json      print the measurements as JSON instead of markdown
@@ -117,6 +122,7 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	out := fs.String("o", "", "")
 	data := fs.String("data", "", "")
 	asJSON := fs.Bool("json", false, "")
+	only := fs.String("only", "", "")
 	cpuProfile := fs.String("cpuprofile", "", "")
 	memProfile := fs.String("memprofile", "", "")
 	if err := fs.Parse(args); err != nil {
@@ -128,6 +134,15 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	}
 	if fs.NArg() > 0 {
 		return usageErrorf("unexpected argument %q: trails-bench takes flags only", fs.Arg(0))
+	}
+	if *only != "" && *only != "wide" {
+		return usageErrorf("-only %q: the one scenario that runs alone is wide", *only)
+	}
+	if *only != "" && *out != "" {
+		old, err := os.ReadFile(*out)
+		if err == nil && !bytes.Contains(old, []byte("<!-- trails-bench:"+*only+":end -->")) {
+			return usageErrorf("-o %s: the file has no lines <!-- trails-bench:%s:begin --> and <!-- trails-bench:%s:end -->, between which the report of -only %s goes", *out, *only, *only, *only)
+		}
 	}
 	if *cpuProfile != "" {
 		f, err := os.Create(*cpuProfile)
@@ -184,6 +199,7 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	r := &results{
 		Command: strings.Join(append([]string{"go run ./cmd/trails-bench"}, args...), " "),
 		Plan:    p.name,
+		Only:    *only,
 		Date:    t0,
 		Machine: describeMachine(srv),
 		Runs:    p.runs,
@@ -221,7 +237,7 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		_, err := stdout.Write(buf.Bytes())
 		return err
 	}
-	return writeReport(*out, buf.Bytes())
+	return writeReport(*out, buf.Bytes(), *only)
 }
 
 // all runs the scenarios in an order that keeps each one's store as it
@@ -230,10 +246,15 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 func (b *bench) all(ctx context.Context, r *results, dir string) error {
 	var sc *scaling
 	var fx *loadFixtures
-	steps := []struct {
+	type step struct {
 		name string
 		f    func() error
-	}{
+	}
+	wide := step{"7. wide tree (bulk-load the forks, measure, delete)", func() (err error) {
+		r.Wide, err = b.wide(ctx)
+		return err
+	}}
+	steps := []step{
 		{"start Fuseki", func() error { return nil }},
 		{fmt.Sprintf("scaling: bulk-load %s filler turns, store the fork", thousands(b.plan.fillerSmall)), func() (err error) {
 			sc, err = b.scaleSetup(ctx)
@@ -270,9 +291,13 @@ func (b *bench) all(ctx context.Context, r *results, dir string) error {
 			r.Concurrency, err = b.concurrency(ctx, sc.chain.leaf().ID, sc.Turns)
 			return err
 		}},
+		wide,
 		{fmt.Sprintf("4. scaling: bulk-load filler up to %s other turns, measure", thousands(b.plan.fillerBig)), func() error {
 			return b.scaleMeasure(ctx, sc, b.plan.fillerBig, dir)
 		}},
+	}
+	if r.Only == "wide" {
+		steps = []step{steps[0], wide}
 	}
 	r.Phases = append(r.Phases, phase{Name: steps[0].name, D: time.Since(b.t0)})
 	for _, s := range steps[1:] {
@@ -292,18 +317,26 @@ type phase struct {
 }
 
 // writeReport writes report to path, between the markers if the file has
-// them, else as the whole file.
-func writeReport(path string, report []byte) error {
+// them, else as the whole file. The report of a run with -only goes between
+// markers of its own, which the file must have (it would otherwise replace
+// a full report).
+func writeReport(path string, report []byte, only string) error {
+	begin, end := beginMarker, endMarker
+	if only != "" {
+		begin, end = "<!-- trails-bench:"+only+":begin -->", "<!-- trails-bench:"+only+":end -->"
+	}
 	old, err := os.ReadFile(path)
 	if err == nil {
-		i, j := bytes.Index(old, []byte(beginMarker)), bytes.Index(old, []byte(endMarker))
+		i, j := bytes.Index(old, []byte(begin)), bytes.Index(old, []byte(end))
 		if i >= 0 && j > i {
 			var b bytes.Buffer
-			b.Write(old[:i+len(beginMarker)])
+			b.Write(old[:i+len(begin)])
 			b.WriteString("\n")
 			b.Write(report)
 			b.Write(old[j:])
 			report = b.Bytes()
+		} else if only != "" {
+			return fmt.Errorf("%s has no lines %s and %s, between which the report of -only %s goes", path, begin, end, only)
 		}
 	}
 	return os.WriteFile(path, report, 0o644)
