@@ -653,7 +653,11 @@ func (in *importInput) checkSession(s *importSession) {
 	s.legacy = fv(sfKind).o == nil
 
 	s.ordered = make([]*importTurn, 0, len(s.turns))
-	for _, t := range s.turns {
+	for iri, t := range s.turns {
+		if t.res.id != s.id && !s.archive {
+			f.addf(t.line, RuleResource, ErrInvalid, "the graph of session %s holds turn <%s> of session %s, and %s is no archive of a rewind", s.id, iri, t.res.id, s.id)
+			continue
+		}
 		s.ordered = append(s.ordered, t)
 	}
 	slices.SortFunc(s.ordered, func(a, b *importTurn) int { return cmp.Compare(a.index, b.index) })
@@ -703,18 +707,14 @@ func (in *importInput) checkSession(s *importSession) {
 // length returns the length of the effective history of s.
 func (s *importSession) length() int { return s.hdr.ForkedAt + len(s.ordered) }
 
-// checkForeign checks the turns of other sessions that s holds: s must be
-// the archive of a rewind, which takes the turns over untouched, and the
-// session whose IRI space they are in, if in the input, neither holds them
-// nor writes them again (they are of a generation before its last rewind).
+// checkForeign checks the turns of other sessions that s, an archive of a
+// rewind (which takes the turns over untouched), holds: the session whose
+// IRI space they are in, if in the input, neither holds them nor writes
+// them again (they are of a generation before its last rewind).
 func (in *importInput) checkForeign(s *importSession) {
 	for iri, t := range s.turns {
-		if t.res.id == s.id {
-			continue
-		}
-		if !s.archive {
-			in.faults.addf(t.line, RuleResource, ErrInvalid, "the graph of session %s holds turn <%s> of session %s, and %s is no archive of a rewind", s.id, iri, t.res.id, s.id)
-			continue
+		if t.res.id == s.id || !s.archive {
+			continue // a foreign turn in a session that is no archive: checkSession
 		}
 		o := in.sessions[t.res.id]
 		if o == nil {
@@ -851,6 +851,11 @@ func (st *Store) checkStored(ctx context.Context, in *importInput) (map[string]s
 	if err != nil {
 		return nil, nil, err
 	}
+	for _, d := range in.prov.deletions {
+		if stored[d.id].exists && !provStored[d.quad] {
+			f.addf(d.line, RuleProv, ErrConflict, "a trails:Deletion of session %s, which is stored", d.id)
+		}
+	}
 	// A PROV record the store lacks may name a session the input does not
 	// hold only if the store does not hold it either (a deleted session, or
 	// one of another tree that a tree's export names): it describes
@@ -858,11 +863,6 @@ func (st *Store) checkStored(ctx context.Context, in *importInput) (map[string]s
 	for _, r := range in.prov.refs {
 		if in.sessions[r.id] == nil && stored[r.id].exists && !provStored[r.quad] {
 			f.addf(r.line, RuleProv, ErrInvalid, "a PROV record about session %s, which is stored and not in the input", r.id)
-		}
-	}
-	for _, d := range in.prov.deletions {
-		if stored[d.id].exists && !provStored[d.quad] {
-			f.addf(d.line, RuleProv, ErrConflict, "a trails:Deletion of session %s, which is stored", d.id)
 		}
 	}
 	return stored, provStored, in.faults.err()
