@@ -41,7 +41,9 @@ func (w nqWriter) time(t time.Time) string {
 }
 
 // quad returns the N-Quads line of s p o in graph g, all serialized.
-func (w nqWriter) quad(s, p, o, g string) string { return s + " " + w.iri(p) + " " + o + " " + g + " ." }
+func (w nqWriter) quad(s, p, o, g string) string {
+	return s + " " + w.iri(p) + " " + o + " " + g + " ."
+}
 
 func (w nqWriter) session(id string) string { return w.iri(ontology.SessionIRI(id)) }
 func (w nqWriter) prov() string             { return w.iri(ontology.ProvGraph) }
