@@ -873,7 +873,9 @@ type importGraph struct {
 // trails:digest must carry the one the hash chain gives (its predecessor
 // in a stored parent read from the store); a turn without one is legacy
 // data (written before the chain) and is taken as it is. A refused input
-// gives an *ImportError naming the line of the first quad at fault.
+// gives an *ImportError naming the rule and the line at fault (of the
+// faults the first check that finds any finds, the one at the lowest
+// line).
 //
 // A session graph that the store already holds must hold exactly the
 // input's triples (literals compared by value, as the store keeps them):
@@ -1119,11 +1121,13 @@ func readImport(data []byte, trig bool) (*importInput, error) {
 	return in, nil
 }
 
-// jsonLines reports whether data looks like JSONL (its first character
-// that is not white space is '{'), and the line of that character.
+// jsonLines reports whether data looks like JSONL: its first characters
+// that are not white space are '{' and '"', a JSON object's first key
+// (TriG's default graph block, also '{', holds no literal there), and the
+// line where it starts.
 func jsonLines(data []byte) (int, bool) {
 	trimmed := bytes.TrimLeft(data, " \t\r\n")
-	if len(trimmed) == 0 || trimmed[0] != '{' {
+	if len(trimmed) == 0 || trimmed[0] != '{' || !bytes.HasPrefix(bytes.TrimLeft(trimmed[1:], " \t\r\n"), []byte{'"'}) {
 		return 0, false
 	}
 	return 1 + bytes.Count(data[:len(data)-len(trimmed)], []byte{'\n'}), true

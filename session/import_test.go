@@ -405,6 +405,19 @@ func TestImportHostile(t *testing.T) {
 			},
 			rule: session.RuleChain, want: []error{session.ErrInvalid},
 		},
+		{
+			name: "a forged digest after a fork's first turn without one",
+			input: func() []string {
+				t2 := session.Turn{Index: 2, Role: "user", Content: "legacy", Branch: "fork-00000012", Created: t0, ID: session.TurnID(x, 2)}
+				t3 := session.Turn{Index: 3, Role: "assistant", Content: "forged", Branch: "fork-00000012", Created: t0, ID: session.TurnID(x, 3)}
+				ls := w.fork(x, v.a.ID, 2, "fork-00000012")
+				ls = append(ls, w.turn(x, t2, "")...)
+				ls = append(ls, w.turn(x, t3, session.ChainDigest("", t3))...)
+				ls[len(ls)-1] = mark(ls[len(ls)-1])
+				return ls
+			},
+			rule: session.RuleChain, want: []error{session.ErrInvalid},
+		},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			data, line := marked(t, tc.input())
