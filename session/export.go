@@ -868,8 +868,9 @@ type importGraph struct {
 // point without gaps, each with a role and content within MaxTurnBytes,
 // its turn count and head digest right), its parent must be in the input
 // or the store, its fork point within its parent's history, its parent
-// links free of cycles and at most MaxForkDepth long, its fork label no
-// other session's, and it must not be a deleted session. A turn with a
+// links free of cycles and at most MaxForkDepth long, and its fork label
+// no other session's (a session a trails:Deletion invalidated may be
+// restored: the record of its deletion stays). A turn with a
 // trails:digest must carry the one the hash chain gives (its predecessor
 // in a stored parent read from the store); a turn without one is legacy
 // data (written before the chain) and is taken as it is. A refused input
@@ -898,9 +899,9 @@ type importGraph struct {
 // It returns an *ImportError wrapping ErrInvalid for an input that does
 // not parse or breaks a rule (with ErrForkCycle, ErrForkDepth or
 // ErrParentMissing as well for those), or wrapping ErrConflict for
-// sessions stored with different content (naming them), deleted
-// sessions, fork labels or turns stored elsewhere, and stored activities
-// the input adds to; ErrInvalid for the JSONL format (export only); the
+// sessions stored with different content (naming them), fork labels or
+// turns stored elsewhere, a trails:Deletion of a stored session, and
+// stored activities the input adds to; ErrInvalid for the JSONL format (export only); the
 // error of r; the error of ctx; or a store error wrapping the kg error.
 func (st *Store) Import(ctx context.Context, r io.Reader, f Format, progress func(done, total int)) (ImportStats, error) {
 	if err := st.operator("import"); err != nil {

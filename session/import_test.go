@@ -348,15 +348,6 @@ func TestImportHostile(t *testing.T) {
 			rule: session.RuleTurn, want: []error{session.ErrInvalid},
 		},
 		{
-			name: "a deleted session brought back",
-			input: func() []string {
-				ls := strings.Split(strings.TrimSuffix(string(v.deleted), "\n"), "\n")
-				ls[0] = mark(ls[0])
-				return ls
-			},
-			rule: session.RuleStored, want: []error{session.ErrConflict},
-		},
-		{
 			name: "a fork label another session has",
 			input: func() []string {
 				f := w.fork(x, v.a.ID, 1, v.af.Branch)
@@ -439,6 +430,16 @@ func TestImportHostile(t *testing.T) {
 				t.Fatalf("got %d quads in the store, want %d as before", after, before)
 			}
 		})
+	}
+}
+
+// TestImportRestoresDeleted imports the backup of a session deleted
+// since: it is restored, as an operator's restore must allow (Persist
+// alone will not bring a deleted session back).
+func TestImportRestoresDeleted(t *testing.T) {
+	v := newImportVictim(t)
+	if stats := mustImport(t, v.st, v.deleted, session.NQuads); stats.Sessions != 1 {
+		t.Fatalf("got %+v, want the deleted session written", stats)
 	}
 }
 

@@ -50,7 +50,7 @@ const (
 	RuleFork     = "fork"     // a cycle, a chain too deep, a fork point beyond the parent's history, a missing parent
 	RuleChain    = "chain"    // a turn's trails:digest does not follow from the chain
 	RuleProv     = "prov"     // a PROV quad about something else than new activities on the input's sessions
-	RuleStored   = "stored"   // a session stored with other content, deleted, or a branch label taken
+	RuleStored   = "stored"   // a session stored with other content, or a branch label taken
 )
 
 func (e *ImportError) Error() string {
@@ -766,7 +766,6 @@ func (in *importInput) checkTree() {
 // storedSession is what the store holds of a session an import names.
 type storedSession struct {
 	exists  bool
-	deleted bool
 	rewinds int
 	parent  string
 	at      int
@@ -774,7 +773,7 @@ type storedSession struct {
 }
 
 // checkStored applies the rules that need the store: sessions stored with
-// other content (unstored, before), deleted sessions, parents, depth,
+// other content (unstored, before), parents, depth,
 // branch labels, turns of archives, and PROV records. It returns the
 // store's sessions it read, for the chain check, and marks the PROV quads
 // and activities stored.
@@ -800,11 +799,6 @@ func (st *Store) checkStored(ctx context.Context, in *importInput) (map[string]s
 	stored, err := st.importSessions(ctx, names)
 	if err != nil {
 		return nil, nil, err
-	}
-	for _, s := range in.order {
-		if ss := stored[s.id]; ss.deleted && !s.stored {
-			f.addf(s.line, RuleStored, ErrConflict, "session %s was deleted (a trails:Deletion in the store invalidates it)", s.id)
-		}
 	}
 	for _, s := range in.order {
 		for iri, t := range s.turns {
@@ -995,7 +989,6 @@ func (st *Store) importSessions(ctx context.Context, ids map[string]bool) (map[s
 		id := idOf(r.String("s"))
 		ss := out[id]
 		ss.exists = ss.exists || r.String("exists") == "true"
-		ss.deleted = ss.deleted || r.String("deleted") != ""
 		if _, ok := r["rewinds"]; ok {
 			n, err := r.Int("rewinds")
 			if err != nil {
