@@ -1198,16 +1198,22 @@ func (st *Store) checkTurns(ctx context.Context, in *importInput, stored map[str
 	return f.err()
 }
 
-// lineContent returns the value of the literal object of an N-Quads line.
+// lineContent returns the value of the literal object of an N-Quads line
+// as readImport wrote it: its subject and predicate are IRIs, which hold
+// no '"', so the literal starts at the first '"'.
 func lineContent(line string) (string, error) {
-	var v string
-	err := parseRDF([]byte(line), false, func(q quad) error {
-		l, ok := q.o.(rdf.Literal)
-		if !ok {
-			return errors.New("the content is not a literal")
-		}
-		v = l.String()
-		return nil
-	})
-	return v, err
+	i := strings.IndexByte(line, '"')
+	if i < 0 {
+		return "", errors.New("the content is not a literal")
+	}
+	p := &rdfParser{src: []byte(line[i:]), line: 1}
+	o, err := p.literal()
+	if err != nil {
+		return "", err
+	}
+	l, ok := o.(rdf.Literal)
+	if !ok {
+		return "", errors.New("the content is not a literal")
+	}
+	return l.String(), nil
 }
