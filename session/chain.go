@@ -129,13 +129,14 @@ type chainCheck struct {
 	sessions map[string]chainSession
 	need     map[chainPos]string // predecessor positions of first own turns: digest once seen
 	known    map[chainPos]bool
-	pending  []pendingTurn // first own turns of forks, until their predecessor is known
+	pending  []*pendingTurn // first own turns of forks, until their predecessor is known
 	faults   []ChainFault
 
 	cur       string // session of the last turn fed
 	prevIndex int
 	prev      string // its digest (stored, or computed when it had none)
 	prevOK    bool
+	open      *pendingTurn // the pending turn the turns fed since follow, while none of them has a digest
 }
 
 type pendingTurn struct {
@@ -143,6 +144,14 @@ type pendingTurn struct {
 	turn    Turn
 	digest  string
 	at      chainPos
+	// after are the turns that follow it up to the first with a digest:
+	// their predecessors' digests are known only once its own is.
+	after []linkedTurn
+}
+
+type linkedTurn struct {
+	turn   Turn
+	digest string
 }
 
 // newChainCheck returns a check of the chains of sessions (by id).
@@ -181,7 +190,7 @@ func (c *chainCheck) holder(id string, k int) (chainPos, bool) {
 // with its stored digest ("" if none).
 func (c *chainCheck) turn(id string, t Turn, digest string) {
 	if id != c.cur {
-		c.cur, c.prevOK = id, false
+		c.cur, c.prevOK, c.open = id, false, nil
 	}
 	s := c.sessions[id]
 	var prev string
@@ -191,10 +200,23 @@ func (c *chainCheck) turn(id string, t Turn, digest string) {
 		prev, ok = "", true
 	case c.prevOK && c.prevIndex == t.Index-1:
 		prev, ok = c.prev, true
+	case c.open != nil && c.prevIndex == t.Index-1:
+		// It follows a pending turn through turns without digests: checked
+		// once the pending turn's predecessor is known (finish).
+		c.open.after = append(c.open.after, linkedTurn{t, digest})
+		if digest != "" {
+			c.open = nil
+		}
 	case t.Index == s.ForkedAt && s.ParentID != "":
 		if p, found := c.holder(s.ParentID, t.Index-1); found {
-			c.pending = append(c.pending, pendingTurn{id, t, digest, p})
+			c.pending = append(c.pending, &pendingTurn{session: id, turn: t, digest: digest, at: p})
+			if digest == "" {
+				c.open = c.pending[len(c.pending)-1]
+			}
 		}
+	}
+	if ok || digest != "" {
+		c.open = nil
 	}
 	want := ""
 	if ok {
@@ -220,7 +242,7 @@ func (c *chainCheck) turn(id string, t Turn, digest string) {
 func (c *chainCheck) missing() []chainPos {
 	var out []chainPos
 	for _, t := range c.pending {
-		if !c.known[t.at] {
+		if t != nil && !c.known[t.at] {
 			out = append(out, t.at)
 		}
 	}
@@ -234,16 +256,39 @@ func (c *chainCheck) base(id string, index int, digest string) {
 	c.known[p] = true
 }
 
-// finish checks the first own turns of forks and returns every fault
-// found, in the order the turns were fed (forks' first turns last).
+// finish checks the first own turns of forks (and the turns that follow
+// one without a digest) and returns every fault found, in the order the
+// turns were fed (forks' first turns last). A pending turn may be the
+// predecessor another fork needs: finish goes round until no pending turn
+// gets its predecessor.
 func (c *chainCheck) finish() []ChainFault {
-	for _, t := range c.pending {
-		if !c.known[t.at] {
-			continue
-		}
-		want := chainDigest(c.need[t.at], t.turn)
-		if t.digest != want {
-			c.faults = append(c.faults, ChainFault{Session: t.session, Index: t.turn.Index, Turn: t.turn.ID, Digest: t.digest, Want: want})
+	for progress := true; progress; {
+		progress = false
+		for i, t := range c.pending {
+			if t == nil || !c.known[t.at] {
+				continue
+			}
+			c.pending[i], progress = nil, true
+			prev := c.need[t.at]
+			link := func(id string, u Turn, digest string) {
+				want := chainDigest(prev, u)
+				if digest != want {
+					c.faults = append(c.faults, ChainFault{Session: id, Index: u.Index, Turn: u.ID, Digest: digest, Want: want})
+				}
+				prev = digest
+				if digest == "" {
+					prev = want
+				}
+				if p := (chainPos{id, u.Index}); !c.known[p] {
+					if _, wanted := c.need[p]; wanted {
+						c.base(id, u.Index, prev)
+					}
+				}
+			}
+			link(t.session, t.turn, t.digest)
+			for _, a := range t.after {
+				link(t.session, a.turn, a.digest)
+			}
 		}
 	}
 	c.pending = nil

@@ -63,8 +63,11 @@ type ExportStats struct {
 
 // ImportStats says what an Import wrote.
 type ImportStats struct {
-	Sessions int // session graphs written (those already stored as they are in the input are skipped)
-	Quads    int // quads sent to the store
+	Sessions  int // session graphs written
+	Unchanged int // sessions of the input the store held already as they are in it: skipped
+	Quads     int // quads sent to the store
+	Batches   int // batches written, each one transaction
+	Planned   int // batches the import had to write: more than Batches when it stopped early
 }
 
 // The queries of export and import, read once.
@@ -901,8 +904,9 @@ func sortTriples(g string, ts []triple) {
 }
 
 // Batches of an import: a batch closes once it holds importBatchQuads quads
-// or importBatchBytes bytes; a session graph is never split across batches.
-const (
+// or importBatchBytes bytes; a session graph is never split across batches,
+// nor are the PROV quads about one subject.
+var (
 	importBatchQuads = 50_000
 	importBatchBytes = 16 << 20
 )
@@ -919,30 +923,59 @@ type importGraph struct {
 // Import reads NQuads or TriG from r (an Export, or any file in Trails'
 // layout) and adds its quads to the store.
 //
-// Import checks everything before it writes anything: the whole input must
-// parse; every quad must be in one of Trails' graphs (a session graph, whose
-// IRI is a session IRI with a canonical UUID, the PROV graph or the ontology
-// graph); blank nodes are refused, since Trails writes none (TriG's [] and
-// collections as well), and so are invalid terms. A session graph that the
-// store already holds must hold exactly the input's triples (literals
-// compared by value, as the store keeps them): such a session is skipped,
-// any difference is a conflict and nothing is written. The PROV and
-// ontology quads are added to what is there (RDF set semantics), so
-// importing the same input twice changes nothing.
+// Import checks everything before it writes anything, and applies the
+// rules Persist and the other writers apply, and nothing else. The whole
+// input must parse; blank nodes are refused, since Trails writes none
+// (TriG's [] and collections as well), and so are invalid terms. Every quad
+// must be in a session graph (whose IRI is a session IRI with a canonical
+// UUID) or in the PROV graph. A quad in the graph of session S must be
+// about S, its own turns or anchors, or the agent of its principal (only
+// the archive of a rewind holds turns of the session it was rewound from,
+// which no other graph may describe). A quad in the PROV graph must be
+// about an activity the store does not describe yet (or one it holds
+// exactly so), an agent, or what generated a session or a turn, and may
+// name only the input's sessions and deleted ones; a trails:Deletion may
+// invalidate only a session that neither the input nor the store holds.
+// Each session must be whole and valid as Persist demands (an id, a
+// principal, a branch label, a kind, its turns numbered from its fork
+// point without gaps, each with a role and content within MaxTurnBytes,
+// its turn count and head digest right), its parent must be in the input
+// or the store, its fork point within its parent's history, its parent
+// links free of cycles and at most MaxForkDepth long, and its fork label
+// no other session's (a session a trails:Deletion invalidated may be
+// restored: the record of its deletion stays). A turn with a
+// trails:digest must carry the one the hash chain gives (its predecessor
+// in a stored parent read from the store); a turn without one is legacy
+// data (written before the chain) and is taken as it is. A refused input
+// gives an *ImportError naming the rule and the line at fault (of the
+// faults the first check that finds any finds, the one at the lowest
+// line).
+//
+// A session graph that the store already holds must hold exactly the
+// input's triples (literals compared by value, as the store keeps them):
+// such a session is skipped (ImportStats.Unchanged), any difference is a
+// conflict and nothing is written. PROV quads the store holds are skipped,
+// so importing the same input twice writes nothing the second time.
 //
 // Then it writes in batches, each one request (one transaction): each
 // session graph whole in one batch, the session graphs first, then the PROV
-// and ontology quads. progress, if not nil, is called after each batch with
-// the quads written so far and the total to write. Import holds the whole
-// input in memory. The check and the writes are not one transaction: a
-// session another writer creates meanwhile is not detected. If a batch fails,
-// the batches before it stay written; importing the same input again
-// completes the import.
+// quads, those about one subject in one batch. progress, if not nil, is
+// called after each batch with the quads written so far and the total to
+// write. Between batches Import stops when ctx is done, returning its
+// error with the stats of the batches written (a batch under way when ctx
+// ends may or may not be written). Import holds the whole input in memory.
+// The checks and the writes are not one transaction: a session another
+// writer creates meanwhile is not detected. If a batch fails, the batches
+// before it stay written; importing the same input again completes the
+// import.
 //
-// It returns ErrInvalid for an input that does not parse, a quad outside
-// Trails' graphs, a blank node, an invalid term, or the JSONL format (export
-// only); ErrConflict naming the sessions stored with different content; the
-// error of r; or a store error wrapping the kg error.
+// It returns an *ImportError wrapping ErrInvalid for an input that does
+// not parse or breaks a rule (with ErrForkCycle, ErrForkDepth or
+// ErrParentMissing as well for those), or wrapping ErrConflict for
+// sessions stored with different content (naming them), fork labels or
+// turns stored elsewhere, a trails:Deletion of a stored session, and
+// stored activities the input adds to; ErrInvalid for the JSONL format (export only); the
+// error of r; the error of ctx; or a store error wrapping the kg error.
 func (st *Store) Import(ctx context.Context, r io.Reader, f Format, progress func(done, total int)) (ImportStats, error) {
 	if err := st.operator("import"); err != nil {
 		return ImportStats{}, err
@@ -970,70 +1003,126 @@ func (st *Store) importRDF(ctx context.Context, r io.Reader, f Format, progress 
 	if err != nil {
 		return stats, err
 	}
-	graphs, err := readImport(data, trig)
+	in, err := readImport(data, trig)
 	if err != nil {
 		return stats, err
 	}
-	graphs, err = st.unstored(ctx, graphs)
+	if err := in.check(); err != nil {
+		return stats, err
+	}
+	if err := st.unstored(ctx, in); err != nil {
+		return stats, err
+	}
+	stored, provStored, err := st.checkStored(ctx, in)
 	if err != nil {
 		return stats, err
+	}
+	if err := st.checkTurns(ctx, in, stored); err != nil {
+		return stats, err
+	}
+	for _, s := range in.order {
+		if s.stored {
+			stats.Unchanged++
+		}
 	}
 
-	total, size := 0, 0
-	for _, g := range graphs {
-		total += len(g.lines)
-		size += g.size
-	}
-	var batch bytes.Buffer
-	batch.Grow(min(size, importBatchBytes+importBatchBytes/4))
-	n, sessions := 0, 0
-	send := func() error {
-		if n == 0 {
-			return nil
+	batches, total := planImport(in, provStored)
+	stats.Planned = len(batches)
+	var buf bytes.Buffer
+	for _, b := range batches {
+		if err := ctx.Err(); err != nil {
+			return stats, err
 		}
-		if err := st.c.LoadQuads(ctx, batch.Bytes()); err != nil {
-			return err
+		buf.Reset()
+		buf.Grow(b.size)
+		for _, run := range b.runs {
+			for _, l := range run {
+				buf.WriteString(l)
+			}
 		}
-		stats.Quads += n
-		stats.Sessions += sessions
-		batch.Reset()
-		n, sessions = 0, 0
+		if err := st.c.LoadQuads(ctx, buf.Bytes()); err != nil {
+			return stats, err
+		}
+		stats.Quads += b.quads
+		stats.Sessions += b.sessions
+		stats.Batches++
 		if progress != nil {
 			progress(stats.Quads, total)
 		}
-		return nil
 	}
-	full := func() bool { return n >= importBatchQuads || batch.Len() >= importBatchBytes }
-	for _, g := range graphs {
-		if g.kind == sessionGraph {
-			if n > 0 && (n+len(g.lines) > importBatchQuads || batch.Len()+g.size > importBatchBytes) {
-				if err := send(); err != nil {
-					return stats, err
-				}
-			}
-			for _, l := range g.lines {
-				batch.WriteString(l)
-			}
-			n += len(g.lines)
-			sessions++
-			continue
-		}
-		for _, l := range g.lines {
-			if full() {
-				if err := send(); err != nil {
-					return stats, err
-				}
-			}
-			batch.WriteString(l)
-			n++
-		}
-	}
-	return stats, send()
+	return stats, nil
 }
 
-// readImport parses and checks an import's input and returns its graphs:
-// session graphs first, in input order, then the PROV and ontology graphs.
-func readImport(data []byte, trig bool) ([]*importGraph, error) {
+// importBatch is what one request of an import writes.
+type importBatch struct {
+	runs     [][]string // runs of N-Quads lines
+	quads    int
+	size     int
+	sessions int
+}
+
+// planImport cuts what in holds and the store lacks into batches: the
+// session graphs not stored, each whole, then the PROV quads the store
+// lacks (provStored: stored, by index), sorted, those of one subject
+// together. It returns them with the number of quads they hold.
+func planImport(in *importInput, provStored map[int]bool) ([]importBatch, int) {
+	var out []importBatch
+	var cur importBatch
+	total := 0
+	flush := func() {
+		if cur.quads > 0 {
+			out = append(out, cur)
+		}
+		cur = importBatch{}
+	}
+	full := func(quads, size int) bool {
+		return cur.quads > 0 && (cur.quads+quads > importBatchQuads || cur.size+size > importBatchBytes)
+	}
+	for _, s := range in.order {
+		if s.stored {
+			continue
+		}
+		g := s.graph
+		if full(len(g.lines), g.size) {
+			flush()
+		}
+		cur.runs = append(cur.runs, g.lines)
+		cur.quads += len(g.lines)
+		cur.size += g.size
+		cur.sessions++
+		total += len(g.lines)
+	}
+	var prov []string
+	for i, q := range in.prov.quads {
+		if !provStored[i] {
+			prov = append(prov, in.prov.graph.lines[q.li])
+		}
+	}
+	slices.Sort(prov) // a subject's lines, which all start with it, come together
+	for i := 0; i < len(prov); {
+		subj, _, _ := strings.Cut(prov[i], " ")
+		j, size := i, 0
+		key := subj + " "
+		for ; j < len(prov) && strings.HasPrefix(prov[j], key); j++ {
+			size += len(prov[j])
+		}
+		if full(j-i, size) {
+			flush()
+		}
+		cur.runs = append(cur.runs, prov[i:j])
+		cur.quads += j - i
+		cur.size += size
+		total += j - i
+		i = j
+	}
+	flush()
+	return out, total
+}
+
+// readImport parses an import's input, applying the rules that hold quad
+// by quad, and returns what it holds: session graphs in input order, then
+// the PROV graph.
+func readImport(data []byte, trig bool) (*importInput, error) {
 	if !utf8.Valid(data) {
 		i := 0
 		for i < len(data) {
@@ -1043,48 +1132,79 @@ func readImport(data []byte, trig bool) ([]*importGraph, error) {
 			}
 			i += n
 		}
-		return nil, fmt.Errorf("%w: line %d: not UTF-8", ErrInvalid, 1+bytes.Count(data[:i], []byte{'\n'}))
+		return nil, &ImportError{Line: 1 + bytes.Count(data[:i], []byte{'\n'}), Rule: RuleSyntax, Err: fmt.Errorf("%w: not UTF-8", ErrInvalid)}
 	}
+	if line, ok := jsonLines(data); ok {
+		return nil, &ImportError{Line: line, Rule: RuleSyntax, Err: fmt.Errorf("%w: this is JSONL (a JSON object per line), which is an export format only: import an nquads or trig export", ErrInvalid)}
+	}
+	in := newImportInput()
 	byIRI := make(map[rdf.Term]*importGraph)
-	var order []*importGraph
 	seen := make(map[string]struct{})
 	var tw terms
+	syntax := func(line int, err error) error {
+		return &ImportError{Line: line, Rule: RuleSyntax, Err: fmt.Errorf("%w: %v", ErrInvalid, err)}
+	}
 	err := parseRDF(data, trig, func(q quad) error {
 		g := byIRI[q.g]
 		if g == nil {
 			gi, err := importGraphOf(q)
 			if err != nil {
-				return fmt.Errorf("line %d: %w", q.line, err)
+				return &ImportError{Line: q.line, Rule: RuleGraph, Err: fmt.Errorf("%w: %v", ErrInvalid, err)}
 			}
 			g = &importGraph{iri: gi}
 			g.kind, g.id = graphKindOf(gi.String())
 			byIRI[q.g] = g
-			order = append(order, g)
+			in.graphs = append(in.graphs, g)
+			if g.kind == provGraph {
+				in.prov.graph = g
+			}
 		}
 		t, err := tw.triple(q)
 		if err != nil {
-			return fmt.Errorf("line %d: %w", q.line, err)
+			return syntax(q.line, err)
 		}
 		gs, err := tw.term(g.iri)
 		if err != nil {
-			return fmt.Errorf("line %d: %w", q.line, err)
+			return syntax(q.line, err)
 		}
 		l := nquadLine(t, gs)
 		if _, dup := seen[l]; dup {
 			return nil
 		}
 		seen[l] = struct{}{}
+		if err := in.quad(g, q, t, len(g.lines)); err != nil {
+			return err
+		}
 		g.lines = append(g.lines, l)
 		g.size += len(l)
 		return nil
 	})
-	if err != nil {
-		return nil, fmt.Errorf("%w: %v", ErrInvalid, err)
+	var ie *ImportError
+	var se *syntaxError
+	switch {
+	case errors.As(err, &ie):
+		return nil, ie
+	case errors.As(err, &se):
+		return nil, &ImportError{Line: se.line, Rule: RuleSyntax, Err: fmt.Errorf("%w: %s", ErrInvalid, se.msg)}
+	case err != nil:
+		return nil, syntax(0, err)
 	}
-	slices.SortStableFunc(order, func(a, b *importGraph) int {
-		return cmp.Compare(a.kind, b.kind) // sessions, then PROV, then ontology
+	slices.SortStableFunc(in.graphs, func(a, b *importGraph) int {
+		return cmp.Compare(a.kind, b.kind) // sessions, then PROV
 	})
-	return order, nil
+	return in, nil
+}
+
+// jsonLines reports whether data looks like JSONL: its first characters
+// that are not white space are '{' and '"', a JSON object's first key
+// (TriG's default graph block, also '{', holds no literal there), and the
+// line where it starts.
+func jsonLines(data []byte) (int, bool) {
+	trimmed := bytes.TrimLeft(data, " \t\r\n")
+	if len(trimmed) == 0 || trimmed[0] != '{' || !bytes.HasPrefix(bytes.TrimLeft(trimmed[1:], " \t\r\n"), []byte{'"'}) {
+		return 0, false
+	}
+	return 1 + bytes.Count(data[:len(data)-len(trimmed)], []byte{'\n'}), true
 }
 
 // nquadLine returns t in graph gs (serialized) as an N-Quads line.
@@ -1111,8 +1231,8 @@ func importGraphOf(q quad) (rdf.IRI, error) {
 		return rdf.IRI{}, fmt.Errorf("blank node _:%s as a graph name", g.String())
 	case rdf.IRI:
 		if k, _ := graphKindOf(g.String()); k == foreignGraph {
-			return rdf.IRI{}, fmt.Errorf("graph <%s> is not one of Trails' graphs (a session graph <%s…>, <%s> or <%s>)",
-				g, ontology.SessionBase, ontology.ProvGraph, ontology.OntologyGraph)
+			return rdf.IRI{}, fmt.Errorf("graph <%s> is not one of Trails' graphs (a session graph <%s…> or <%s>)",
+				g, ontology.SessionBase, ontology.ProvGraph)
 		}
 		return g, nil
 	default:
@@ -1120,45 +1240,43 @@ func importGraphOf(q quad) (rdf.IRI, error) {
 	}
 }
 
-// unstored returns the graphs of an import that are to be written: it
-// drops the session graphs the store holds with the same triples, and
-// fails with ErrConflict if it holds any with different ones.
-func (st *Store) unstored(ctx context.Context, graphs []*importGraph) ([]*importGraph, error) {
+// unstored marks the sessions of the input that the store holds with the
+// same triples (importSession.stored), and fails with an *ImportError
+// wrapping ErrConflict if it holds any with different ones.
+func (st *Store) unstored(ctx context.Context, in *importInput) error {
 	var rows [][]rdf.Term
-	for _, g := range graphs {
-		if g.kind == sessionGraph {
-			rows = append(rows, []rdf.Term{g.iri})
-		}
+	for _, s := range in.order {
+		rows = append(rows, []rdf.Term{s.graph.iri})
 	}
 	if len(rows) == 0 {
-		return graphs, nil
+		return nil
 	}
-	q, err := kg.BindTables(qStoredGraphs, nil, map[string]kg.Table{"graphs": {Vars: []string{"g"}, Rows: rows}})
+	stored := make(map[string]bool)
+	err := st.selectTable(ctx, "export-stored-graphs", qStoredGraphs, "graphs", kg.Table{Vars: []string{"g"}, Rows: rows}, nil, func(r kg.Solution) error {
+		stored[r.String("g")] = true
+		return nil
+	})
 	if err != nil {
-		return nil, fmt.Errorf("export-stored-graphs: %w", err)
-	}
-	res, err := st.c.Query(ctx, q)
-	if err != nil {
-		return nil, err
-	}
-	stored := make(map[string]bool, len(res.Solutions))
-	for _, row := range res.Solutions {
-		stored[row.String("g")] = true
+		return err
 	}
 	var conflicts []string
-	keep := graphs[:0:0]
-	for _, g := range graphs {
-		if g.kind != sessionGraph || !stored[g.iri.String()] {
-			keep = append(keep, g)
+	line := 0
+	for _, s := range in.order {
+		if !stored[s.iri] {
 			continue
 		}
-		same, err := st.sameGraph(ctx, g)
+		same, err := st.sameGraph(ctx, s.graph)
 		if err != nil {
-			return nil, err
+			return err
 		}
 		if !same {
-			conflicts = append(conflicts, g.id)
+			if len(conflicts) == 0 {
+				line = s.line
+			}
+			conflicts = append(conflicts, s.id)
+			continue
 		}
+		s.stored = true
 	}
 	if n := len(conflicts); n > 0 {
 		more := ""
@@ -1166,10 +1284,10 @@ func (st *Store) unstored(ctx context.Context, graphs []*importGraph) ([]*import
 			more = fmt.Sprintf(" and %d more", n-10)
 			conflicts = conflicts[:10]
 		}
-		return nil, fmt.Errorf("%w: %d sessions are stored with other content (%s%s); nothing was written",
-			ErrConflict, n, strings.Join(conflicts, ", "), more)
+		return &ImportError{Line: line, Rule: RuleStored, Err: fmt.Errorf("%w: %d sessions are stored with other content (%s%s); nothing was written",
+			ErrConflict, n, strings.Join(conflicts, ", "), more)}
 	}
-	return keep, nil
+	return nil
 }
 
 // sameGraph reports whether the store holds exactly the triples of g,

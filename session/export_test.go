@@ -646,10 +646,11 @@ func TestImportValueEquality(t *testing.T) {
 PREFIX xsd: <http://www.w3.org/2001/XMLSchema#>
 GRAPH %s {
   %s a trails:Session ; trails:branch 'main' ; trails:ownTurns 0 ;
+     trails:principal <%s> ;
      trails:forkedAtIndex "00"^^xsd:integer ;
      trails:created "2026-01-02T03:04:05.100Z"^^xsd:dateTime .
 }
-`, ontology.NS, g, g)
+`, ontology.NS, g, g, ontology.AgentIRI("valuer"))
 	if stats := mustImport(t, st, []byte(data), session.TriG); stats.Sessions != 1 {
 		t.Fatalf("first import: got %+v, want 1 session", stats)
 	}
@@ -776,8 +777,8 @@ func TestImportSyntax(t *testing.T) {
 		media string
 		quads int
 	}{
-		{"features.trig", session.TriG, "application/trig", 40},
-		{"features.nq", session.NQuads, "application/n-quads", 8},
+		{"features.trig", session.TriG, "application/trig", 48},
+		{"features.nq", session.NQuads, "application/n-quads", 10},
 	} {
 		t.Run(tc.file, func(t *testing.T) {
 			data, err := os.ReadFile(filepath.Join("..", "testdata", "export", "syntax", tc.file))

@@ -294,6 +294,33 @@ func checkID(id string) error {
 // content of the turns from index from on (the turns before it were stored
 // by this value already, see seen).
 func (s *Session) validate(from int) error {
+	if err := s.checkHeader(); err != nil {
+		return err
+	}
+	if s.ParentID != "" && s.ForkedAt > len(s.Turns) {
+		return fmt.Errorf("%w: fork point %d out of range 0..%d", ErrInvalid, s.ForkedAt, len(s.Turns))
+	}
+	for i, t := range s.Turns {
+		if t.Index != i {
+			return fmt.Errorf("%w: turn %d has index %d", ErrInvalid, i, t.Index)
+		}
+		if i < s.ForkedAt || i < from {
+			continue // inherited (the ancestors' business) or stored already
+		}
+		if err := checkTurn(t); err != nil {
+			return err
+		}
+		if err := s.checkTurnBranch(t); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// checkHeader checks the fields of s that Persist stores with a new
+// session: its id, principal, branch label, TTL, kind and fork link (a
+// fork point of at least 0; validate bounds it by the history).
+func (s *Session) checkHeader() error {
 	if err := checkID(s.ID); err != nil {
 		return err
 	}
@@ -315,47 +342,52 @@ func (s *Session) validate(from int) error {
 		if s.ForkedAt != 0 {
 			return fmt.Errorf("%w: a root has ForkedAt 0, not %d", ErrInvalid, s.ForkedAt)
 		}
-	} else {
-		if err := checkID(s.ParentID); err != nil {
-			return fmt.Errorf("parent: %w", err)
-		}
-		if s.ParentID == s.ID {
-			return fmt.Errorf("%w: a session cannot be its own parent", ErrInvalid)
-		}
-		if s.Branch == MainBranch {
-			return fmt.Errorf("%w: a fork's branch is \"fork-\" and 8 hex digits, not %q", ErrInvalid, MainBranch)
-		}
-		if s.ForkedAt < 0 || s.ForkedAt > len(s.Turns) {
-			return fmt.Errorf("%w: fork point %d out of range 0..%d", ErrInvalid, s.ForkedAt, len(s.Turns))
-		}
+		return nil
 	}
-	for i, t := range s.Turns {
-		if t.Index != i {
-			return fmt.Errorf("%w: turn %d has index %d", ErrInvalid, i, t.Index)
-		}
-		if i < s.ForkedAt || i < from {
-			continue // inherited (the ancestors' business) or stored already
-		}
-		if t.Role == "" || !utf8.ValidString(t.Role) {
-			return fmt.Errorf("%w: turn %d: role %s must be non-empty UTF-8", ErrInvalid, i, termsafe.Quote(t.Role))
-		}
-		if !utf8.ValidString(t.Content) {
-			return fmt.Errorf("%w: turn %d: content is not valid UTF-8", ErrInvalid, i)
-		}
-		if n := len(t.Content); n > MaxTurnBytes {
-			return fmt.Errorf("%w: turn %d: %d bytes of content, more than the %d a turn may hold (session.MaxTurnBytes)", ErrInvalid, i, n, MaxTurnBytes)
-		}
-		if len(t.Role) > maxRoleBytes {
-			return fmt.Errorf("%w: turn %d: a role of %d bytes, more than %d", ErrInvalid, i, len(t.Role), maxRoleBytes)
-		}
-		// Only a detached root holds turns of other branches (the copies of
-		// its former prefix); any other session writes under its own label.
-		if (s.ParentID != "" || s.Branch == MainBranch) && t.Branch != s.Branch {
-			return fmt.Errorf("%w: turn %d: branch %s, want the session's %s", ErrInvalid, i, termsafe.Quote(t.Branch), termsafe.Quote(s.Branch))
-		}
-		if !branchRE.MatchString(t.Branch) {
-			return fmt.Errorf("%w: turn %d: branch %s is not a branch label", ErrInvalid, i, termsafe.Quote(t.Branch))
-		}
+	if err := checkID(s.ParentID); err != nil {
+		return fmt.Errorf("parent: %w", err)
+	}
+	if s.ParentID == s.ID {
+		return fmt.Errorf("%w: a session cannot be its own parent", ErrInvalid)
+	}
+	if s.Branch == MainBranch {
+		return fmt.Errorf("%w: a fork's branch is \"fork-\" and 8 hex digits, not %q", ErrInvalid, MainBranch)
+	}
+	if s.ForkedAt < 0 {
+		return fmt.Errorf("%w: fork point %d out of range", ErrInvalid, s.ForkedAt)
+	}
+	return nil
+}
+
+// checkTurn checks what Persist demands of the fields of a turn it
+// writes: a non-empty UTF-8 role of at most 1 KiB, UTF-8 content of at
+// most MaxTurnBytes, and a branch label.
+func checkTurn(t Turn) error {
+	i := t.Index
+	if t.Role == "" || !utf8.ValidString(t.Role) {
+		return fmt.Errorf("%w: turn %d: role %s must be non-empty UTF-8", ErrInvalid, i, termsafe.Quote(t.Role))
+	}
+	if !utf8.ValidString(t.Content) {
+		return fmt.Errorf("%w: turn %d: content is not valid UTF-8", ErrInvalid, i)
+	}
+	if n := len(t.Content); n > MaxTurnBytes {
+		return fmt.Errorf("%w: turn %d: %d bytes of content, more than the %d a turn may hold (session.MaxTurnBytes)", ErrInvalid, i, n, MaxTurnBytes)
+	}
+	if len(t.Role) > maxRoleBytes {
+		return fmt.Errorf("%w: turn %d: a role of %d bytes, more than %d", ErrInvalid, i, len(t.Role), maxRoleBytes)
+	}
+	if !branchRE.MatchString(t.Branch) {
+		return fmt.Errorf("%w: turn %d: branch %s is not a branch label", ErrInvalid, i, termsafe.Quote(t.Branch))
+	}
+	return nil
+}
+
+// checkTurnBranch checks that s writes turn t under its own label: only a
+// detached root holds turns of other branches (the copies of its former
+// prefix).
+func (s *Session) checkTurnBranch(t Turn) error {
+	if (s.ParentID != "" || s.Branch == MainBranch) && t.Branch != s.Branch {
+		return fmt.Errorf("%w: turn %d: branch %s, want the session's %s", ErrInvalid, t.Index, termsafe.Quote(t.Branch), termsafe.Quote(s.Branch))
 	}
 	return nil
 }

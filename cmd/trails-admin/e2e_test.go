@@ -878,8 +878,20 @@ func TestExportImport(t *testing.T) {
 	if got := tripleCount(t, f.c); got != count {
 		t.Errorf("a refused import changed the store: %d triples before, %d after", count, got)
 	}
+	// JSONL is refused by its name and by its content, saying so.
+	jsonlFile, disguised := dir+"/turns.jsonl", dir+"/turns.nq"
+	for _, name := range []string{jsonlFile, disguised} {
+		if err := os.WriteFile(name, []byte(jsonl.stdout), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	jsonlByName := r.mustRun(t, 2, "import", jsonlFile)
+	jsonlByContent := r.mustRun(t, 2, "import", disguised)
+	if got := tripleCount(t, f.c); got != count {
+		t.Errorf("a refused JSONL import changed the store: %d triples before, %d after", count, got)
+	}
 	badFormat := r.mustRun(t, 2, "export", "--format", "xml")
-	runs := []result{exp, jsonl, imp, again, refused, badFormat}
+	runs := []result{exp, jsonl, imp, again, refused, jsonlByName, jsonlByContent, badFormat}
 	for i := range runs { // the temporary directory differs from run to run
 		for j, a := range runs[i].args {
 			runs[i].args[j] = strings.ReplaceAll(a, dir, "$DIR")

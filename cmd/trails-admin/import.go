@@ -2,9 +2,11 @@ package main
 
 import (
 	"context"
+	"errors"
 	"flag"
 	"fmt"
 	"os"
+	"path/filepath"
 	"strings"
 
 	"github.com/trails-kg/trails/session"
@@ -32,8 +34,11 @@ func (c *importCmd) run(ctx context.Context, a *app, args []string) error {
 	format := c.format
 	if format == "" {
 		format = "nquads"
-		if strings.HasSuffix(name, ".trig") || strings.HasSuffix(name, ".ttl") {
+		switch ext := strings.ToLower(filepath.Ext(name)); ext {
+		case ".trig", ".ttl":
 			format = "turtle"
+		case ".jsonl", ".ndjson":
+			return usageErrorf("import: %s is JSONL, which is an export format only (one turn per line, for use elsewhere); import an nquads or turtle export", name)
 		}
 	}
 	f, err := session.ParseFormat(format)
@@ -56,8 +61,25 @@ func (c *importCmd) run(ctx context.Context, a *app, args []string) error {
 	stats, err := st.Import(ctx, in, f, func(done, total int) { p.update(done, total, "quads") })
 	p.finish()
 	if err != nil {
-		return err
+		if stats.Batches == 0 && !errors.Is(err, context.Canceled) {
+			return err // refused, or failed before writing
+		}
+		// Stopped between batches (or in one, which may or may not have
+		// landed): say what is written for sure.
+		fmt.Fprintf(a.stdout, "stopped after %d of %d batches: imported %s (%s written)\n",
+			stats.Batches, stats.Planned, plural(stats.Quads, "quad"), plural(stats.Sessions, "session"))
+		return fmt.Errorf("%w; run the same command again to finish", err)
 	}
-	fmt.Fprintf(a.stdout, "imported %s (%s written)\n", plural(stats.Quads, "quad"), plural(stats.Sessions, "session"))
+	switch {
+	case stats.Quads == 0 && stats.Unchanged > 0:
+		fmt.Fprintf(a.stdout, "nothing to import: all %s are stored as in the file\n", plural(stats.Unchanged, "session"))
+	case stats.Quads == 0:
+		fmt.Fprintln(a.stdout, "nothing to import: the store holds everything in the file")
+	case stats.Unchanged > 0:
+		fmt.Fprintf(a.stdout, "imported %s (%s written, %d stored as in the file already)\n",
+			plural(stats.Quads, "quad"), plural(stats.Sessions, "session"), stats.Unchanged)
+	default:
+		fmt.Fprintf(a.stdout, "imported %s (%s written)\n", plural(stats.Quads, "quad"), plural(stats.Sessions, "session"))
+	}
 	return nil
 }

@@ -1,0 +1,610 @@
+package session_test
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/knakk/rdf"
+	"github.com/trails-kg/trails/internal/fusekitest"
+	"github.com/trails-kg/trails/kg"
+	"github.com/trails-kg/trails/ontology"
+	"github.com/trails-kg/trails/session"
+)
+
+// nqTerm is the N-Triples form of t.
+func nqTerm(tb testing.TB, t rdf.Term) string {
+	tb.Helper()
+	s, err := kg.Term(t)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return s
+}
+
+// nqWriter writes N-Quads lines for the hostile inputs of Import.
+type nqWriter struct {
+	tb testing.TB
+}
+
+func (w nqWriter) iri(s string) string { return nqTerm(w.tb, kg.MustIRI(s)) }
+func (w nqWriter) str(s string) string { return nqTerm(w.tb, kg.String(s)) }
+func (w nqWriter) num(n int) string    { return nqTerm(w.tb, kg.Int(n)) }
+func (w nqWriter) time(t time.Time) string {
+	return nqTerm(w.tb, kg.DateTime(t))
+}
+
+// quad returns the N-Quads line of s p o in graph g, all serialized.
+func (w nqWriter) quad(s, p, o, g string) string {
+	return s + " " + w.iri(p) + " " + o + " " + g + " ."
+}
+
+func (w nqWriter) session(id string) string { return w.iri(ontology.SessionIRI(id)) }
+func (w nqWriter) prov() string             { return w.iri(ontology.ProvGraph) }
+
+// fork returns the lines of a fork id of parent at at with branch label
+// branch and no turns: its parent link is line 3 and its fork point line 4
+// of them.
+func (w nqWriter) fork(id, parent string, at int, branch string) []string {
+	g := w.session(id)
+	return []string{
+		w.quad(g, ontology.RDFType, w.iri(ontology.Session), g),
+		w.quad(g, ontology.Branch, w.str(branch), g),
+		w.quad(g, ontology.ParentSession, w.session(parent), g),
+		w.quad(g, ontology.ForkedAtIndex, w.num(at), g),
+		w.quad(g, ontology.Principal, w.iri(ontology.AgentIRI("forger")), g),
+	}
+}
+
+// turn returns the lines of turn t of session id, its digest too unless
+// digest is "".
+func (w nqWriter) turn(id string, t session.Turn, digest string) []string {
+	g := w.session(id)
+	ti := w.iri(session.TurnID(id, t.Index))
+	out := []string{
+		w.quad(ti, ontology.RDFType, w.iri(ontology.Turn), g),
+		w.quad(ti, ontology.TurnSession, g, g),
+		w.quad(ti, ontology.Index, w.num(t.Index), g),
+		w.quad(ti, ontology.Role, w.str(t.Role), g),
+		w.quad(ti, ontology.Content, w.str(t.Content), g),
+		w.quad(ti, ontology.Branch, w.str(t.Branch), g),
+		w.quad(ti, ontology.Created, w.time(t.Created), g),
+	}
+	if digest != "" {
+		out = append(out, w.quad(ti, ontology.Digest, w.str(digest), g))
+	}
+	return out
+}
+
+// marked is an input with the line at fault marked by a leading '!'.
+func marked(tb testing.TB, ls []string) (data []byte, line int) {
+	tb.Helper()
+	var b bytes.Buffer
+	for i, l := range ls {
+		if rest, ok := strings.CutPrefix(l, "!"); ok {
+			if line != 0 {
+				tb.Fatalf("two lines marked: %d and %d", line, i+1)
+			}
+			line, l = i+1, rest
+		}
+		b.WriteString(l)
+		b.WriteByte('\n')
+	}
+	if line == 0 {
+		tb.Fatal("no line marked")
+	}
+	return b.Bytes(), line
+}
+
+func mark(l string) string { return "!" + l }
+
+// chained returns the digests of turns, each after the one before, from
+// prev.
+func chained(prev string, turns []session.Turn) []string {
+	out := make([]string, len(turns))
+	for i, t := range turns {
+		prev = session.ChainDigest(prev, t)
+		out[i] = prev
+	}
+	return out
+}
+
+// importVictim is a store an attacker imports into: a root a with a fork
+// af (with its PROV record), the hash chain written on a's turns, a
+// deleted session, and a valid session of the attacker's (n) exported and
+// taken out again, to smuggle quads in.
+type importVictim struct {
+	st      *session.Store
+	c       *kg.Client
+	a, af   *session.Session
+	n       *session.Session
+	nLines  []string // the export of n, in NQuads
+	deleted []byte   // the export of a session deleted since
+	digests []string // the trails:digest of a's turns
+}
+
+func newImportVictim(t *testing.T) *importVictim {
+	t.Helper()
+	ctx := context.Background()
+	c := fusekitest.Empty(t)
+	v := &importVictim{st: session.NewStore(c), c: c}
+	w := nqWriter{t}
+	v.a = persisted(t, v.st, "alice", 3)
+	v.af = mustFork(t, v.a, 2)
+	appendN(v.af, 1, "af")
+	mustPersist(t, v.st, v.af)
+
+	// The hash chain on a's turns, as Persist will write it.
+	v.digests = chained("", v.a.Turns)
+	var add []string
+	for i, t := range v.a.Turns {
+		add = append(add, w.quad(w.iri(t.ID), ontology.Digest, w.str(v.digests[i]), w.session(v.a.ID)))
+	}
+	if err := c.LoadQuads(ctx, []byte(strings.Join(add, "\n")+"\n")); err != nil {
+		t.Fatal(err)
+	}
+
+	d := persisted(t, v.st, "dora", 1)
+	v.deleted, _ = mustExport(t, v.st, session.NQuads, d.ID)
+	if err := v.st.Delete(ctx, d.ID); err != nil {
+		t.Fatal(err)
+	}
+
+	before := countQuads(t, c, "")
+	v.n = persisted(t, v.st, "nina", 2)
+	data, _ := mustExport(t, v.st, session.NQuads, v.n.ID)
+	v.nLines = strings.Split(strings.TrimSuffix(string(data), "\n"), "\n")
+	if err := c.DeleteGraph(ctx, kg.MustIRI(ontology.SessionIRI(v.n.ID))); err != nil {
+		t.Fatal(err)
+	}
+	if after := countQuads(t, c, ""); after != before {
+		t.Fatalf("n left %d quads behind", after-before)
+	}
+	return v
+}
+
+// withN returns the export of n followed by more.
+func (v *importVictim) withN(more ...string) []string {
+	return append(slices.Clone(v.nLines), more...)
+}
+
+// TestImportHostile imports inputs that break each rule Import applies:
+// each is refused with an *ImportError naming the rule and the line at
+// fault, wrapping the right sentinel, and nothing is written.
+func TestImportHostile(t *testing.T) {
+	ctx := context.Background()
+	v := newImportVictim(t)
+	w := nqWriter{t}
+	a, n, g := w.session(v.a.ID), w.session(v.n.ID), w.session(v.n.ID)
+	prov := w.prov()
+	newID := func() string { return uuid.Must(uuid.NewV7()).String() }
+	x, y := newID(), newID()
+	act := w.iri(ontology.ActivityIRI("deletion", newID()))
+	t0 := time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)
+
+	for _, tc := range []struct {
+		name  string
+		input func() []string
+		rule  string
+		want  []error
+	}{
+		{
+			name:  "a quad about a stored session in another session's graph",
+			input: func() []string { return v.withN(mark(w.quad(a, ontology.OwnTurns, w.num(9), g))) },
+			rule:  session.RuleResource, want: []error{session.ErrInvalid},
+		},
+		{
+			name: "a stored session's turn moved into another session's graph",
+			input: func() []string {
+				return v.withN(mark(w.quad(w.iri(session.TurnID(v.a.ID, 5)), ontology.TurnSession, a, g)))
+			},
+			rule: session.RuleResource, want: []error{session.ErrInvalid},
+		},
+		{
+			name: "a stored session's turn in the graph of a session that is no archive",
+			input: func() []string {
+				return v.withN(mark(w.quad(w.iri(session.TurnID(v.a.ID, 1)), ontology.RDFType, w.iri(ontology.Turn), g)))
+			},
+			rule: session.RuleResource, want: []error{session.ErrInvalid},
+		},
+		{
+			name: "an agent renamed",
+			input: func() []string {
+				return v.withN(mark(w.quad(w.iri(ontology.AgentIRI("alice")), ontology.DCTIdentifier, w.str("mallory"), g)))
+			},
+			rule: session.RuleResource, want: []error{session.ErrInvalid},
+		},
+		{
+			name:  "a PROV quad describing a stored session",
+			input: func() []string { return v.withN(mark(w.quad(a, ontology.OwnTurns, w.num(9), prov))) },
+			rule:  session.RuleProv, want: []error{session.ErrInvalid},
+		},
+		{
+			name: "a forged deletion of a stored session",
+			input: func() []string {
+				return v.withN(
+					w.quad(act, ontology.RDFType, w.iri(ontology.ProvActivity), prov),
+					w.quad(act, ontology.RDFType, w.iri(ontology.Deletion), prov),
+					mark(w.quad(act, ontology.ProvInvalidated, a, prov)),
+				)
+			},
+			rule: session.RuleProv, want: []error{session.ErrConflict},
+		},
+		{
+			name: "a new activity naming a stored session",
+			input: func() []string {
+				return v.withN(mark(w.quad(w.iri(ontology.ActivityIRI("fork", newID())), ontology.ProvUsed, a, prov)))
+			},
+			rule: session.RuleProv, want: []error{session.ErrInvalid},
+		},
+		{
+			name: "a stored activity with a quad added",
+			input: func() []string {
+				return v.withN(mark(w.quad(w.iri(ontology.ActivityIRI("fork", v.af.ID)), ontology.Reason, w.str("forged"), prov)))
+			},
+			rule: session.RuleProv, want: []error{session.ErrConflict},
+		},
+		{
+			name: "a quad in the ontology graph",
+			input: func() []string {
+				return v.withN(mark(w.quad(w.iri(ontology.Session), ontology.RDFSLabel, w.str("forged"), w.iri(ontology.OntologyGraph))))
+			},
+			rule: session.RuleGraph, want: []error{session.ErrInvalid},
+		},
+		{
+			name: "two sessions each the other's parent",
+			input: func() []string {
+				xs, ys := w.fork(x, y, 0, "fork-0000000a"), w.fork(y, x, 0, "fork-0000000b")
+				xs[2] = mark(xs[2])
+				return append(xs, ys...)
+			},
+			rule: session.RuleFork, want: []error{session.ErrInvalid, session.ErrForkCycle},
+		},
+		{
+			name: "a chain of 33 ancestors",
+			input: func() []string {
+				ids := []string{v.n.ID}
+				ls := v.withN()
+				for i := 0; i <= session.MaxForkDepth; i++ {
+					id := newID()
+					f := w.fork(id, ids[len(ids)-1], 0, fmt.Sprintf("fork-%08x", i))
+					if i == session.MaxForkDepth {
+						f[2] = mark(f[2])
+					}
+					ls = append(ls, f...)
+					ids = append(ids, id)
+				}
+				return ls
+			},
+			rule: session.RuleFork, want: []error{session.ErrInvalid, session.ErrForkDepth},
+		},
+		{
+			name: "a fork beyond the history of its parent in the input",
+			input: func() []string {
+				f := w.fork(x, v.n.ID, 3, "fork-0000000c")
+				f[3] = mark(f[3])
+				return v.withN(f...)
+			},
+			rule: session.RuleFork, want: []error{session.ErrInvalid},
+		},
+		{
+			name: "a fork beyond the history of its stored parent",
+			input: func() []string {
+				f := w.fork(x, v.a.ID, 4, "fork-0000000d")
+				f[3] = mark(f[3])
+				return f
+			},
+			rule: session.RuleFork, want: []error{session.ErrInvalid},
+		},
+		{
+			name: "a fork of a session neither the input nor the store holds",
+			input: func() []string {
+				f := w.fork(x, newID(), 0, "fork-0000000e")
+				f[2] = mark(f[2])
+				return f
+			},
+			rule: session.RuleFork, want: []error{session.ErrInvalid, session.ErrParentMissing},
+		},
+		{
+			name: "a turn over the size limit",
+			input: func() []string {
+				ls := w.turn(v.n.ID, session.Turn{Index: 2, Role: "user", Content: strings.Repeat("x", session.MaxTurnBytes+1), Branch: session.MainBranch, Created: t0}, "")
+				ls[4] = mark(ls[4])
+				return v.withN(ls...)
+			},
+			rule: session.RuleTurn, want: []error{session.ErrInvalid},
+		},
+		{
+			name: "a role over 1 KiB",
+			input: func() []string {
+				ls := w.turn(v.n.ID, session.Turn{Index: 2, Role: strings.Repeat("r", 1025), Content: "c", Branch: session.MainBranch, Created: t0}, "")
+				ls[3] = mark(ls[3])
+				return v.withN(ls...)
+			},
+			rule: session.RuleTurn, want: []error{session.ErrInvalid},
+		},
+		{
+			name: "a turn missing from its session",
+			input: func() []string {
+				var ls []string
+				turn0 := w.iri(session.TurnID(v.n.ID, 0)) + " "
+				for _, l := range v.nLines {
+					switch {
+					case strings.HasPrefix(l, turn0):
+					case strings.Contains(l, ontology.OwnTurns):
+						ls = append(ls, mark(l))
+					default:
+						ls = append(ls, l)
+					}
+				}
+				return ls
+			},
+			rule: session.RuleTurn, want: []error{session.ErrInvalid},
+		},
+		{
+			name: "a fork label another session has",
+			input: func() []string {
+				f := w.fork(x, v.a.ID, 1, v.af.Branch)
+				f[1] = mark(f[1])
+				return f
+			},
+			rule: session.RuleStored, want: []error{session.ErrConflict},
+		},
+		{
+			name: "a session with two parents",
+			input: func() []string {
+				f := w.fork(x, v.a.ID, 1, "fork-0000000f")
+				return append(f, mark(w.quad(w.session(x), ontology.ParentSession, n, w.session(x))))
+			},
+			rule: session.RuleSession, want: []error{session.ErrInvalid},
+		},
+		{
+			name: "JSONL",
+			input: func() []string {
+				data, _ := mustExport(t, v.st, session.JSONL, v.a.ID)
+				ls := strings.Split(strings.TrimSuffix(string(data), "\n"), "\n")
+				ls[0] = mark(ls[0])
+				return ls
+			},
+			rule: session.RuleSyntax, want: []error{session.ErrInvalid},
+		},
+		{
+			name: "a digest that does not follow from the chain",
+			input: func() []string {
+				ds := chained("", v.n.Turns)
+				return v.withN(
+					w.quad(w.iri(v.n.Turns[0].ID), ontology.Digest, w.str(ds[0]), g),
+					mark(w.quad(w.iri(v.n.Turns[1].ID), ontology.Digest, w.str(chained("", v.n.Turns[1:])[0]), g)),
+				)
+			},
+			rule: session.RuleChain, want: []error{session.ErrInvalid},
+		},
+		{
+			name: "a fork's first digest that does not follow from its stored parent",
+			input: func() []string {
+				turn := session.Turn{Index: 2, Role: "user", Content: "forged", Branch: "fork-00000010", Created: t0, ID: session.TurnID(x, 2)}
+				f := w.fork(x, v.a.ID, 2, "fork-00000010")
+				ls := append(f, w.turn(x, turn, session.ChainDigest(v.digests[2], turn))...) // the parent's turn 2, not 1
+				ls[len(ls)-1] = mark(ls[len(ls)-1])
+				return ls
+			},
+			rule: session.RuleChain, want: []error{session.ErrInvalid},
+		},
+		{
+			name: "a forged digest after a fork's first turn without one",
+			input: func() []string {
+				t2 := session.Turn{Index: 2, Role: "user", Content: "legacy", Branch: "fork-00000012", Created: t0, ID: session.TurnID(x, 2)}
+				t3 := session.Turn{Index: 3, Role: "assistant", Content: "forged", Branch: "fork-00000012", Created: t0, ID: session.TurnID(x, 3)}
+				ls := w.fork(x, v.a.ID, 2, "fork-00000012")
+				ls = append(ls, w.turn(x, t2, "")...)
+				ls = append(ls, w.turn(x, t3, session.ChainDigest("", t3))...)
+				ls[len(ls)-1] = mark(ls[len(ls)-1])
+				return ls
+			},
+			rule: session.RuleChain, want: []error{session.ErrInvalid},
+		},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			data, line := marked(t, tc.input())
+			before := countQuads(t, v.c, "")
+			stats, err := v.st.Import(ctx, bytes.NewReader(data), session.NQuads, func(int, int) { t.Fatal("progress called: something was written") })
+			t.Log(err)
+			for _, want := range tc.want {
+				if !errors.Is(err, want) {
+					t.Fatalf("got %v, want %v", err, want)
+				}
+			}
+			if got, want := importFault(err), (session.ImportError{Line: line, Rule: tc.rule}); got != want {
+				t.Fatalf("got line %d rule %q, want line %d rule %q", got.Line, got.Rule, want.Line, want.Rule)
+			}
+			if stats != (session.ImportStats{}) {
+				t.Fatalf("got %+v, want nothing written", stats)
+			}
+			if after := countQuads(t, v.c, ""); after != before {
+				t.Fatalf("got %d quads in the store, want %d as before", after, before)
+			}
+		})
+	}
+}
+
+// TestImportRestoresDeleted imports the backup of a session deleted
+// since: it is restored, as an operator's restore must allow (Persist
+// alone will not bring a deleted session back).
+func TestImportRestoresDeleted(t *testing.T) {
+	v := newImportVictim(t)
+	if stats := mustImport(t, v.st, v.deleted, session.NQuads); stats.Sessions != 1 {
+		t.Fatalf("got %+v, want the deleted session written", stats)
+	}
+}
+
+// TestImportChain imports sessions whose turns carry the hash chain: the
+// digests verify, a fork's first against its stored parent's turn, and
+// the sessions are written; a file without digests (legacy) is taken too.
+func TestImportChain(t *testing.T) {
+	ctx := context.Background()
+	v := newImportVictim(t)
+	w := nqWriter{t}
+	g := w.session(v.n.ID)
+	ds := chained("", v.n.Turns)
+	ls := v.withN(
+		w.quad(w.iri(v.n.Turns[0].ID), ontology.Digest, w.str(ds[0]), g),
+		w.quad(w.iri(v.n.Turns[1].ID), ontology.Digest, w.str(ds[1]), g),
+	)
+	x := uuid.Must(uuid.NewV7()).String()
+	turn := session.Turn{Index: 2, Role: "user", Content: "on top of a's chain", Branch: "fork-00000011", Created: time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC), ID: session.TurnID(x, 2)}
+	ls = append(ls, w.fork(x, v.a.ID, 2, turn.Branch)...)
+	ls = append(ls, w.turn(x, turn, session.ChainDigest(v.digests[1], turn))...)
+	stats, err := v.st.Import(ctx, strings.NewReader(strings.Join(ls, "\n")+"\n"), session.NQuads, nil)
+	if err != nil {
+		t.Fatalf("got %v, want the chained sessions imported", err)
+	}
+	if stats.Sessions != 2 {
+		t.Fatalf("got %+v, want 2 sessions written", stats)
+	}
+	got := mustLoad(t, v.st, x)
+	if len(got.Turns) != 3 || got.Turns[2].Content != turn.Content {
+		t.Fatalf("got %d turns, want a's first 2 and its own", len(got.Turns))
+	}
+}
+
+// importFault returns the line and rule of the *ImportError in err.
+func importFault(err error) session.ImportError {
+	var ie *session.ImportError
+	if !errors.As(err, &ie) {
+		return session.ImportError{}
+	}
+	return session.ImportError{Line: ie.Line, Rule: ie.Rule}
+}
+
+// buildForest stores a tree with every kind of write: forks (one at an
+// anchor), a worker merged back, a rewind with turns after it, a detached
+// fork, tags, and a deleted fork. It returns the ids of the stored
+// sessions.
+func buildForest(tb testing.TB, st *session.Store) []string {
+	tb.Helper()
+	ctx := context.Background()
+	r := persisted(tb, st, "planner", 4)
+	mustAnchor(tb, st, r.ID, "plan", map[string]string{"step": "2"})
+	r = mustLoad(tb, st, r.ID)
+	f, err := r.Fork(-1, session.ForkAtAnchor("plan"), session.WithReason("try another way"))
+	if err != nil {
+		tb.Fatal(err)
+	}
+	appendN(f, 2, "f")
+	mustPersist(tb, st, f)
+	wk, err := f.Fork(3, session.AsWorker())
+	if err != nil {
+		tb.Fatal(err)
+	}
+	appendN(wk, 2, "worker")
+	mustPersist(tb, st, wk)
+	mustMerge(tb, st, wk.ID, session.MergeResult{Status: session.MergeCompleted, Summary: "done", Artifacts: []session.Artifact{{Text: "notes.md"}}})
+
+	g := mustFork(tb, r, 4)
+	appendN(g, 3, "g")
+	mustPersist(tb, st, g)
+	mustAnchor(tb, st, g.ID, "late", nil)
+	g, rw := mustRewind(tb, st, g.ID, 5)
+	appendN(g, 1, "after the rewind")
+	mustPersist(tb, st, g)
+
+	h := mustFork(tb, r, 1)
+	appendN(h, 1, "h")
+	mustPersist(tb, st, h)
+	if err := st.Detach(ctx, h.ID); err != nil {
+		tb.Fatal(err)
+	}
+	if err := st.Tag(ctx, r.ID, "keep", "demo"); err != nil {
+		tb.Fatal(err)
+	}
+	doomed := mustFork(tb, r, 2)
+	appendN(doomed, 1, "doomed")
+	mustPersist(tb, st, doomed)
+	if err := st.Delete(ctx, doomed.ID); err != nil {
+		tb.Fatal(err)
+	}
+	return []string{r.ID, f.ID, wk.ID, g.ID, rw.Archive, h.ID}
+}
+
+// TestImportForest exports a tree made by every writer, imports it into
+// an empty store, and gets it back as it was; importing it again writes
+// nothing and says every session is unchanged.
+func TestImportForest(t *testing.T) {
+	ctx := context.Background()
+	c := fusekitest.Empty(t)
+	st := session.NewStore(c)
+	ids := buildForest(t, st)
+	want := loadAll(t, st, ids)
+	wantAll := snapshot(t, st)
+	exports := make(map[session.Format][]byte)
+	for _, f := range []session.Format{session.NQuads, session.TriG} {
+		exports[f], _ = mustExport(t, st, f)
+	}
+	for _, f := range []session.Format{session.NQuads, session.TriG} {
+		t.Run(string(f), func(t *testing.T) {
+			c := fusekitest.Empty(t)
+			st := session.NewStore(c)
+			stats := mustImport(t, st, exports[f], f)
+			if stats.Sessions != len(ids) || stats.Unchanged != 0 || stats.Quads != len(wantAll) {
+				t.Fatalf("got %+v, want %d sessions and %d quads written", stats, len(ids), len(wantAll))
+			}
+			for _, id := range ids {
+				sameSession(t, mustLoad(t, st, id), want[id])
+			}
+			if got := snapshot(t, st); !slices.Equal(got, wantAll) {
+				t.Fatalf("the imported store differs:\n%s", firstDiff(got, wantAll))
+			}
+			again, err := st.Import(ctx, bytes.NewReader(exports[f]), f, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if want := (session.ImportStats{Unchanged: len(ids)}); again != want {
+				t.Fatalf("again: got %+v, want %+v", again, want)
+			}
+		})
+	}
+}
+
+// TestImportInterrupted cancels an import after its first batch: Import
+// returns the context's error with the stats of what it wrote, which is
+// in the store, and the same import again writes the rest.
+func TestImportInterrupted(t *testing.T) {
+	c := fusekitest.Empty(t)
+	st := session.NewStore(c)
+	ids := buildForest(t, st)
+	wantAll := snapshot(t, st)
+	data, _ := mustExport(t, st, session.NQuads)
+
+	c = fusekitest.Empty(t)
+	st = session.NewStore(c)
+	session.SetImportBatchQuads(t, 10) // each session graph a batch of its own
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	calls := 0
+	stats, err := st.Import(ctx, bytes.NewReader(data), session.NQuads, func(done, total int) {
+		calls++
+		cancel()
+	})
+	if !errors.Is(err, context.Canceled) {
+		t.Fatalf("got %v, want context.Canceled", err)
+	}
+	if calls != 1 || stats.Batches != 1 || stats.Sessions != 1 || stats.Planned <= 1 {
+		t.Fatalf("got %+v after %d batches, want 1 batch of 1 session written of several", stats, calls)
+	}
+	if got := countQuads(t, c, ""); got != stats.Quads {
+		t.Fatalf("got %d quads stored, want the %d the stats say", got, stats.Quads)
+	}
+	rest := mustImport(t, st, data, session.NQuads)
+	if rest.Unchanged != 1 || rest.Sessions != len(ids)-1 || rest.Batches != rest.Planned || stats.Quads+rest.Quads != len(wantAll) {
+		t.Fatalf("second import: got %+v, want the other %d sessions and %d quads", rest, len(ids)-1, len(wantAll)-stats.Quads)
+	}
+	if got := snapshot(t, st); !slices.Equal(got, wantAll) {
+		t.Fatalf("after the second import the store differs:\n%s", firstDiff(got, wantAll))
+	}
+}
