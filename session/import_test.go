@@ -378,7 +378,10 @@ func TestImportHostile(t *testing.T) {
 			name: "a digest that does not follow from the chain",
 			input: func() []string {
 				ds := chained("", v.n.Turns)
-				return v.withN(
+				// n as Persist stored it, but for its digests: turn 1's is
+				// that of a history without turn 0.
+				ls := slices.DeleteFunc(v.withN(), func(l string) bool { return strings.Contains(l, "<"+ontology.Digest+">") })
+				return append(ls,
 					w.quad(w.iri(v.n.Turns[0].ID), ontology.Digest, w.str(ds[0]), g),
 					mark(w.quad(w.iri(v.n.Turns[1].ID), ontology.Digest, w.str(chained("", v.n.Turns[1:])[0]), g)),
 				)

@@ -35,9 +35,12 @@ var errFindings = errors.New("findings reported")
 // exitCode maps the error run returned to the process's exit code.
 func exitCode(err error) int {
 	var ue *usageError
+	var ie *session.ImportError
 	switch {
 	case err == nil:
 		return exitOK
+	case errors.As(err, &ie):
+		return exitFailure // bad data in a file is a failure, not usage
 	case errors.As(err, &ue), errors.Is(err, session.ErrInvalid), errors.Is(err, prov.ErrInvalid):
 		return exitUsage // what the command line gave cannot be used
 	case errors.Is(err, context.Canceled):
