@@ -294,4 +294,3 @@ func resultsText(rs []shaclResult) string {
 	}
 	return b.String()
 }
-
