@@ -14,7 +14,8 @@ import _ "embed"
 //go:embed trails.ttl
 var Vocabulary []byte
 
-// Shapes is the SHACL Core shapes graph (shapes.ttl) in Turtle that data
+// Shapes is the SHACL shapes graph (shapes.ttl: SHACL Core and SHACL-SPARQL
+// constraints, which Jena and pySHACL both run) in Turtle that data
 // written by Trails conforms to: turns, sessions, forks, fork activities and
 // agents. Fuseki validates against it when it is POSTed to the dataset's shacl
 // endpoint. Callers must not modify it.

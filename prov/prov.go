@@ -116,10 +116,17 @@ func AddDetach(d *kg.Data, act rdf.IRI, x Detach) {
 //
 //	act a prov:Activity, trails:Deletion ; prov:invalidated session ;
 //	    prov:wasAssociatedWith agent ; prov:startedAtTime t .
+//	session a prov:Entity .
+//
+// The last triple keeps the deleted session an entity for PROV tools, which
+// read the types in the data (they do no inference): the session's graph,
+// where it was typed, is gone, and the PROV records about it stay.
 func AddDeletion(d *kg.Data, act rdf.IRI, x Deletion) {
 	g := kg.MustIRI(ontology.ProvGraph)
 	addActivity(d, act, ontology.Deletion, x.Principal, x.Time)
-	d.Add(g, act, kg.MustIRI(ontology.ProvInvalidated), sessionIRI(x.Session))
+	s := sessionIRI(x.Session)
+	d.Add(g, act, kg.MustIRI(ontology.ProvInvalidated), s)
+	d.Add(g, s, kg.MustIRI(ontology.RDFType), kg.MustIRI(ontology.ProvEntity))
 }
 
 // addActivity writes what every activity has: its types, its agent and

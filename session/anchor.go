@@ -89,6 +89,7 @@ func (st *Store) anchor(ctx context.Context, id, name string, state map[string]s
 	created := st.now()
 	var d kg.Data
 	d.Add(g, ai, iri(ontology.RDFType), iri(ontology.Anchor))
+	d.Add(g, ai, iri(ontology.RDFType), iri(ontology.ProvEntity))
 	d.Add(g, ai, iri(ontology.AnchorOf), g)
 	d.Add(g, ai, iri(ontology.AnchorName), kg.String(name))
 	d.Add(g, ai, iri(ontology.Created), kg.DateTime(created))
@@ -301,6 +302,7 @@ func addInheritedAnchors(d *kg.Data, g rdf.IRI, s *Session) {
 		}
 		ai := anchorIRI(g, a.Name)
 		d.Add(g, ai, iri(ontology.RDFType), iri(ontology.Anchor))
+		d.Add(g, ai, iri(ontology.RDFType), iri(ontology.ProvEntity))
 		d.Add(g, ai, iri(ontology.AnchorOf), g)
 		d.Add(g, ai, iri(ontology.AnchorName), kg.String(a.Name))
 		d.Add(g, ai, iri(ontology.AnchorIndex), kg.Int(a.Index))

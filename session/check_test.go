@@ -226,6 +226,9 @@ func TestCheck(t *testing.T) {
 			return []wantFinding{
 				{session.RuleForkPoint, beyond, "forked at index 5, beyond the 4 turns"},
 				{session.RuleForkPoint, ofFork, "(fork point 2 + 3 own turns)"},
+				// The shapes say it too (tsh:ForkPointInHistory).
+				{session.RuleSHACL, beyond, `trails:forkedAtIndex: A fork's trails:forkedAtIndex must not lie beyond its parent's history`},
+				{session.RuleSHACL, ofFork, `(value "6")`},
 			}
 		}},
 		{"fork point of a legacy parent", func(t *testing.T, c *kg.Client, fx checkFixture) []wantFinding {
@@ -266,6 +269,9 @@ func TestCheck(t *testing.T) {
 			rawChange(t, c, rawTriple(g, g, ontology.OwnTurns, kg.Int(4)), ins)
 			return []wantFinding{
 				{session.RuleDuplicateIndex, fx.root.ID, "2 turns at index 1: " + turnRef(fx.root.ID, 1).String()},
+				// The shapes name each of the two turns (tsh:TurnIndexUnique).
+				{session.RuleSHACL, turnRef(fx.root.ID, 1).String(), "trails:index: Another turn of the same trails:session has this trails:index"},
+				{session.RuleSHACL, dup.String(), "trails:index: Another turn of the same trails:session has this trails:index"},
 				{session.RuleUnchained, fx.root.ID, "1 turn of " + fx.root.ID + " has no trails:digest (stored before the hash chain): run trails-admin rechain"},
 			}
 		}},
@@ -292,7 +298,10 @@ func TestCheck(t *testing.T) {
 		}},
 		{"missing prov", func(t *testing.T, c *kg.Client, fx checkFixture) []wantFinding {
 			rawChange(t, c, rawTriple(kg.MustIRI(ontology.ProvGraph), sessionRef(fx.fork.ID), ontology.ProvWasGeneratedBy, prov.ForkActivity(fx.fork.ID)), nil)
-			return []wantFinding{{session.RuleMissingProv, fx.fork.ID, "no PROV record"}}
+			return []wantFinding{
+				{session.RuleMissingProv, fx.fork.ID, "no PROV record"},
+				{session.RuleSHACL, fx.fork.ID, "prov:wasGeneratedBy: A fork must be prov:wasGeneratedBy a trails:Fork activity"},
+			}
 		}},
 		{"shacl on a session", func(t *testing.T, c *kg.Client, fx checkFixture) []wantFinding {
 			g := sessionRef(fx.root.ID)

@@ -265,14 +265,15 @@ func TestConcurrentWriters(t *testing.T) {
 }
 
 // partialTurns returns, one line each, the turns stored in session id's
-// graph that lack one of the eight triples a turn has (type, session,
-// index, role, content, branch, created, digest) or hold one twice.
+// graph that lack one of the nine triples a turn has (its two types,
+// trails:Turn and prov:Entity, session, index, role, content, branch,
+// created, digest) or hold one twice.
 func partialTurns(tb testing.TB, c *kg.Client, id string) []string {
 	tb.Helper()
 	q, err := kg.Bind(`PREFIX trails: <https://w3id.org/trails/ns#>
 SELECT ?t (COUNT(DISTINCT ?p) AS ?props) (COUNT(*) AS ?triples) (GROUP_CONCAT(STR(?p); separator=" ") AS ?ps) WHERE {
   GRAPH $g { ?t ?p ?o . FILTER(STRSTARTS(STR(?t), STR($g))) FILTER(?t != $g) }
-} GROUP BY ?t HAVING (COUNT(DISTINCT ?p) != 8 || COUNT(*) != 8)`, kg.Params{"g": kg.MustIRI(ontology.SessionIRI(id))})
+} GROUP BY ?t HAVING (COUNT(DISTINCT ?p) != 8 || COUNT(*) != 9)`, kg.Params{"g": kg.MustIRI(ontology.SessionIRI(id))})
 	if err != nil {
 		tb.Fatal(err)
 	}

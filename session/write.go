@@ -17,6 +17,7 @@ import (
 func addSession(d *kg.Data, s *Session, t time.Time) {
 	g := sessionIRI(s.ID)
 	d.Add(g, g, iri(ontology.RDFType), iri(ontology.Session))
+	d.Add(g, g, iri(ontology.RDFType), iri(ontology.ProvEntity)) // for PROV tools, which do no inference
 	d.Add(g, g, iri(ontology.DCTIdentifier), kg.String(s.ID))
 	d.Add(g, g, iri(ontology.Branch), kg.String(s.Branch))
 	d.Add(g, g, iri(ontology.Kind), kg.String(string(s.kindOrDefault()))) // limits.go
@@ -37,6 +38,7 @@ func addSession(d *kg.Data, s *Session, t time.Time) {
 func addTurn(d *kg.Data, g rdf.IRI, t Turn, digest string) rdf.IRI {
 	ti := kg.MustIRI(ownTurnIRI(g.String(), t)) // rewind.go
 	d.Add(g, ti, iri(ontology.RDFType), iri(ontology.Turn))
+	d.Add(g, ti, iri(ontology.RDFType), iri(ontology.ProvEntity))
 	d.Add(g, ti, iri(ontology.TurnSession), g)
 	d.Add(g, ti, iri(ontology.Index), kg.Int(t.Index))
 	d.Add(g, ti, iri(ontology.Role), kg.String(t.Role))

@@ -49,17 +49,19 @@ var (
 	pForkedAt  = iri(ontology.ForkedAtIndex)
 	cSession   = iri(ontology.Session)
 	cTurn      = iri(ontology.Turn)
+	cEntity    = iri(ontology.ProvEntity)
 	cAgent     = iri(ontology.ProvAgent)
 )
 
 func sessionIRI(id string) rdf.IRI { return iri(ontology.SessionIRI(id)) }
 
 // addRootSession adds what Persist writes for a new root session besides
-// its turns: type, id, branch, creation time, principal and its agent
-// (8 triples).
+// its turns: types (trails:Session, prov:Entity), id, branch, creation
+// time, principal and its agent (9 triples).
 func addRootSession(a adder, id, principal string, created time.Time) rdf.IRI {
 	g := sessionIRI(id)
 	a.Add(g, g, pType, cSession)
+	a.Add(g, g, pType, cEntity)
 	a.Add(g, g, pID, kg.String(id))
 	a.Add(g, g, pBranch, kg.String(session.MainBranch))
 	a.Add(g, g, pCreated, kg.DateTime(created))
@@ -70,11 +72,12 @@ func addRootSession(a adder, id, principal string, created time.Time) rdf.IRI {
 	return g
 }
 
-// addTurn adds the eight triples of a turn, digest its chain digest, to
-// the graph of session g.
+// addTurn adds the nine triples of a turn (session/write.go addTurn),
+// digest its chain digest, to the graph of session g.
 func addTurn(a adder, g rdf.IRI, t session.Turn, digest string) {
 	ti := iri(ontology.TurnIRI(g.String(), t.Index))
 	a.Add(g, ti, pType, cTurn)
+	a.Add(g, ti, pType, cEntity)
 	a.Add(g, ti, pSession, g)
 	a.Add(g, ti, pIndex, kg.Int(t.Index))
 	a.Add(g, ti, pRole, kg.String(t.Role))

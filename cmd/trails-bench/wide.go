@@ -235,13 +235,14 @@ func (b *bench) bulkForks(ctx context.Context, parent *session.Session, n int, p
 }
 
 // addForkSession adds what Persist writes for a new fork besides its turns
-// and head (session/write.go addSession): type, id, branch, kind, creation
-// time, principal and its agent, parent link, derivation and fork point
-// (11 triples).
+// and head (session/write.go addSession): types (trails:Session,
+// prov:Entity), id, branch, kind, creation time, principal and its agent,
+// parent link, derivation and fork point (12 triples).
 func addForkSession(a adder, id, parent string, at int, branch, principal string, created time.Time) rdf.IRI {
 	g := sessionIRI(id)
 	p := sessionIRI(parent)
 	a.Add(g, g, pType, cSession)
+	a.Add(g, g, pType, cEntity)
 	a.Add(g, g, pID, kg.String(id))
 	a.Add(g, g, pBranch, kg.String(branch))
 	a.Add(g, g, pKind, kg.String(string(session.KindBranch)))
