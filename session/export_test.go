@@ -160,23 +160,10 @@ func snapshot(tb testing.TB, st *session.Store) []string {
 // empty).
 func countQuads(tb testing.TB, c *kg.Client, g string) int {
 	tb.Helper()
-	q := `SELECT (COUNT(*) AS ?n) WHERE { GRAPH ?g { ?s ?p ?o } }`
-	if g != "" {
-		var err error
-		q, err = kg.Bind(`SELECT (COUNT(*) AS ?n) WHERE { GRAPH $g { ?s ?p ?o } }`, kg.Params{"g": kg.MustIRI(g)})
-		if err != nil {
-			tb.Fatal(err)
-		}
+	if g == "" {
+		return queryInt(tb, c, `SELECT (COUNT(*) AS ?n) WHERE { GRAPH ?g { ?s ?p ?o } }`, nil)
 	}
-	res, err := c.Query(context.Background(), q)
-	if err != nil {
-		tb.Fatalf("count: %v", err)
-	}
-	n, err := res.Solutions[0].Int("n")
-	if err != nil {
-		tb.Fatalf("count: %v", err)
-	}
-	return n
+	return queryInt(tb, c, `SELECT (COUNT(*) AS ?n) WHERE { GRAPH $g { ?s ?p ?o } }`, kg.Params{"g": kg.MustIRI(g)})
 }
 
 // sameInfos fails tb unless the stored descriptions of ids are as want.

@@ -248,20 +248,8 @@ func loadLegacy(tb testing.TB, c *kg.Client) string {
 
 func countUnchained(tb testing.TB, c *kg.Client, id string) int {
 	tb.Helper()
-	q, err := kg.Bind(`SELECT (COUNT(?t) AS ?n) WHERE { GRAPH $g { ?t a <`+ontology.Turn+`> . FILTER NOT EXISTS { ?t <`+ontology.Digest+`> ?d } } }`,
+	return queryInt(tb, c, `SELECT (COUNT(?t) AS ?n) WHERE { GRAPH $g { ?t a <`+ontology.Turn+`> . FILTER NOT EXISTS { ?t <`+ontology.Digest+`> ?d } } }`,
 		kg.Params{"g": kg.MustIRI(ontology.SessionIRI(id))})
-	if err != nil {
-		tb.Fatal(err)
-	}
-	res, err := c.Query(context.Background(), q)
-	if err != nil {
-		tb.Fatal(err)
-	}
-	n, err := res.Solutions[0].Int("n")
-	if err != nil {
-		tb.Fatal(err)
-	}
-	return n
 }
 
 // emptyStore wipes the binary's dataset (for tests that Check the whole

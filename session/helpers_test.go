@@ -71,6 +71,28 @@ func persisted(tb testing.TB, st *session.Store, principal string, n int) *sessi
 	return s
 }
 
+// queryInt runs query q, bound with p, and returns the integer ?n of its
+// one row: what the tests' counting helpers share.
+func queryInt(tb testing.TB, c *kg.Client, q string, p kg.Params) int {
+	tb.Helper()
+	bound, err := kg.Bind(q, p)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	res, err := c.Query(context.Background(), bound)
+	if err != nil {
+		tb.Fatalf("count: %v", err)
+	}
+	if len(res.Solutions) != 1 {
+		tb.Fatalf("count: got %d rows, want 1", len(res.Solutions))
+	}
+	n, err := res.Solutions[0].Int("n")
+	if err != nil {
+		tb.Fatalf("count: %v", err)
+	}
+	return n
+}
+
 func appendN(s *session.Session, n int, tag string) {
 	for i := 0; i < n; i++ {
 		role := "user"

@@ -478,8 +478,12 @@ func (in *importInput) provQuad(q quad, t triple, li int) error {
 	case agentRes:
 		return agentQuad(q, t)
 	case sessionRes, turnRes:
-		if p != ontology.ProvWasGeneratedBy && p != ontology.ProvWasDerivedFrom {
-			return fault(q.line, RuleProv, "<%s> about <%s>: the PROV graph says of a session or a turn only what generated it and what it derives from", p, subj)
+		// A Deletion record keeps the deleted session a prov:Entity
+		// (prov.AddDeletion); the rest is what generated a session or a
+		// turn and what it derives from.
+		entity := p == ontology.RDFType && t.o.String() == ontology.ProvEntity
+		if !entity && p != ontology.ProvWasGeneratedBy && p != ontology.ProvWasDerivedFrom {
+			return fault(q.line, RuleProv, "<%s> about <%s>: the PROV graph says of a session or a turn only its type prov:Entity, what generated it and what it derives from", p, subj)
 		}
 		in.prov.refs = append(in.prov.refs, sessionRef{res.id, q.line, n})
 		return nil

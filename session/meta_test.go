@@ -255,20 +255,8 @@ func TestTags(t *testing.T) {
 // tripleCountOf counts the values of predicate p on session id.
 func tripleCountOf(tb testing.TB, c *kg.Client, id, p string) int {
 	tb.Helper()
-	q, err := kg.Bind(`SELECT (COUNT(*) AS ?n) WHERE { GRAPH ?g { $s $p ?o } }`,
+	return queryInt(tb, c, `SELECT (COUNT(*) AS ?n) WHERE { GRAPH ?g { $s $p ?o } }`,
 		kg.Params{"s": kg.MustIRI(ontology.SessionIRI(id)), "p": kg.MustIRI(p)})
-	if err != nil {
-		tb.Fatal(err)
-	}
-	res, err := c.Query(context.Background(), q)
-	if err != nil {
-		tb.Fatal(err)
-	}
-	n, err := res.Solutions[0].Int("n")
-	if err != nil {
-		tb.Fatal(err)
-	}
-	return n
 }
 
 // TestAncestry: root to session, with tags, in one request.

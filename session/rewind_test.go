@@ -32,16 +32,8 @@ func mustRewind(tb testing.TB, st *session.Store, id string, to int, opts ...ses
 // rwTurnCount counts the trails:Turn resources of c's dataset.
 func rwTurnCount(tb testing.TB, c *kg.Client) int {
 	tb.Helper()
-	res, err := c.Query(context.Background(), `PREFIX trails: <https://w3id.org/trails/ns#>
-SELECT (COUNT(DISTINCT ?t) AS ?n) WHERE { ?t a trails:Turn }`)
-	if err != nil {
-		tb.Fatal(err)
-	}
-	n, err := res.Solutions[0].Int("n")
-	if err != nil {
-		tb.Fatal(err)
-	}
-	return n
+	return queryInt(tb, c, `PREFIX trails: <https://w3id.org/trails/ns#>
+SELECT (COUNT(DISTINCT ?t) AS ?n) WHERE { ?t a trails:Turn }`, nil)
 }
 
 // rwResolves fails tb unless each turn's ID names exactly one stored turn,

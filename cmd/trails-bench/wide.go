@@ -33,16 +33,17 @@ type wideTree struct {
 
 	Setup time.Duration `json:"setup_ns"` // bulk-loading the forks
 
-	List          stat `json:"list_roots"` // Store.List(Roots())
-	ListFloor     stat `json:"list_roots_floor"`
-	Tree          stat `json:"tree"` // Store.Tree of the parent
-	TreeFloor     stat `json:"tree_floor"`
-	Branches      stat `json:"branches"` // Store.Branches of the parent
-	BranchesFloor stat `json:"branches_floor"`
-	Export        stat `json:"export"` // Store.Export of the tree, N-Quads
-	ExportBytes   int  `json:"export_bytes"`
-	Check         stat `json:"check"` // Store.Check of the whole store
-	Findings      int  `json:"findings"`
+	List          stat           `json:"list_roots"` // Store.List(Roots())
+	ListFloor     stat           `json:"list_roots_floor"`
+	Tree          stat           `json:"tree"` // Store.Tree of the parent
+	TreeFloor     stat           `json:"tree_floor"`
+	Branches      stat           `json:"branches"` // Store.Branches of the parent
+	BranchesFloor stat           `json:"branches_floor"`
+	Export        stat           `json:"export"` // Store.Export of the tree, N-Quads
+	ExportBytes   int            `json:"export_bytes"`
+	Check         stat           `json:"check"` // Store.Check of the whole store
+	Findings      int            `json:"findings"`
+	FindingRules  map[string]int `json:"finding_rules"` // findings by rule
 
 	Delete      time.Duration `json:"delete_ns"` // Store.Delete of the parent with Cascade, once
 	DeleteSteps int           `json:"delete_steps"`
@@ -143,6 +144,10 @@ func (b *bench) wide(ctx context.Context) (*wideTree, error) {
 			{&cs, func() (int, error) {
 				fs, err := b.st.Check(ctx)
 				w.Findings = len(fs)
+				w.FindingRules = map[string]int{}
+				for _, f := range fs {
+					w.FindingRules[f.Rule]++
+				}
 				return len(fs), err
 			}, 0},
 		}
@@ -170,9 +175,9 @@ func (b *bench) wide(ctx context.Context) (*wideTree, error) {
 	w.Tree, w.TreeFloor = medianOf(ts), medianOf(tf)
 	w.Branches, w.BranchesFloor = medianOf(bs), medianOf(bf)
 	w.Export, w.Check = medianOf(es), medianOf(cs)
-	b.logf("wide: roots %v (floor %v), tree %v (floor %v), branches %v (floor %v), export %v, check %v (%d findings)",
+	b.logf("wide: roots %v (floor %v), tree %v (floor %v), branches %v (floor %v), export %v, check %v (%d findings: %v)",
 		ms(w.List.D), ms(w.ListFloor.D), ms(w.Tree.D), ms(w.TreeFloor.D), ms(w.Branches.D), ms(w.BranchesFloor.D),
-		ms(w.Export.D), ms(w.Check.D), w.Findings)
+		ms(w.Export.D), ms(w.Check.D), w.Findings, w.FindingRules)
 	s, err := b.measure(func() error {
 		return b.st.Delete(ctx, pid, session.Cascade(), session.Progress(func(done, total int, _ session.Step) {
 			w.DeleteSteps = done
