@@ -60,6 +60,10 @@ func (a *app) longRequests() {
 	}
 }
 
+// defaultEndpoint is the dataset of a local Fuseki started by scripts/fuseki
+// on its default port.
+const defaultEndpoint = "http://127.0.0.1:3030/trails"
+
 // connFlags are the connection flags every command takes, and the store's
 // limits (--max-children).
 type connFlags struct {
@@ -71,7 +75,7 @@ type connFlags struct {
 // defaultConn returns the connection settings from the environment.
 func defaultConn() connFlags {
 	return connFlags{
-		endpoint: envOr("TRAILS_ENDPOINT", "http://127.0.0.1:3030/trails"),
+		endpoint: envOr("TRAILS_ENDPOINT", defaultEndpoint),
 		user:     os.Getenv("TRAILS_USER"),
 		password: os.Getenv("TRAILS_PASSWORD"),
 		timeout:  30 * time.Second,
@@ -268,12 +272,12 @@ func interleave(fs *flag.FlagSet, args []string) []string {
 }
 
 // flagError is the flag package's message with flags written as the help
-// writes them, "--name".
+// writes them, "--name" (one-letter flags keep their one dash, "-o").
 func flagError(err error) string {
 	return flagNameRE.ReplaceAllString(err.Error(), "$1--$2")
 }
 
-var flagNameRE = regexp.MustCompile(`(: |flag )-([a-zA-Z])`)
+var flagNameRE = regexp.MustCompile(`(: |flag )-([a-zA-Z][a-zA-Z0-9-])`)
 
 func lookup(name string) command {
 	for _, c := range commands() {

@@ -4,6 +4,8 @@ import (
 	"context"
 	"flag"
 	"fmt"
+	"os"
+	"path/filepath"
 	"strings"
 
 	"github.com/trails-kg/trails/internal/termsafe"
@@ -196,6 +198,44 @@ func (c *demoCmd) run(ctx context.Context, a *app, args []string) error {
 	if err := tw.Flush(); err != nil {
 		return err
 	}
-	fmt.Fprintf(out, "\nNext: trails-admin sessions --principal %s · trails-admin tree --format dot | dot -Tpng > tree.png · trails-admin check\n", termsafe.String(c.principal))
+	self := termsafe.String(selfCommand(os.Args[0], a.client.Endpoint()))
+	fmt.Fprintf(out, "\nNext: %[1]s sessions --principal %[2]s · %[1]s tree --format dot | dot -Tpng > tree.png · %[1]s check\n",
+		self, termsafe.String(shellWord(c.principal)))
 	return nil
+}
+
+// selfCommand is the command line that runs this program again against
+// endpoint, as a user can paste it: the name it was run by (trails-admin
+// when found on PATH, "go run ./cmd/trails-admin" when go run built it in a
+// temporary directory, else its path), after TRAILS_ENDPOINT=URL when
+// endpoint is not the default one.
+func selfCommand(arg0, endpoint string) string {
+	self := arg0
+	switch {
+	case !strings.ContainsRune(arg0, filepath.Separator):
+		// found on PATH: type it the same way
+	case strings.Contains(arg0, string(filepath.Separator)+"go-build") &&
+		filepath.Base(filepath.Dir(arg0)) == "exe":
+		self = "go run ./cmd/trails-admin" // gone when go run ends
+	default:
+		if abs, err := filepath.Abs(arg0); err == nil {
+			self = abs
+		}
+		self = shellWord(self)
+	}
+	if endpoint != defaultEndpoint {
+		self = "TRAILS_ENDPOINT=" + shellWord(endpoint) + " " + self
+	}
+	return self
+}
+
+// shellWord quotes s for a POSIX shell when it holds anything but letters,
+// digits and / . _ - : @ = , +.
+func shellWord(s string) string {
+	if s != "" && strings.IndexFunc(s, func(r rune) bool {
+		return !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || strings.ContainsRune("/._-:@=,+", r))
+	}) < 0 {
+		return s
+	}
+	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
 }

@@ -90,6 +90,9 @@ func TestUsage(t *testing.T) {
 		{"help-typo", []string{"help", "sesions"}, 2},
 		{"unknown-flag", []string{"sessions", "--bogus"}, 2},
 		{"tree-bad-format", []string{"tree", "--format", "svg"}, 2},
+		{"tree-json-and-dot", []string{"tree", "--json", "--format", "dot"}, 2},
+		{"export-h", []string{"export", "-h"}, 0},
+		{"export-o-no-file", []string{"export", "-o"}, 2},
 		{"show-no-id", []string{"show"}, 2},
 		{"delete-two-modes", []string{"delete", anID, "--cascade", "--detach-children"}, 2},
 		{"audit-unknown-query", []string{"audit", "nope"}, 2},
@@ -394,6 +397,13 @@ func TestReadOnly(t *testing.T) {
 				walk(trees[0])
 				if want := []string{f.root, f.a, f.b, f.fc}; !slices.Equal(ids, want) {
 					t.Errorf("got nodes %v, want %v", ids, want)
+				}
+			}},
+		{name: "tree-json-flag", args: func(f family) []string { return []string{"tree", f.root, "--json"} },
+			check: func(t *testing.T, f family, res result) {
+				want := storeRunner(t).mustRun(t, 0, "tree", f.root, "--format", "json")
+				if res.stdout != want.stdout {
+					t.Errorf("tree --json printed\n%s\nwant what --format json prints:\n%s", res.stdout, want.stdout)
 				}
 			}},
 		{name: "audit-list", args: func(family) []string { return []string{"audit"} }},

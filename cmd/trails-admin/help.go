@@ -65,7 +65,7 @@ func writeCommandHelp(w io.Writer, c command, fs *flag.FlagSet) error {
 			return
 		}
 		name, usage := flag.UnquoteUsage(f)
-		fmt.Fprintf(&b, "  --%s", f.Name)
+		fmt.Fprintf(&b, "  %s", dashed(f.Name))
 		if name != "" {
 			fmt.Fprintf(&b, " %s", name)
 		}
@@ -82,6 +82,16 @@ func writeCommandHelp(w io.Writer, c command, fs *flag.FlagSet) error {
 	}
 	_, err := io.WriteString(w, b.String())
 	return err
+}
+
+// dashed is a flag's name as the help writes it: "--name", or "-o" for a
+// one-letter name (the flag package takes either, and -o reads as the
+// short option it is).
+func dashed(name string) string {
+	if len(name) == 1 {
+		return "-" + name
+	}
+	return "--" + name
 }
 
 func isConnFlag(name string) bool {

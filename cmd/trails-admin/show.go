@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"flag"
 	"fmt"
 	"strconv"
@@ -62,6 +63,17 @@ func (c *showCmd) flags(fs *flag.FlagSet) {
 	fs.BoolVar(&c.json, "json", false, "print JSON")
 }
 
+// failed names show, the command the user ran, in the error of a library
+// call that names itself ("info ID: session: not found"): it drops that one
+// layer of wrapping, the call's operation, and keeps the cause (errors.Is
+// still finds the sentinels and kg errors under it).
+func (c *showCmd) failed(id string, err error) error {
+	if cause := errors.Unwrap(err); cause != nil {
+		err = cause
+	}
+	return fmt.Errorf("%s %s: %w", c.name(), termsafe.Cut(id, termsafe.MaxQuoted), err)
+}
+
 // turnJSON is the JSON form of a turn (stable names).
 type turnJSON struct {
 	ID      string    `json:"id,omitempty"` // the turn's IRI (Turn.ID), for fork --turn
@@ -105,11 +117,11 @@ func (c *showCmd) run(ctx context.Context, a *app, args []string) error {
 	}
 	info, err := st.Info(ctx, id)
 	if err != nil {
-		return err
+		return c.failed(id, err)
 	}
 	s, err := st.Load(ctx, id)
 	if err != nil {
-		return err
+		return c.failed(id, err)
 	}
 	rec, err := a.forkRecord(ctx, info.ID) // fork.go
 	if err != nil {
@@ -131,7 +143,7 @@ func (c *showCmd) run(ctx context.Context, a *app, args []string) error {
 	fmt.Fprintf(a.stdout, "session   %s\nprincipal %s\nbranch    %s\nkind      %s\n",
 		termsafe.String(info.ID), termsafe.String(info.Principal), termsafe.String(info.Branch), termsafe.String(string(info.Kind)))
 	if info.ParentID != "" {
-		fmt.Fprintf(a.stdout, "parent    %s (forked at %d, %d ancestors)\n", termsafe.String(info.ParentID), info.ForkedAt, s.Depth())
+		fmt.Fprintf(a.stdout, "parent    %s (forked at %d, %s)\n", termsafe.String(info.ParentID), info.ForkedAt, plural(s.Depth(), "ancestor"))
 	}
 	a.writeForkRecord(rec)
 	fmt.Fprintf(a.stdout, "turns     %d (%d own)\ncreated   %s\n", info.Turns, info.OwnTurns, info.Created.Format(time.RFC3339))

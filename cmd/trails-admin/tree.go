@@ -13,10 +13,11 @@ import (
 
 type treeCmd struct {
 	format string
+	json   bool // --json, the same as --format json (as every other command that prints data)
 }
 
 func (*treeCmd) name() string  { return "tree" }
-func (*treeCmd) usage() string { return "[ID] [--format text|dot|mermaid|json]" }
+func (*treeCmd) usage() string { return "[ID] [--format text|dot|mermaid|json] [--json]" }
 func (*treeCmd) synopsis() string {
 	return "draw the fork tree under ID (or every root) with fork points"
 }
@@ -25,6 +26,7 @@ func (*treeCmd) example() string {
 }
 func (c *treeCmd) flags(fs *flag.FlagSet) {
 	fs.StringVar(&c.format, "format", "text", "text (indented), dot (Graphviz), mermaid or json")
+	fs.BoolVar(&c.json, "json", false, "the same as --format json")
 }
 
 // nodeJSON is the JSON form of a tree node (stable names).
@@ -43,6 +45,12 @@ func toNodeJSON(n *session.Node) nodeJSON {
 }
 
 func (c *treeCmd) run(ctx context.Context, a *app, args []string) error {
+	if c.json {
+		if c.format != "text" && c.format != "json" {
+			return usageErrorf("tree: --json and --format %s disagree; give one of them; try: trails-admin tree -h", termsafe.Quote(c.format))
+		}
+		c.format = "json"
+	}
 	render, ok := map[string]func(io.Writer, []*session.Node) error{
 		"text": renderText, "dot": renderDot, "mermaid": renderMermaid,
 	}[c.format]
