@@ -165,3 +165,79 @@ func TestScriptAdminLocal(t *testing.T) {
 		}
 	}
 }
+
+// TestScriptDemo runs scripts/demo as a new user would, on a port other
+// than the default: it says that it builds before the long first build,
+// and the commands its last line prints work as printed, against the
+// Fuseki it started.
+func TestScriptDemo(t *testing.T) {
+	if _, err := exec.LookPath("java"); err != nil {
+		t.Fatal("java is not installed: install Java 17+ and Maven and run scripts/fuseki fetch")
+	}
+	root, err := fusekitest.RepoRoot()
+	if err != nil {
+		t.Fatal(err)
+	}
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	port := strconv.Itoa(l.Addr().(*net.TCPAddr).Port)
+	l.Close()
+	dir := t.TempDir()
+	env := append(slicesWithout(os.Environ(), "TRAILS_"), "TRAILS_FUSEKI_PORT="+port, "TRAILS_DATA="+filepath.Join(dir, "data"),
+		"TRAILS_RUN_DIR="+filepath.Join(dir, "run"), "TRAILS_BIN_DIR="+filepath.Join(dir, "bin"))
+	t.Cleanup(func() {
+		stop := exec.Command(filepath.Join(root, "scripts", "fuseki"), "stop", "--port", port)
+		stop.Dir, stop.Env = root, env
+		if out, err := stop.CombinedOutput(); err != nil {
+			t.Errorf("scripts/fuseki stop: %v\n%s", err, out)
+		}
+	})
+	demo := exec.Command(filepath.Join(root, "scripts", "demo"))
+	demo.Dir, demo.Env = root, env
+	var stdout, stderr strings.Builder
+	demo.Stdout, demo.Stderr = &stdout, &stderr
+	if err := demo.Run(); err != nil {
+		t.Fatalf("scripts/demo: %v\nstdout:\n%s\nstderr:\n%s", err, stdout.String(), stderr.String())
+	}
+	if !strings.Contains(stderr.String(), "demo: building trails-admin into "+filepath.Join(dir, "bin")) {
+		t.Errorf("got stderr\n%s\nwant a line saying it builds trails-admin", stderr.String())
+	}
+	_, next, ok := strings.Cut(stdout.String(), "\nNext: ")
+	if !ok {
+		t.Fatalf("got stdout\n%s\nwant a Next: line", stdout.String())
+	}
+	next, _, _ = strings.Cut(next, "\n")
+	want := "TRAILS_ENDPOINT=http://127.0.0.1:" + port + "/trails " + filepath.Join(dir, "bin", "trails-admin") + " "
+	cmds := strings.Split(next, " · ")
+	if len(cmds) != 3 {
+		t.Fatalf("got Next: %s\nwant three commands", next)
+	}
+	for _, c := range cmds {
+		if !strings.HasPrefix(c, want) {
+			t.Errorf("got %q, want it to start %q", c, want)
+		}
+		if strings.Contains(c, "| dot") { // Graphviz may be missing: run the part before the pipe
+			c, _, _ = strings.Cut(c, " |")
+		}
+		sh := exec.Command("sh", "-c", c)
+		sh.Dir = t.TempDir() // works as printed from anywhere, not only the checkout
+		sh.Env = slicesWithout(env, "TRAILS_")
+		if out, err := sh.CombinedOutput(); err != nil {
+			t.Errorf("%s: %v\n%s", c, err, out)
+		}
+	}
+}
+
+// slicesWithout returns env without the variables whose names start with
+// prefix.
+func slicesWithout(env []string, prefix string) []string {
+	var out []string
+	for _, kv := range env {
+		if !strings.HasPrefix(kv, prefix) {
+			out = append(out, kv)
+		}
+	}
+	return out
+}
