@@ -3,6 +3,10 @@
 // Trails writes. The store loads Vocabulary and Shapes into OntologyGraph, and
 // trails-admin check validates stored data against Shapes. It imports no other
 // package of this module.
+//
+// Comments that cite a "design note 00N" mean the design notes 000-004
+// the vocabulary's features come from; they are not in this repository (see
+// the README, "Features and the design notes they come from").
 package ontology
 
 import _ "embed"

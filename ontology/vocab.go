@@ -120,7 +120,7 @@ const (
 	BeforeTurn = NS + "beforeTurn"
 )
 
-// Merge-back of a child's result into its parent (seeds 001 and 002).
+// Merge-back of a child's result into its parent (design notes 001 and 002).
 const (
 	// Merge is the activity of appending a child session's result to its
 	// parent as one turn (trails:Merge).
@@ -148,7 +148,7 @@ const (
 	ArtifactText = NS + "artifactText"
 )
 
-// Session lifecycle: states, expiry and cancellation flags (seed 002).
+// Session lifecycle: states, expiry and cancellation flags (design note 002).
 const (
 	// StateChange is the activity of moving a session from one lifecycle
 	// state to another (trails:StateChange).
@@ -172,7 +172,7 @@ const (
 	ToState = NS + "toState"
 )
 
-// Session kinds (seed 002).
+// Session kinds (design note 002).
 const (
 	// Kind is the kind of a session, fixed when it is created: "main" (a
 	// root), "branch" (a fork) or "worker" (a fork that cannot be forked);
@@ -181,7 +181,7 @@ const (
 	Kind = NS + "kind"
 )
 
-// Rewind without loss (seed 004).
+// Rewind without loss (design note 004).
 const (
 	// Rewind is the activity of making a session continue from an earlier
 	// point, its abandoned turns moved, untouched, into an archive session

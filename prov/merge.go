@@ -8,7 +8,7 @@ import (
 	"github.com/trails-kg/trails/ontology"
 )
 
-// Merge is the record of one merge-back (seed 001): Principal merged the
+// Merge is the record of one merge-back (design note 001): Principal merged the
 // result of session Child into session Parent, where it became the turn
 // with IRI Turn, at Time. Status is the child's result status, "completed"
 // or "failed". Sessions are named by id.

@@ -3,6 +3,10 @@
 // and deletion (trails:Deletion), kept in the PROV graph so that they outlive
 // the sessions they describe. Its queries (queries/*.rq) answer auditors'
 // questions in plain SPARQL and run unchanged in any SPARQL tool.
+//
+// Comments that cite a "design note 00N" mean the design notes 000-004
+// its records come from; they are not in this repository (see
+// the README, "Features and the design notes they come from").
 package prov
 
 import (

@@ -8,7 +8,7 @@ import (
 	"github.com/trails-kg/trails/ontology"
 )
 
-// Rewind is the record of one rewind (seed 004): Principal rewound Session
+// Rewind is the record of one rewind (design note 004): Principal rewound Session
 // to index To at Time, moving its abandoned turns into the new session
 // Archive (a fork of Session at To) and re-parenting to Archive the forks
 // of Session made beyond To (Reparented). Sessions are named by id.

@@ -50,7 +50,7 @@ func TurnID(sessionID string, i int) string {
 // its effective history in the store (its fork point plus its own stored
 // turns; turns only appended in memory do not count), computed inside the
 // one update that writes the anchor, so it cannot interleave with an append.
-// state is recorded with the anchor (the handoff state of seed 001); it may
+// state is recorded with the anchor (the handoff state of design note 001); it may
 // be nil. The anchor lives in the session's graph; forks of the session at
 // or after that position see it in Session.Anchors and can be made with
 // ForkAtAnchor(name). A name is unique in a session and an anchor is never

@@ -7,7 +7,7 @@ import (
 	"github.com/trails-kg/trails/kg"
 )
 
-// Kind says what a session is for (seed 002). It is fixed when the session
+// Kind says what a session is for (design note 002). It is fixed when the session
 // is created: Persist stores it (trails:kind) with a new session, and Load,
 // Info and List read it back. A session stored without one (written before
 // kinds existed) is KindMain if it is a root and KindBranch if it is a fork;

@@ -35,7 +35,7 @@ const (
 )
 
 // MergeResult is what a child session hands back to its parent (the
-// structured child result of seed 002): its status, a summary, which
+// structured child result of design note 002): its status, a summary, which
 // becomes the content of the merge turn, and its artifacts.
 type MergeResult struct {
 	Status    MergeStatus

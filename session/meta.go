@@ -14,7 +14,7 @@ import (
 	"github.com/trails-kg/trails/prov"
 )
 
-// ForkType says how a fork came about (seed 003). It is recorded on the
+// ForkType says how a fork came about (design note 003). It is recorded on the
 // fork's PROV activity (trails:forkType).
 type ForkType string
 
@@ -28,7 +28,7 @@ const (
 	ForkAutoRegenerate ForkType = "auto-regenerate"
 )
 
-// Creator says on whose initiative a fork was made (seed 003): a person
+// Creator says on whose initiative a fork was made (design note 003): a person
 // or the system itself. Who acted is the session's principal; it is
 // recorded on the fork's PROV activity (trails:createdBy).
 type Creator string
@@ -86,7 +86,7 @@ func ForkAtAnchor(name string) ForkOption {
 
 // ForkAtTurn forks before the turn with ID id (Turn.ID) of the session
 // forked: that turn is the first one the child does not inherit, so the
-// fork point is its index (seed 004's "rewind before invocation"; the turn
+// fork point is its index (design note 004's "rewind before invocation"; the turn
 // may be one the session inherited). Give -1 as Fork's index. Fork returns
 // ErrNotFound when no turn of the session has that ID. PROV records the
 // turn (trails:beforeTurn).
@@ -323,7 +323,7 @@ func splitTags(s string) []string {
 }
 
 // Ancestry returns session id and its ancestors as Infos, the root first
-// and the session last (seed 003's ancestry, from root to session), read
+// and the session last (design note 003's ancestry, from root to session), read
 // with the one request that Load uses to walk the chain.
 //
 // It returns the errors of Load that concern the chain: ErrInvalid,

@@ -64,7 +64,7 @@ type RewindRecord struct {
 	Time       time.Time
 }
 
-// Rewind makes stored session id continue from index to (seed 004) without
+// Rewind makes stored session id continue from index to (design note 004) without
 // deleting anything: the session keeps its id, and the turns it owns from
 // index to on move, untouched (same IRI, role, content, branch and
 // creation time), into a new archive session, an ordinary fork of the

@@ -6,9 +6,14 @@
 //
 // A Session is an in-memory value: Append and Fork change nothing in the
 // store until Persist. A fork stores only its own turns (indices ForkedAt and
-// up) plus its parent link; Load walks the chain root ← … ← fork in at most
-// two SPARQL requests whatever its depth, guarded by MaxForkDepth and a
-// visited set.
+// up) plus its parent link; Load walks the chain root ← … ← fork in two
+// SPARQL requests whatever its depth (a third only for turns stored without
+// a branch label or creation time, data written before those; see Load),
+// guarded by MaxForkDepth and a visited set.
+//
+// Comments that cite a "design note 00N" mean the design notes 000-004
+// this package's features come from; they are not in this repository (see
+// the README, "Features and the design notes they come from").
 package session
 
 import (
@@ -29,7 +34,10 @@ import (
 // may have: Fork refuses to go deeper and Load refuses to walk further.
 const MaxForkDepth = 32
 
-// MainBranch is the branch label of every root session and its turns.
+// MainBranch is the branch label a root session gets from New, carried by
+// its turns; data stored before branch labels existed loads with it too.
+// Not every root has it: a fork that Detach made a root keeps its
+// "fork-…" label (the turns Detach copied keep the branch each came from).
 const MainBranch = "main"
 
 // MaxTurnBytes is the largest content of one turn Persist accepts (a role

@@ -15,7 +15,7 @@ import (
 	"github.com/trails-kg/trails/prov"
 )
 
-// State is the lifecycle state of a session (seed 002). A session starts
+// State is the lifecycle state of a session (design note 002). A session starts
 // active; it may be suspended and resumed, and it ends completed, failed or
 // expired, which are terminal: the state no longer changes and Persist
 // appends no turn (a fork of an ended session is allowed, and starts

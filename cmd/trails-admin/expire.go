@@ -11,7 +11,7 @@ import (
 )
 
 // expireCmd is "expire": mark the sessions past their expiry as expired
-// (seed 002).
+// (design note 002).
 type expireCmd struct {
 	now    string
 	dryRun bool

@@ -13,7 +13,7 @@ import (
 )
 
 // rewindCmd is "rewind": make a session continue from an earlier point,
-// its abandoned turns kept in an archive (seed 004).
+// its abandoned turns kept in an archive (design note 004).
 type rewindCmd struct {
 	to     int
 	toSet  bool

@@ -1,7 +1,7 @@
 # create-fork: create fork $s of $parent with branch label $branch, and its
 # PROV record, only if $s is not stored yet, $parent is stored, and no other
 # session uses $branch. Persist puts the quads where the DATA comment stands.
-# The tree limits of seed 002 hold inside the update, so that of forks racing
+# The tree limits of design note 002 hold inside the update, so that of forks racing
 # for the last free place exactly one lands: $parent is not a worker, and it
 # has fewer than $max forks ($max <= 0: no limit; archives made by a rewind,
 # with trails:rewoundFrom, do not count). And the fork point $at lies within

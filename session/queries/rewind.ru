@@ -1,4 +1,4 @@
-# rewind: rewind session $s to index $to (seed 004), in one request, so in
+# rewind: rewind session $s to index $to (design note 004), in one request, so in
 # one transaction: all of it or nothing. Four operations:
 #
 # 1. The compare and swap: only if $s still holds $own turns of its own
