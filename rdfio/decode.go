@@ -90,10 +90,6 @@ func (d *Decoder) Decode() (Quad, error) {
 	return q, err
 }
 
-// Line returns the line the decoder stands on, from 1: after an error,
-// the line of the error.
-func (d *Decoder) Line() int { return d.line }
-
 // errorf returns a *SyntaxError at the position.
 func (d *Decoder) errorf(format string, args ...any) error {
 	return &SyntaxError{Line: d.line, Col: d.pos - d.lineStart + 1, Msg: fmt.Sprintf(format, args...)}
