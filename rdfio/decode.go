@@ -351,8 +351,14 @@ func (d *Decoder) uchar() (rune, error) {
 	default:
 		return 0, d.errorf("bad escape %s", d.near())
 	}
-	if d.pos+2+n > len(d.src) {
-		return 0, d.errorf("bad escape %s", d.near())
+	if short := d.pos + 2 + n - len(d.src); short > 0 {
+		// An escape cut short by the end of the input; one cut short by
+		// the end of an N-Quads line, with more input after it, is not
+		// hex digits.
+		if _, err := d.r.Peek(short); d.read || err != nil {
+			return 0, d.errorf("bad escape %s", d.near())
+		}
+		return 0, d.errorf("bad escape %s: not a Unicode scalar value", d.near())
 	}
 	v, err := strconv.ParseUint(string(d.src[d.pos+2:d.pos+2+n]), 16, 32)
 	if err != nil || !utf8.ValidRune(rune(v)) {

@@ -232,6 +232,8 @@ func TestSyntaxError(t *testing.T) {
 	}{
 		{"garbage", rdfio.NQuads, ok + "not RDF\n", 1, 2, 1},
 		{"bad escape", rdfio.NQuads, ok + ok + `<http://e.org/s> <http://e.org/p> "\q" .`, 2, 3, 36},
+		{"escape cut by the end", rdfio.NQuads, `<http://e.org/s> <http://e.org/p> "\u00`, 0, 1, 36},
+		{"escape cut by a line end", rdfio.NQuads, "<http://e.org/s> <http://e.org/p> \"\\u0\"\n" + ok, 0, 1, 36},
 		{"surrogate", rdfio.NQuads, `<http://e.org/s> <http://e.org/p> "\uD800" .`, 0, 1, 36},
 		{"relative IRI", rdfio.NQuads, "<s> <http://e.org/p> <http://e.org/o> .", 0, 1, 4},
 		{"missing dot", rdfio.NQuads, ok + "<http://e.org/s> <http://e.org/p> <http://e.org/o>\n" + ok, 1, 2, 51},
