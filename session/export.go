@@ -21,6 +21,7 @@ import (
 	"github.com/knakk/rdf"
 	"github.com/trails-kg/trails/kg"
 	"github.com/trails-kg/trails/ontology"
+	"github.com/trails-kg/trails/rdfio"
 )
 
 // Format is a serialization of Export and Import.
@@ -151,22 +152,26 @@ func (st *Store) export(ctx context.Context, w io.Writer, f Format, ids []string
 		}
 	}
 	bw := bufio.NewWriterSize(w, 256<<10)
+	gw := newGraphWriter(bw, f, &stats)
 	var err error
 	switch {
 	case f == JSONL:
 		err = st.exportJSONL(ctx, bw, ids, &stats)
 	case len(ids) == 0 && f == NQuads:
-		err = st.exportDump(ctx, newGraphWriter(bw, f, &stats))
+		err = st.exportDump(ctx, gw)
 	case len(ids) == 0:
 		var ms []member
 		if ms, err = st.allMembers(ctx); err == nil {
-			err = st.exportGraphs(ctx, newGraphWriter(bw, f, &stats), ms, true)
+			err = st.exportGraphs(ctx, gw, ms, true)
 		}
 	default:
 		var ms []member
 		if ms, err = st.treeMembers(ctx, ids); err == nil {
-			err = st.exportGraphs(ctx, newGraphWriter(bw, f, &stats), ms, false)
+			err = st.exportGraphs(ctx, gw, ms, false)
 		}
+	}
+	if err == nil && f != JSONL {
+		err = gw.close()
 	}
 	if err != nil {
 		bw.Flush()
@@ -379,9 +384,6 @@ const (
 // graph: all of it with allProv, else the records about ms, which one
 // query reads meanwhile.
 func (st *Store) exportGraphs(ctx context.Context, out *graphWriter, ms []member, allProv bool) error {
-	if err := out.begin(); err != nil {
-		return err
-	}
 	rows := make([][]rdf.Term, 0, len(ms))
 	for _, m := range ms {
 		rows = append(rows, []rdf.Term{sessionIRI(m.id)})
@@ -432,7 +434,7 @@ func (st *Store) exportGraphs(ctx context.Context, out *graphWriter, ms []member
 	ts := make([]triple, 0, len(a.res.Solutions))
 	var tw terms
 	for _, row := range a.res.Solutions {
-		t, err := tw.triple(quad{s: row["s"], p: row["p"], o: row["o"]})
+		t, err := tw.triple(rdfio.Quad{S: row["s"], P: row["p"], O: row["o"]})
 		if err != nil {
 			return fmt.Errorf("%w: PROV graph: %v", ErrCorrupt, err)
 		}
@@ -455,7 +457,7 @@ func (st *Store) exportBatch(ctx context.Context, out *graphWriter, rows [][]rdf
 		clear(byGraph) // a repeated request starts again
 		return nil
 	}, func(row kg.Solution) error {
-		t, err := tw.triple(quad{s: row["s"], p: row["p"], o: row["o"]})
+		t, err := tw.triple(rdfio.Quad{S: row["s"], P: row["p"], O: row["o"]})
 		if err != nil {
 			return fmt.Errorf("%w: graph <%s>: %v", ErrCorrupt, row.String("g"), err)
 		}
@@ -486,9 +488,9 @@ func (st *Store) exportGraph(ctx context.Context, out *graphWriter, g rdf.IRI) e
 	}
 	var ts []triple
 	var tw terms
-	err = parseRDF(nt, false, func(q quad) error {
-		if q.g != nil {
-			return fmt.Errorf("line %d: a quad in a graph's N-Triples", q.line)
+	err = decodeAll(nt, rdfio.NQuads, func(q rdfio.Quad) error {
+		if q.G != nil {
+			return fmt.Errorf("line %d: a quad in a graph's N-Triples", q.Line)
 		}
 		t, err := tw.triple(q)
 		ts = append(ts, t)
@@ -500,82 +502,91 @@ func (st *Store) exportGraph(ctx context.Context, out *graphWriter, g rdf.IRI) e
 	return out.graph(g, ts)
 }
 
+// decodeAll hands each quad of doc, in format f, to emit, stopping at the
+// first error: emit's, or an *rdfio.SyntaxError.
+func decodeAll(doc []byte, f rdfio.Format, emit func(rdfio.Quad) error) error {
+	dec := rdfio.NewDecoder(bytes.NewReader(doc), f)
+	for {
+		q, err := dec.Decode()
+		if err == io.EOF {
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+		if err := emit(q); err != nil {
+			return err
+		}
+	}
+}
+
 // exportDump streams the whole dataset (kg Dump) and writes the quads of its
 // session graphs and PROV graph as N-Quads, each re-serialized, in the
 // order of the dump, with constant memory.
 func (st *Store) exportDump(ctx context.Context, out *graphWriter) error {
-	var tw terms
-	emit := func(q quad) error {
-		g, ok := q.g.(rdf.IRI)
-		if !ok {
-			return nil // the stored default graph, hidden by the union default graph
-		}
-		if k := out.kind(g.String()); k != sessionGraph && k != provGraph {
-			return nil
-		}
-		t, err := tw.triple(q)
-		if err != nil {
-			return fmt.Errorf("%w: graph <%s>: %v", ErrCorrupt, g, err)
-		}
-		return out.quad(g, t)
+	pr, pw := io.Pipe()
+	dumped := make(chan error, 1)
+	go func() {
+		err := st.c.Dump(ctx, pw)
+		pw.CloseWithError(err) // nil: the reader sees io.EOF
+		dumped <- err
+	}()
+	err := out.dump(rdfio.NewDecoder(pr, rdfio.NQuads))
+	pr.CloseWithError(errDumpStopped) // stops the dump if it goes on
+	dumpErr := <-dumped
+	var se *rdfio.SyntaxError
+	switch {
+	case err == nil:
+		return nil
+	case errors.As(err, &se):
+		return fmt.Errorf("%w: line %d of the dump: %s", ErrCorrupt, se.Line, se.Msg)
+	case errors.Is(err, errDumpRead) && dumpErr != nil:
+		return dumpErr
 	}
-	// One parser for all lines, so that it remembers the IRIs it read.
-	parser := newRDFParser(false, emit)
-	n := 0
-	sink := &lineSink{line: func(line []byte) error {
-		n++
-		err := parser.parse(line)
-		var se *syntaxError
-		if errors.As(err, &se) {
-			return fmt.Errorf("%w: line %d of the dump: %s", ErrCorrupt, n, se.msg)
-		}
-		return err // nil, ErrCorrupt, or the error of w
-	}}
-	if err := st.c.Dump(ctx, sink); err != nil {
-		if sink.err != nil {
-			return sink.err // not the store's fault
-		}
-		return err
-	}
-	return sink.close()
+	return err // ErrCorrupt, or the error of w: not the store's fault
 }
 
-// lineSink is an io.Writer that hands each complete line to line. The
-// first error of line stops it and stays in err.
-type lineSink struct {
-	buf  []byte
-	line func([]byte) error
-	err  error
-}
+// errDumpStopped is what an export that stopped reading its dump tells the
+// dump's writer.
+var errDumpStopped = errors.New("export stopped")
 
-func (l *lineSink) Write(p []byte) (int, error) {
-	if l.err != nil {
-		return 0, l.err
-	}
-	l.buf = append(l.buf, p...)
-	start := 0
+// errDumpRead marks an error of reading the dump rather than of writing
+// the export.
+var errDumpRead = errors.New("reading the dump")
+
+// dump writes the quads of Trails' graphs that dec reads.
+func (gw *graphWriter) dump(dec *rdfio.Decoder) error {
 	for {
-		i := bytes.IndexByte(l.buf[start:], '\n')
-		if i < 0 {
-			break
+		q, err := dec.Decode()
+		var se *rdfio.SyntaxError
+		switch {
+		case err == io.EOF:
+			return nil
+		case errors.As(err, &se):
+			return err
+		case err != nil:
+			return fmt.Errorf("%w: %w", errDumpRead, err)
 		}
-		if l.err = l.line(l.buf[start : start+i]); l.err != nil {
-			return 0, l.err
+		g, ok := q.G.(rdf.IRI)
+		if !ok {
+			continue // the stored default graph, hidden by the union default graph
 		}
-		start += i + 1
+		if k := gw.kind(g.String()); k != sessionGraph && k != provGraph {
+			continue
+		}
+		for _, t := range []rdf.Term{q.S, q.P, q.O} {
+			if err := trailsTerm(t); err != nil {
+				return fmt.Errorf("%w: graph <%s>: %v", ErrCorrupt, g, err)
+			}
+		}
+		gw.count(g.String(), q.P, q.O)
+		if err := gw.enc.Encode(q); err != nil {
+			if errors.Is(err, kg.ErrInvalidTerm) {
+				return fmt.Errorf("%w: graph <%s>: %v", ErrCorrupt, g, err)
+			}
+			return err
+		}
 	}
-	l.buf = l.buf[:copy(l.buf, l.buf[start:])]
-	return len(p), nil
-}
-
-// close hands over a last line that has no newline.
-func (l *lineSink) close() error {
-	if l.err != nil || len(l.buf) == 0 {
-		return l.err
-	}
-	l.err = l.line(l.buf)
-	l.buf = nil
-	return l.err
 }
 
 // graphKind classifies a graph IRI.
@@ -610,66 +621,66 @@ type triple struct {
 	ss, ps, os string
 }
 
-// terms serializes terms with kg.Term, remembering the IRIs it has
-// serialized (a dataset repeats few: predicates, graphs, subjects). It is
+// terms writes the terms of Trails' graphs in their N-Triples form
+// (rdfio.Terms), refusing what Trails never writes (trailsTerm). It is
 // not safe for concurrent use.
-type terms struct{ iris map[rdf.IRI]string }
+type terms struct{ rdfio.Terms }
 
 // triple serializes the terms of q: blank nodes and invalid terms fail.
-func (ts *terms) triple(q quad) (triple, error) {
-	t := triple{s: q.s, p: q.p, o: q.o}
+func (ts *terms) triple(q rdfio.Quad) (triple, error) {
+	t := triple{s: q.S, p: q.P, o: q.O}
 	var err error
-	if t.ss, err = ts.term(q.s); err != nil {
+	if t.ss, err = ts.term(q.S); err != nil {
 		return t, err
 	}
-	if t.ps, err = ts.term(q.p); err != nil {
+	if t.ps, err = ts.term(q.P); err != nil {
 		return t, err
 	}
-	if t.os, err = ts.term(q.o); err != nil {
+	if t.os, err = ts.term(q.O); err != nil {
 		return t, err
 	}
 	return t, nil
 }
 
-// term is kg.Term with a message that names a blank node, and refusing a
-// language-less rdf:langString.
+// term is rdfio's Term, refusing what trailsTerm refuses.
 func (ts *terms) term(t rdf.Term) (string, error) {
+	if err := trailsTerm(t); err != nil {
+		return "", err
+	}
+	return ts.Terms.Term(t)
+}
+
+// trailsTerm refuses the terms Trails never writes, with a message that
+// names them: a blank node, and a language-less rdf:langString.
+func trailsTerm(t rdf.Term) error {
 	switch t := t.(type) {
-	case rdf.IRI:
-		if s, ok := ts.iris[t]; ok {
-			return s, nil
-		}
-		s, err := kg.Term(t)
-		if err != nil {
-			return "", err
-		}
-		if ts.iris == nil || len(ts.iris) >= 4096 {
-			ts.iris = make(map[rdf.IRI]string)
-		}
-		ts.iris[t] = s
-		return s, nil
 	case rdf.Blank:
-		return "", fmt.Errorf("blank node _:%s (Trails writes none)", t.String())
+		return fmt.Errorf("blank node _:%s (Trails writes none)", t.String())
 	case rdf.Literal:
 		if t.Lang() == "" && t.DataType.String() == rdfNS+"langString" {
-			return "", fmt.Errorf("%w: rdf:langString literal %q without a language tag", kg.ErrInvalidTerm, t.String())
+			return fmt.Errorf("%w: rdf:langString literal %q without a language tag", kg.ErrInvalidTerm, t.String())
 		}
 	}
-	return kg.Term(t)
+	return nil
 }
 
 // graphWriter writes graphs in one format and counts what it writes.
 type graphWriter struct {
-	w        *bufio.Writer
-	trig     bool
+	enc      *rdfio.Encoder
 	stats    *ExportStats
 	sessions map[string]bool // the session graphs written to
 	kinds    map[string]graphKind
-	tw       terms
 }
 
-func newGraphWriter(w *bufio.Writer, f Format, stats *ExportStats) *graphWriter {
-	return &graphWriter{w: w, trig: f == TriG, stats: stats, sessions: make(map[string]bool), kinds: make(map[string]graphKind)}
+func newGraphWriter(w io.Writer, f Format, stats *ExportStats) *graphWriter {
+	rf := rdfio.NQuads
+	if f == TriG {
+		rf = rdfio.TriG
+	}
+	return &graphWriter{
+		enc:   rdfio.NewEncoder(w, rf, trigPrefixes...),
+		stats: stats, sessions: make(map[string]bool), kinds: make(map[string]graphKind),
+	}
 }
 
 // kind is graphKindOf(g), remembered.
@@ -685,8 +696,8 @@ func (gw *graphWriter) kind(g string) graphKind {
 	return k
 }
 
-// count counts t, written to graph g.
-func (gw *graphWriter) count(g string, t triple) {
+// count counts a triple with predicate p and object o, written to graph g.
+func (gw *graphWriter) count(g string, p, o rdf.Term) {
 	gw.stats.Quads++
 	if gw.kind(g) != sessionGraph {
 		return
@@ -695,51 +706,22 @@ func (gw *graphWriter) count(g string, t triple) {
 		gw.sessions[g] = true
 		gw.stats.Sessions++
 	}
-	if t.p.String() == ontology.RDFType && t.os == turnClass {
+	if p.String() == ontology.RDFType && o == turnClass {
 		gw.stats.Turns++
 	}
 }
 
-var turnClass = "<" + ontology.Turn + ">"
-
-// quad writes t in graph g as one N-Quads line.
-func (gw *graphWriter) quad(g rdf.IRI, t triple) error {
-	gs, err := gw.tw.term(g)
-	if err != nil {
-		return err
-	}
-	gw.count(g.String(), t)
-	gw.w.WriteString(t.ss)
-	gw.w.WriteByte(' ')
-	gw.w.WriteString(t.ps)
-	gw.w.WriteByte(' ')
-	gw.w.WriteString(t.os)
-	gw.w.WriteByte(' ')
-	gw.w.WriteString(gs)
-	_, err = gw.w.WriteString(" .\n")
-	return err
-}
+var turnClass rdf.Term = kg.MustIRI(ontology.Turn)
 
 // trigPrefixes are the prefixes a TriG export declares, in order.
-var trigPrefixes = []struct{ name, ns string }{
-	{"rdf", rdfNS},
-	{"xsd", xsdNS},
-	{"dcterms", dctNS},
-	{"prov", ontology.ProvNS},
-	{"trails", ontology.NS},
-	{"session", ontology.SessionBase},
-	{"agent", ontology.AgentBase},
-}
-
-// begin writes what comes before the graphs: TriG's prefixes.
-func (gw *graphWriter) begin() error {
-	if !gw.trig {
-		return nil
-	}
-	for _, p := range trigPrefixes {
-		fmt.Fprintf(gw.w, "PREFIX %s: <%s>\n", p.name, p.ns)
-	}
-	return nil
+var trigPrefixes = []rdfio.Prefix{
+	{Name: "rdf", NS: rdfNS},
+	{Name: "xsd", NS: xsdNS},
+	{Name: "dcterms", NS: dctNS},
+	{Name: "prov", NS: ontology.ProvNS},
+	{Name: "trails", NS: ontology.NS},
+	{Name: "session", NS: ontology.SessionBase},
+	{Name: "agent", NS: ontology.AgentBase},
 }
 
 // graph sorts ts and writes them as graph g.
@@ -747,119 +729,19 @@ func (gw *graphWriter) graph(g rdf.IRI, ts []triple) error {
 	if len(ts) == 0 {
 		return nil
 	}
-	gs, err := kg.Term(g)
-	if err != nil {
-		return err
-	}
 	sortTriples(g.String(), ts)
-	if !gw.trig {
-		for _, t := range ts {
-			if err := gw.quad(g, t); err != nil {
-				return err
-			}
-		}
-		return nil
-	}
 	for _, t := range ts {
-		gw.count(g.String(), t)
+		gw.count(g.String(), t.p, t.o)
+		if err := gw.enc.Encode(rdfio.Quad{S: t.s, P: t.p, O: t.o, G: g}); err != nil {
+			return err
+		}
 	}
-	gw.w.WriteString("\nGRAPH ")
-	gw.w.WriteString(trigIRI(g.String(), gs))
-	gw.w.WriteString(" {\n")
-	for i, t := range ts {
-		switch {
-		case i == 0:
-			gw.w.WriteString("    ")
-		case t.ss != ts[i-1].ss:
-			gw.w.WriteString(" .\n\n    ")
-		case t.ps != ts[i-1].ps:
-			gw.w.WriteString(" ;\n        ")
-		default:
-			gw.w.WriteString(", ")
-			gw.w.WriteString(trigObject(t))
-			continue
-		}
-		if i == 0 || t.ss != ts[i-1].ss {
-			gw.w.WriteString(trigIRI(t.s.String(), t.ss))
-			gw.w.WriteByte(' ')
-		}
-		if t.p.String() == ontology.RDFType {
-			gw.w.WriteString("a")
-		} else {
-			gw.w.WriteString(trigIRI(t.p.String(), t.ps))
-		}
-		gw.w.WriteByte(' ')
-		gw.w.WriteString(trigObject(t))
-	}
-	_, err = gw.w.WriteString(" .\n}\n")
-	return err
+	return nil
 }
 
-// trigIRI returns iri as a prefixed name when one of the export's prefixes
-// covers it with a plain local name, else nt (its N-Triples form).
-func trigIRI(iri, nt string) string {
-	for _, p := range trigPrefixes {
-		if local, ok := strings.CutPrefix(iri, p.ns); ok && plainLocal(local) {
-			return p.name + ":" + local
-		}
-	}
-	return nt
-}
-
-// plainLocal reports whether s can stand as a local name without escapes:
-// ASCII letters, digits, '_' and '-', not starting with '-'.
-func plainLocal(s string) bool {
-	if s == "" || s[0] == '-' {
-		return false
-	}
-	for i := 0; i < len(s); i++ {
-		c := s[i]
-		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '_' || c == '-') {
-			return false
-		}
-	}
-	return true
-}
-
-// trigObject returns the TriG form of t's object: canonical integers bare,
-// other typed literals with a prefixed datatype when possible.
-func trigObject(t triple) string {
-	l, ok := t.o.(rdf.Literal)
-	if !ok {
-		return trigIRI(t.o.String(), t.os)
-	}
-	dt := l.DataType.String()
-	if l.Lang() != "" || dt == ontology.XSDString {
-		return t.os
-	}
-	if dt == ontology.XSDInteger && canonicalInt(l.String()) {
-		return l.String()
-	}
-	q, err := kg.Term(kg.String(l.String()))
-	if err != nil {
-		return t.os // cannot happen: t.os was written from the same value
-	}
-	dts, err := kg.Term(l.DataType)
-	if err != nil {
-		return t.os
-	}
-	return q + "^^" + trigIRI(dt, dts)
-}
-
-// canonicalInt reports whether s is an integer in canonical form: an
-// optional '-' and digits without leading zeros.
-func canonicalInt(s string) bool {
-	s = strings.TrimPrefix(s, "-")
-	if s == "" || (s[0] == '0' && len(s) > 1) {
-		return false
-	}
-	for i := 0; i < len(s); i++ {
-		if s[i] < '0' || s[i] > '9' {
-			return false
-		}
-	}
-	return true
-}
+// close writes what the encoder holds back: the end of a TriG block, or
+// TriG's prefixes in an export of nothing.
+func (gw *graphWriter) close() error { return gw.enc.Close() }
 
 // sortTriples orders the triples of graph g: g itself first, then g's turns
 // by index, then other subjects by IRI; within a subject rdf:type first,
@@ -1144,16 +1026,20 @@ func readImport(data []byte, trig bool) (*importInput, error) {
 	syntax := func(line int, err error) error {
 		return &ImportError{Line: line, Rule: RuleSyntax, Err: fmt.Errorf("%w: %v", ErrInvalid, err)}
 	}
-	err := parseRDF(data, trig, func(q quad) error {
-		g := byIRI[q.g]
+	f := rdfio.NQuads
+	if trig {
+		f = rdfio.TriG
+	}
+	err := decodeAll(data, f, func(q rdfio.Quad) error {
+		g := byIRI[q.G]
 		if g == nil {
 			gi, err := importGraphOf(q)
 			if err != nil {
-				return &ImportError{Line: q.line, Rule: RuleGraph, Err: fmt.Errorf("%w: %v", ErrInvalid, err)}
+				return &ImportError{Line: q.Line, Rule: RuleGraph, Err: fmt.Errorf("%w: %v", ErrInvalid, err)}
 			}
 			g = &importGraph{iri: gi}
 			g.kind, g.id = graphKindOf(gi.String())
-			byIRI[q.g] = g
+			byIRI[q.G] = g
 			in.graphs = append(in.graphs, g)
 			if g.kind == provGraph {
 				in.prov.graph = g
@@ -1161,11 +1047,11 @@ func readImport(data []byte, trig bool) (*importInput, error) {
 		}
 		t, err := tw.triple(q)
 		if err != nil {
-			return syntax(q.line, err)
+			return syntax(q.Line, err)
 		}
 		gs, err := tw.term(g.iri)
 		if err != nil {
-			return syntax(q.line, err)
+			return syntax(q.Line, err)
 		}
 		l := nquadLine(t, gs)
 		if _, dup := seen[l]; dup {
@@ -1180,12 +1066,12 @@ func readImport(data []byte, trig bool) (*importInput, error) {
 		return nil
 	})
 	var ie *ImportError
-	var se *syntaxError
+	var se *rdfio.SyntaxError
 	switch {
 	case errors.As(err, &ie):
 		return nil, ie
 	case errors.As(err, &se):
-		return nil, &ImportError{Line: se.line, Rule: RuleSyntax, Err: fmt.Errorf("%w: %s", ErrInvalid, se.msg)}
+		return nil, &ImportError{Line: se.Line, Rule: RuleSyntax, Err: fmt.Errorf("%w: %s", ErrInvalid, se.Msg)}
 	case err != nil:
 		return nil, syntax(0, err)
 	}
@@ -1223,8 +1109,8 @@ func nquadLine(t triple, gs string) string {
 }
 
 // importGraphOf returns the graph of q, if it is one of Trails'.
-func importGraphOf(q quad) (rdf.IRI, error) {
-	switch g := q.g.(type) {
+func importGraphOf(q rdfio.Quad) (rdf.IRI, error) {
+	switch g := q.G.(type) {
 	case nil:
 		return rdf.IRI{}, errors.New("a triple in the default graph; Trails' data lives in named graphs")
 	case rdf.Blank:
@@ -1316,7 +1202,7 @@ func (st *Store) sameGraph(ctx context.Context, g *importGraph) (bool, error) {
 func tripleKeys(doc []byte) (map[[sha256.Size]byte]struct{}, error) {
 	keys := make(map[[sha256.Size]byte]struct{})
 	var tw terms
-	err := parseRDF(doc, false, func(q quad) error {
+	err := decodeAll(doc, rdfio.NQuads, func(q rdfio.Quad) error {
 		t, err := tw.triple(q)
 		if err != nil {
 			return err

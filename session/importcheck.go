@@ -27,6 +27,7 @@ import (
 	"github.com/knakk/rdf"
 	"github.com/trails-kg/trails/kg"
 	"github.com/trails-kg/trails/ontology"
+	"github.com/trails-kg/trails/rdfio"
 )
 
 // ImportError is input Import refuses: the line of the first quad that
@@ -299,12 +300,12 @@ func newImportInput() *importInput {
 // quad takes quad q of graph g, t its serialized terms, li its index in
 // the graph's lines, and records what it says; it returns the fault of a
 // quad no writer of Trails writes.
-func (in *importInput) quad(g *importGraph, q quad, t triple, li int) error {
+func (in *importInput) quad(g *importGraph, q rdfio.Quad, t triple, li int) error {
 	switch g.kind {
 	case sessionGraph:
 		s := in.sessions[g.id]
 		if s == nil {
-			s = &importSession{id: g.id, iri: g.iri.String(), graph: g, line: q.line, turns: make(map[string]*importTurn)}
+			s = &importSession{id: g.id, iri: g.iri.String(), graph: g, line: q.Line, turns: make(map[string]*importTurn)}
 			in.sessions[g.id] = s
 			in.order = append(in.order, s)
 		}
@@ -312,7 +313,7 @@ func (in *importInput) quad(g *importGraph, q quad, t triple, li int) error {
 	case provGraph:
 		return in.provQuad(q, t, li)
 	}
-	return &ImportError{Line: q.line, Rule: RuleGraph, Err: fmt.Errorf("%w: a quad in the ontology graph <%s>: Import writes no vocabulary (trails-admin init loads it)", ErrInvalid, ontology.OntologyGraph)}
+	return &ImportError{Line: q.Line, Rule: RuleGraph, Err: fmt.Errorf("%w: a quad in the ontology graph <%s>: Import writes no vocabulary (trails-admin init loads it)", ErrInvalid, ontology.OntologyGraph)}
 }
 
 // fault returns an ImportError at line wrapping ErrInvalid.
@@ -321,17 +322,17 @@ func fault(line int, rule, format string, args ...any) error {
 }
 
 // sessionQuad takes a quad of the graph of session s.
-func (in *importInput) sessionQuad(s *importSession, q quad, t triple, li int) error {
+func (in *importInput) sessionQuad(s *importSession, q rdfio.Quad, t triple, li int) error {
 	subj, p := t.s.String(), t.p.String()
 	res := classify(subj)
 	if subj != s.iri && (p == ontology.ParentSession || p == ontology.RewoundFrom) {
-		return fault(q.line, RuleResource, "<%s> on <%s>: only a session has a parent", p, subj)
+		return fault(q.Line, RuleResource, "<%s> on <%s>: only a session has a parent", p, subj)
 	}
 	if res.kind != turnRes && p == ontology.TurnSession {
-		return fault(q.line, RuleResource, "<%s> on <%s>, which is not a turn", p, subj)
+		return fault(q.Line, RuleResource, "<%s> on <%s>, which is not a turn", p, subj)
 	}
 	if res.kind != anchorRes && p == ontology.AnchorOf {
-		return fault(q.line, RuleResource, "<%s> on <%s>, which is not an anchor", p, subj)
+		return fault(q.Line, RuleResource, "<%s> on <%s>, which is not an anchor", p, subj)
 	}
 	switch {
 	case subj == s.iri:
@@ -339,37 +340,37 @@ func (in *importInput) sessionQuad(s *importSession, q quad, t triple, li int) e
 			if o := t.o.String(); o == ontology.Session {
 				s.typed = true
 			} else if strings.HasPrefix(o, ontology.NS) {
-				return fault(q.line, RuleSession, "session %s typed <%s>", s.id, o)
+				return fault(q.Line, RuleSession, "session %s typed <%s>", s.id, o)
 			}
 			return nil
 		}
 		if f, ok := sessionFields[p]; ok {
 			if v := s.fields[f]; v.o != nil {
-				return fault(q.line, RuleSession, "session %s has two values of <%s> (line %d)", s.id, p, v.line)
+				return fault(q.Line, RuleSession, "session %s has two values of <%s> (line %d)", s.id, p, v.line)
 			}
-			s.fields[f] = value{t.o, q.line}
+			s.fields[f] = value{t.o, q.Line}
 		}
 		return nil
 	case res.kind == turnRes:
 		return in.turnQuad(s, res, q, t, li)
 	case res.kind == anchorRes && res.id == s.id:
 		if p == ontology.AnchorOf && t.o.String() != s.iri {
-			return fault(q.line, RuleResource, "anchor <%s> in the graph of %s names another session, <%s>", subj, s.id, t.o.String())
+			return fault(q.Line, RuleResource, "anchor <%s> in the graph of %s names another session, <%s>", subj, s.id, t.o.String())
 		}
 		if p == ontology.RDFType && strings.HasPrefix(t.o.String(), ontology.NS) && t.o.String() != ontology.Anchor {
-			return fault(q.line, RuleResource, "anchor <%s> typed <%s>", subj, t.o.String())
+			return fault(q.Line, RuleResource, "anchor <%s> typed <%s>", subj, t.o.String())
 		}
 		return nil
 	case res.kind == agentRes:
 		return agentQuad(q, t)
 	case res.kind == sessionRes:
-		return fault(q.line, RuleResource, "the graph of session %s holds a quad about session %s: a session's graph describes that session alone", s.id, res.id)
+		return fault(q.Line, RuleResource, "the graph of session %s holds a quad about session %s: a session's graph describes that session alone", s.id, res.id)
 	}
-	return fault(q.line, RuleResource, "the graph of session %s holds a quad about <%s>, which is none of its session, turns, anchors or agent", s.id, subj)
+	return fault(q.Line, RuleResource, "the graph of session %s holds a quad about <%s>, which is none of its session, turns, anchors or agent", s.id, subj)
 }
 
 // turnQuad takes a quad about turn res in the graph of session s.
-func (in *importInput) turnQuad(s *importSession, res resource, q quad, t triple, li int) error {
+func (in *importInput) turnQuad(s *importSession, res resource, q rdfio.Quad, t triple, li int) error {
 	subj, p := t.s.String(), t.p.String()
 	tn := s.turns[subj]
 	if tn == nil {
@@ -377,18 +378,18 @@ func (in *importInput) turnQuad(s *importSession, res resource, q quad, t triple
 			// A turn of another session: only an archive of a rewind holds
 			// such (the turns it took over, untouched); see checkForeign.
 			if other := in.foreign[subj]; other != nil {
-				return fault(q.line, RuleResource, "turn <%s> is in the graphs of %s and %s", subj, other.id, s.id)
+				return fault(q.Line, RuleResource, "turn <%s> is in the graphs of %s and %s", subj, other.id, s.id)
 			}
 			in.foreign[subj] = s
 		}
-		tn = &importTurn{iri: subj, res: res, line: q.line, content: -1}
+		tn = &importTurn{iri: subj, res: res, line: q.Line, content: -1}
 		s.turns[subj] = tn
 	}
 	if p == ontology.RDFType {
 		if o := t.o.String(); o == ontology.Turn {
 			tn.typed = true
 		} else if strings.HasPrefix(o, ontology.NS) {
-			return fault(q.line, RuleTurn, "turn <%s> typed <%s>", subj, o)
+			return fault(q.Line, RuleTurn, "turn <%s> typed <%s>", subj, o)
 		}
 		return nil
 	}
@@ -397,14 +398,14 @@ func (in *importInput) turnQuad(s *importSession, res resource, q quad, t triple
 		return nil // merge results, copies' sources, PROV links: the turn's own business
 	}
 	if l := tn.lines[f]; l != 0 {
-		return fault(q.line, RuleTurn, "turn <%s> has two values of <%s> (line %d)", subj, p, l)
+		return fault(q.Line, RuleTurn, "turn <%s> has two values of <%s> (line %d)", subj, p, l)
 	}
-	tn.lines[f] = q.line
+	tn.lines[f] = q.Line
 	var err error
 	switch f {
 	case tfSession:
 		if t.o.String() != s.iri {
-			return fault(q.line, RuleResource, "turn <%s> in the graph of %s says it is a turn of <%s>", subj, s.id, t.o.String())
+			return fault(q.Line, RuleResource, "turn <%s> in the graph of %s says it is a turn of <%s>", subj, s.id, t.o.String())
 		}
 	case tfIndex:
 		tn.index, err = intValue(t.o)
@@ -427,14 +428,14 @@ func (in *importInput) turnQuad(s *importSession, res resource, q quad, t triple
 		tn.digest, err = stringValue(t.o)
 	}
 	if err != nil {
-		return fault(q.line, RuleTurn, "turn <%s>: <%s>: %v", subj, p, err)
+		return fault(q.Line, RuleTurn, "turn <%s>: <%s>: %v", subj, p, err)
 	}
 	return nil
 }
 
 // agentQuad checks a quad about an agent: Trails writes its type and its
 // identifier, the principal its IRI encodes, and nothing else.
-func agentQuad(q quad, t triple) error {
+func agentQuad(q rdfio.Quad, t triple) error {
 	subj, p := t.s.String(), t.p.String()
 	switch p {
 	case ontology.RDFType:
@@ -446,28 +447,28 @@ func agentQuad(q quad, t triple) error {
 			return nil
 		}
 	}
-	return fault(q.line, RuleResource, "agent <%s>: Trails describes an agent by its type prov:Agent and its identifier, the principal its IRI names, only", subj)
+	return fault(q.Line, RuleResource, "agent <%s>: Trails describes an agent by its type prov:Agent and its identifier, the principal its IRI names, only", subj)
 }
 
 // provQuad takes a quad of the PROV graph.
-func (in *importInput) provQuad(q quad, t triple, li int) error {
+func (in *importInput) provQuad(q rdfio.Quad, t triple, li int) error {
 	subj, p := t.s.String(), t.p.String()
 	res := classify(subj)
 	n := len(in.prov.quads)
-	in.prov.quads = append(in.prov.quads, provQuad{t: t, line: q.line, li: li})
+	in.prov.quads = append(in.prov.quads, provQuad{t: t, line: q.Line, li: li})
 	if o, ok := t.o.(rdf.IRI); ok {
 		switch r := classify(o.String()); r.kind {
 		case sessionRes, turnRes, anchorRes:
-			in.prov.refs = append(in.prov.refs, sessionRef{r.id, q.line, n})
+			in.prov.refs = append(in.prov.refs, sessionRef{r.id, q.Line, n})
 		case badRes:
-			return fault(q.line, RuleProv, "<%s> is not the IRI of a session, turn or anchor", o.String())
+			return fault(q.Line, RuleProv, "<%s> is not the IRI of a session, turn or anchor", o.String())
 		}
 	}
 	switch res.kind {
 	case activityRes:
 		a := in.prov.activities[subj]
 		if a == nil {
-			a = &provActivity{iri: t.s.(rdf.IRI), line: q.line}
+			a = &provActivity{iri: t.s.(rdf.IRI), line: q.Line}
 			in.prov.activities[subj] = a
 		}
 		a.quads = append(a.quads, n)
@@ -483,12 +484,12 @@ func (in *importInput) provQuad(q quad, t triple, li int) error {
 		// turn and what it derives from.
 		entity := p == ontology.RDFType && t.o.String() == ontology.ProvEntity
 		if !entity && p != ontology.ProvWasGeneratedBy && p != ontology.ProvWasDerivedFrom {
-			return fault(q.line, RuleProv, "<%s> about <%s>: the PROV graph says of a session or a turn only its type prov:Entity, what generated it and what it derives from", p, subj)
+			return fault(q.Line, RuleProv, "<%s> about <%s>: the PROV graph says of a session or a turn only its type prov:Entity, what generated it and what it derives from", p, subj)
 		}
-		in.prov.refs = append(in.prov.refs, sessionRef{res.id, q.line, n})
+		in.prov.refs = append(in.prov.refs, sessionRef{res.id, q.Line, n})
 		return nil
 	}
-	return fault(q.line, RuleProv, "a PROV quad about <%s>, which is none of an activity, an agent, a session or a turn", subj)
+	return fault(q.Line, RuleProv, "a PROV quad about <%s>, which is none of an activity, an agent, a session or a turn", subj)
 }
 
 func intValue(o rdf.Term) (int, error) {
@@ -1203,19 +1204,13 @@ func (st *Store) checkTurns(ctx context.Context, in *importInput, stored map[str
 }
 
 // lineContent returns the value of the literal object of an N-Quads line
-// as readImport wrote it: its subject and predicate are IRIs, which hold
-// no '"', so the literal starts at the first '"'.
+// as readImport wrote it.
 func lineContent(line string) (string, error) {
-	i := strings.IndexByte(line, '"')
-	if i < 0 {
-		return "", errors.New("the content is not a literal")
-	}
-	p := &rdfParser{src: []byte(line[i:]), line: 1}
-	o, err := p.literal()
+	q, err := rdfio.NewDecoder(strings.NewReader(line), rdfio.NQuads).Decode()
 	if err != nil {
 		return "", err
 	}
-	l, ok := o.(rdf.Literal)
+	l, ok := q.O.(rdf.Literal)
 	if !ok {
 		return "", errors.New("the content is not a literal")
 	}
