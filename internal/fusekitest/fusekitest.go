@@ -67,15 +67,23 @@ func onStop(f func()) {
 	stoppers = append(stoppers, f)
 }
 
-// Endpoint returns the URL of the test binary's dataset, starting a Fuseki
-// on the first call. It fails tb when no Fuseki can be had.
+// Endpoint returns the URL of tb's dataset, starting a Fuseki on the first
+// call. It fails tb when no Fuseki can be had.
+//
+// When the binary's Fuseki has spare datasets (one started from the jar
+// does, see Dataset) each top-level test gets one of its own, wiped, on its
+// first call, and keeps it until it ends; its subtests share it. Otherwise
+// every test of the binary shares one dataset.
 func Endpoint(tb testing.TB) string {
 	tb.Helper()
 	once.Do(func() { shared, sharedOK = start() })
 	if sharedOK != nil {
 		tb.Fatalf("fusekitest: no Fuseki for the tests: %v\nTo get one: %s", sharedOK, howTo)
 	}
-	return shared
+	if spare == nil {
+		return shared
+	}
+	return dataset(tb)
 }
 
 // Start is Endpoint for code without a testing.TB, such as TestMain
@@ -88,15 +96,15 @@ func Start() (string, error) {
 	return shared, nil
 }
 
-// New returns a client of the test binary's dataset, which other tests of
-// the binary share: tests that need the store to themselves use Empty.
+// New returns a client of tb's dataset (see Endpoint).
 func New(tb testing.TB) *kg.Client {
 	tb.Helper()
 	return Client(tb, kg.Config{Endpoint: Endpoint(tb)})
 }
 
-// Empty wipes the test binary's dataset and returns a client of it. A test
-// that calls it must not run in parallel with others of its binary.
+// Empty wipes tb's dataset (see Endpoint) and returns a client of it. With
+// one dataset for the whole binary, a test that calls it must not run in
+// parallel with others of its binary (Parallel sees to that).
 func Empty(tb testing.TB) *kg.Client {
 	tb.Helper()
 	c := New(tb)
@@ -128,11 +136,15 @@ func start() (string, error) {
 		}
 		fmt.Fprintf(os.Stderr, "fusekitest: Docker is here but the container failed (%v); trying the jar\n", err)
 	}
-	s, err := StartServer(Options{})
+	s, err := StartServer(Options{Datasets: spareDatasets})
 	if err != nil {
 		return "", err
 	}
 	onStop(func() { s.Close() })
+	spare = make(chan string, len(s.Datasets)-1)
+	for _, ep := range s.Datasets[1:] {
+		spare <- ep
+	}
 	return s.Endpoint, nil
 }
 
