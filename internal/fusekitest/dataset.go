@@ -18,6 +18,10 @@ import (
 // once on a small machine only adds contention.
 const spareDatasets = 8
 
+// parallelTests is how many tests Main runs at once unless told otherwise
+// with -parallel (see Main); fewer than spareDatasets.
+const parallelTests = 4
+
 // waitDataset bounds how long a test waits for a spare dataset before it
 // fails: longer than any test holds one, so that a test that took one
 // before calling t.Parallel (and so holds it while paused) is named

@@ -12,9 +12,11 @@ package fusekitest
 import (
 	"context"
 	"errors"
+	"flag"
 	"fmt"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -41,7 +43,20 @@ var (
 
 // Main runs the tests and then stops every server this package started. Call
 // it from TestMain: func TestMain(m *testing.M) { fusekitest.Main(m) }.
+//
+// Unless -parallel is given, it runs up to parallelTests tests at once
+// instead of go test's GOMAXPROCS: the tests spend much of their time
+// waiting for Fuseki (its disk syncs, its HTTP answers), so a machine of
+// two cores is busier with four.
 func Main(m *testing.M) {
+	flag.Parse()
+	given := false
+	flag.Visit(func(f *flag.Flag) { given = given || f.Name == "test.parallel" })
+	if f := flag.Lookup("test.parallel"); f != nil && !given {
+		if n, err := strconv.Atoi(f.Value.String()); err == nil && n < parallelTests {
+			f.Value.Set(strconv.Itoa(parallelTests))
+		}
+	}
 	code := m.Run()
 	StopAll()
 	os.Exit(code)
