@@ -1,9 +1,11 @@
-// Package fusekitest gives tests a real Fuseki. Each test binary gets one
-// dataset of its own, found or started in this order: the dataset named by
+// Package fusekitest gives tests a real Fuseki. Each test binary gets a
+// Fuseki of its own, found or started in this order: the dataset named by
 // TRAILS_TEST_ENDPOINT (wiped first), a container built from
 // fuseki/Dockerfile when a Docker engine is at hand, or the cached Fuseki
 // jar run with java on a free port. When none works the test fails with a
-// line saying what to run; it never skips.
+// line saying what to run; it never skips. On the jar's Fuseki each
+// top-level test gets a dataset of its own (see Endpoint), so tests that
+// call Parallel run side by side.
 //
 // Packages that use it call Main from TestMain so that the server stops
 // when the binary ends.
@@ -86,7 +88,7 @@ func onStop(f func()) {
 // call. It fails tb when no Fuseki can be had.
 //
 // When the binary's Fuseki has spare datasets (one started from the jar
-// does, see Dataset) each top-level test gets one of its own, wiped, on its
+// does: /t1 … /t8 besides /trails) each top-level test gets one of its own, wiped, on its
 // first call, and keeps it until it ends; its subtests share it. Otherwise
 // every test of the binary shares one dataset.
 func Endpoint(tb testing.TB) string {
@@ -102,7 +104,8 @@ func Endpoint(tb testing.TB) string {
 }
 
 // Start is Endpoint for code without a testing.TB, such as TestMain
-// preparing an Example: it returns the dataset URL or why there is none.
+// preparing an Example: it returns the URL of the binary's shared dataset
+// (/trails, which no test takes for its own) or why there is none.
 func Start() (string, error) {
 	once.Do(func() { shared, sharedOK = start() })
 	if sharedOK != nil {
