@@ -16,6 +16,7 @@ import (
 )
 
 func TestGraphStore(t *testing.T) {
+	fusekitest.Parallel(t)
 	c := newClient(t)
 	ctx := context.Background()
 	g := kg.MustIRI("urn:test:gsp:" + uuid.NewString())
@@ -70,6 +71,7 @@ func TestGraphStore(t *testing.T) {
 // on form-encoded requests (25 MiB), which only an
 // application/sparql-update body can carry.
 func TestLargeUpdateIsNotFormEncoded(t *testing.T) {
+	fusekitest.Parallel(t)
 	// A generous limit: this tests the request's form, not the store's
 	// speed, and CI machines may be busy.
 	c := fusekitest.Client(t, kg.Config{Endpoint: fusekitest.Endpoint(t), Timeout: 5 * time.Minute})

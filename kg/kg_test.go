@@ -67,7 +67,8 @@ func TestPing(t *testing.T) {
 }
 
 func TestUnknownDatasetIsNotFound(t *testing.T) {
-	ep := strings.TrimSuffix(fusekitest.Endpoint(t), "/trails") + "/no-such-dataset"
+	ds := fusekitest.Endpoint(t) // http://HOST:PORT/NAME
+	ep := ds[:strings.LastIndex(ds, "/")] + "/no-such-dataset"
 	c := fusekitest.Client(t, kg.Config{Endpoint: ep})
 	err := c.Ping(context.Background())
 	if !errors.Is(err, kg.ErrNotFound) {

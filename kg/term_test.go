@@ -38,6 +38,7 @@ var hostile = []struct{ name, value string }{
 }
 
 func TestStringsRoundTripThroughFuseki(t *testing.T) {
+	fusekitest.Parallel(t)
 	c := newClient(t)
 	ctx := context.Background()
 	g := kg.MustIRI("urn:test:roundtrip:" + uuid.NewString())
@@ -213,6 +214,7 @@ func mustLang(tb testing.TB, v, lang string) rdf.Literal {
 }
 
 func TestTypedValuesRoundTrip(t *testing.T) {
+	fusekitest.Parallel(t)
 	c := newClient(t)
 	ctx := context.Background()
 	g := kg.MustIRI("urn:test:typed:" + uuid.NewString())
@@ -244,6 +246,7 @@ func TestTypedValuesRoundTrip(t *testing.T) {
 }
 
 func TestDataGroupsByGraph(t *testing.T) {
+	fusekitest.Parallel(t)
 	var d kg.Data
 	g1, g2 := kg.MustIRI("urn:g1"), kg.MustIRI("urn:g2")
 	d.Add(g1, kg.MustIRI("urn:a"), kg.MustIRI("urn:p"), kg.Int(1))
@@ -287,6 +290,7 @@ func TestBindTables(t *testing.T) {
 // TestSelectTerms checks that Select reads every kind of term TSV results
 // hold as Query does.
 func TestSelectTerms(t *testing.T) {
+	fusekitest.Parallel(t)
 	c := newClient(t)
 	ctx := context.Background()
 	q := `SELECT ?iri ?int ?neg ?dec ?dbl ?bool ?str ?lang ?typed ?dt ?unbound WHERE {

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/trails-kg/trails/internal/fusekitest"
 	"github.com/trails-kg/trails/kg"
 	"github.com/trails-kg/trails/ontology"
 	"github.com/trails-kg/trails/session"
@@ -43,6 +44,7 @@ func noAnchor(tb testing.TB, s *session.Session, name string) {
 }
 
 func TestAnchorRoundTrip(t *testing.T) {
+	fusekitest.Parallel(t)
 	st, _, _ := newStore(t)
 	ctx := context.Background()
 	root := persisted(t, st, "alice", 4)
@@ -80,6 +82,7 @@ func TestAnchorRoundTrip(t *testing.T) {
 }
 
 func TestAnchorErrors(t *testing.T) {
+	fusekitest.Parallel(t)
 	st, ct, _ := newStore(t)
 	ctx := context.Background()
 	root := persisted(t, st, "alice", 2)
@@ -126,6 +129,7 @@ func TestAnchorErrors(t *testing.T) {
 // ancestors inside the prefix it inherits, the nearest session winning a
 // shared name; an ancestor's anchor beyond the fork point is not seen.
 func TestAnchorInheritance(t *testing.T) {
+	fusekitest.Parallel(t)
 	st, _, _ := newStore(t)
 	root := persisted(t, st, "alice", 2)
 	mustAnchor(t, st, root.ID, "early", nil) // 2
@@ -179,6 +183,7 @@ func TestAnchorInheritance(t *testing.T) {
 // TestTurnIDs: each turn's ID is the IRI of the stored turn, that of the
 // session that wrote it, from Append, Persist, Load and Replay alike.
 func TestTurnIDs(t *testing.T) {
+	fusekitest.Parallel(t)
 	st, _, _ := newStore(t)
 	root := persisted(t, st, "alice", 3)
 	fork := mustFork(t, root, 2)
@@ -210,6 +215,7 @@ func TestTurnIDs(t *testing.T) {
 }
 
 func TestForkAtAnchorAndTurn(t *testing.T) {
+	fusekitest.Parallel(t)
 	st, _, c := newStore(t)
 	ctx := context.Background()
 	root := persisted(t, st, "alice", 3)
@@ -298,6 +304,7 @@ func TestForkAtAnchorAndTurn(t *testing.T) {
 // prefix with the turns, so the detached session can still be forked at
 // them.
 func TestDetachKeepsAnchors(t *testing.T) {
+	fusekitest.Parallel(t)
 	st, _, _ := newStore(t)
 	ctx := context.Background()
 	root := persisted(t, st, "alice", 4)
@@ -324,6 +331,7 @@ func TestDetachKeepsAnchors(t *testing.T) {
 // TestAnchorScoped: a Store scoped to a principal anchors only its own
 // sessions.
 func TestAnchorScoped(t *testing.T) {
+	fusekitest.Parallel(t)
 	st, _, c := newStore(t)
 	theirs := persisted(t, st, "bob-"+newID(), 2)
 	mine := session.NewStore(c, session.ForPrincipal("carol-"+newID()))

@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/google/uuid"
+	"github.com/trails-kg/trails/internal/fusekitest"
 	"github.com/trails-kg/trails/kg"
 	"github.com/trails-kg/trails/ontology"
 	"github.com/trails-kg/trails/session"
@@ -52,6 +53,7 @@ func writeRaw(tb testing.TB, c *kg.Client, id, parent string, at int) {
 func newID() string { return uuid.Must(uuid.NewV7()).String() }
 
 func TestDepthLimit(t *testing.T) {
+	fusekitest.Parallel(t)
 	st, _, c := newStore(t)
 	ctx := context.Background()
 	chain := chainOf(t, st, 2, session.MaxForkDepth, 1)
@@ -100,6 +102,7 @@ func TestDepthLimit(t *testing.T) {
 }
 
 func TestCycle(t *testing.T) {
+	fusekitest.Parallel(t)
 	st, ct, c := newStore(t)
 	ctx := context.Background()
 	for _, n := range []int{1, 2, 3, 40} {
@@ -133,6 +136,7 @@ func TestCycle(t *testing.T) {
 }
 
 func TestMissingAncestor(t *testing.T) {
+	fusekitest.Parallel(t)
 	st, _, c := newStore(t)
 	ctx := context.Background()
 	chain := chainOf(t, st, 3, 3, 2)
@@ -154,6 +158,7 @@ func TestMissingAncestor(t *testing.T) {
 }
 
 func TestLoadRoundTrips(t *testing.T) {
+	fusekitest.Parallel(t)
 	st, ct, _ := newStore(t)
 	for _, depth := range []int{0, 1, 8, 32} {
 		t.Run("depth "+itoa(depth), func(t *testing.T) {
@@ -174,6 +179,7 @@ func TestLoadRoundTrips(t *testing.T) {
 // TestShareDontCopy counts the triples a fork adds to the store: the same
 // for a parent of 5 turns and one of 5,000.
 func TestShareDontCopy(t *testing.T) {
+	fusekitest.Parallel(t)
 	st, _, c := newStore(t)
 	ctx := context.Background()
 	count := func() int {

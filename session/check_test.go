@@ -168,6 +168,7 @@ func turnRef(id string, i int) rdf.IRI {
 }
 
 func TestCheck(t *testing.T) {
+	fusekitest.Parallel(t)
 	ctx := context.Background()
 	t.Run("sound", func(t *testing.T) {
 		st, _, _ := soundStore(t)
@@ -358,6 +359,7 @@ func TestCheck(t *testing.T) {
 // TestCheckStoreError checks that a store that cannot be reached gives an
 // error with the kg sentinel and no findings.
 func TestCheckStoreError(t *testing.T) {
+	fusekitest.Parallel(t)
 	c := fusekitest.Client(t, kg.Config{Endpoint: "http://127.0.0.1:1/trails", MaxAttempts: 1})
 	got, err := session.NewStore(c).Check(context.Background())
 	if !errors.Is(err, kg.ErrUnavailable) || got != nil {

@@ -6,6 +6,7 @@ import (
 	"slices"
 	"testing"
 
+	"github.com/trails-kg/trails/internal/fusekitest"
 	"github.com/trails-kg/trails/kg"
 	"github.com/trails-kg/trails/ontology"
 	"github.com/trails-kg/trails/session"
@@ -85,6 +86,7 @@ func seedCompare(tb testing.TB, st *session.Store) compareFamily {
 }
 
 func TestCompare(t *testing.T) {
+	fusekitest.Parallel(t)
 	st, ct, _ := newStore(t)
 	ctx := context.Background()
 	fx := seedCompare(t, st)
@@ -202,6 +204,7 @@ func TestCompare(t *testing.T) {
 }
 
 func TestCompareErrors(t *testing.T) {
+	fusekitest.Parallel(t)
 	st, ct, c := newStore(t)
 	ctx := context.Background()
 	root := persisted(t, st, "compare-errors", 3)

@@ -57,16 +57,20 @@ func fewerPoints(tb testing.TB) int {
 
 // The crash tests share one Fuseki on a TDB2 directory of their own (a
 // JVM start costs seconds), which they kill and restart; the binary's
-// other tests never see it.
+// other tests never see it. They run in parallel with the others but one
+// at a time: diskServer lends the server to one test until it ends.
 var (
 	crashMu  sync.Mutex
 	crashSrv *fusekitest.Server
+	crashUse sync.Mutex // held by the crash test using crashSrv
 )
 
 // diskServer returns the crash tests' Fuseki, started on first use and
-// restarted if an earlier test left it killed.
+// restarted if an earlier test left it killed, for tb alone until it ends.
 func diskServer(tb testing.TB) *fusekitest.Server {
 	tb.Helper()
+	crashUse.Lock()
+	tb.Cleanup(crashUse.Unlock)
 	crashMu.Lock()
 	defer crashMu.Unlock()
 	if crashSrv == nil {
@@ -209,6 +213,7 @@ func timed(fn func()) time.Duration {
 // finds nothing, and persisting the interrupted session and forks again
 // completes them.
 func TestKillDuringPersist(t *testing.T) {
+	fusekitest.Parallel(t)
 	const batch = 25
 	points := killPoints(t)
 	srv := diskServer(t)
@@ -378,6 +383,7 @@ func provCount(tb testing.TB, c *kg.Client, kind, p, id string) int {
 // same history, that Check finds nothing, and that running Detach again
 // completes it, with one PROV record.
 func TestKillDuringDetach(t *testing.T) {
+	fusekitest.Parallel(t)
 	const rootTurns, forkAt = 600, 500
 	points := fewerPoints(t)
 	srv := diskServer(t)
@@ -485,6 +491,7 @@ func cascadeTree(tb testing.TB, st *session.Store) []string {
 // step), and that running the same Delete again completes it, with one
 // PROV Deletion per session.
 func TestKillDuringCascadeDelete(t *testing.T) {
+	fusekitest.Parallel(t)
 	points := fewerPoints(t)
 	srv := diskServer(t)
 	rng, _ := seeded(t)

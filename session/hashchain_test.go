@@ -20,6 +20,7 @@ import (
 // from what the fork holds after the fork was made, then persists the
 // fork: ErrConflict, and not one quad written.
 func TestForkProvesItsPrefix(t *testing.T) {
+	fusekitest.Parallel(t)
 	ctx := context.Background()
 	cases := []struct {
 		name string
@@ -104,6 +105,7 @@ func TestForkProvesItsPrefix(t *testing.T) {
 // TestForkOfLegacyParent: a fork over turns stored before the hash chain
 // is allowed: Persist first adds the chain to the parent's history.
 func TestForkOfLegacyParent(t *testing.T) {
+	fusekitest.Parallel(t)
 	st, c := emptyStore(t)
 	ctx := context.Background()
 	id := loadLegacy(t, c)
@@ -128,6 +130,7 @@ func TestForkOfLegacyParent(t *testing.T) {
 // TestCheckFindsEditedTurn: Check names a turn whose content was changed
 // in the store under an unchanged digest, and only that turn.
 func TestCheckFindsEditedTurn(t *testing.T) {
+	fusekitest.Parallel(t)
 	st, c := emptyStore(t)
 	p := persisted(t, st, "edited", 5)
 	f := mustFork(t, p, 3)
@@ -167,6 +170,7 @@ func TestCheckFindsEditedTurn(t *testing.T) {
 // head is not the one the writer's history gives, even with the turn count
 // and head digest unchanged.
 func TestAppendChecksChainHead(t *testing.T) {
+	fusekitest.Parallel(t)
 	st, _, c := newStore(t)
 	ctx := context.Background()
 	s := persisted(t, st, "head", 3)
@@ -184,6 +188,7 @@ func TestAppendChecksChainHead(t *testing.T) {
 // TestRechain: Rechain adds the chain to turns stored before it, once;
 // a second run finds nothing, and Check then verifies the chains.
 func TestRechain(t *testing.T) {
+	fusekitest.Parallel(t)
 	st, c := emptyStore(t)
 	ctx := context.Background()
 	id := loadLegacy(t, c)
@@ -273,6 +278,7 @@ func findings(tb testing.TB, st *session.Store) []session.Finding {
 // store after it was written (the copy would carry a digest that
 // verifies): ErrCorrupt, nothing written.
 func TestDetachRefusesEditedPrefix(t *testing.T) {
+	fusekitest.Parallel(t)
 	st, _, c := newStore(t)
 	ctx := context.Background()
 	p := persisted(t, st, "detach", 4)

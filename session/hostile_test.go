@@ -47,6 +47,7 @@ var hostileIDs = []string{
 // TestHostileIDs: every method that takes an id refuses one that is not a
 // canonical UUID with ErrInvalid, before any request.
 func TestHostileIDs(t *testing.T) {
+	fusekitest.Parallel(t)
 	st, ct, _ := newStore(t)
 	ctx := context.Background()
 	ops := []struct {
@@ -100,6 +101,7 @@ func TestHostileIDs(t *testing.T) {
 
 // TestHostileForkPoints: fork points and replay bounds out of range.
 func TestHostileForkPoints(t *testing.T) {
+	fusekitest.Parallel(t)
 	st, ct, _ := newStore(t)
 	ctx := context.Background()
 	root := persisted(t, st, "forker", 3)
@@ -172,6 +174,7 @@ func TestHostileForkPoints(t *testing.T) {
 // TestHostileTurns: turns and sessions Persist must refuse before any
 // request.
 func TestHostileTurns(t *testing.T) {
+	fusekitest.Parallel(t)
 	st, ct, _ := newStore(t)
 	ctx := context.Background()
 	for _, tc := range []struct {
@@ -263,6 +266,7 @@ func TestHostileTurns(t *testing.T) {
 // Persist must either store it or refuse it as over a documented limit
 // (ErrInvalid, before any request), within a minute.
 func TestHugeTurn(t *testing.T) {
+	fusekitest.Parallel(t)
 	srv, err := fusekitest.StartServer(fusekitest.Options{})
 	if err != nil {
 		t.Fatalf("start a Fuseki: %v", err)
@@ -330,6 +334,7 @@ func TestHugeTurn(t *testing.T) {
 // TestHundredThousandTurns persists a session of 100,000 turns in batches
 // of 5,000, loads it and compares, and logs the timings.
 func TestHundredThousandTurns(t *testing.T) {
+	fusekitest.Parallel(t)
 	const total, batch = 100_000, 5_000
 	st, ct, _ := newStore(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 15*time.Minute)
@@ -515,6 +520,7 @@ func treeSize(t *testing.T, n *session.Node) int {
 // package's errors; the reads the case names must return the error it
 // names.
 func TestCorruptData(t *testing.T) {
+	fusekitest.Parallel(t)
 	st, _, c := newStore(t)
 	for _, tc := range []struct {
 		name    string
@@ -854,6 +860,7 @@ var injectionPayloads = []string{
 // refused with ErrInvalid before any request; the triples outside the
 // test's own sessions are the same before and after.
 func TestInjection(t *testing.T) {
+	fusekitest.Parallel(t)
 	st, ct, c := newStore(t)
 	ctx := context.Background()
 

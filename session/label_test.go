@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/trails-kg/trails/internal/fusekitest"
 	"github.com/trails-kg/trails/internal/termsafe"
 	"github.com/trails-kg/trails/ontology"
 	"github.com/trails-kg/trails/session"
@@ -29,6 +30,7 @@ func shortAndSafe(tb testing.TB, what string, err error) {
 // is refused with ErrInvalid before anything is sent, nothing is stored,
 // and the error quotes the value escaped and cut.
 func TestLabelsRefuseTerminalControls(t *testing.T) {
+	fusekitest.Parallel(t)
 	st, ct, c := newStore(t)
 	ctx := context.Background()
 	s := persisted(t, st, "alice", 2)
@@ -97,6 +99,7 @@ func TestLabelsRefuseTerminalControls(t *testing.T) {
 // TestErrorsQuoteUserValuesCut: errors that echo a value a user gave (a
 // principal, a role, a session id, a state) quote it escaped and cut.
 func TestErrorsQuoteUserValuesCut(t *testing.T) {
+	fusekitest.Parallel(t)
 	st, _, _ := newStore(t)
 	ctx := context.Background()
 	long := strings.Repeat("\x1b]0;x\x07", 20<<10)

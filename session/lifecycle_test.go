@@ -16,6 +16,7 @@ import (
 )
 
 func TestReplay(t *testing.T) {
+	fusekitest.Parallel(t)
 	st, ct, c := newStore(t)
 	ctx := context.Background()
 	root := persisted(t, st, "alice", 6)
@@ -70,6 +71,7 @@ func TestReplay(t *testing.T) {
 }
 
 func TestBranchesAndList(t *testing.T) {
+	fusekitest.Parallel(t)
 	st, _, _ := newStore(t, session.WithClock(tick()))
 	ctx := context.Background()
 	principal := "lister-" + newID()
@@ -137,6 +139,7 @@ func tick() func() time.Time {
 }
 
 func TestDelete(t *testing.T) {
+	fusekitest.Parallel(t)
 	st, _, c := newStore(t)
 	ctx := context.Background()
 	root := persisted(t, st, "alice", 3)
@@ -183,6 +186,7 @@ SELECT ?fork ?del ?who WHERE {
 }
 
 func TestDetach(t *testing.T) {
+	fusekitest.Parallel(t)
 	st, _, c := newStore(t)
 	ctx := context.Background()
 	root := persisted(t, st, "alice", 5)
@@ -248,6 +252,7 @@ ASK { $s prov:wasDerivedFrom $p . ?d a trails:Detach ; prov:used $p , $s . }`,
 }
 
 func TestLegacySessionLoadsAsRoot(t *testing.T) {
+	fusekitest.Parallel(t)
 	st, _, c := newStore(t)
 	ctx := context.Background()
 	nq, err := os.ReadFile(filepath.Join("..", "testdata", "session", "legacy", "session.nq"))
@@ -296,6 +301,7 @@ func TestLegacySessionLoadsAsRoot(t *testing.T) {
 // TestStoreUnavailable checks that a store error comes back wrapped, with
 // the kg sentinel.
 func TestStoreUnavailable(t *testing.T) {
+	fusekitest.Parallel(t)
 	c := fusekitest.Client(t, kg.Config{Endpoint: "http://127.0.0.1:1/trails", MaxAttempts: 1})
 	st := session.NewStore(c)
 	if _, err := st.Load(context.Background(), newID()); !errors.Is(err, kg.ErrUnavailable) {
@@ -309,6 +315,7 @@ func TestStoreUnavailable(t *testing.T) {
 }
 
 func TestInit(t *testing.T) {
+	fusekitest.Parallel(t)
 	st, _, c := newStore(t)
 	ctx := context.Background()
 	count := func() int {
@@ -342,6 +349,7 @@ ASK { <https://w3id.org/trails/ns#Session> rdfs:label "Session"@en }`
 // TestNoResurrection: a write that comes late, from a copy held before the
 // delete, does not bring a deleted session back.
 func TestNoResurrection(t *testing.T) {
+	fusekitest.Parallel(t)
 	st, _, _ := newStore(t)
 	ctx := context.Background()
 	s := persisted(t, st, "alice", 2)

@@ -35,6 +35,7 @@ func mustNotBeStored(tb testing.TB, st *session.Store, c *kg.Client, id string) 
 }
 
 func TestMaxChildren(t *testing.T) {
+	fusekitest.Parallel(t)
 	_, _, c := newStore(t)
 	ctx := context.Background()
 	tests := []struct {
@@ -99,6 +100,7 @@ func TestMaxChildren(t *testing.T) {
 // TestMaxChildrenCountsLiveForks: forks detached, deleted or archived by a
 // rewind (trails:rewoundFrom) free their place.
 func TestMaxChildrenCountsLiveForks(t *testing.T) {
+	fusekitest.Parallel(t)
 	_, _, c := newStore(t)
 	st := session.NewStore(c, session.WithMaxChildren(2))
 	ctx := context.Background()
@@ -151,6 +153,7 @@ func TestMaxChildrenCountsLiveForks(t *testing.T) {
 // TestForkRaceForLastPlace: forks racing for the last free place of a
 // parent; the store decides inside the update, so exactly one lands.
 func TestForkRaceForLastPlace(t *testing.T) {
+	fusekitest.Parallel(t)
 	ctx := context.Background()
 	ep := fusekitest.Endpoint(t)
 
@@ -231,6 +234,7 @@ func TestForkRaceForLastPlace(t *testing.T) {
 }
 
 func TestWorker(t *testing.T) {
+	fusekitest.Parallel(t)
 	st, _, c := newStore(t)
 	ctx := context.Background()
 	root := persisted(t, st, "boss", 4)
@@ -293,6 +297,7 @@ func TestWorker(t *testing.T) {
 }
 
 func TestKindsRoundTrip(t *testing.T) {
+	fusekitest.Parallel(t)
 	st, _, _ := newStore(t)
 	ctx := context.Background()
 	principal := "kinds-" + newID()
@@ -350,6 +355,7 @@ func TestKindsRoundTrip(t *testing.T) {
 // TestLegacyKinds: sessions stored before kinds existed (no trails:kind)
 // are main if a root and branch if a fork.
 func TestLegacyKinds(t *testing.T) {
+	fusekitest.Parallel(t)
 	st, _, c := newStore(t)
 	ctx := context.Background()
 	nq, err := os.ReadFile(filepath.Join("..", "testdata", "session", "legacy", "session.nq"))
@@ -388,6 +394,7 @@ func TestLegacyKinds(t *testing.T) {
 }
 
 func TestKindInvalid(t *testing.T) {
+	fusekitest.Parallel(t)
 	st, _, c := newStore(t)
 	ctx := context.Background()
 	root := persisted(t, st, "bad-kinds", 2)
@@ -415,6 +422,7 @@ func TestKindInvalid(t *testing.T) {
 // TestKindsCheck: trails-admin check (Store.Check) reports a fork of a
 // worker and an unknown kind written behind the library's back.
 func TestKindsCheck(t *testing.T) {
+	fusekitest.Parallel(t)
 	c := fusekitest.Empty(t)
 	st := session.NewStore(c)
 	ctx := context.Background()
@@ -457,6 +465,7 @@ func TestKindsCheck(t *testing.T) {
 // TestTreeLimitsQuery runs the auditors' query tree-limits: sessions with
 // at least $max forks, and workers with any.
 func TestTreeLimitsQuery(t *testing.T) {
+	fusekitest.Parallel(t)
 	c := fusekitest.Empty(t)
 	st := session.NewStore(c, session.WithMaxChildren(0))
 	ctx := context.Background()

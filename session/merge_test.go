@@ -97,6 +97,7 @@ func ask(tb testing.TB, c *kg.Client, q string, p kg.Params) bool {
 // Merges, PROV linking the activity to the child and the turn, and a
 // second merge refused.
 func TestMerge(t *testing.T) {
+	fusekitest.Parallel(t)
 	st, _, c := newStore(t)
 	ctx := context.Background()
 	root := persisted(t, st, "alice", 4)
@@ -205,6 +206,7 @@ ASK { GRAPH $parent { $turn trails:mergeOf $child ; trails:mergeStatus $status ;
 // TestMergeRefused: bad input and a child that cannot be merged are
 // refused, with nothing written.
 func TestMergeRefused(t *testing.T) {
+	fusekitest.Parallel(t)
 	st, _, c := newStore(t)
 	ctx := context.Background()
 	root := persisted(t, st, "alice", 3)
@@ -307,6 +309,7 @@ func TestMergeRefused(t *testing.T) {
 // TestMergeConcurrent: of two merges of one child at once, exactly one
 // wins; the other gets ErrMerged.
 func TestMergeConcurrent(t *testing.T) {
+	fusekitest.Parallel(t)
 	st, _, _ := newStore(t)
 	ctx := context.Background()
 	for round := range 3 {
@@ -369,6 +372,7 @@ func (rt *raceTransport) RoundTrip(r *http.Request) (*http.Response, error) {
 // Merge's read and its write; the compare and swap refuses the first
 // attempt, and Merge reads again and lands at the end.
 func TestMergeAfterAppend(t *testing.T) {
+	fusekitest.Parallel(t)
 	other, _, _ := newStore(t)
 	root := persisted(t, other, "alice", 3)
 	child := forkedChild(t, other, root, 1, 2)
@@ -402,6 +406,7 @@ func TestMergeAfterAppend(t *testing.T) {
 // sees, and into another principal's parent only for a fork made with
 // AcrossPrincipals.
 func TestMergeScoped(t *testing.T) {
+	fusekitest.Parallel(t)
 	all, _, _ := newStore(t)
 	bob, _, _ := newStore(t, session.ForPrincipal("bob"))
 	ctx := context.Background()
@@ -443,6 +448,7 @@ func TestMergeScoped(t *testing.T) {
 // TestMergeLegacyParent merges into a parent stored before Trails kept
 // turn counts.
 func TestMergeLegacyParent(t *testing.T) {
+	fusekitest.Parallel(t)
 	st, _, c := newStore(t)
 	ctx := context.Background()
 	nq, err := os.ReadFile(filepath.Join("..", "testdata", "session", "legacy", "session.nq"))
@@ -466,6 +472,7 @@ func TestMergeLegacyParent(t *testing.T) {
 
 // TestMergesIntoQuery runs the auditors' merges-into query.
 func TestMergesIntoQuery(t *testing.T) {
+	fusekitest.Parallel(t)
 	st, _, c := newStore(t)
 	root := persisted(t, st, "alice", 2)
 	a := forkedChild(t, st, root, 1, 2)
@@ -499,6 +506,7 @@ func TestMergesIntoQuery(t *testing.T) {
 // TestMergeCheck: merges leave a store that Check finds sound (the merge
 // turns and activities conform to the shapes).
 func TestMergeCheck(t *testing.T) {
+	fusekitest.Parallel(t)
 	ctx := context.Background()
 	st, _, fx := soundStore(t)
 	mustMerge(t, st, fx.forkOfFork.ID, session.MergeResult{Status: session.MergeCompleted, Summary: "deep result",
@@ -516,6 +524,7 @@ func TestMergeCheck(t *testing.T) {
 // TestMergeAfterRewind: the merge turn of a rewound parent takes an IRI of
 // the parent's new generation, never that of a turn the rewind moved.
 func TestMergeAfterRewind(t *testing.T) {
+	fusekitest.Parallel(t)
 	st, _, _ := newStore(t)
 	ctx := context.Background()
 	root := persisted(t, st, "alice", 4)
@@ -543,6 +552,7 @@ func TestMergeAfterRewind(t *testing.T) {
 // a merge turn: the copy keeps the child's result (status, range,
 // artifacts), so deleting the former parent loses nothing of it.
 func TestDetachKeepsMergeResult(t *testing.T) {
+	fusekitest.Parallel(t)
 	st, _, c := newStore(t)
 	ctx := context.Background()
 	root := persisted(t, st, "alice", 3)

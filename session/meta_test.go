@@ -6,6 +6,7 @@ import (
 	"slices"
 	"testing"
 
+	"github.com/trails-kg/trails/internal/fusekitest"
 	"github.com/trails-kg/trails/kg"
 	"github.com/trails-kg/trails/ontology"
 	"github.com/trails-kg/trails/prov"
@@ -39,6 +40,7 @@ func provValues(tb testing.TB, c *kg.Client, child, p string) []string {
 // a fork made without them records none and reads as an explicit fork by
 // a user.
 func TestForkMetadata(t *testing.T) {
+	fusekitest.Parallel(t)
 	st, ct, c := newStore(t)
 	ctx := context.Background()
 	root := persisted(t, st, "alice", 4)
@@ -135,6 +137,7 @@ func TestForkMetadata(t *testing.T) {
 }
 
 func TestTags(t *testing.T) {
+	fusekitest.Parallel(t)
 	st, ct, c := newStore(t)
 	ctx := context.Background()
 	x, y, z := "x-"+newID()[24:], "y-"+newID()[24:], "z-"+newID()[24:]
@@ -261,6 +264,7 @@ func tripleCountOf(tb testing.TB, c *kg.Client, id, p string) int {
 
 // TestAncestry: root to session, with tags, in one request.
 func TestAncestry(t *testing.T) {
+	fusekitest.Parallel(t)
 	st, ct, _ := newStore(t)
 	ctx := context.Background()
 	root := persisted(t, st, "alice", 3)
@@ -305,6 +309,7 @@ func TestAncestry(t *testing.T) {
 // TestLoadRoundTripsWithAnchors: anchors and tags along the chain cost
 // Load no request more than before: two, at any depth.
 func TestLoadRoundTripsWithAnchors(t *testing.T) {
+	fusekitest.Parallel(t)
 	st, ct, _ := newStore(t)
 	ctx := context.Background()
 	s := persisted(t, st, "alice", 2)
@@ -335,6 +340,7 @@ func TestLoadRoundTripsWithAnchors(t *testing.T) {
 // TestAnchorsAndTagsConform: a session graph with anchors and tags
 // conforms to the SHACL shapes.
 func TestAnchorsAndTagsConform(t *testing.T) {
+	fusekitest.Parallel(t)
 	st, _, c := newStore(t)
 	ctx := context.Background()
 	s := persisted(t, st, "alice", 2)

@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/trails-kg/trails/internal/fusekitest"
 	"github.com/trails-kg/trails/session"
 )
 
@@ -27,6 +28,7 @@ type model struct {
 // load, and checks every Load and every Persist outcome against an
 // in-memory model.
 func TestPropertyModel(t *testing.T) {
+	fusekitest.Parallel(t)
 	st, _, _ := newStore(t, session.WithMaxChildren(0)) // random forks may pile up on one parent
 	ctx := context.Background()
 	seed := *propSeed

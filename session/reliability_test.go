@@ -107,6 +107,7 @@ func mustCheck(tb testing.TB, st *session.Store) {
 // Persist that reports ErrConflict stored nothing ("the loser changes
 // nothing").
 func TestConcurrentWriters(t *testing.T) {
+	fusekitest.Parallel(t)
 	const (
 		writers   = 8
 		perWriter = 200
@@ -310,6 +311,7 @@ func storedOf(stored, mine []session.Turn) []session.Turn {
 // Every fork sees exactly the prefix it was taken at, however much the
 // parent grew after.
 func TestForkDuringAppend(t *testing.T) {
+	fusekitest.Parallel(t)
 	const batches, batch = 30, 7
 	ctx := context.Background()
 	ep := fusekitest.Endpoint(t)
@@ -477,6 +479,7 @@ SELECT (COUNT(*) AS ?n) WHERE { GRAPH ?g { $child prov:wasDerivedFrom $parent } 
 // separate Stores at once: each time one fork is stored, with one PROV
 // Fork activity.
 func TestIdempotentForkRequests(t *testing.T) {
+	fusekitest.Parallel(t)
 	const rounds = 20
 	ctx := context.Background()
 	ep := fusekitest.Endpoint(t)
@@ -553,6 +556,7 @@ func TestIdempotentForkRequests(t *testing.T) {
 // writer persists batches of 50 turns: every load returns a whole number of
 // batches, each turn as written.
 func TestReadersSeeWholePersists(t *testing.T) {
+	fusekitest.Parallel(t)
 	const batches, batch, readers = 24, 50, 2
 	ctx := context.Background()
 	ep := fusekitest.Endpoint(t)
@@ -682,6 +686,7 @@ func hookedStore(tb testing.TB, ep string, match func(*http.Request) bool, hook 
 // requests of one Load, deterministically: the Load returns the history
 // before or after that persist, never an error.
 func TestLoadDuringPersist(t *testing.T) {
+	fusekitest.Parallel(t)
 	ctx := context.Background()
 	ep := fusekitest.Endpoint(t)
 	wst := ownStore(t, ep)
@@ -710,6 +715,7 @@ func TestLoadDuringPersist(t *testing.T) {
 // following the documented protocol (Load, re-append, retry) stores them
 // twice.
 func TestConflictLoserChangedNothing(t *testing.T) {
+	fusekitest.Parallel(t)
 	ctx := context.Background()
 	ep := fusekitest.Endpoint(t)
 	bst := ownStore(t, ep)

@@ -97,6 +97,7 @@ func rwSeed(tb testing.TB, st *session.Store, principal string) rwFamily {
 }
 
 func TestRewind(t *testing.T) {
+	fusekitest.Parallel(t)
 	st, _, c := newStore(t)
 	ctx := context.Background()
 	fx := rwSeed(t, st, "rewinder")
@@ -232,6 +233,7 @@ ASK { GRAPH <https://w3id.org/trails/graph/prov> {
 // TestRewindFork rewinds forks: at their fork point (every own turn moves)
 // and inside their own turns; into the inherited prefix is refused.
 func TestRewindFork(t *testing.T) {
+	fusekitest.Parallel(t)
 	st, _, c := newStore(t)
 	ctx := context.Background()
 	root := persisted(t, st, "forker", 3)
@@ -269,6 +271,7 @@ func TestRewindFork(t *testing.T) {
 
 // TestRewindRefused: bad input and forbidden rewinds write nothing.
 func TestRewindRefused(t *testing.T) {
+	fusekitest.Parallel(t)
 	st, _, c := newStore(t)
 	ctx := context.Background()
 	fx := rwSeed(t, st, "refused")
@@ -327,6 +330,7 @@ func TestRewindRefused(t *testing.T) {
 // TestRewindStaleValue: a Session value loaded before a rewind cannot be
 // persisted after it, so the abandoned turns cannot come back.
 func TestRewindStaleValue(t *testing.T) {
+	fusekitest.Parallel(t)
 	st, _, c := newStore(t)
 	root := persisted(t, st, "stale", 4)
 	old := mustLoad(t, st, root.ID)
@@ -384,6 +388,7 @@ func rwHookedStore(tb testing.TB, match string, fn func()) *session.Store {
 // each way round: the one that lands second gets ErrConflict and writes
 // nothing.
 func TestRewindConcurrentAppend(t *testing.T) {
+	fusekitest.Parallel(t)
 	st, _, c := newStore(t)
 	ctx := context.Background()
 
@@ -472,6 +477,7 @@ func TestRewindConcurrentAppend(t *testing.T) {
 // a rewound session, an archive and a re-parented fork; an export imported
 // into an empty store loads the same histories with the same IDs.
 func TestRewindIntegrity(t *testing.T) {
+	fusekitest.Parallel(t)
 	ctx := context.Background()
 	c := fusekitest.Empty(t)
 	st := session.NewStore(c)
@@ -560,6 +566,7 @@ ASK { GRAPH $g { ?copy trails:copiedFrom $orig ; trails:index $i ; trails:sessio
 
 // TestRewindAuditQueries runs the prov queries of rewinds.
 func TestRewindAuditQueries(t *testing.T) {
+	fusekitest.Parallel(t)
 	st, _, c := newStore(t)
 	ctx := context.Background()
 	principal := "auditee-" + newID()
@@ -606,6 +613,7 @@ func TestRewindAuditQueries(t *testing.T) {
 // merge turn takes an IRI of the session's generation, never that of the
 // abandoned turn at its index, which stays in the archive.
 func TestRewindThenMerge(t *testing.T) {
+	fusekitest.Parallel(t)
 	st, _, c := newStore(t)
 	ctx := context.Background()
 	root := persisted(t, st, "merger", 4)
@@ -632,6 +640,7 @@ func TestRewindThenMerge(t *testing.T) {
 // between Persist's read and its write is refused (ErrConflict), not
 // stored hanging beyond its parent's end.
 func TestRewindRacesFork(t *testing.T) {
+	fusekitest.Parallel(t)
 	st, _, c := newStore(t)
 	ctx := context.Background()
 	root := persisted(t, st, "racer", 6)

@@ -6,12 +6,14 @@ import (
 	"errors"
 	"testing"
 
+	"github.com/trails-kg/trails/internal/fusekitest"
 	"github.com/trails-kg/trails/kg"
 	"github.com/trails-kg/trails/ontology"
 	"github.com/trails-kg/trails/session"
 )
 
 func TestForPrincipal(t *testing.T) {
+	fusekitest.Parallel(t)
 	st, _, c := newStore(t)
 	ctx := context.Background()
 	alice, bob := "alice-"+newID(), "bob-"+newID()

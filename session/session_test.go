@@ -6,10 +6,12 @@ import (
 	"regexp"
 	"testing"
 
+	"github.com/trails-kg/trails/internal/fusekitest"
 	"github.com/trails-kg/trails/session"
 )
 
 func TestPersistLoadRoot(t *testing.T) {
+	fusekitest.Parallel(t)
 	st, _, _ := newStore(t)
 	s := session.New("alice")
 	s.Append("system", "You are terse.")
@@ -24,6 +26,7 @@ func TestPersistLoadRoot(t *testing.T) {
 }
 
 func TestForkPoints(t *testing.T) {
+	fusekitest.Parallel(t)
 	st, _, _ := newStore(t)
 	root := persisted(t, st, "alice", 6)
 	for _, tc := range []struct {
@@ -59,6 +62,7 @@ func TestForkPoints(t *testing.T) {
 }
 
 func TestForkOfFork(t *testing.T) {
+	fusekitest.Parallel(t)
 	st, _, _ := newStore(t)
 	root := persisted(t, st, "alice", 10)
 	mid := mustFork(t, root, 6)
@@ -93,6 +97,7 @@ func TestForkOfFork(t *testing.T) {
 }
 
 func TestBranchLabels(t *testing.T) {
+	fusekitest.Parallel(t)
 	root := session.New("alice")
 	appendN(root, 2, "r")
 	re := regexp.MustCompile(`^fork-[0-9a-f]{8}$`)
@@ -113,6 +118,7 @@ func TestBranchLabels(t *testing.T) {
 }
 
 func TestForkRange(t *testing.T) {
+	fusekitest.Parallel(t)
 	s := session.New("alice")
 	appendN(s, 3, "r")
 	for _, at := range []int{-1, 4} {
@@ -123,6 +129,7 @@ func TestForkRange(t *testing.T) {
 }
 
 func TestPersistTwiceWritesNothing(t *testing.T) {
+	fusekitest.Parallel(t)
 	st, ct, _ := newStore(t)
 	root := persisted(t, st, "alice", 4)
 	f := mustFork(t, root, 2)
@@ -146,6 +153,7 @@ func TestPersistTwiceWritesNothing(t *testing.T) {
 }
 
 func TestPrincipalOverride(t *testing.T) {
+	fusekitest.Parallel(t)
 	st, _, _ := newStore(t)
 	root := persisted(t, st, "alice", 2)
 	f := mustFork(t, root, 1)
@@ -161,6 +169,7 @@ func TestPrincipalOverride(t *testing.T) {
 }
 
 func TestInvalidInput(t *testing.T) {
+	fusekitest.Parallel(t)
 	st, ct, _ := newStore(t)
 	ctx := context.Background()
 	good := func() *session.Session {
@@ -212,6 +221,7 @@ func TestInvalidInput(t *testing.T) {
 }
 
 func TestLoadNotFound(t *testing.T) {
+	fusekitest.Parallel(t)
 	st, _, _ := newStore(t)
 	_, err := st.Load(context.Background(), session.New("x").ID)
 	if !errors.Is(err, session.ErrNotFound) {
@@ -220,6 +230,7 @@ func TestLoadNotFound(t *testing.T) {
 }
 
 func TestConflict(t *testing.T) {
+	fusekitest.Parallel(t)
 	st, _, _ := newStore(t)
 	ctx := context.Background()
 	root := persisted(t, st, "alice", 3)
@@ -271,6 +282,7 @@ func TestConflict(t *testing.T) {
 }
 
 func TestParentNotStored(t *testing.T) {
+	fusekitest.Parallel(t)
 	st, _, _ := newStore(t)
 	p := session.New("alice")
 	appendN(p, 2, "p")
@@ -283,6 +295,7 @@ func TestParentNotStored(t *testing.T) {
 }
 
 func TestBranchLabelCollision(t *testing.T) {
+	fusekitest.Parallel(t)
 	st, _, _ := newStore(t)
 	root := persisted(t, st, "alice", 3)
 	a := mustFork(t, root, 1)

@@ -39,6 +39,7 @@ func mustInfo(tb testing.TB, st *session.Store, id string) session.Info {
 // the session is in changes nothing, every other is ErrState with nothing
 // written.
 func TestSetStateTable(t *testing.T) {
+	fusekitest.Parallel(t)
 	st, _, c := newStore(t)
 	ctx := context.Background()
 	allowed := map[[2]session.State]bool{}
@@ -124,6 +125,7 @@ func TestSetStateTable(t *testing.T) {
 // applies; the others see its state and either find nothing to do (same
 // state) or are refused (ErrState); one PROV record is written.
 func TestSetStateConcurrent(t *testing.T) {
+	fusekitest.Parallel(t)
 	st, _, c := newStore(t)
 	ctx := context.Background()
 	for round := range 3 {
@@ -182,6 +184,7 @@ func TestSetStateConcurrent(t *testing.T) {
 // flags read back through Load, Info, List(CancelPending()) and the audit
 // queries.
 func TestCancelFlags(t *testing.T) {
+	fusekitest.Parallel(t)
 	st, _, c := newStore(t)
 	ctx := context.Background()
 	r := prov.NewReader(c)
@@ -294,6 +297,7 @@ func TestCancelFlags(t *testing.T) {
 // the value that stored it or by a fresh one; an unchanged persist is
 // fine; a fork of it may be made and starts active.
 func TestPersistTerminal(t *testing.T) {
+	fusekitest.Parallel(t)
 	st, _, _ := newStore(t)
 	ctx := context.Background()
 	for _, end := range []session.State{session.StateCompleted, session.StateFailed, session.StateExpired} {
@@ -331,6 +335,7 @@ func TestPersistTerminal(t *testing.T) {
 // TestTTL: a TTL is stored with a new session and read back; SetExpiry
 // moves or clears it; Expire marks due sessions expired, once.
 func TestTTL(t *testing.T) {
+	fusekitest.Parallel(t)
 	ctx := context.Background()
 	t0 := time.Date(2026, 5, 1, 12, 0, 0, 0, time.UTC)
 	c := fusekitest.Empty(t) // Expire scans the whole dataset
@@ -466,6 +471,7 @@ func TestTTL(t *testing.T) {
 // TestExpireBatches expires more sessions than one batch holds, with
 // descendants among them.
 func TestExpireBatches(t *testing.T) {
+	fusekitest.Parallel(t)
 	ctx := context.Background()
 	t0 := time.Date(2026, 6, 1, 0, 0, 0, 0, time.UTC)
 	c := fusekitest.Empty(t)
@@ -505,6 +511,7 @@ func TestExpireBatches(t *testing.T) {
 // TestStateScoped: a Store scoped to a principal changes the state of its
 // own sessions only, and may not run Expire.
 func TestStateScoped(t *testing.T) {
+	fusekitest.Parallel(t)
 	st, _, c := newStore(t)
 	ctx := context.Background()
 	alice, bob := "alice-"+newID(), "bob-"+newID()

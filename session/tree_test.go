@@ -37,6 +37,7 @@ func ids(n *session.Node) []string {
 }
 
 func TestTree(t *testing.T) {
+	fusekitest.Parallel(t)
 	st, _, _ := newStore(t, session.WithClock(tick()))
 	ctx := context.Background()
 	root, a, aa, b := family(t, st)
@@ -79,6 +80,7 @@ func TestTree(t *testing.T) {
 }
 
 func TestDeleteCascade(t *testing.T) {
+	fusekitest.Parallel(t)
 	st, _, _ := newStore(t, session.WithClock(tick()))
 	ctx := context.Background()
 	root, a, aa, b := family(t, st)
@@ -128,6 +130,7 @@ func TestDeleteCascade(t *testing.T) {
 }
 
 func TestDeleteDetachChildren(t *testing.T) {
+	fusekitest.Parallel(t)
 	st, _, _ := newStore(t, session.WithClock(tick()))
 	ctx := context.Background()
 	root, a, aa, b := family(t, st)
@@ -176,6 +179,7 @@ func TestDeleteDetachChildren(t *testing.T) {
 // recording each deletion, leaves every other session alone, and Check
 // finds nothing afterwards.
 func TestParentCycle(t *testing.T) {
+	fusekitest.Parallel(t)
 	ctx := context.Background()
 	c := fusekitest.Empty(t)
 	st := session.NewStore(c)

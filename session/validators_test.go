@@ -12,6 +12,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/trails-kg/trails/internal/fusekitest"
 	"github.com/trails-kg/trails/kg"
 	"github.com/trails-kg/trails/ontology"
 	"github.com/trails-kg/trails/session"
@@ -178,6 +179,7 @@ func validatorStore(tb testing.TB) (*session.Store, *kg.Client, validatorFixture
 // (Jena) and pySHACL, run on an export of the same data, report the same
 // results, among them the damage; and that Check reports it too.
 func TestValidatorsAgree(t *testing.T) {
+	fusekitest.Parallel(t)
 	py := needPython(t, "pyshacl", "pyshacl", pySHACLVersion)
 	ctx := context.Background()
 	typ := ontology.RDFType
@@ -303,6 +305,7 @@ func resultsText(rs []shaclResult) string {
 // typed prov:Entity, prov:Activity or prov:Agent in the data itself, and
 // drops the properties of the others.
 func TestProvToolsRead(t *testing.T) {
+	fusekitest.Parallel(t)
 	py := needPython(t, "prov", "prov", pyProvVersion)
 	st, _, _ := validatorStore(t)
 	export := exportFile(t, st)
@@ -354,6 +357,7 @@ func TestProvToolsRead(t *testing.T) {
 // a record that points at a deleted resource must not make it an
 // incomplete trails:Session or trails:Turn.
 func TestValidUnderRDFS(t *testing.T) {
+	fusekitest.Parallel(t)
 	py := needPython(t, "pyshacl", "pyshacl", pySHACLVersion)
 	st, _, _ := validatorStore(t)
 	got := pySHACLResults(t, py, exportFile(t, st), filepath.Join("..", "ontology", "trails.ttl"))

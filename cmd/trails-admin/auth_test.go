@@ -98,6 +98,7 @@ func wantUnauthorized(tb testing.TB, what string, err error, status int, s secre
 // writer does both; a user in no access list, a wrong password and no
 // credentials get nothing.
 func TestAuditorLibrary(t *testing.T) {
+	fusekitest.Parallel(t)
 	s := newSecrets()
 	srv := authServer(t, s)
 	ctx := context.Background()
@@ -243,6 +244,7 @@ func TestAuditorLibrary(t *testing.T) {
 // usage errors, or in the server's log, however it was given (flag,
 // environment, or inside the endpoint URL).
 func TestAuditorCLI(t *testing.T) {
+	fusekitest.Parallel(t)
 	s := newSecrets()
 	srv := authServer(t, s)
 	writerC := fusekitest.Client(t, kg.Config{Endpoint: srv.Endpoint, Username: "trails", Password: s.writer})
@@ -409,6 +411,7 @@ func TestAuditorCLI(t *testing.T) {
 // its parameter's kind and matches only itself, or it is a usage error
 // (exit 2); the store is unchanged.
 func TestAuditParamInjection(t *testing.T) {
+	fusekitest.Parallel(t)
 	c := fusekitest.Empty(t)
 	ctx := context.Background()
 	st := session.NewStore(c)

@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/trails-kg/trails/internal/fusekitest"
 	"github.com/trails-kg/trails/ontology"
 	"github.com/trails-kg/trails/session"
 )
@@ -32,6 +33,7 @@ func forkedID(tb testing.TB, res result) string {
 // TestAnchorFork: anchors named with anchor, forks made at an anchor with
 // an intention and metadata, and what show prints of them.
 func TestAnchorFork(t *testing.T) {
+	fusekitest.Parallel(t)
 	f := seedFamily(t)
 	r := storeRunner(t)
 	anchorRoot := r.mustRun(t, 0, "anchor", f.root, "task_start", "--state", "context=Working on feature X", "--state", "owner=agent-7")
@@ -98,6 +100,7 @@ func TestAnchorFork(t *testing.T) {
 
 // TestForkAt: fork at an index and before a turn, and the fork's errors.
 func TestForkAt(t *testing.T) {
+	fusekitest.Parallel(t)
 	f := seedFamily(t)
 	r := storeRunner(t)
 	turn := session.TurnID(f.root, 1) // inherited by b
@@ -125,6 +128,7 @@ func TestForkAt(t *testing.T) {
 // TestForkUsage: fork needs exactly one position; nothing is asked of the
 // store.
 func TestForkUsage(t *testing.T) {
+	fusekitest.Parallel(t)
 	r := runner{endpoint: noStore}
 	none := r.mustRun(t, 2, "fork", anID)
 	two := r.mustRun(t, 2, "fork", anID, "--at", "1", "--anchor", "task_start")
@@ -139,6 +143,7 @@ func TestForkUsage(t *testing.T) {
 // TestTags: tag and untag (idempotent), sessions --tag, and the tags in
 // show and sessions.
 func TestTags(t *testing.T) {
+	fusekitest.Parallel(t)
 	f := seedFamily(t)
 	r := storeRunner(t)
 	tag := r.mustRun(t, 0, "tag", f.root, "experiment", "prod")

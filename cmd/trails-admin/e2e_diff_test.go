@@ -17,6 +17,7 @@ var diffFields = []string{"a", "b", "common", "divergence", "copied", "shared", 
 // TestDiff runs diff on the family (see seedFamily), each case on a fresh
 // one.
 func TestDiff(t *testing.T) {
+	fusekitest.Parallel(t)
 	tests := []struct {
 		name  string
 		args  func(f family) []string
@@ -75,6 +76,7 @@ func TestDiff(t *testing.T) {
 // TestDiffDetached: a detached fork diffs with its former parent and
 // sibling as before, with no common ancestor and its copies counted.
 func TestDiffDetached(t *testing.T) {
+	fusekitest.Parallel(t)
 	f := seedFamily(t)
 	r := storeRunner(t)
 	before := r.mustRun(t, 0, "diff", f.b, f.fc, "--json")
@@ -105,6 +107,7 @@ func TestDiffDetached(t *testing.T) {
 
 // TestDiffUsage: usage errors reach no store.
 func TestDiffUsage(t *testing.T) {
+	fusekitest.Parallel(t)
 	r := runner{endpoint: noStore}
 	one := r.mustRun(t, 2, "diff", anID)
 	three := r.mustRun(t, 2, "diff", anID, anID, anID)
@@ -116,6 +119,7 @@ func TestDiffUsage(t *testing.T) {
 // where it can, a word longer than a column is cut, line breaks and
 // indentation are kept, tabs become spaces.
 func TestDiffWrap(t *testing.T) {
+	fusekitest.Parallel(t)
 	c := fusekitest.Empty(t)
 	st := session.NewStore(c)
 	ctx := context.Background()

@@ -278,6 +278,7 @@ var (
 )
 
 func TestTranscript(t *testing.T) {
+	fusekitest.Parallel(t)
 	got := transcript("a note",
 		result{args: []string{"sessions", "--principal", "agent 7"}, env: []string{"TRAILS_USER=u"}, code: 0, stdout: "a\n"},
 		result{args: []string{"x"}, code: 2, stderr: "no newline"},

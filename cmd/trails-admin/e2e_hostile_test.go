@@ -92,6 +92,7 @@ var turnLine = regexp.MustCompile(`^ {0,3}\d+  (main|fork-)`)
 // line, dot and mermaid labels cannot be broken out of, and an error
 // echoes a long value cut.
 func TestHostileText(t *testing.T) {
+	fusekitest.Parallel(t)
 	h := seedHostile(t)
 	r := storeRunner(t)
 	runs := []result{

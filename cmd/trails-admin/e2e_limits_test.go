@@ -3,12 +3,15 @@ package main_test
 import (
 	"strings"
 	"testing"
+
+	"github.com/trails-kg/trails/internal/fusekitest"
 )
 
 // TestTreeLimits: fork --worker, a worker refused as a parent, the
 // --max-children flag before and after the command, the kind in show,
 // sessions and tree, and the auditors' tree-limits query.
 func TestTreeLimits(t *testing.T) {
+	fusekitest.Parallel(t)
 	f := seedFamily(t) // root has two forks, a and fc
 	r := storeRunner(t)
 	worker := r.mustRun(t, 0, "fork", f.root, "--at", "3", "--worker", "--json")

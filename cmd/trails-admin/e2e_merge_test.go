@@ -5,6 +5,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/trails-kg/trails/internal/fusekitest"
 	"github.com/trails-kg/trails/session"
 )
 
@@ -15,6 +16,7 @@ var mergeFields = []string{"child", "parent", "status", "first", "last", "artifa
 // show and replay of the parent, listed by audit merges-into; a second
 // merge and bad input refused.
 func TestMerge(t *testing.T) {
+	fusekitest.Parallel(t)
 	f := seedFamily(t)
 	r := storeRunner(t)
 	merge := r.mustRun(t, 0, "merge", f.b, "--status", "completed", "--summary", "Explained why 13:\nit is the sixth prime.",

@@ -13,6 +13,7 @@ import (
 // hash chain their digests, check then finds nothing about them, and a
 // second run has nothing to do.
 func TestRechain(t *testing.T) {
+	fusekitest.Parallel(t)
 	c := fusekitest.Empty(t)
 	root, err := fusekitest.RepoRoot()
 	if err != nil {

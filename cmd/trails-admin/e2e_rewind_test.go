@@ -4,6 +4,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/trails-kg/trails/internal/fusekitest"
 )
 
 // The documented field names of the JSON of rewind and rewinds.
@@ -16,6 +18,7 @@ var (
 // to (it is re-parented to the archive), what show, replay, tree, rewinds
 // and the audit query print afterwards, and the refusals.
 func TestRewind(t *testing.T) {
+	fusekitest.Parallel(t)
 	f := seedFamily(t)
 	r := storeRunner(t)
 	rewind := r.mustRun(t, 0, "rewind", f.a, "--to", "3", "--reason", "13 was a guess")
@@ -61,6 +64,7 @@ func TestRewind(t *testing.T) {
 // TestRewindUsage: rewind needs an id and --to; nothing is asked of the
 // store.
 func TestRewindUsage(t *testing.T) {
+	fusekitest.Parallel(t)
 	r := runner{endpoint: noStore}
 	noTo := r.mustRun(t, 2, "rewind", anID)
 	badTo := r.mustRun(t, 2, "rewind", anID, "--to", "three")

@@ -3,6 +3,8 @@ package main_test
 import (
 	"strings"
 	"testing"
+
+	"github.com/trails-kg/trails/internal/fusekitest"
 )
 
 // The documented field names of the JSON of state and expire.
@@ -16,6 +18,7 @@ var (
 // transition, its descendants flagged for cancellation when it completes,
 // and the audit queries of state changes and cancellation flags.
 func TestStateLifecycle(t *testing.T) {
+	fusekitest.Parallel(t)
 	f := seedFamily(t)
 	r := storeRunner(t)
 	show := r.mustRun(t, 0, "state", f.root)
@@ -55,6 +58,7 @@ func TestStateLifecycle(t *testing.T) {
 // TestExpire: expiries set with state --expires, a dry run, an expire
 // that marks the sessions due, and a second run that marks none.
 func TestExpire(t *testing.T) {
+	fusekitest.Parallel(t)
 	f := seedFamily(t)
 	r := storeRunner(t)
 	setRoot := r.mustRun(t, 0, "state", f.root, "--expires", "2026-03-01T11:00:00Z")

@@ -75,6 +75,7 @@ const anID = "019aa4c5-6f1e-7c3a-9d2b-5e8f0a1b2c3d"
 
 // TestUsage covers help and usage errors: no store is reached.
 func TestUsage(t *testing.T) {
+	fusekitest.Parallel(t)
 	r := runner{endpoint: noStore}
 	tests := []struct {
 		name string
@@ -118,6 +119,7 @@ func TestUsage(t *testing.T) {
 
 // TestUnreachable: nothing listens at the endpoint: exit 3.
 func TestUnreachable(t *testing.T) {
+	fusekitest.Parallel(t)
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
@@ -132,6 +134,7 @@ func TestUnreachable(t *testing.T) {
 // TestCredentials runs against a Fuseki that requires HTTP basic auth:
 // no or wrong credentials exit 3, the right ones 0.
 func TestCredentials(t *testing.T) {
+	fusekitest.Parallel(t)
 	s, err := fusekitest.StartServer(fusekitest.Options{Users: map[string]string{"admin": "s3cret"}})
 	if err != nil {
 		t.Fatalf("start a Fuseki with basic auth: %v", err)
@@ -150,6 +153,7 @@ func TestCredentials(t *testing.T) {
 // TestInterrupt sends SIGINT to a run waiting for a store that accepts
 // connections and never answers: exit 130, "interrupted" on stderr.
 func TestInterrupt(t *testing.T) {
+	fusekitest.Parallel(t)
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
@@ -215,6 +219,7 @@ func TestInterrupt(t *testing.T) {
 // TestDemo runs demo twice (each run writes a tree of its own), then lists
 // the trees.
 func TestDemo(t *testing.T) {
+	fusekitest.Parallel(t)
 	c := fusekitest.Empty(t)
 	r := storeRunner(t)
 	first := r.mustRun(t, 0, "demo")
@@ -230,6 +235,7 @@ func TestDemo(t *testing.T) {
 
 // TestInit loads the ontology twice: the second run changes nothing.
 func TestInit(t *testing.T) {
+	fusekitest.Parallel(t)
 	c := fusekitest.Empty(t)
 	r := storeRunner(t)
 	first := r.mustRun(t, 0, "init")
@@ -320,6 +326,7 @@ func seedFamily(tb testing.TB) family {
 
 // TestReadOnly runs the commands that only read, each on a fresh family.
 func TestReadOnly(t *testing.T) {
+	fusekitest.Parallel(t)
 	tests := []struct {
 		name  string
 		args  func(f family) []string
@@ -470,6 +477,7 @@ func TestReadOnly(t *testing.T) {
 // names the missing session and exits 1; the orphan cannot be detached
 // (its prefix is gone) but can be deleted, which leaves no orphan.
 func TestOrphans(t *testing.T) {
+	fusekitest.Parallel(t)
 	f := seedFamily(t)
 	if err := f.c.DeleteGraph(context.Background(), kg.MustIRI(ontology.SessionIRI(f.a))); err != nil {
 		t.Fatal(err)
@@ -503,6 +511,7 @@ func TestOrphans(t *testing.T) {
 // TestDetach: a dry run changes nothing, the detach keeps the history and
 // frees the parent, which can then be deleted.
 func TestDetach(t *testing.T) {
+	fusekitest.Parallel(t)
 	f := seedFamily(t)
 	r := storeRunner(t)
 	before := r.mustRun(t, 0, "replay", f.b)
@@ -533,6 +542,7 @@ func TestDetach(t *testing.T) {
 
 // TestDetachJSON checks the JSON of detach, dry or not, and of a root.
 func TestDetachJSON(t *testing.T) {
+	fusekitest.Parallel(t)
 	f := seedFamily(t)
 	r := storeRunner(t)
 	dry := r.mustRun(t, 0, "detach", f.b, "--dry-run", "--json")
@@ -567,6 +577,7 @@ func TestDetachJSON(t *testing.T) {
 // TestDeleteWithChildren: a session with forks is not deleted; the forks
 // are named.
 func TestDeleteWithChildren(t *testing.T) {
+	fusekitest.Parallel(t)
 	f := seedFamily(t)
 	r := storeRunner(t)
 	n := tripleCount(t, f.c)
@@ -584,6 +595,7 @@ func TestDeleteWithChildren(t *testing.T) {
 
 // TestDeleteCascade: a dry run changes nothing, then the tree goes.
 func TestDeleteCascade(t *testing.T) {
+	fusekitest.Parallel(t)
 	f := seedFamily(t)
 	r := storeRunner(t)
 	before := r.mustRun(t, 0, "sessions")
@@ -620,6 +632,7 @@ func TestDeleteCascade(t *testing.T) {
 // TestDeleteDetachChildren: the direct forks are detached, keep their
 // history, and the session goes.
 func TestDeleteDetachChildren(t *testing.T) {
+	fusekitest.Parallel(t)
 	f := seedFamily(t)
 	r := storeRunner(t)
 	replayB := r.mustRun(t, 0, "replay", f.b)
@@ -643,6 +656,7 @@ func TestDeleteDetachChildren(t *testing.T) {
 // TestDeleteJSON checks the JSON of delete: a dry run, a single delete and
 // a delete with detached children.
 func TestDeleteJSON(t *testing.T) {
+	fusekitest.Parallel(t)
 	f := seedFamily(t)
 	r := storeRunner(t)
 	dry := r.mustRun(t, 0, "delete", f.root, "--cascade", "--dry-run", "--json")
@@ -725,6 +739,7 @@ func dump(tb testing.TB, c *kg.Client) []string {
 // TestCheck: a clean family has no findings; a dataset made corrupt on
 // purpose (a cycle, a missing parent, a SHACL violation) has each reported.
 func TestCheck(t *testing.T) {
+	fusekitest.Parallel(t)
 	f := seedFamily(t)
 	r := storeRunner(t)
 	ctx := context.Background()
@@ -783,6 +798,7 @@ func TestCheck(t *testing.T) {
 // and tree show x and y marked as a cycle (text and JSON); that command,
 // delete x --cascade, removes x, y and z and leaves check clean.
 func TestCycleRepair(t *testing.T) {
+	fusekitest.Parallel(t)
 	f := seedFamily(t)
 	r := storeRunner(t)
 	ctx := context.Background()
@@ -854,6 +870,7 @@ func TestCycleRepair(t *testing.T) {
 // the same sessions; a second import changes nothing; a bad file is
 // refused with nothing written.
 func TestExportImport(t *testing.T) {
+	fusekitest.Parallel(t)
 	f := seedFamily(t)
 	r := storeRunner(t)
 	dir := t.TempDir()

@@ -8,6 +8,8 @@ import (
 	"strings"
 	"testing"
 	"unicode/utf8"
+
+	"github.com/trails-kg/trails/internal/fusekitest"
 )
 
 // What varies between runs of the same case, in the order normalize
@@ -179,6 +181,7 @@ func replaceCells(s string, re *regexp.Regexp, table bool, repl func(string) str
 }
 
 func TestNormalize(t *testing.T) {
+	fusekitest.Parallel(t)
 	const (
 		id1 = "01a1fcb9-22fe-7acc-8ddb-42d2af524f09"
 		id2 = "01a1fcb9-2395-7682-a87d-28610b45afb8"

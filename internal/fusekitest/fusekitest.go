@@ -1,9 +1,11 @@
-// Package fusekitest gives tests a real Fuseki. Each test binary gets one
-// dataset of its own, found or started in this order: the dataset named by
+// Package fusekitest gives tests a real Fuseki. Each test binary gets a
+// Fuseki of its own, found or started in this order: the dataset named by
 // TRAILS_TEST_ENDPOINT (wiped first), a container built from
 // fuseki/Dockerfile when a Docker engine is at hand, or the cached Fuseki
 // jar run with java on a free port. When none works the test fails with a
-// line saying what to run; it never skips.
+// line saying what to run; it never skips. On the jar's Fuseki each
+// top-level test gets a dataset of its own (see Endpoint), so tests that
+// call Parallel run side by side.
 //
 // Packages that use it call Main from TestMain so that the server stops
 // when the binary ends.
@@ -12,9 +14,11 @@ package fusekitest
 import (
 	"context"
 	"errors"
+	"flag"
 	"fmt"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -41,7 +45,20 @@ var (
 
 // Main runs the tests and then stops every server this package started. Call
 // it from TestMain: func TestMain(m *testing.M) { fusekitest.Main(m) }.
+//
+// Unless -parallel is given, it runs up to parallelTests tests at once
+// instead of go test's GOMAXPROCS: the tests spend much of their time
+// waiting for Fuseki (its disk syncs, its HTTP answers), so a machine of
+// two cores is busier with four.
 func Main(m *testing.M) {
+	flag.Parse()
+	given := false
+	flag.Visit(func(f *flag.Flag) { given = given || f.Name == "test.parallel" })
+	if f := flag.Lookup("test.parallel"); f != nil && !given {
+		if n, err := strconv.Atoi(f.Value.String()); err == nil && n < parallelTests {
+			f.Value.Set(strconv.Itoa(parallelTests))
+		}
+	}
 	code := m.Run()
 	StopAll()
 	os.Exit(code)
@@ -67,19 +84,28 @@ func onStop(f func()) {
 	stoppers = append(stoppers, f)
 }
 
-// Endpoint returns the URL of the test binary's dataset, starting a Fuseki
-// on the first call. It fails tb when no Fuseki can be had.
+// Endpoint returns the URL of tb's dataset, starting a Fuseki on the first
+// call. It fails tb when no Fuseki can be had.
+//
+// When the binary's Fuseki has spare datasets (one started from the jar
+// does: /t1 … /t8 besides /trails) each top-level test gets one of its own, wiped, on its
+// first call, and keeps it until it ends; its subtests share it. Otherwise
+// every test of the binary shares one dataset.
 func Endpoint(tb testing.TB) string {
 	tb.Helper()
 	once.Do(func() { shared, sharedOK = start() })
 	if sharedOK != nil {
 		tb.Fatalf("fusekitest: no Fuseki for the tests: %v\nTo get one: %s", sharedOK, howTo)
 	}
-	return shared
+	if spare == nil {
+		return shared
+	}
+	return dataset(tb)
 }
 
 // Start is Endpoint for code without a testing.TB, such as TestMain
-// preparing an Example: it returns the dataset URL or why there is none.
+// preparing an Example: it returns the URL of the binary's shared dataset
+// (/trails, which no test takes for its own) or why there is none.
 func Start() (string, error) {
 	once.Do(func() { shared, sharedOK = start() })
 	if sharedOK != nil {
@@ -88,15 +114,15 @@ func Start() (string, error) {
 	return shared, nil
 }
 
-// New returns a client of the test binary's dataset, which other tests of
-// the binary share: tests that need the store to themselves use Empty.
+// New returns a client of tb's dataset (see Endpoint).
 func New(tb testing.TB) *kg.Client {
 	tb.Helper()
 	return Client(tb, kg.Config{Endpoint: Endpoint(tb)})
 }
 
-// Empty wipes the test binary's dataset and returns a client of it. A test
-// that calls it must not run in parallel with others of its binary.
+// Empty wipes tb's dataset (see Endpoint) and returns a client of it. With
+// one dataset for the whole binary, a test that calls it must not run in
+// parallel with others of its binary (Parallel sees to that).
 func Empty(tb testing.TB) *kg.Client {
 	tb.Helper()
 	c := New(tb)
@@ -128,11 +154,15 @@ func start() (string, error) {
 		}
 		fmt.Fprintf(os.Stderr, "fusekitest: Docker is here but the container failed (%v); trying the jar\n", err)
 	}
-	s, err := StartServer(Options{})
+	s, err := StartServer(Options{Datasets: spareDatasets})
 	if err != nil {
 		return "", err
 	}
 	onStop(func() { s.Close() })
+	spare = make(chan string, len(s.Datasets)-1)
+	for _, ep := range s.Datasets[1:] {
+		spare <- ep
+	}
 	return s.Endpoint, nil
 }
 

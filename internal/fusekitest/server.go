@@ -42,13 +42,19 @@ type Options struct {
 	// repository root; "" means fuseki/trails.ttl. Its TDB2 location must be
 	// "databases/trails", as there, so that it can run in memory.
 	Config string
+	// Datasets is how many datasets the server holds besides /trails:
+	// /t1, /t2, … each a copy of the configuration's /trails service with
+	// a TDB2 database of its own (see Server.Datasets). Only with the
+	// default configuration.
+	Datasets int
 }
 
 // Server is a Fuseki process started from the cached jar with the project's
 // configuration (fuseki/trails.ttl), listening on 127.0.0.1. Its methods are
 // not safe for concurrent use.
 type Server struct {
-	Endpoint string // dataset URL, http://127.0.0.1:PORT/trails
+	Endpoint string   // dataset URL, http://127.0.0.1:PORT/trails
+	Datasets []string // every dataset URL: Endpoint, then /t1, /t2, … (Options.Datasets)
 	Port     int
 	Log      string        // path of the server's log file
 	Started  time.Duration // how long the last start took, until the ping answered
@@ -96,6 +102,14 @@ func StartServer(opts Options) (*Server, error) {
 	if err := os.MkdirAll(opts.DataDir, 0o755); err != nil {
 		return nil, err
 	}
+	if opts.Datasets > 0 {
+		if opts.Config != "" {
+			return nil, errors.New("fusekitest: Options.Datasets needs the default configuration")
+		}
+		if conf, err = withDatasets(conf, opts.Datasets); err != nil {
+			return nil, err
+		}
+	}
 	if err := os.WriteFile(filepath.Join(dir, "config.ttl"), conf, 0o644); err != nil {
 		return nil, err
 	}
@@ -136,7 +150,12 @@ func (s *Server) start(port int) error {
 		return err
 	}
 	s.cmd, s.Port = cmd, port
-	s.Endpoint = "http://127.0.0.1:" + strconv.Itoa(port) + "/trails"
+	base := "http://127.0.0.1:" + strconv.Itoa(port)
+	s.Endpoint = base + "/trails"
+	s.Datasets = []string{s.Endpoint}
+	for i := 1; i <= s.opts.Datasets; i++ {
+		s.Datasets = append(s.Datasets, base+"/t"+strconv.Itoa(i))
+	}
 	s.exited = make(chan struct{})
 	go func(cmd *exec.Cmd, done chan struct{}) { cmd.Wait(); close(done) }(cmd, s.exited)
 	return nil
@@ -251,6 +270,34 @@ func (s *Server) logTail() string {
 		lines = lines[len(lines)-30:]
 	}
 	return strings.Join(lines, "\n")
+}
+
+// withDatasets returns the configuration conf (fuseki/trails.ttl) with n
+// more datasets, /t1 … /tn: copies of its /trails service and dataset under
+// other names and TDB2 locations, so that they answer the same operations.
+func withDatasets(conf []byte, n int) ([]byte, error) {
+	const server = "[] rdf:type fuseki:Server ."
+	text := string(conf)
+	copyOf := strings.Replace(text, server, "", 1)
+	for _, must := range []string{server, "<#service>", "<#dataset>", `fuseki:name "trails"`, `"databases/trails"`} {
+		if strings.Count(text, must) == 0 {
+			return nil, fmt.Errorf("fusekitest: the configuration has no %s to copy datasets from", must)
+		}
+	}
+	var b strings.Builder
+	b.WriteString(text)
+	for i := 1; i <= n; i++ {
+		name := "t" + strconv.Itoa(i)
+		r := strings.NewReplacer(
+			"<#service>", "<#service-"+name+">",
+			"<#dataset>", "<#dataset-"+name+">",
+			`fuseki:name "trails"`, `fuseki:name "`+name+`"`,
+			`"databases/trails"`, `"databases/`+name+`"`,
+		)
+		fmt.Fprintf(&b, "\n## Test dataset /%s, a copy of /trails.\n", name)
+		b.WriteString(r.Replace(copyOf))
+	}
+	return []byte(b.String()), nil
 }
 
 // jarPath asks scripts/fuseki for the cached jar, fetching it if needed.
