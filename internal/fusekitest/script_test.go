@@ -22,20 +22,7 @@ import (
 // directory.
 func startScript(t *testing.T, args ...string) (string, string) {
 	t.Helper()
-	if _, err := exec.LookPath("java"); err != nil {
-		t.Fatal("java is not installed: install Java 17+ and Maven and run scripts/fuseki fetch")
-	}
-	root, err := fusekitest.RepoRoot()
-	if err != nil {
-		t.Fatal(err)
-	}
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	port := strconv.Itoa(l.Addr().(*net.TCPAddr).Port)
-	l.Close()
-	dir := t.TempDir()
+	root, port, dir := scriptPlace(t)
 	run := filepath.Join(dir, "run")
 	script := filepath.Join(root, "scripts", "fuseki")
 	env := append(os.Environ(), "TRAILS_RUN_DIR="+run)
@@ -166,11 +153,11 @@ func TestScriptAdminLocal(t *testing.T) {
 	}
 }
 
-// TestScriptDemo runs scripts/demo as a new user would, on a port other
-// than the default: it says that it builds before the long first build,
-// and the commands its last line prints work as printed, against the
-// Fuseki it started.
-func TestScriptDemo(t *testing.T) {
+// scriptPlace returns what a test of the scripts needs: the repository
+// root, a free port and a scratch directory of the test's own. It fails t
+// when java is missing.
+func scriptPlace(t *testing.T) (root, port, dir string) {
+	t.Helper()
 	if _, err := exec.LookPath("java"); err != nil {
 		t.Fatal("java is not installed: install Java 17+ and Maven and run scripts/fuseki fetch")
 	}
@@ -182,9 +169,17 @@ func TestScriptDemo(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	port := strconv.Itoa(l.Addr().(*net.TCPAddr).Port)
+	port = strconv.Itoa(l.Addr().(*net.TCPAddr).Port)
 	l.Close()
-	dir := t.TempDir()
+	return root, port, t.TempDir()
+}
+
+// TestScriptDemo runs scripts/demo as a new user would, on a port other
+// than the default: it says that it builds before the long first build,
+// and the commands its last line prints work as printed, against the
+// Fuseki it started.
+func TestScriptDemo(t *testing.T) {
+	root, port, dir := scriptPlace(t)
 	env := append(slicesWithout(os.Environ(), "TRAILS_"), "TRAILS_FUSEKI_PORT="+port, "TRAILS_DATA="+filepath.Join(dir, "data"),
 		"TRAILS_RUN_DIR="+filepath.Join(dir, "run"), "TRAILS_BIN_DIR="+filepath.Join(dir, "bin"))
 	t.Cleanup(func() {
