@@ -79,7 +79,7 @@ const (
 	AcrossPrincipals = NS + "acrossPrincipals"
 )
 
-// Anchors, tags and fork metadata (the seed designs 001 and 003).
+// Anchors, tags and fork metadata (design notes 001 and 003).
 const (
 	// Anchor is a named position in a session's effective history
 	// (trails:Anchor).
@@ -106,8 +106,8 @@ const (
 	CreatedBy = NS + "createdBy"
 	// Reason is why a fork was made, in words (trails:reason).
 	Reason = NS + "reason"
-	// NextSteps is what a fork is meant to do next, the intention of seed
-	// 001 (trails:nextSteps).
+	// NextSteps is what a fork is meant to do next, the intention of
+	// design note 001 (trails:nextSteps).
 	NextSteps = NS + "nextSteps"
 	// ContextSummary summarizes the context a fork starts from
 	// (trails:contextSummary).

@@ -7,7 +7,6 @@ import (
 	"maps"
 	"slices"
 	"time"
-	"unicode"
 	"unicode/utf8"
 
 	"github.com/knakk/rdf"
@@ -29,22 +28,11 @@ type Anchor struct {
 	Created time.Time         // UTC, millisecond precision
 }
 
-// maxLabel is the longest anchor name or tag, in characters.
-const maxLabel = 128
-
 // The queries of anchors, read once.
 var (
 	uAnchor     = query("anchor.ru")
 	qAnchorRead = query("anchor-read.rq")
 )
-
-// TurnID returns the ID of the turn at index i written by session
-// sessionID: the turn's IRI in the store. A turn written after the
-// session's k-th Rewind has that IRI followed by "/r" and k
-// (ontology.TurnIRIGen).
-func TurnID(sessionID string, i int) string {
-	return ontology.TurnIRI(ontology.SessionIRI(sessionID), i)
-}
 
 // Anchor names the current position of stored session id: the length of
 // its effective history in the store (its fork point plus its own stored
@@ -143,25 +131,6 @@ func anchorIRI(g rdf.IRI, name string) rdf.IRI {
 	return kg.MustIRI(ontology.AnchorIRI(g.String(), name)) // percent-encoded: always valid
 }
 
-// checkLabel returns ErrInvalid unless s is a valid anchor name or tag:
-// 1 to maxLabel characters of UTF-8, none of them white space, a control
-// character (C0, DEL, C1) or a bidi control (U+202A–U+202E, U+2066–U+2069,
-// U+200E, U+200F, U+061C: termsafe.Unsafe), so that a label prints on a
-// terminal as it reads and cannot reorder the text around it. The error
-// quotes s escaped and cut to termsafe.MaxQuoted characters.
-func checkLabel(what, s string) error {
-	n := utf8.RuneCountInString(s)
-	if s == "" || n > maxLabel || !utf8.ValidString(s) {
-		return fmt.Errorf("%w: %s %s must be 1 to %d characters of UTF-8", ErrInvalid, what, termsafe.Quote(s), maxLabel)
-	}
-	for _, r := range s {
-		if unicode.IsSpace(r) || unicode.IsControl(r) || termsafe.Unsafe(r) {
-			return fmt.Errorf("%w: %s %s holds white space, a control character or a bidi control (%U)", ErrInvalid, what, termsafe.Quote(s), r)
-		}
-	}
-	return nil
-}
-
 // encodeState returns state as the JSON object Trails stores ("" for an
 // empty state), keys sorted.
 func encodeState(state map[string]string) (string, error) {
@@ -199,27 +168,6 @@ func readAnchor(row kg.Solution, index, state, created string) (Anchor, error) {
 		}
 	}
 	return a, nil
-}
-
-// chainExtra reads a row of chain.rq that is not a session's description:
-// an anchor of ?s (?anchor bound) or a tag of ?s (?tag bound), adding it to
-// anchors or tags by session IRI. It reports whether the row was one.
-func chainExtra(row kg.Solution, anchors map[string][]Anchor, tags map[string][]string) (bool, error) {
-	s := row.String("s")
-	if _, ok := row["tag"]; ok {
-		tags[s] = append(tags[s], row.String("tag"))
-		return true, nil
-	}
-	if _, ok := row["anchor"]; !ok {
-		return false, nil
-	}
-	a, err := readAnchor(row, "aindex", "astate", "acreated")
-	if err != nil {
-		return true, fmt.Errorf("session %s: %w", idOf(s), err)
-	}
-	a.Name, a.Session = row.String("aname"), idOf(s)
-	anchors[s] = append(anchors[s], a)
-	return true, nil
 }
 
 // visibleAnchors returns the anchors of a session whose chain (self first)

@@ -34,7 +34,7 @@ func chainDigest(prev string, t Turn) string {
 	h := sha256.New()
 	field(h, chainTag)
 	field(h, prev)
-	writeTurn(h, t) // digest.go: index, role, content, created
+	writeTurn(h, t) // index, role, content, created
 	field(h, t.Branch)
 	return sum(h)
 }

@@ -13,7 +13,13 @@ import (
 	"github.com/trails-kg/trails/prov"
 )
 
-// ActionOption qualifies a Delete, Detach or Expire (state.go).
+// The queries of Delete, read once.
+var (
+	uDelete = query("delete.ru")
+	qStored = query("stored-sessions.rq")
+)
+
+// ActionOption qualifies a Delete, Detach or Expire.
 type ActionOption func(*actionConfig)
 
 type actionConfig struct {

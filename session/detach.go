@@ -11,6 +11,12 @@ import (
 	"github.com/trails-kg/trails/prov"
 )
 
+// The queries of Detach, read once.
+var (
+	uDetach     = query("detach.ru")
+	qVerifyRoot = query("verify-detached.rq")
+)
+
 // DetachResult says what a Detach materialized.
 type DetachResult struct {
 	Copied int            // turns copied into the fork
@@ -96,8 +102,8 @@ func (st *Store) detach(ctx context.Context, id string, opts []ActionOption) (De
 	if err != nil {
 		return DetachResult{}, err
 	}
-	chain := chainDigests("", s.Turns[:s.ForkedAt])                          // a copy keeps its place in the chain
-	if err := st.sameDigests(ctx, s.Turns[:s.ForkedAt], chain); err != nil { // checkchain.go
+	chain := chainDigests("", s.Turns[:s.ForkedAt]) // a copy keeps its place in the chain
+	if err := st.sameDigests(ctx, s.Turns[:s.ForkedAt], chain); err != nil {
 		return DetachResult{}, err
 	}
 	var d kg.Data
@@ -110,7 +116,7 @@ func (st *Store) detach(ctx context.Context, id string, opts []ActionOption) (De
 			d.Add(g, copyIRI, po.p, po.o)
 		}
 	}
-	addInheritedAnchors(&d, g, s) // anchor.go: the positions named inside the prefix
+	addInheritedAnchors(&d, g, s) // the positions named inside the prefix
 	addHead(&d, g, len(s.Turns), all)
 	prov.AddDetach(&d, act, prov.Detach{Session: id, Parent: s.ParentID, Copied: s.ForkedAt, Principal: cfg.principal, Time: st.now()})
 	u, err := withData("detach", uDetach, &d, kg.Params{
@@ -144,7 +150,7 @@ type fact struct {
 }
 
 // mergeFacts returns, by turn ID, the merge properties of the merge turns
-// among turns (see merge.go), in one query, or none without asking when
+// among turns (see Merge), in one query, or none without asking when
 // there is no merge turn.
 func (st *Store) mergeFacts(ctx context.Context, turns []Turn) (map[string][]fact, error) {
 	var rows [][]rdf.Term

@@ -8,6 +8,10 @@ import (
 	"io"
 	"strconv"
 	"time"
+
+	"github.com/knakk/rdf"
+	"github.com/trails-kg/trails/kg"
+	"github.com/trails-kg/trails/ontology"
 )
 
 // digests returns the trails:headDigest of turns[:n] and of all turns, in
@@ -78,4 +82,10 @@ func writeTurn(h hash.Hash, t Turn) {
 	field(t.Role)
 	field(t.Content)
 	field(t.Created.UTC().Format(time.RFC3339Nano))
+}
+
+// addHead adds a session's turn count and head digest to its graph in d.
+func addHead(d *kg.Data, g rdf.IRI, own int, head string) {
+	d.Add(g, g, iri(ontology.OwnTurns), kg.Int(own))
+	d.Add(g, g, iri(ontology.HeadDigest), kg.String(head))
 }

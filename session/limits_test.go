@@ -17,7 +17,7 @@ import (
 	"github.com/trails-kg/trails/session"
 )
 
-// The tree limits and session kinds of seed 002. The depth limit (32
+// The tree limits and session kinds of design note 002. The depth limit (32
 // ancestors fine, 33 refused in memory, at Persist and at Load) is tested
 // by TestDepthLimit in chain_test.go.
 

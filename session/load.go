@@ -3,44 +3,18 @@ package session
 import (
 	"context"
 	"fmt"
-	"slices"
-	"time"
 
 	"github.com/knakk/rdf"
 	"github.com/trails-kg/trails/kg"
 	"github.com/trails-kg/trails/ontology"
 )
 
-// maxIndex bounds the turn indices and counts Load believes: beyond it the
-// stored value is corrupt (and sums could overflow).
-const maxIndex = 1 << 40
-
-// link is one session of a parent chain, as the chain query found it.
-type link struct {
-	iri       string
-	exists    bool
-	parent    string // IRI, "" for a root
-	at        int    // fork point, 0 for a root
-	branch    string
-	own       int
-	hasOwn    bool // own is known (trails:ownTurns is stored)
-	principal string
-	created   time.Time
-	anchors   []Anchor // the anchors it named (anchor.go)
-	tags      []string
-	kind      string // trails:kind, "" when stored without one (see kindOf)
-	// life is its state, expiry and cancellation flag (state.go).
-	life lifecycle
-	// rewind is its rewind count and whether it is an archive (rewind.go).
-	rewind rewindLink
-}
-
-// span is the part of an effective history one session of the chain owns:
-// indices lo <= i < hi (hi < 0: no upper bound).
-type span struct {
-	l      *link
-	lo, hi int
-}
+// The queries of a history's turns, read once.
+var (
+	qTurns       = query("turns.rq")
+	qTurnsLegacy = query("turns-legacy.rq")
+	qTurnsIDs    = query("turns-ids.rq")
+)
 
 // Load returns the session with the given id and its whole effective
 // history: for a fork, each ancestor's share of the prefix, then its own
@@ -124,7 +98,7 @@ func (st *Store) load(ctx context.Context, id string, upTo int) (*Session, []str
 			return nil, nil, fmt.Errorf("%w: no turn at index %d", ErrCorrupt, i)
 		}
 		owners[i] = owner(i).iri
-		if turns[i].ID == "" { // read by turns-ids.rq after a rewind (rewind.go)
+		if turns[i].ID == "" { // read by turns-ids.rq after a rewind
 			turns[i].ID = ontology.TurnIRI(owners[i], i)
 		}
 	}
@@ -135,14 +109,14 @@ func (st *Store) load(ctx context.Context, id string, upTo int) (*Session, []str
 		ParentID:  "",
 		ForkedAt:  self.at,
 		Branch:    branchOrMain(self.branch),
-		Kind:      kindOf(self.kind, self.parent), // limits.go
+		Kind:      kindOf(self.kind, self.parent),
 		Turns:     turns,
 		Anchors:   visibleAnchors(chain, len(turns)),
 		depth:     len(chain) - 1,
-		gen:       self.rewind.gen,
+		gen:       self.rewinds,
 		fresh:     len(turns),
 	}
-	self.life.setOn(s) // state.go
+	self.life.setOn(s)
 	if self.parent != "" {
 		s.ParentID = idOf(self.parent)
 	}
@@ -173,222 +147,22 @@ func (st *Store) readSpans(ctx context.Context, q string, spans []span, owner fu
 	return tr.done()
 }
 
-func branchOrMain(b string) string {
-	if b == "" {
-		return MainBranch
-	}
-	return b
-}
-
-// spansOf returns what each session of the chain (self first) contributes
-// to the history below upTo (upTo < 0: all): self owns [at, upTo), each
-// ancestor [its at, the smallest fork point below it). Empty spans are left
-// out.
-func spansOf(chain []*link, upTo int) []span {
-	var spans []span
-	hi := upTo
-	for k, l := range chain {
-		if k > 0 {
-			if c := chain[k-1].at; hi < 0 || c < hi {
-				hi = c
-			}
-		}
-		if hi < 0 || l.at < hi {
-			spans = append(spans, span{l: l, lo: l.at, hi: hi})
-		}
-	}
-	return spans
-}
-
-// chain returns session id and its ancestors, self first, root last. It
-// detects a cycle before the depth limit, whatever the cycle's length.
-func (st *Store) chain(ctx context.Context, id string) ([]*link, error) {
-	q, err := bind("chain", qChain, kg.Params{"self": kg.MustIRI(ontology.SessionIRI(id))})
-	if err != nil {
-		return nil, err
-	}
-	res, err := st.c.Select(ctx, q) // TSV: for the chain's few rows too, faster than JSON to write and read
-	if err != nil {
-		return nil, err
-	}
-	links := make(map[string]*link, len(res.Solutions))
-	anchors, tags := map[string][]Anchor{}, map[string][]string{}
-	for _, row := range res.Solutions {
-		if extra, err := chainExtra(row, anchors, tags); extra || err != nil {
-			if err != nil {
-				return nil, err
-			}
-			continue
-		}
-		if err := addLink(links, row); err != nil {
-			return nil, err
-		}
-	}
-	chain, err := st.walk(links, id)
-	if err != nil {
-		return nil, err
-	}
+// turnsQuery returns the query for the turns of chain: turns-ids.rq, which
+// reads each turn's IRI, when a session of the chain was rewound or is the
+// archive of a rewind (there a turn's IRI is not always TurnIRI(owner,
+// index)); turns-legacy.rq when a session of the chain has no trails:kind
+// (stored before Trails wrote it: its turns may lack a branch or a creation
+// time); otherwise turns.rq, whose patterns are all required.
+func turnsQuery(chain []*link) string {
+	legacy := false
 	for _, l := range chain {
-		l.anchors, l.tags = anchors[l.iri], tags[l.iri]
-		sortAnchors(l.anchors)
-	}
-	return chain, nil
-}
-
-// addLink reads a session row of a chain query into links; a session with
-// two rows has two values of a field that has one, which is ErrCorrupt.
-func addLink(links map[string]*link, row kg.Solution) error {
-	l, err := readLink(row)
-	if err != nil {
-		return err
-	}
-	if _, dup := links[l.iri]; dup {
-		return fmt.Errorf("%w: session %s has two parents, fork points, branches or principals", ErrCorrupt, idOf(l.iri))
-	}
-	links[l.iri] = l
-	return nil
-}
-
-// walk follows the parent links of session id through links (the
-// sessions a chain query found, by IRI) and returns its chain, self first,
-// root last. It detects a cycle before the depth limit, whatever the
-// cycle's length, and checks what Load relies on: every fork has a branch
-// label and a fork point within its parent's history. It returns
-// ErrNotFound when id is not among links, an *AncestorError, ErrForkCycle,
-// ErrForkDepth or ErrCorrupt.
-func (st *Store) walk(links map[string]*link, id string) ([]*link, error) {
-	self := ontology.SessionIRI(id)
-	var chain []*link
-	seen := make(map[string]bool)
-	for cur := self; cur != ""; {
-		if seen[cur] {
-			return nil, fmt.Errorf("%w: %s is its own ancestor", ErrForkCycle, idOf(cur))
+		if l.rewinds > 0 || l.archive {
+			return qTurnsIDs
 		}
-		seen[cur] = true
-		l := links[cur]
-		if l == nil || !l.exists {
-			if cur == self {
-				return nil, ErrNotFound
-			}
-			if len(chain)-1 >= st.maxDepth {
-				break // too deep anyway: report that
-			}
-			return nil, &AncestorError{Session: id, Missing: idOf(cur)}
-		}
-		chain = append(chain, l)
-		cur = l.parent
+		legacy = legacy || l.kind == ""
 	}
-	if len(chain)-1 > st.maxDepth {
-		return nil, fmt.Errorf("%w: %d ancestors, more than %d", ErrForkDepth, len(chain)-1, st.maxDepth)
+	if legacy {
+		return qTurnsLegacy
 	}
-	for k, l := range chain {
-		if l.parent != "" && l.branch == "" {
-			return nil, fmt.Errorf("%w: fork %s has no branch label", ErrCorrupt, idOf(l.iri))
-		}
-		if l.at > maxIndex || l.own > maxIndex {
-			return nil, fmt.Errorf("%w: session %s: fork point %d or turn count %d out of range", ErrCorrupt, idOf(l.iri), l.at, l.own)
-		}
-		if k+1 < len(chain) {
-			if p := chain[k+1]; p.hasOwn && l.at > p.at+p.own {
-				return nil, fmt.Errorf("%w: fork %s is forked at %d, beyond the %d turns of its parent %s", ErrCorrupt, idOf(l.iri), l.at, p.at+p.own, idOf(p.iri))
-			}
-		}
-	}
-	return chain, nil
-}
-
-func readLink(row kg.Solution) (*link, error) {
-	l := &link{iri: row.String("s"), parent: row.String("parent"), branch: row.String("branch"), principal: row.String("principal"),
-		kind: row.String("kind")}
-	if err := storedKind(l.iri, l.kind); err != nil { // limits.go
-		return nil, err
-	}
-	_, l.exists = row["exists"]
-	var err error
-	if _, ok := row["at"]; ok {
-		if l.at, err = row.Int("at"); err != nil || l.at < 0 {
-			return nil, fmt.Errorf("%w: session %s: fork point %q", ErrCorrupt, idOf(l.iri), row.String("at"))
-		}
-	}
-	if _, ok := row["own"]; ok {
-		if l.own, err = row.Int("own"); err != nil || l.own < 0 {
-			return nil, fmt.Errorf("%w: session %s: turn count %q", ErrCorrupt, idOf(l.iri), row.String("own"))
-		}
-		l.hasOwn = true
-	}
-	if _, ok := row["created"]; ok {
-		if l.created, err = row.Time("created"); err != nil {
-			return nil, fmt.Errorf("%w: session %s: %v", ErrCorrupt, idOf(l.iri), err)
-		}
-	}
-	if l.rewind, err = readRewindLink(row); err != nil { // rewind.go
-		return nil, err
-	}
-	if l.life, err = readLifecycle(row); err != nil { // state.go
-		return nil, fmt.Errorf("%w: session %s: %v", ErrCorrupt, idOf(l.iri), err)
-	}
-	return l, nil
-}
-
-// turnRows gathers turn rows (?i ?role ?content, optional ?branch
-// ?created) into turns, one row at a time, so that a large answer is never
-// held twice; branchOf names the branch of a turn stored without one.
-type turnRows struct {
-	turns    []Turn
-	branchOf func(i int) string
-}
-
-// start drops what an earlier attempt of the request gathered.
-func (r *turnRows) start([]string) error {
-	clear(r.turns)
-	r.turns = r.turns[:0]
-	return nil
-}
-
-// add reads one row.
-func (r *turnRows) add(row kg.Solution) error {
-	i, err := row.Int("i")
-	if err != nil {
-		return fmt.Errorf("%w: turn index: %v", ErrCorrupt, err)
-	}
-	role, okRole := row.Literal("role")
-	content, okContent := row.Literal("content")
-	if !okRole || !okContent {
-		return fmt.Errorf("%w: turn %d: role and content must be literals", ErrCorrupt, i)
-	}
-	t := Turn{Index: i, Role: role, Content: content, Branch: row.String("branch"), ID: row.String("t")} // ?t: turns-ids.rq
-	if t.Branch == "" {
-		t.Branch = r.branchOf(i)
-	}
-	if _, ok := row["created"]; ok {
-		if t.Created, err = row.Time("created"); err != nil {
-			return fmt.Errorf("%w: turn %d: %v", ErrCorrupt, i, err)
-		}
-	}
-	r.turns = append(r.turns, t)
-	return nil
-}
-
-// done returns the turns sorted by index; two turns at one index are
-// ErrCorrupt.
-func (r *turnRows) done() ([]Turn, error) {
-	turns := r.turns
-	slices.SortFunc(turns, func(a, b Turn) int { return a.Index - b.Index })
-	for k := 1; k < len(turns); k++ {
-		if turns[k].Index == turns[k-1].Index {
-			return nil, fmt.Errorf("%w: two turns at index %d", ErrCorrupt, turns[k].Index)
-		}
-	}
-	return turns, nil
-}
-
-// readTurns reads the turn rows of res (see turnRows), sorted by index.
-func readTurns(res *kg.Results, branchOf func(i int) string) ([]Turn, error) {
-	r := turnRows{turns: make([]Turn, 0, len(res.Solutions)), branchOf: branchOf}
-	for _, row := range res.Solutions {
-		if err := r.add(row); err != nil {
-			return nil, err
-		}
-	}
-	return r.done()
+	return qTurns
 }

@@ -77,8 +77,8 @@ var (
 	qMergeFacts  = query("merge-facts.rq")
 )
 
-// Merge merges the result r of fork childID back into its parent (seed
-// 001's merge-back): it appends one turn at the end of the parent's stored
+// Merge merges the result r of fork childID back into its parent (design
+// note 001's merge-back): it appends one turn at the end of the parent's stored
 // history, with role MergeRole, the summary as content, the parent's branch,
 // and the result in the parent's graph: the child (trails:mergeOf), the
 // status, the range reference to the child's own turns (ForkedAt to its
@@ -237,7 +237,7 @@ func (st *Store) mergeTarget(ctx context.Context, j *mergeJob, round int) (*Sess
 func (st *Store) mergeOnce(ctx context.Context, j *mergeJob, p *Session) (Turn, bool, error) {
 	g, child := sessionIRI(j.parent), sessionIRI(j.child)
 	n := len(p.Turns)
-	t := Turn{Index: n, Role: MergeRole, Content: j.result.Summary, Branch: p.Branch, Created: st.now(), ID: p.turnID(n)} // rewind.go: of the parent's generation
+	t := Turn{Index: n, Role: MergeRole, Content: j.result.Summary, Branch: p.Branch, Created: st.now(), ID: p.turnID(n)} // of the parent's generation
 	own := append(slices.Clip(p.Turns[p.ForkedAt:]), t)
 	head, all := digests(own, len(own)-1)
 	prev := chainHead("", p.Turns) // the chain head the merge turn follows
@@ -261,7 +261,7 @@ func (st *Store) mergeOnce(ctx context.Context, j *mergeJob, p *Session) (Turn, 
 		Principal: j.principal, Time: t.Created,
 	})
 	pg := kg.MustIRI(ontology.ProvGraph)
-	params := appendParams(p, g, len(own)-1, head, prev) // persist.go
+	params := appendParams(p, g, len(own)-1, head, prev)
 	params["child"], params["prov"] = child, pg
 	u, err := withData("merge", uMerge, &d, params)
 	if err != nil {

@@ -8,8 +8,18 @@ import (
 
 	"github.com/knakk/rdf"
 	"github.com/trails-kg/trails/kg"
-	"github.com/trails-kg/trails/ontology"
-	"github.com/trails-kg/trails/prov"
+)
+
+// The queries of Persist, read once.
+var (
+	qState        = query("state.rq")
+	qStoredTurns  = query("stored-turns.rq")
+	uCreateRoot   = query("create-root.ru")
+	uAppend       = query("append.ru")
+	uAppendOld    = query("append-legacy.ru")
+	qVerifyHead   = query("verify-head.rq")
+	qVerifyCreate = query("verify-create.rq")
+	qVerifyAppend = query("verify-append.rq")
 )
 
 // maxPersistRounds bounds how often Persist re-reads the store after its
@@ -44,7 +54,7 @@ const maxPersistRounds = 4
 // wrapping the kg error.
 //
 // A new session with a TTL gets its expiry (trails:expiresAt, its
-// creation time plus TTL) in the update that creates it (state.go).
+// creation time plus TTL) in the update that creates it.
 func (st *Store) Persist(ctx context.Context, s *Session) error {
 	if s == nil {
 		return fmt.Errorf("persist: %w: nil session", ErrInvalid)
@@ -65,7 +75,7 @@ func (st *Store) Persist(ctx context.Context, s *Session) error {
 		if s.Turns[i].Created.IsZero() {
 			s.Turns[i].Created = st.now()
 		}
-		s.Turns[i].ID = s.turnID(i) // rewind.go: of the session's generation
+		s.Turns[i].ID = s.turnID(i) // of the session's generation
 	}
 	if done, err := st.appendSeen(ctx, s); err != nil {
 		return fmt.Errorf("persist %s: %w", s.ID, err)
@@ -136,12 +146,6 @@ func appendParams(s *Session, g rdf.IRI, own int, head, prev string) kg.Params {
 		"pi": kg.Int(pi), "prev": kg.String(prev)}
 }
 
-// sameTurn reports whether a and b are the same turn.
-func sameTurn(a, b Turn) bool {
-	return a.Index == b.Index && a.Role == b.Role && a.Content == b.Content &&
-		a.Branch == b.Branch && a.Created.Equal(b.Created) && a.ID == b.ID
-}
-
 // persistOnce reads the stored state of s, writes what is missing and
 // reports whether the store now holds s. false with no error means the
 // update lost a race and the state must be read again.
@@ -170,14 +174,14 @@ func (st *Store) persistOnce(ctx context.Context, s *Session) (bool, error) {
 	if err := sameFork(s, row); err != nil {
 		return false, err
 	}
-	if err := sameKind(s, row); err != nil { // limits.go
+	if err := sameKind(s, row); err != nil {
 		return false, err
 	}
-	if err := sameGen(s, row); err != nil { // rewind.go
+	if err := sameGen(s, row); err != nil {
 		return false, err
 	}
 	if _, ok := row["own"]; !ok {
-		if err := appendable(row); err != nil { // state.go
+		if err := appendable(row); err != nil {
 			return false, err
 		}
 		return st.appendLegacy(ctx, s)
@@ -198,7 +202,7 @@ func (st *Store) persistOnce(ctx context.Context, s *Session) (bool, error) {
 		s.seen = seenAfter(s, all, state, chainAt(chain, len(chain)-1))
 		return true, nil // nothing to write
 	}
-	if err := appendable(row); err != nil { // state.go
+	if err := appendable(row); err != nil {
 		return false, err
 	}
 	if err := ownBranch(s, own[n:]); err != nil {
@@ -227,35 +231,10 @@ func (st *Store) create(ctx context.Context, s *Session, row kg.Solution) (bool,
 	chain := chainDigests("", s.Turns)
 	base := chainAt(chain, s.ForkedAt-1) // the digest that stands for the prefix the fork inherits
 	if s.ParentID != "" {
-		if _, ok := row["pexists"]; !ok {
-			return false, &AncestorError{Session: s.ID, Missing: s.ParentID}
-		}
-		plen, err := st.parentLength(ctx, s.ParentID, row)
-		if err != nil {
+		var again bool
+		var err error
+		if depth, again, err = st.admitFork(ctx, s, row, base); err != nil || again {
 			return false, err
-		}
-		if plen < s.ForkedAt {
-			return false, fmt.Errorf("%w: parent %s has %d turns stored, the fork point is %d", ErrConflict, s.ParentID, plen, s.ForkedAt)
-		}
-		pdepth, err := row.Int("depth")
-		if err != nil {
-			return false, fmt.Errorf("%w: %v", ErrCorrupt, err)
-		}
-		if depth = pdepth + 1; depth > st.maxDepth {
-			return false, fmt.Errorf("%w: the fork would have %d ancestors, more than %d", ErrForkDepth, depth, st.maxDepth)
-		}
-		if err := st.checkFork(s, row); err != nil { // limits.go: worker parent, too many forks
-			return false, err
-		}
-		if pp := row.String("pprincipal"); !st.visible(pp) && !s.across {
-			return false, fmt.Errorf("%w: parent %s belongs to %q; fork it with AcrossPrincipals to allow it", ErrForbidden, s.ParentID, pp)
-		}
-		if again, err := st.sameBase(ctx, s, row, base); err != nil || again {
-			return false, err
-		}
-		if _, taken := row["taken"]; taken {
-			relabel(s)
-			return false, nil
 		}
 	}
 	if err := ownBranch(s, own); err != nil {
@@ -264,7 +243,7 @@ func (st *Store) create(ctx context.Context, s *Session, row kg.Solution) (bool,
 	now := st.now()
 	var d kg.Data
 	addSession(&d, s, now)
-	addExpiry(&d, s, now) // state.go
+	addExpiry(&d, s, now)
 	for i, t := range own {
 		addTurn(&d, g, t, chain[s.ForkedAt+i])
 	}
@@ -275,15 +254,7 @@ func (st *Store) create(ctx context.Context, s *Session, row kg.Solution) (bool,
 	if s.ParentID == "" {
 		u, err = withData("create-root", uCreateRoot, &d, kg.Params{"s": g})
 	} else {
-		f := prov.Fork{Child: s.ID, Parent: s.ParentID, At: s.ForkedAt, Principal: s.Principal, Time: now,
-			AcrossPrincipals: s.across && !st.visible(row.String("pprincipal"))}
-		s.fork.describe(&f) // meta.go: type, initiator, reason, intention, anchor or turn
-		prov.AddFork(&d, f)
-		u, err = withData("create-fork", uCreateFork, &d, kg.Params{
-			"s": g, "parent": sessionIRI(s.ParentID), "branch": kg.String(s.Branch), "max": kg.Int(st.maxKids),
-			"at": kg.Int(s.ForkedAt), // rewind.go: never beyond the parent's end
-			"k":  kg.Int(s.ForkedAt - 1), "base": kg.String(base),
-		})
+		u, err = st.forkUpdate(&d, s, row, now, base)
 	}
 	if err != nil {
 		return false, err
@@ -293,78 +264,6 @@ func (st *Store) create(ctx context.Context, s *Session, row kg.Solution) (bool,
 		s.depth = depth
 	}
 	return ok, err
-}
-
-// parentLength returns the length of the parent's effective history:
-// its fork point plus its own turns.
-func (st *Store) parentLength(ctx context.Context, parentID string, row kg.Solution) (int, error) {
-	at := 0
-	if _, ok := row["pat"]; ok {
-		var err error
-		if at, err = row.Int("pat"); err != nil {
-			return 0, fmt.Errorf("%w: %v", ErrCorrupt, err)
-		}
-	}
-	if _, ok := row["pown"]; ok {
-		n, err := row.Int("pown")
-		if err != nil {
-			return 0, fmt.Errorf("%w: %v", ErrCorrupt, err)
-		}
-		return at + n, nil
-	}
-	counts, err := st.countTurns(ctx, []string{ontology.SessionIRI(parentID)})
-	if err != nil {
-		return 0, err
-	}
-	return at + counts[ontology.SessionIRI(parentID)], nil
-}
-
-// sameFork checks that the stored fork fields of s are the caller's.
-func sameFork(s *Session, row kg.Solution) error {
-	wantParent := ""
-	if s.ParentID != "" {
-		wantParent = ontology.SessionIRI(s.ParentID)
-	}
-	if got := row.String("parent"); got != wantParent {
-		return fmt.Errorf("%w: stored parent %q, the caller's %q (detached or forked elsewhere?)", ErrConflict, idOf(got), s.ParentID)
-	}
-	at := 0
-	if _, ok := row["at"]; ok {
-		var err error
-		if at, err = row.Int("at"); err != nil {
-			return fmt.Errorf("%w: %v", ErrCorrupt, err)
-		}
-	}
-	if at != s.ForkedAt {
-		return fmt.Errorf("%w: stored fork point %d, the caller's %d", ErrConflict, at, s.ForkedAt)
-	}
-	branch := row.String("branch")
-	if branch == "" {
-		branch = MainBranch
-	}
-	if branch != s.Branch {
-		return fmt.Errorf("%w: stored branch %q, the caller's %q", ErrConflict, branch, s.Branch)
-	}
-	return nil
-}
-
-// ownBranch checks that turns about to be written carry the session's
-// branch: a session writes only under its own label.
-func ownBranch(s *Session, turns []Turn) error {
-	for _, t := range turns {
-		if t.Branch != s.Branch {
-			return fmt.Errorf("%w: turn %d: branch %q, want the session's %q", ErrInvalid, t.Index, t.Branch, s.Branch)
-		}
-	}
-	return nil
-}
-
-// relabel gives fork s and its own turns a fresh branch label.
-func relabel(s *Session) {
-	s.Branch = newBranch()
-	for i := s.ForkedAt; i < len(s.Turns); i++ {
-		s.Turns[i].Branch = s.Branch
-	}
 }
 
 // apply sends update u and then asks check whether it applied: SPARQL
@@ -401,16 +300,6 @@ func appended(g rdf.IRI, t Turn) string {
 		"s": g, "t": kg.MustIRI(t.ID), // stamped by Persist
 		"role": kg.String(t.Role), "created": kg.DateTime(t.Created), "hash": kg.String(hex.EncodeToString(sum[:])),
 	})
-}
-
-// bindOrPanic binds one of the package's own queries with values that
-// validate has checked: an error is a bug.
-func bindOrPanic(name, q string, p kg.Params) string {
-	out, err := bind(name, q, p)
-	if err != nil {
-		panic(err)
-	}
-	return out
 }
 
 // appendLegacy persists s whose stored form predates trails:ownTurns: it
@@ -458,32 +347,4 @@ func (st *Store) appendLegacy(ctx context.Context, s *Session) (bool, error) {
 		return st.applySeen(ctx, s, u, bindOrPanic("verify-head", qVerifyHead, kg.Params{"s": g, "own": kg.Int(len(own)), "head": kg.String(head)}), head, state, chainAt(chain, len(chain)-1))
 	}
 	return st.applySeen(ctx, s, u, appended(g, own[len(own)-1]), head, state, chainAt(chain, len(chain)-1))
-}
-
-// sameBase checks, for a new fork s, that its parent's turn at the fork
-// point minus one, as stored (row: state.rq), carries base, the chain
-// digest of the prefix s holds: that the fork inherits the prefix its
-// author saw. The create update checks it again, atomically; this check
-// says what is wrong. When that turn was stored before the hash chain
-// (it has no digest), sameBase adds the chain to the parent's history
-// (rechain) and reports that Persist must read the state again.
-func (st *Store) sameBase(ctx context.Context, s *Session, row kg.Solution, base string) (again bool, err error) {
-	if s.ForkedAt == 0 {
-		return false, nil // a fork at 0 inherits nothing
-	}
-	k := s.ForkedAt - 1
-	if _, ok := row["based"]; !ok {
-		return false, fmt.Errorf("%w: parent %s holds no turn %d in its history as stored now (rewound since this fork was made?)", ErrConflict, s.ParentID, k)
-	}
-	switch got := row.String("basedigest"); got {
-	case base:
-		return false, nil
-	case "":
-		if _, err := st.rechain(ctx, s.ParentID); err != nil {
-			return false, fmt.Errorf("add the hash chain to parent %s: %w", s.ParentID, err)
-		}
-		return true, nil
-	default:
-		return false, fmt.Errorf("%w: turn %d of parent %s as stored is not the one this fork was made from (the parent was rewound, or another writer appended first); load the parent again and fork it", ErrConflict, k, s.ParentID)
-	}
 }

@@ -22,7 +22,6 @@ var (
 	qVerifyRewind = query("verify-rewind.rq")
 	qRewindWhy    = query("rewind-why.rq")
 	qRewinds      = query("rewinds.rq")
-	qTurnsIDs     = query("turns-ids.rq")
 )
 
 // RewindOption qualifies a Rewind.
@@ -359,85 +358,4 @@ func (st *Store) rewinds(ctx context.Context, id string) ([]RewindRecord, error)
 		recs = append(recs, r)
 	}
 	return recs, nil
-}
-
-// rewindLink is what the chain query says of a session's rewinds.
-type rewindLink struct {
-	gen     int  // trails:rewinds: how many times it was rewound, its generation
-	archive bool // it holds the abandoned turns of a rewind (trails:rewoundFrom)
-}
-
-// readRewindLink reads the ?rewinds and ?rewoundFrom columns of a chain row.
-func readRewindLink(row kg.Solution) (rewindLink, error) {
-	var r rewindLink
-	if _, ok := row["rewinds"]; ok {
-		n, err := row.Int("rewinds")
-		if err != nil || n < 0 || n > maxIndex {
-			return rewindLink{}, fmt.Errorf("%w: session %s: rewind count %s", ErrCorrupt, idOf(row.String("s")), termsafe.Quote(row.String("rewinds")))
-		}
-		r.gen = n
-	}
-	_, r.archive = row["rewoundFrom"]
-	return r, nil
-}
-
-// turnsQuery returns the query for the turns of chain: turns-ids.rq, which
-// reads each turn's IRI, when a session of the chain was rewound or is the
-// archive of a rewind (there a turn's IRI is not always TurnIRI(owner,
-// index)); turns-legacy.rq when a session of the chain has no trails:kind
-// (stored before Trails wrote it: its turns may lack a branch or a creation
-// time); otherwise turns.rq, whose patterns are all required.
-func turnsQuery(chain []*link) string {
-	legacy := false
-	for _, l := range chain {
-		if l.rewind.gen > 0 || l.rewind.archive {
-			return qTurnsIDs
-		}
-		legacy = legacy || l.kind == ""
-	}
-	if legacy {
-		return qTurnsLegacy
-	}
-	return qTurns
-}
-
-// turnID returns the ID turn i of s has, or will have once stored: the ID
-// it was loaded with when the store held it already (the value's fresh
-// first turns), else the IRI of a turn written in the session's current
-// generation (ontology.TurnIRIGen), which for a session never rewound is
-// TurnID(s.ID, i).
-func (s *Session) turnID(i int) string {
-	if i < s.fresh && i < len(s.Turns) && s.Turns[i].ID != "" {
-		return s.Turns[i].ID
-	}
-	return ontology.TurnIRIGen(ontology.SessionIRI(s.ID), i, s.gen)
-}
-
-// sameGen checks that the stored rewind count of s (?rewinds of
-// state.rq) is the one s was loaded with: a value loaded before a rewind
-// must not append (it would bring the abandoned turns back).
-func sameGen(s *Session, row kg.Solution) error {
-	gen := 0
-	if _, ok := row["rewinds"]; ok {
-		var err error
-		if gen, err = row.Int("rewinds"); err != nil {
-			return fmt.Errorf("%w: %v", ErrCorrupt, err)
-		}
-	}
-	if gen != s.gen {
-		return fmt.Errorf("%w: the session was rewound (%d rewinds stored, the caller's value knows %d); load it again", ErrConflict, gen, s.gen)
-	}
-	return nil
-}
-
-// ownTurnIRI returns the IRI at which session g writes turn t: t.ID when
-// it is an IRI of g's for t's index (TurnIRIGen of some generation), else
-// TurnIRI(g, t.Index), so that a turn copied from another session (Detach)
-// never takes its original's IRI.
-func ownTurnIRI(g string, t Turn) string {
-	ti := ontology.TurnIRI(g, t.Index)
-	if rest, ok := strings.CutPrefix(t.ID, ti+ontology.RewindSuffix); ok && rest != "" && strings.Trim(rest, "0123456789") == "" {
-		return t.ID
-	}
-	return ti
 }

@@ -18,7 +18,7 @@ import (
 	"github.com/trails-kg/trails/session"
 )
 
-// Rewind without loss (seed 004).
+// Rewind without loss (design note 004).
 
 func mustRewind(tb testing.TB, st *session.Store, id string, to int, opts ...session.RewindOption) (*session.Session, session.RewindResult) {
 	tb.Helper()

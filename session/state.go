@@ -473,52 +473,9 @@ func body(tmpl string) string {
 	return ""
 }
 
-// CancelPending keeps the sessions flagged for cancellation that are still
-// active or suspended: those whose ancestor ended and whose runtime has
-// yet to stop them. It filters what List reads, so it costs a List; a
-// runtime watching one session reads its Info (or Load) instead.
-func CancelPending() ListOption { return func(c *listConfig) { c.pending = true } }
-
 // cancelPending keeps the infos of CancelPending.
 func cancelPending(infos []Info) []Info {
 	return slices.DeleteFunc(infos, func(in Info) bool { return !in.CancelRequested || in.State.Terminal() })
-}
-
-// lifecycle is a session's lifecycle as a query row holds it.
-type lifecycle struct {
-	state   State
-	expires time.Time
-	cancel  bool
-}
-
-// readLifecycle reads the optional ?state, ?expires and ?cancel columns of
-// a row: a session with no state is active.
-func readLifecycle(row kg.Solution) (lifecycle, error) {
-	l := lifecycle{state: StateActive}
-	if v, ok := row.Literal("state"); ok {
-		if l.state = State(v); !l.state.valid() {
-			return lifecycle{}, fmt.Errorf("unknown state %s", termsafe.Quote(v))
-		}
-	}
-	if _, ok := row["expires"]; ok {
-		t, err := row.Time("expires")
-		if err != nil {
-			return lifecycle{}, err
-		}
-		l.expires = t.UTC()
-	}
-	l.cancel = row.String("cancel") == "true"
-	return l, nil
-}
-
-// setOn copies the lifecycle to a loaded session.
-func (l lifecycle) setOn(s *Session) {
-	s.State, s.ExpiresAt, s.CancelRequested = l.state, l.expires, l.cancel
-}
-
-// setInfo copies the lifecycle to an Info.
-func (l lifecycle) setInfo(in *Info) {
-	in.State, in.ExpiresAt, in.CancelRequested = l.state, l.expires, l.cancel
 }
 
 // addExpiry adds to d the expiry of new session s created at t, when it

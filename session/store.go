@@ -2,17 +2,13 @@ package session
 
 import (
 	"context"
-	"embed"
 	"fmt"
 	"io"
-	"net/url"
-	"strings"
 	"time"
 
 	"github.com/knakk/rdf"
 	"github.com/trails-kg/trails/internal/termsafe"
 	"github.com/trails-kg/trails/kg"
-	"github.com/trails-kg/trails/ontology"
 )
 
 // querier is what a Store needs of the SPARQL transport.
@@ -38,7 +34,7 @@ type Store struct {
 	c        querier
 	clock    func() time.Time
 	maxDepth int
-	maxKids  int    // WithMaxChildren: the most forks a session may have, 0 for no limit (limits.go)
+	maxKids  int    // WithMaxChildren: the most forks a session may have, 0 for no limit
 	scope    string // ForPrincipal: the only principal whose sessions this Store sees
 }
 
@@ -100,70 +96,3 @@ func NewStore(c *kg.Client, opts ...StoreOption) *Store {
 }
 
 func (st *Store) now() time.Time { return st.clock().UTC().Truncate(time.Millisecond) }
-
-//go:embed queries/*.rq queries/*.ru
-var queryFS embed.FS
-
-// query returns the text of an embedded query file.
-func query(name string) string {
-	b, err := queryFS.ReadFile("queries/" + name)
-	if err != nil {
-		panic(err)
-	}
-	return string(b)
-}
-
-// The queries, read once.
-var (
-	qChain        = query("chain.rq")
-	qTurns        = query("turns.rq")
-	qTurnsLegacy  = query("turns-legacy.rq")
-	qState        = query("state.rq")
-	qStoredTurns  = query("stored-turns.rq")
-	qList         = query("list.rq")
-	qListBy       = query("list-by-principal.rq")
-	qListRoots    = query("list-roots.rq")
-	qAgentIDs     = query("agent-ids.rq")
-	qBranches     = query("branches.rq")
-	qCountTurns   = query("count-turns.rq")
-	uCreateRoot   = query("create-root.ru")
-	uCreateFork   = query("create-fork.ru")
-	uAppend       = query("append.ru")
-	uAppendOld    = query("append-legacy.ru")
-	uDelete       = query("delete.ru")
-	qStored       = query("stored-sessions.rq")
-	uDetach       = query("detach.ru")
-	qVerifyHead   = query("verify-head.rq")
-	qVerifyCreate = query("verify-create.rq")
-	qVerifyAppend = query("verify-append.rq")
-	qVerifyRoot   = query("verify-detached.rq")
-	qInfo         = query("info.rq")
-	qDescendants  = query("descendants.rq")
-)
-
-// sessionIRI returns the IRI (and graph) of session id.
-func sessionIRI(id string) rdf.IRI { return kg.MustIRI(ontology.SessionIRI(id)) }
-
-// idOf returns the session id in a session IRI, or the IRI itself when it
-// is not one of ours.
-func idOf(iri string) string {
-	if rest, ok := strings.CutPrefix(iri, ontology.SessionBase); ok {
-		if id, err := url.PathUnescape(rest); err == nil {
-			return id
-		}
-	}
-	return iri
-}
-
-// iri is kg.MustIRI for the vocabulary's constants.
-func iri(s string) rdf.IRI { return kg.MustIRI(s) }
-
-// bind is kg.Bind for the package's own queries, whose parameters are
-// always valid: an error here is a bug, reported with the query's name.
-func bind(name, q string, p kg.Params) (string, error) {
-	out, err := kg.Bind(q, p)
-	if err != nil {
-		return "", fmt.Errorf("%s: %w", name, err)
-	}
-	return out, nil
-}

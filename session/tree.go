@@ -8,6 +8,11 @@ import (
 	"github.com/trails-kg/trails/kg"
 )
 
+// The query of Tree, read once.
+var (
+	qDescendants = query("descendants.rq")
+)
+
 // Node is a session in a fork tree, with its direct forks, oldest first.
 type Node struct {
 	Info
@@ -51,7 +56,7 @@ func (st *Store) tree(ctx context.Context, id string) (*Node, error) {
 		return nil, err
 	}
 	infos = st.scoped(infos)
-	markCycles(infos) // list.go: a cycle through id is among its descendants
+	markCycles(infos) // a cycle through id is among its descendants
 	roots := grow(infos, func(in Info) bool { return in.ID == id })
 	if len(roots) == 0 {
 		return nil, ErrNotFound

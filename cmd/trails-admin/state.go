@@ -11,8 +11,8 @@ import (
 	"github.com/trails-kg/trails/session"
 )
 
-// stateCmd is "state": show or change a session's lifecycle state (seed
-// 002).
+// stateCmd is "state": show or change a session's lifecycle state (design
+// note 002).
 type stateCmd struct {
 	reason  string
 	by      string

@@ -27,20 +27,6 @@ const (
 	KindWorker Kind = "worker"
 )
 
-// DefaultMaxChildren is how many forks a session may have unless the Store
-// says otherwise (WithMaxChildren): a guard against fork bombs.
-const DefaultMaxChildren = 8
-
-// WithMaxChildren sets how many forks a session may have (default
-// DefaultMaxChildren); n <= 0 means no limit. Forks archived by a rewind
-// (those with trails:rewoundFrom) do not count, nor do deleted or detached
-// ones. Persist checks it inside the update that creates a fork, so of
-// forks racing for the last free place exactly one lands and the others
-// get ErrTooManyChildren.
-func WithMaxChildren(n int) StoreOption {
-	return func(st *Store) { st.maxKids = max(n, 0) }
-}
-
 // AsWorker makes the fork a worker (KindWorker): a session that runs one
 // task and cannot itself be forked.
 func AsWorker() ForkOption { return func(s *Session) { s.Kind = KindWorker } }
@@ -111,37 +97,6 @@ func sameKind(s *Session, row kg.Solution) error {
 	case stored:
 	default:
 		return fmt.Errorf("%w: stored kind %s, the caller's %s (a kind is fixed when the session is created)", ErrConflict, termsafe.Quote(string(stored)), termsafe.Quote(string(s.Kind)))
-	}
-	return nil
-}
-
-// forks returns "1 fork", "2 forks".
-func forks(n int) string {
-	if n == 1 {
-		return "1 fork"
-	}
-	return fmt.Sprintf("%d forks", n)
-}
-
-// checkFork checks the tree limits for fork s of a parent described by row
-// (a row of state.rq): the parent is not a worker and has fewer forks than
-// the Store allows. create-fork.ru checks the same inside the update.
-func (st *Store) checkFork(s *Session, row kg.Solution) error {
-	if Kind(row.String("pkind")) == KindWorker {
-		return fmt.Errorf("%w: parent %s is a worker, and a worker is always a leaf", ErrNotForkable, s.ParentID)
-	}
-	if st.maxKids <= 0 {
-		return nil
-	}
-	n := 0
-	if _, ok := row["children"]; ok {
-		var err error
-		if n, err = row.Int("children"); err != nil {
-			return fmt.Errorf("%w: %v", ErrCorrupt, err)
-		}
-	}
-	if n >= st.maxKids {
-		return fmt.Errorf("%w: parent %s has %s, the limit is %d", ErrTooManyChildren, s.ParentID, forks(n), st.maxKids)
 	}
 	return nil
 }

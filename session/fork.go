@@ -1,0 +1,491 @@
+package session
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"fmt"
+	"time"
+	"unicode/utf8"
+
+	"github.com/google/uuid"
+	"github.com/trails-kg/trails/internal/termsafe"
+	"github.com/trails-kg/trails/kg"
+	"github.com/trails-kg/trails/ontology"
+	"github.com/trails-kg/trails/prov"
+)
+
+// ForkOption qualifies a Fork.
+type ForkOption func(*Session)
+
+// AcrossPrincipals allows a Store scoped to a principal (ForPrincipal) to
+// persist this fork although its parent belongs to another principal. The
+// fork's PROV record says so (trails:acrossPrincipals true).
+func AcrossPrincipals() ForkOption { return func(s *Session) { s.across = true } }
+
+// ForkType says how a fork came about (design note 003). It is recorded on the
+// fork's PROV activity (trails:forkType).
+type ForkType string
+
+// The fork types.
+const (
+	// ForkExplicit: someone asked for the fork. The default.
+	ForkExplicit ForkType = "explicit"
+	// ForkAutoEdit: made because a message was edited.
+	ForkAutoEdit ForkType = "auto-edit"
+	// ForkAutoRegenerate: made because a response was regenerated.
+	ForkAutoRegenerate ForkType = "auto-regenerate"
+)
+
+// Creator says on whose initiative a fork was made (design note 003): a person
+// or the system itself. Who acted is the session's principal; it is
+// recorded on the fork's PROV activity (trails:createdBy).
+type Creator string
+
+// The creators of a fork.
+const (
+	// CreatedByUser: a person asked for the fork. The default.
+	CreatedByUser Creator = "user"
+	// CreatedBySystem: the system made it, e.g. an agent runtime
+	// delegating work to a subagent.
+	CreatedBySystem Creator = "system"
+)
+
+// ForkAtAnchor forks at the anchor named name of the session forked (one
+// of its Anchors, set by Load): the child inherits the turns that existed
+// when the anchor was made. Give -1 as Fork's index. Fork returns
+// ErrNotFound when the session has no anchor of that name. PROV records
+// the anchor (trails:fromAnchor).
+func ForkAtAnchor(name string) ForkOption {
+	return func(s *Session) {
+		f := s.spec()
+		f.anchor, f.hasAnchor = name, true
+	}
+}
+
+// ForkAtTurn forks before the turn with ID id (Turn.ID) of the session
+// forked: that turn is the first one the child does not inherit, so the
+// fork point is its index (design note 004's "rewind before invocation"; the turn
+// may be one the session inherited). Give -1 as Fork's index. Fork returns
+// ErrNotFound when no turn of the session has that ID. PROV records the
+// turn (trails:beforeTurn).
+func ForkAtTurn(id string) ForkOption {
+	return func(s *Session) {
+		f := s.spec()
+		f.turn, f.hasTurn = id, true
+	}
+}
+
+// WithIntention records with the fork the intention it starts with (design
+// note 001's AgentIntention): what the child is to do next and a summary of
+// the context it starts from. Either may be empty. Persist writes them on
+// the fork's PROV activity (trails:nextSteps, trails:contextSummary);
+// prov.Reader.ForkRecord reads them back.
+func WithIntention(nextSteps, contextSummary string) ForkOption {
+	return func(s *Session) {
+		f := s.spec()
+		f.nextSteps, f.summary = nextSteps, contextSummary
+		if !utf8.ValidString(nextSteps) || !utf8.ValidString(contextSummary) {
+			f.fail(fmt.Errorf("%w: intention is not valid UTF-8", ErrInvalid))
+		}
+	}
+}
+
+// WithForkType records how the fork came about (default ForkExplicit).
+// Fork returns ErrInvalid for a type not listed.
+func WithForkType(t ForkType) ForkOption {
+	return func(s *Session) {
+		f := s.spec()
+		f.typ = t
+		switch t {
+		case ForkExplicit, ForkAutoEdit, ForkAutoRegenerate:
+		default:
+			f.fail(fmt.Errorf("%w: fork type %s: want %q, %q or %q", ErrInvalid, termsafe.Quote(string(t)), ForkExplicit, ForkAutoEdit, ForkAutoRegenerate))
+		}
+	}
+}
+
+// WithCreatedBy records on whose initiative the fork was made (default
+// CreatedByUser). Fork returns ErrInvalid for a creator not listed.
+func WithCreatedBy(c Creator) ForkOption {
+	return func(s *Session) {
+		f := s.spec()
+		f.creator = c
+		if c != CreatedByUser && c != CreatedBySystem {
+			f.fail(fmt.Errorf("%w: created by %s: want %q or %q", ErrInvalid, termsafe.Quote(string(c)), CreatedByUser, CreatedBySystem))
+		}
+	}
+}
+
+// WithReason records why the fork was made, in words.
+func WithReason(reason string) ForkOption {
+	return func(s *Session) {
+		f := s.spec()
+		f.reason = reason
+		if !utf8.ValidString(reason) {
+			f.fail(fmt.Errorf("%w: reason is not valid UTF-8", ErrInvalid))
+		}
+	}
+}
+
+// Fork returns a new in-memory session that shares s.Turns[0:at] and
+// continues from there: a fresh id, s as parent, s's principal, a new
+// branch label "fork-" + 8 random hex characters, and the anchors of s at
+// or below at. 0 <= at <= len(s.Turns). The fork is of KindBranch, or
+// KindWorker with the option AsWorker.
+//
+// The fork point may instead come from an option: ForkAtAnchor(name) forks
+// at the index of an anchor of s.Anchors, ForkAtTurn(id) before the turn of
+// s.Turns with that ID. With one of them at must be -1 (no index given).
+// Other options set the fork's metadata (WithIntention, WithForkType,
+// WithCreatedBy, WithReason), which Persist records in PROV. Options are
+// applied before the history is copied.
+//
+// It returns ErrInvalid when at is out of range (or not -1 beside a
+// position option), s has no id, or an option's value cannot be used;
+// ErrNotFound when a ForkAtAnchor or ForkAtTurn names no anchor or turn of
+// s (never a fork from the start); ErrForkDepth when the child's chain
+// would exceed MaxForkDepth; ErrNotForkable when s is a worker. How many
+// forks s may have only the store knows: Persist says (ErrTooManyChildren).
+func (s *Session) Fork(at int, opts ...ForkOption) (*Session, error) {
+	if err := checkID(s.ID); err != nil {
+		return nil, fmt.Errorf("fork: %w", err)
+	}
+	if err := s.forkable(); err != nil {
+		return nil, fmt.Errorf("fork %s: %w", s.ID, err)
+	}
+	child := &Session{
+		ID:        uuid.Must(uuid.NewV7()).String(),
+		Principal: s.Principal,
+		ParentID:  s.ID,
+		Branch:    newBranch(),
+		Kind:      KindBranch,
+		depth:     s.depth + 1,
+	}
+	for _, o := range opts {
+		o(child)
+	}
+	at, err := child.fork.position(s, at)
+	if err != nil {
+		return nil, fmt.Errorf("fork %s: %w", s.ID, err)
+	}
+	if at < 0 || at > len(s.Turns) {
+		return nil, fmt.Errorf("fork %s at %d: %w: fork point out of range 0..%d", s.ID, at, ErrInvalid, len(s.Turns))
+	}
+	if s.depth+1 > MaxForkDepth {
+		return nil, fmt.Errorf("fork %s: %w: the child would have %d ancestors, more than %d", s.ID, ErrForkDepth, s.depth+1, MaxForkDepth)
+	}
+	child.ForkedAt = at
+	child.Turns = make([]Turn, at, at+8)
+	copy(child.Turns, s.Turns[:at])
+	child.Anchors = anchorsUpTo(s.Anchors, at)
+	return child, nil
+}
+
+// newBranch returns a fresh fork label: "fork-" and 8 random hex digits.
+func newBranch() string {
+	var b [4]byte
+	rand.Read(b[:])
+	return "fork-" + hex.EncodeToString(b[:])
+}
+
+// forkSpec is what the options of a Fork asked for: a position other than
+// an index, and the metadata Persist records with the fork.
+type forkSpec struct {
+	anchor, turn       string // ForkAtAnchor, ForkAtTurn
+	hasAnchor, hasTurn bool
+	typ                ForkType
+	creator            Creator
+	reason             string
+	nextSteps, summary string
+	err                error // the first option value that cannot be used
+
+	// Set by position: the IRIs of the anchor or turn forked at.
+	anchorIRI, turnIRI string
+}
+
+// spec returns the forkSpec of new fork s, made on first use.
+func (s *Session) spec() *forkSpec {
+	if s.fork == nil {
+		s.fork = &forkSpec{}
+	}
+	return s.fork
+}
+
+// fail keeps the first error of an option.
+func (f *forkSpec) fail(err error) {
+	if f.err == nil {
+		f.err = err
+	}
+}
+
+// position returns the fork point of a fork of parent asked for with index
+// at and the options in f (nil: no options). A position option needs at to
+// be -1.
+func (f *forkSpec) position(parent *Session, at int) (int, error) {
+	if f == nil {
+		return at, nil
+	}
+	if f.err != nil {
+		return 0, f.err
+	}
+	switch {
+	case f.hasAnchor && f.hasTurn:
+		return 0, fmt.Errorf("%w: ForkAtAnchor and ForkAtTurn both given", ErrInvalid)
+	case (f.hasAnchor || f.hasTurn) && at != -1:
+		return 0, fmt.Errorf("%w: index %d given beside ForkAtAnchor or ForkAtTurn; give -1", ErrInvalid, at)
+	case f.hasAnchor:
+		a, ok := parent.Anchors[f.anchor]
+		if !ok {
+			return 0, fmt.Errorf("%w: no anchor named %s in the session's history", ErrNotFound, termsafe.Quote(f.anchor))
+		}
+		owner := a.Session
+		if owner == "" {
+			owner = parent.ID
+		}
+		f.anchorIRI = ontology.AnchorIRI(ontology.SessionIRI(owner), a.Name)
+		return a.Index, nil
+	case f.hasTurn:
+		for _, t := range parent.Turns {
+			if t.ID == f.turn && t.ID != "" {
+				if _, err := kg.IRI(t.ID); err != nil {
+					return 0, fmt.Errorf("%w: turn id %s: %v", ErrInvalid, termsafe.Quote(t.ID), err)
+				}
+				f.turnIRI = t.ID
+				return t.Index, nil
+			}
+		}
+		return 0, fmt.Errorf("%w: no turn with id %s in the session's history", ErrNotFound, termsafe.Quote(f.turn))
+	}
+	return at, nil
+}
+
+// describe adds what f asked to record to the PROV record of the fork.
+func (f *forkSpec) describe(r *prov.Fork) {
+	if f == nil {
+		return
+	}
+	r.Type, r.CreatedBy = string(f.typ), string(f.creator)
+	r.Reason, r.NextSteps, r.ContextSummary = f.reason, f.nextSteps, f.summary
+	r.Anchor, r.Turn = f.anchorIRI, f.turnIRI
+}
+
+// Fork loads session id, forks it at index at with opts as Session.Fork
+// does (at -1 with ForkAtAnchor or ForkAtTurn), and persists the fork,
+// with no turns of its own yet, its PROV record and the metadata the
+// options give: the way to fork a stored session, as a runtime delegating
+// to a subagent does. The fork can be appended to and persisted again.
+//
+// It returns the errors of Load, of Session.Fork and of Persist.
+func (st *Store) Fork(ctx context.Context, id string, at int, opts ...ForkOption) (*Session, error) {
+	s, err := st.Load(ctx, id)
+	if err != nil {
+		return nil, err
+	}
+	f, err := s.Fork(at, opts...)
+	if err != nil {
+		return nil, err
+	}
+	if err := st.Persist(ctx, f); err != nil {
+		return nil, err
+	}
+	return f, nil
+}
+
+// DefaultMaxChildren is how many forks a session may have unless the Store
+// says otherwise (WithMaxChildren): a guard against fork bombs.
+const DefaultMaxChildren = 8
+
+// WithMaxChildren sets how many forks a session may have (default
+// DefaultMaxChildren); n <= 0 means no limit. Forks archived by a rewind
+// (those with trails:rewoundFrom) do not count, nor do deleted or detached
+// ones. Persist checks it inside the update that creates a fork, so of
+// forks racing for the last free place exactly one lands and the others
+// get ErrTooManyChildren.
+func WithMaxChildren(n int) StoreOption {
+	return func(st *Store) { st.maxKids = max(n, 0) }
+}
+
+// The update that creates a fork, read once.
+var (
+	uCreateFork = query("create-fork.ru")
+)
+
+// admitFork checks, for new fork s, what the store must hold before it
+// creates the fork, as the state row of Persist (row: state.rq) says: the
+// parent, with at least ForkedAt turns and base (the chain digest of the
+// prefix s holds) at ForkedAt-1, a chain within the depth limit, the tree
+// limits (checkFork), a parent of another principal only with
+// AcrossPrincipals, and a free branch label. It returns the depth the
+// fork will have, or again when Persist must read the state again: the
+// label was taken (s has a new one now), or the parent's turns were given
+// the hash chain (sameBase).
+func (st *Store) admitFork(ctx context.Context, s *Session, row kg.Solution, base string) (depth int, again bool, err error) {
+	if _, ok := row["pexists"]; !ok {
+		return 0, false, &AncestorError{Session: s.ID, Missing: s.ParentID}
+	}
+	plen, err := st.parentLength(ctx, s.ParentID, row)
+	if err != nil {
+		return 0, false, err
+	}
+	if plen < s.ForkedAt {
+		return 0, false, fmt.Errorf("%w: parent %s has %d turns stored, the fork point is %d", ErrConflict, s.ParentID, plen, s.ForkedAt)
+	}
+	pdepth, err := row.Int("depth")
+	if err != nil {
+		return 0, false, fmt.Errorf("%w: %v", ErrCorrupt, err)
+	}
+	if depth = pdepth + 1; depth > st.maxDepth {
+		return 0, false, fmt.Errorf("%w: the fork would have %d ancestors, more than %d", ErrForkDepth, depth, st.maxDepth)
+	}
+	if err := st.checkFork(s, row); err != nil {
+		return 0, false, err
+	}
+	if pp := row.String("pprincipal"); !st.visible(pp) && !s.across {
+		return 0, false, fmt.Errorf("%w: parent %s belongs to %q; fork it with AcrossPrincipals to allow it", ErrForbidden, s.ParentID, pp)
+	}
+	if again, err := st.sameBase(ctx, s, row, base); err != nil || again {
+		return 0, again, err
+	}
+	if _, taken := row["taken"]; taken {
+		relabel(s)
+		return 0, true, nil
+	}
+	return depth, false, nil
+}
+
+// parentLength returns the length of the parent's effective history:
+// its fork point plus its own turns.
+func (st *Store) parentLength(ctx context.Context, parentID string, row kg.Solution) (int, error) {
+	at := 0
+	if _, ok := row["pat"]; ok {
+		var err error
+		if at, err = row.Int("pat"); err != nil {
+			return 0, fmt.Errorf("%w: %v", ErrCorrupt, err)
+		}
+	}
+	if _, ok := row["pown"]; ok {
+		n, err := row.Int("pown")
+		if err != nil {
+			return 0, fmt.Errorf("%w: %v", ErrCorrupt, err)
+		}
+		return at + n, nil
+	}
+	counts, err := st.countTurns(ctx, []string{ontology.SessionIRI(parentID)})
+	if err != nil {
+		return 0, err
+	}
+	return at + counts[ontology.SessionIRI(parentID)], nil
+}
+
+// checkFork checks the tree limits for fork s of a parent described by row
+// (a row of state.rq): the parent is not a worker and has fewer forks than
+// the Store allows. create-fork.ru checks the same inside the update.
+func (st *Store) checkFork(s *Session, row kg.Solution) error {
+	if Kind(row.String("pkind")) == KindWorker {
+		return fmt.Errorf("%w: parent %s is a worker, and a worker is always a leaf", ErrNotForkable, s.ParentID)
+	}
+	if st.maxKids <= 0 {
+		return nil
+	}
+	n := 0
+	if _, ok := row["children"]; ok {
+		var err error
+		if n, err = row.Int("children"); err != nil {
+			return fmt.Errorf("%w: %v", ErrCorrupt, err)
+		}
+	}
+	if n >= st.maxKids {
+		return fmt.Errorf("%w: parent %s has %s, the limit is %d", ErrTooManyChildren, s.ParentID, forks(n), st.maxKids)
+	}
+	return nil
+}
+
+// forks returns "1 fork", "2 forks".
+func forks(n int) string {
+	if n == 1 {
+		return "1 fork"
+	}
+	return fmt.Sprintf("%d forks", n)
+}
+
+// sameBase checks, for a new fork s, that its parent's turn at the fork
+// point minus one, as stored (row: state.rq), carries base, the chain
+// digest of the prefix s holds: that the fork inherits the prefix its
+// author saw. The create update checks it again, atomically; this check
+// says what is wrong. When that turn was stored before the hash chain
+// (it has no digest), sameBase adds the chain to the parent's history
+// (rechain) and reports that Persist must read the state again.
+func (st *Store) sameBase(ctx context.Context, s *Session, row kg.Solution, base string) (again bool, err error) {
+	if s.ForkedAt == 0 {
+		return false, nil // a fork at 0 inherits nothing
+	}
+	k := s.ForkedAt - 1
+	if _, ok := row["based"]; !ok {
+		return false, fmt.Errorf("%w: parent %s holds no turn %d in its history as stored now (rewound since this fork was made?)", ErrConflict, s.ParentID, k)
+	}
+	switch got := row.String("basedigest"); got {
+	case base:
+		return false, nil
+	case "":
+		if _, err := st.rechain(ctx, s.ParentID); err != nil {
+			return false, fmt.Errorf("add the hash chain to parent %s: %w", s.ParentID, err)
+		}
+		return true, nil
+	default:
+		return false, fmt.Errorf("%w: turn %d of parent %s as stored is not the one this fork was made from (the parent was rewound, or another writer appended first); load the parent again and fork it", ErrConflict, k, s.ParentID)
+	}
+}
+
+// relabel gives fork s and its own turns a fresh branch label.
+func relabel(s *Session) {
+	s.Branch = newBranch()
+	for i := s.ForkedAt; i < len(s.Turns); i++ {
+		s.Turns[i].Branch = s.Branch
+	}
+}
+
+// forkUpdate returns the update that creates new fork s, created at now,
+// from d, which holds its metadata, turns and head: it adds the fork's
+// PROV record (with what the fork's options asked to record) and binds
+// create-fork.ru, which checks the tree limits, the fork point (never
+// beyond the parent's end) and base at ForkedAt-1 again, atomically.
+func (st *Store) forkUpdate(d *kg.Data, s *Session, row kg.Solution, now time.Time, base string) (string, error) {
+	f := prov.Fork{Child: s.ID, Parent: s.ParentID, At: s.ForkedAt, Principal: s.Principal, Time: now,
+		AcrossPrincipals: s.across && !st.visible(row.String("pprincipal"))}
+	s.fork.describe(&f)
+	prov.AddFork(d, f)
+	return withData("create-fork", uCreateFork, d, kg.Params{
+		"s": sessionIRI(s.ID), "parent": sessionIRI(s.ParentID), "branch": kg.String(s.Branch), "max": kg.Int(st.maxKids),
+		"at": kg.Int(s.ForkedAt), "k": kg.Int(s.ForkedAt - 1), "base": kg.String(base),
+	})
+}
+
+// sameFork checks that the stored fork fields of s are the caller's.
+func sameFork(s *Session, row kg.Solution) error {
+	wantParent := ""
+	if s.ParentID != "" {
+		wantParent = ontology.SessionIRI(s.ParentID)
+	}
+	if got := row.String("parent"); got != wantParent {
+		return fmt.Errorf("%w: stored parent %q, the caller's %q (detached or forked elsewhere?)", ErrConflict, idOf(got), s.ParentID)
+	}
+	at := 0
+	if _, ok := row["at"]; ok {
+		var err error
+		if at, err = row.Int("at"); err != nil {
+			return fmt.Errorf("%w: %v", ErrCorrupt, err)
+		}
+	}
+	if at != s.ForkedAt {
+		return fmt.Errorf("%w: stored fork point %d, the caller's %d", ErrConflict, at, s.ForkedAt)
+	}
+	branch := row.String("branch")
+	if branch == "" {
+		branch = MainBranch
+	}
+	if branch != s.Branch {
+		return fmt.Errorf("%w: stored branch %q, the caller's %q", ErrConflict, branch, s.Branch)
+	}
+	return nil
+}

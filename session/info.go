@@ -1,0 +1,184 @@
+package session
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/knakk/rdf"
+	"github.com/trails-kg/trails/kg"
+)
+
+// The queries of Info, read once.
+var (
+	qInfo     = query("info.rq")
+	qAgentIDs = query("agent-ids.rq")
+)
+
+// Info describes a stored session without its turns.
+type Info struct {
+	ID        string
+	Principal string
+	ParentID  string // "" for a root
+	Branch    string
+	ForkedAt  int       // 0 for a root
+	OwnTurns  int       // turns stored in the session's own graph
+	Turns     int       // length of the effective history: ForkedAt + OwnTurns
+	Created   time.Time // when the session was first persisted
+	Tags      []string  // its tags, sorted (Store.Tag); empty, not nil, when none
+	Kind      Kind      // main, branch or worker (for a session stored without one: main if a root, branch if a fork)
+	// State, ExpiresAt and CancelRequested are its lifecycle:
+	// its state (StateActive when none is stored), when it expires (zero:
+	// never) and whether an ancestor's end flagged it for cancellation.
+	State           State
+	ExpiresAt       time.Time
+	CancelRequested bool
+	// Cycle is set on a session on a trails:parentSession cycle: its own
+	// ancestor, which Check reports and Delete with Cascade removes. List
+	// sets it when the cycle is among the sessions it lists; Tree and
+	// Forest on every session of a cycle they show.
+	Cycle bool
+}
+
+// Info returns the stored description of session id.
+//
+// It returns ErrInvalid for a bad id, ErrNotFound, or a store error
+// wrapping the kg error.
+func (st *Store) Info(ctx context.Context, id string) (Info, error) {
+	if err := checkID(id); err != nil {
+		return Info{}, fmt.Errorf("info %s: %w", id, err)
+	}
+	q, err := bind("info", qInfo, kg.Params{"s": sessionIRI(id)})
+	if err != nil {
+		return Info{}, err
+	}
+	infos, err := st.infos(ctx, q)
+	if err != nil {
+		return Info{}, fmt.Errorf("info %s: %w", id, err)
+	}
+	switch infos = st.scoped(infos); len(infos) {
+	case 0:
+		return Info{}, fmt.Errorf("info %s: %w", id, ErrNotFound)
+	case 1:
+		return infos[0], nil
+	default:
+		return Info{}, fmt.Errorf("info %s: %w: %d descriptions", id, ErrCorrupt, len(infos))
+	}
+}
+
+// scoped keeps the infos visible to st.
+func (st *Store) scoped(infos []Info) []Info {
+	if st.scope == "" {
+		return infos
+	}
+	kept := infos[:0]
+	for _, in := range infos {
+		if st.visible(in.Principal) {
+			kept = append(kept, in)
+		}
+	}
+	return kept
+}
+
+// infos runs a query with the columns of list.rq and reads its rows (as
+// tab-separated values, which Fuseki writes faster than JSON).
+func (st *Store) infos(ctx context.Context, q string) ([]Info, error) {
+	res, err := st.c.Select(ctx, q)
+	if err != nil {
+		return nil, err
+	}
+	infos := make([]Info, 0, len(res.Solutions))
+	var legacy []string          // sessions stored without trails:ownTurns
+	agents := map[string][]int{} // infos whose agent their own graph does not describe, by agent
+	seen := make(map[string]bool, len(res.Solutions))
+	for _, row := range res.Solutions {
+		l, err := readLink(row)
+		if err != nil {
+			return nil, err
+		}
+		if seen[l.iri] {
+			continue // a session stored with two parents (say): trails-admin check reports it
+		}
+		seen[l.iri] = true
+		in := Info{
+			ID:        row.String("id"),
+			Principal: l.principal,
+			Branch:    branchOrMain(l.branch),
+			ForkedAt:  l.at,
+			OwnTurns:  l.own,
+			Created:   l.created,
+			Tags:      splitTags(row.String("tags")),
+			Kind:      kindOf(l.kind, l.parent),
+		}
+		l.life.setInfo(&in)
+		if in.ID == "" {
+			in.ID = idOf(l.iri)
+		}
+		if l.parent != "" {
+			in.ParentID = idOf(l.parent)
+		}
+		if !l.hasOwn {
+			legacy = append(legacy, l.iri)
+			in.OwnTurns = -1
+		}
+		if _, ok := row["principal"]; !ok {
+			if a := row.String("agent"); a != "" {
+				agents[a] = append(agents[a], len(infos))
+			}
+		}
+		infos = append(infos, in)
+	}
+	if len(agents) > 0 {
+		if err := st.agentIDs(ctx, agents, infos); err != nil {
+			return nil, err
+		}
+	}
+	if len(legacy) > 0 {
+		counts, err := st.countTurns(ctx, legacy)
+		if err != nil {
+			return nil, err
+		}
+		for i := range infos {
+			if infos[i].OwnTurns < 0 {
+				infos[i].OwnTurns = counts[sessionIRI(infos[i].ID).String()]
+			}
+		}
+	}
+	for i := range infos {
+		infos[i].Turns = infos[i].ForkedAt + infos[i].OwnTurns
+	}
+	return infos, nil
+}
+
+// agentIDs fills in the principal of the infos at agents[a] from the
+// description of agent a anywhere in the store, in one query: for sessions
+// whose own graph does not describe their agent (written by hand, say).
+func (st *Store) agentIDs(ctx context.Context, agents map[string][]int, infos []Info) error {
+	rows := make([][]rdf.Term, 0, len(agents))
+	for a := range agents {
+		t, err := kg.IRI(a)
+		if err != nil {
+			continue // not an IRI: no description to find
+		}
+		rows = append(rows, []rdf.Term{t})
+	}
+	if len(rows) == 0 {
+		return nil
+	}
+	q, err := kg.BindTables(qAgentIDs, nil, map[string]kg.Table{"agents": {Vars: []string{"agent"}, Rows: rows}})
+	if err != nil {
+		return err
+	}
+	res, err := st.c.Select(ctx, q)
+	if err != nil {
+		return err
+	}
+	for _, row := range res.Solutions {
+		for _, i := range agents[row.String("agent")] {
+			if infos[i].Principal == "" {
+				infos[i].Principal = row.String("principal")
+			}
+		}
+	}
+	return nil
+}

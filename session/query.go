@@ -1,0 +1,93 @@
+package session
+
+import (
+	"crypto/rand"
+	"embed"
+	"encoding/hex"
+	"fmt"
+	"net/url"
+	"strings"
+
+	"github.com/knakk/rdf"
+	"github.com/trails-kg/trails/kg"
+	"github.com/trails-kg/trails/ontology"
+)
+
+//go:embed queries/*.rq queries/*.ru
+var queryFS embed.FS
+
+// query returns the text of an embedded query file.
+func query(name string) string {
+	b, err := queryFS.ReadFile("queries/" + name)
+	if err != nil {
+		panic(err)
+	}
+	return string(b)
+}
+
+// sessionIRI returns the IRI (and graph) of session id.
+func sessionIRI(id string) rdf.IRI { return kg.MustIRI(ontology.SessionIRI(id)) }
+
+// idOf returns the session id in a session IRI, or the IRI itself when it
+// is not one of ours.
+func idOf(iri string) string {
+	if rest, ok := strings.CutPrefix(iri, ontology.SessionBase); ok {
+		if id, err := url.PathUnescape(rest); err == nil {
+			return id
+		}
+	}
+	return iri
+}
+
+// iri is kg.MustIRI for the vocabulary's constants.
+func iri(s string) rdf.IRI { return kg.MustIRI(s) }
+
+// bind is kg.Bind for the package's own queries, whose parameters are
+// always valid: an error here is a bug, reported with the query's name.
+func bind(name, q string, p kg.Params) (string, error) {
+	out, err := kg.Bind(q, p)
+	if err != nil {
+		return "", fmt.Errorf("%s: %w", name, err)
+	}
+	return out, nil
+}
+
+// bindOrPanic binds one of the package's own queries with values that
+// validate has checked: an error is a bug.
+func bindOrPanic(name, q string, p kg.Params) string {
+	out, err := bind(name, q, p)
+	if err != nil {
+		panic(err)
+	}
+	return out
+}
+
+// withData binds the parameters of an update template, then puts the quads
+// of d where its "#DATA" comment stands.
+func withData(name, tmpl string, d *kg.Data, p kg.Params) (string, error) {
+	return withTables(name, tmpl, d, p, nil)
+}
+
+// withTables is withData for a template with VALUES tables too
+// (kg.BindTables).
+func withTables(name, tmpl string, d *kg.Data, p kg.Params, tables map[string]kg.Table) (string, error) {
+	quads, err := d.Quads()
+	if err != nil {
+		return "", err
+	}
+	if !strings.Contains(tmpl, "#DATA") {
+		panic(name + ": no #DATA marker")
+	}
+	// Bind the template alone, not the template with the quads in it:
+	// binding scans what it binds, and the quads are most of the request.
+	// The marker gets a random suffix first, so that no bound value can
+	// look like it.
+	var r [8]byte
+	rand.Read(r[:])
+	marker := "#DATA-" + hex.EncodeToString(r[:])
+	bound, err := kg.BindTables(strings.Replace(tmpl, "#DATA", marker, 1), p, tables)
+	if err != nil {
+		return "", fmt.Errorf("%s: %w", name, err)
+	}
+	return strings.Replace(bound, marker, quads, 1), nil
+}
