@@ -313,7 +313,7 @@ func TestDetachKeepsAnchors(t *testing.T) {
 	appendN(fork, 1, "fork")
 	mustPersist(t, st, fork)
 	mustAnchor(t, st, fork.ID, "own", map[string]string{"k": "v"})
-	if err := st.Detach(ctx, fork.ID); err != nil {
+	if err := st.Detach(ctx, fork.ID, session.DetachOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	got := mustLoad(t, st, fork.ID)

@@ -65,13 +65,13 @@ func soundStore(tb testing.TB) (*session.Store, *kg.Client, checkFixture) {
 	fx.detached = mustFork(tb, fx.root, 3)
 	appendN(fx.detached, 2, "detached")
 	mustPersist(tb, st, fx.detached)
-	if err := st.Detach(ctx, fx.detached.ID); err != nil {
+	if err := st.Detach(ctx, fx.detached.ID, session.DetachOptions{}); err != nil {
 		tb.Fatal(err)
 	}
 	gone := mustFork(tb, fx.fork, 3)
 	appendN(gone, 1, "deleted")
 	mustPersist(tb, st, gone)
-	if err := st.Delete(ctx, gone.ID); err != nil {
+	if err := st.Delete(ctx, gone.ID, session.DeleteOptions{}); err != nil {
 		tb.Fatal(err)
 	}
 
@@ -81,14 +81,14 @@ func soundStore(tb testing.TB) (*session.Store, *kg.Client, checkFixture) {
 	treeKid := mustFork(tb, tree, 2)
 	appendN(treeKid, 1, "tree kid")
 	mustPersist(tb, st, treeKid)
-	if err := st.Delete(ctx, tree.ID, session.Cascade()); err != nil {
+	if err := st.Delete(ctx, tree.ID, session.DeleteOptions{Cascade: true}); err != nil {
 		tb.Fatal(err)
 	}
 	mid := persisted(tb, st, "mid", 2) // deleted after detaching its fork
 	kid := mustFork(tb, mid, 1)
 	appendN(kid, 1, "kid")
 	mustPersist(tb, st, kid)
-	if err := st.Delete(ctx, mid.ID, session.DetachChildren()); err != nil {
+	if err := st.Delete(ctx, mid.ID, session.DeleteOptions{DetachChildren: true}); err != nil {
 		tb.Fatal(err)
 	}
 

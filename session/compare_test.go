@@ -63,11 +63,11 @@ func seedCompare(tb testing.TB, st *session.Store) compareFamily {
 		}
 		fx.before[[2]string{fx.d.ID, other.ID}] = c
 	}
-	if err := st.Detach(ctx, fx.d.ID); err != nil {
+	if err := st.Detach(ctx, fx.d.ID, session.DetachOptions{}); err != nil {
 		tb.Fatalf("detach d: %v", err)
 	}
 	fx.dc = fork(mustLoad(tb, st, fx.d.ID), 4, 1, "dc")
-	if err := st.Detach(ctx, fx.dc.ID); err != nil {
+	if err := st.Detach(ctx, fx.dc.ID, session.DetachOptions{}); err != nil {
 		tb.Fatalf("detach dc: %v", err)
 	}
 
@@ -75,11 +75,11 @@ func seedCompare(tb testing.TB, st *session.Store) compareFamily {
 	fx.f = fork(p, 2, 1, "f")
 	fx.g = fork(p, 2, 2, "g")
 	for _, s := range []*session.Session{fx.f, fx.g} {
-		if err := st.Detach(ctx, s.ID); err != nil {
+		if err := st.Detach(ctx, s.ID, session.DetachOptions{}); err != nil {
 			tb.Fatalf("detach %s: %v", s.ID, err)
 		}
 	}
-	if err := st.Delete(ctx, p.ID); err != nil {
+	if err := st.Delete(ctx, p.ID, session.DeleteOptions{}); err != nil {
 		tb.Fatalf("delete p: %v", err)
 	}
 	return fx

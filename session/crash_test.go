@@ -398,7 +398,7 @@ func TestKillDuringDetach(t *testing.T) {
 	cal.updates, cal.spent = 0, 0
 	cal.mu.Unlock()
 	took := timed(func() {
-		if err := st.Detach(ctx, f.ID); err != nil {
+		if err := st.Detach(ctx, f.ID, session.DetachOptions{}); err != nil {
 			t.Fatal(err)
 		}
 	})
@@ -420,7 +420,7 @@ func TestKillDuringDetach(t *testing.T) {
 		if cp.update == 0 {
 			kl.Arm()
 		}
-		derr := kst.Detach(ctx, f.ID)
+		derr := kst.Detach(ctx, f.ID, session.DetachOptions{})
 		kl.Arm() // if Detach was done before the kill, it comes after
 		<-kl.Killed
 		if derr != nil && !errors.Is(derr, kg.ErrUnavailable) {
@@ -445,7 +445,7 @@ func TestKillDuringDetach(t *testing.T) {
 		sameHistory(t, got.Turns, want.Turns)
 		checked := timed(func() { mustCheck(t, st) })
 
-		if err := st.Detach(ctx, f.ID); err != nil {
+		if err := st.Detach(ctx, f.ID, session.DetachOptions{}); err != nil {
 			t.Fatalf("kill point %d (%v): Detach again: %v", p, cp, err)
 		}
 		got = mustLoad(t, st, f.ID)
@@ -504,7 +504,7 @@ func TestKillDuringCascadeDelete(t *testing.T) {
 	cal.updates, cal.spent = 0, 0
 	cal.mu.Unlock()
 	took := timed(func() {
-		if err := st.Delete(ctx, ids[0], session.Cascade()); err != nil {
+		if err := st.Delete(ctx, ids[0], session.DeleteOptions{Cascade: true}); err != nil {
 			t.Fatal(err)
 		}
 	})
@@ -528,7 +528,7 @@ func TestKillDuringCascadeDelete(t *testing.T) {
 			kl.Arm()
 		}
 		var steps int
-		derr := kst.Delete(ctx, ids[0], session.Cascade(), session.Progress(func(int, int, session.Step) { steps++ }))
+		derr := kst.Delete(ctx, ids[0], session.DeleteOptions{Cascade: true, Progress: func(int, int, session.Step) { steps++ }})
 		kl.Arm() // if Delete was done before the kill, it comes after
 		<-kl.Killed
 		if derr != nil && !errors.Is(derr, kg.ErrUnavailable) {
@@ -555,7 +555,7 @@ func TestKillDuringCascadeDelete(t *testing.T) {
 		}
 		checked := timed(func() { mustCheck(t, st) })
 
-		err := st.Delete(ctx, ids[0], session.Cascade())
+		err := st.Delete(ctx, ids[0], session.DeleteOptions{Cascade: true})
 		if err != nil && !(gone == len(ids) && errors.Is(err, session.ErrNotFound)) {
 			t.Fatalf("kill point %d (%v): Delete again: %v", p, cp, err)
 		}

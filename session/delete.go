@@ -19,34 +19,22 @@ var (
 	qStored = query("stored-sessions.rq")
 )
 
-// ActionOption qualifies a Delete, Detach or Expire.
-type ActionOption func(*actionConfig)
-
-type actionConfig struct {
-	principal      string
-	cascade        bool
-	detachChildren bool
-	progress       func(done, total int, s Step)
-}
-
-// By names the principal who deletes, detaches or expires, for the PROV
-// record (default: the session's own principal).
-func By(principal string) ActionOption {
-	return func(c *actionConfig) { c.principal = principal }
-}
-
-// Cascade makes Delete remove the session's whole fork tree, leaves first,
-// one atomic step per session.
-func Cascade() ActionOption { return func(c *actionConfig) { c.cascade = true } }
-
-// DetachChildren makes Delete first detach each direct fork of the session
-// (one atomic step each), then delete it.
-func DetachChildren() ActionOption { return func(c *actionConfig) { c.detachChildren = true } }
-
-// Progress makes Delete (and Expire) call fn after each step it
-// completes: done of total steps, and the step.
-func Progress(fn func(done, total int, s Step)) ActionOption {
-	return func(c *actionConfig) { c.progress = fn }
+// DeleteOptions qualify a Delete or a PlanDelete. The zero value deletes
+// one session that has no forks, recorded in PROV as deleted by its own
+// principal.
+type DeleteOptions struct {
+	// By names the principal who deletes, for the PROV records (default:
+	// each session's own principal).
+	By string
+	// Cascade removes the session's whole fork tree, leaves first, one
+	// atomic step per session.
+	Cascade bool
+	// DetachChildren first detaches each direct fork of the session (one
+	// atomic step each), then deletes it. It excludes Cascade.
+	DetachChildren bool
+	// Progress, if not nil, is called after each step completes: done of
+	// total steps, and the step.
+	Progress func(done, total int, s Step)
 }
 
 // Step is one atomic step of a Delete, or one session of an Expire.
@@ -72,13 +60,13 @@ func (e *StepsError) Error() string {
 // Unwrap returns the reason the steps stopped.
 func (e *StepsError) Unwrap() error { return e.Err }
 
-// PlanDelete returns the steps Delete(ctx, id, opts...) would take, in
+// PlanDelete returns the steps Delete(ctx, id, opts) would take, in
 // order, without changing anything: the dry run of a delete.
 //
 // It returns the errors of Delete that can be known in advance:
 // ErrInvalid, ErrNotFound, ErrHasChildren (no Cascade or DetachChildren
 // while forks exist), or a store error.
-func (st *Store) PlanDelete(ctx context.Context, id string, opts ...ActionOption) ([]Step, error) {
+func (st *Store) PlanDelete(ctx context.Context, id string, opts DeleteOptions) ([]Step, error) {
 	p, err := st.plan(ctx, id, opts)
 	if err != nil {
 		return nil, fmt.Errorf("plan delete %s: %w", id, err)
@@ -96,13 +84,9 @@ type deletePlan struct {
 	cycleFrom  int
 }
 
-func (st *Store) plan(ctx context.Context, id string, opts []ActionOption) (deletePlan, error) {
-	var cfg actionConfig
-	for _, o := range opts {
-		o(&cfg)
-	}
+func (st *Store) plan(ctx context.Context, id string, opts DeleteOptions) (deletePlan, error) {
 	var p deletePlan
-	if cfg.cascade && cfg.detachChildren {
+	if opts.Cascade && opts.DetachChildren {
 		return p, fmt.Errorf("%w: Cascade and DetachChildren exclude each other", ErrInvalid)
 	}
 	tree, err := st.tree(ctx, id)
@@ -114,7 +98,7 @@ func (st *Store) plan(ctx context.Context, id string, opts []ActionOption) (dele
 		p.principals = append(p.principals, n.Principal)
 	}
 	switch {
-	case cfg.cascade:
+	case opts.Cascade:
 		// Leaves first. A session on a parent cycle (the top, when its
 		// parent is one of its descendants) comes after every session
 		// that is not: the fork on the cycle is visited last, so that
@@ -135,7 +119,7 @@ func (st *Store) plan(ctx context.Context, id string, opts []ActionOption) (dele
 			add("delete", n, n.OwnTurns)
 		}
 		post(tree)
-	case cfg.detachChildren:
+	case opts.DetachChildren:
 		for _, c := range tree.Children {
 			add("detach", c, c.ForkedAt)
 		}
@@ -147,7 +131,7 @@ func (st *Store) plan(ctx context.Context, id string, opts []ActionOption) (dele
 		add("delete", tree, tree.OwnTurns)
 	}
 	p.cycleFrom = len(p.steps)
-	if tree.Cycle && cfg.cascade {
+	if tree.Cycle && opts.Cascade {
 		n := 0
 		tree.Walk(func(m *Node) {
 			if m.Cycle {
@@ -190,14 +174,10 @@ const (
 // It returns ErrInvalid for a bad id, ErrNotFound, ErrHasChildren (naming
 // the forks), a *StepsError when a multi-step delete stopped early
 // (wrapping the reason), or a store error wrapping the kg error.
-func (st *Store) Delete(ctx context.Context, id string, opts ...ActionOption) error {
+func (st *Store) Delete(ctx context.Context, id string, opts DeleteOptions) error {
 	p, err := st.plan(ctx, id, opts)
 	if err != nil {
 		return fmt.Errorf("delete %s: %w", id, err)
-	}
-	var cfg actionConfig
-	for _, o := range opts {
-		o(&cfg)
 	}
 	steps := p.steps
 	for i := 0; i < len(steps); {
@@ -206,7 +186,7 @@ func (st *Store) Delete(ctx context.Context, id string, opts ...ActionOption) er
 		}
 		j := i + 1
 		if steps[i].Action == "detach" {
-			_, err = st.detach(ctx, steps[i].Session, opts)
+			_, err = st.detach(ctx, steps[i].Session, DetachOptions{By: opts.By})
 		} else {
 			turns := steps[i].Turns
 			size := min(max(i/8, 1), deleteBatch)
@@ -215,7 +195,7 @@ func (st *Store) Delete(ctx context.Context, id string, opts ...ActionOption) er
 				turns += steps[j].Turns
 				j++
 			}
-			err = st.deleteBatch(ctx, steps[i:j], p.principals[i:j], cfg.principal)
+			err = st.deleteBatch(ctx, steps[i:j], p.principals[i:j], opts.By)
 		}
 		if err != nil {
 			if len(steps) > 1 {
@@ -223,9 +203,9 @@ func (st *Store) Delete(ctx context.Context, id string, opts ...ActionOption) er
 			}
 			return fmt.Errorf("delete %s: %w", id, err)
 		}
-		if cfg.progress != nil {
+		if opts.Progress != nil {
 			for k := i; k < j; k++ {
-				cfg.progress(k+1, len(steps), steps[k])
+				opts.Progress(k+1, len(steps), steps[k])
 			}
 		}
 		i = j

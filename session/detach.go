@@ -1,6 +1,7 @@
 package session
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 
@@ -16,6 +17,14 @@ var (
 	uDetach     = query("detach.ru")
 	qVerifyRoot = query("verify-detached.rq")
 )
+
+// DetachOptions qualify a Detach. The zero value records the detach in
+// PROV as done by the fork's own principal.
+type DetachOptions struct {
+	// By names the principal who detaches, for the PROV record (default:
+	// the fork's own principal).
+	By string
+}
 
 // DetachResult says what a Detach materialized.
 type DetachResult struct {
@@ -42,14 +51,14 @@ type DetachResult struct {
 // of the prefix no longer matches its hash-chain digest (it was edited in
 // the store: a copy would hide that), ErrConflict when the fork changed
 // while it was being detached, or a store error wrapping the kg error.
-func (st *Store) Detach(ctx context.Context, id string, opts ...ActionOption) error {
-	_, err := st.DetachReport(ctx, id, opts...)
+func (st *Store) Detach(ctx context.Context, id string, opts DetachOptions) error {
+	_, err := st.DetachReport(ctx, id, opts)
 	return err
 }
 
 // DetachReport is Detach, also saying what was materialized. For a root it
 // returns a zero DetachResult.
-func (st *Store) DetachReport(ctx context.Context, id string, opts ...ActionOption) (DetachResult, error) {
+func (st *Store) DetachReport(ctx context.Context, id string, opts DetachOptions) (DetachResult, error) {
 	r, err := st.detach(ctx, id, opts)
 	if err != nil {
 		return DetachResult{}, fmt.Errorf("detach %s: %w", id, err)
@@ -57,7 +66,7 @@ func (st *Store) DetachReport(ctx context.Context, id string, opts ...ActionOpti
 	return r, nil
 }
 
-// PlanDetach returns what Detach(ctx, id) would materialize, without
+// PlanDetach returns what Detach would materialize, without
 // changing anything: the dry run of a detach. It returns the errors of
 // Detach that can be known in advance.
 func (st *Store) PlanDetach(ctx context.Context, id string) (DetachResult, error) {
@@ -80,7 +89,7 @@ func detachResult(s *Session, owners []string) DetachResult {
 	return r
 }
 
-func (st *Store) detach(ctx context.Context, id string, opts []ActionOption) (DetachResult, error) {
+func (st *Store) detach(ctx context.Context, id string, opts DetachOptions) (DetachResult, error) {
 	s, owners, err := st.load(ctx, id, -1)
 	if err != nil {
 		return DetachResult{}, err
@@ -88,10 +97,7 @@ func (st *Store) detach(ctx context.Context, id string, opts []ActionOption) (De
 	if s.ParentID == "" {
 		return DetachResult{}, nil
 	}
-	cfg := actionConfig{principal: s.Principal}
-	for _, o := range opts {
-		o(&cfg)
-	}
+	principal := cmp.Or(opts.By, s.Principal)
 	g := sessionIRI(id)
 	own := s.Turns[s.ForkedAt:]
 	head := digest(own)
@@ -118,7 +124,7 @@ func (st *Store) detach(ctx context.Context, id string, opts []ActionOption) (De
 	}
 	addInheritedAnchors(&d, g, s) // the positions named inside the prefix
 	addHead(&d, g, len(s.Turns), all)
-	prov.AddDetach(&d, act, prov.Detach{Session: id, Parent: s.ParentID, Copied: s.ForkedAt, Principal: cfg.principal, Time: st.now()})
+	prov.AddDetach(&d, act, prov.Detach{Session: id, Parent: s.ParentID, Copied: s.ForkedAt, Principal: principal, Time: st.now()})
 	u, err := withData("detach", uDetach, &d, kg.Params{
 		"s": g, "parent": sessionIRI(s.ParentID), "at": kg.Int(s.ForkedAt),
 		"own": kg.Int(len(own)), "head": kg.String(head),

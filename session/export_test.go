@@ -89,7 +89,7 @@ func buildVaried(tb testing.TB, st *session.Store) varied {
 	d := mustFork(tb, a, 5)
 	d.Append("assistant", "to be detached")
 	mustPersist(tb, st, d)
-	if err := st.Detach(ctx, d.ID, session.By("the detacher")); err != nil {
+	if err := st.Detach(ctx, d.ID, session.DetachOptions{By: "the detacher"}); err != nil {
 		tb.Fatalf("detach: %v", err)
 	}
 
@@ -97,11 +97,11 @@ func buildVaried(tb testing.TB, st *session.Store) varied {
 	g := mustFork(tb, e, 1)
 	appendN(g, 2, "doomed")
 	mustPersist(tb, st, g)
-	if err := st.Delete(ctx, g.ID, session.By("the deleter")); err != nil {
+	if err := st.Delete(ctx, g.ID, session.DeleteOptions{By: "the deleter"}); err != nil {
 		tb.Fatalf("delete fork: %v", err)
 	}
 	h := persisted(tb, st, "henry", 2)
-	if err := st.Delete(ctx, h.ID); err != nil {
+	if err := st.Delete(ctx, h.ID, session.DeleteOptions{}); err != nil {
 		tb.Fatalf("delete root: %v", err)
 	}
 
@@ -571,7 +571,7 @@ func TestImportConflict(t *testing.T) {
 	data, _ := mustExport(t, st, session.NQuads)
 	s.Append("user", "said after the backup")
 	mustPersist(t, st, s)
-	if err := st.Delete(ctx, gone.ID); err != nil {
+	if err := st.Delete(ctx, gone.ID, session.DeleteOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	before := snapshot(t, st)

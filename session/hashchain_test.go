@@ -30,7 +30,7 @@ func TestForkProvesItsPrefix(t *testing.T) {
 	}{
 		{"parent rewound and continued past the fork point", func(t *testing.T, st *session.Store, p *session.Session) *session.Session {
 			f := mustFork(t, mustLoad(t, st, p.ID), 15)
-			if _, _, err := st.Rewind(ctx, p.ID, 10); err != nil {
+			if _, _, err := st.Rewind(ctx, p.ID, 10, session.RewindOptions{}); err != nil {
 				t.Fatal(err)
 			}
 			again := mustLoad(t, st, p.ID)
@@ -61,7 +61,7 @@ func TestForkProvesItsPrefix(t *testing.T) {
 			appendN(mid, 2, "mid")
 			mustPersist(t, st, mid)
 			f := mustFork(t, mustLoad(t, st, mid.ID), 8) // inherits p's turns 0..7 through mid
-			if _, _, err := st.Rewind(ctx, p.ID, 5); err != nil {
+			if _, _, err := st.Rewind(ctx, p.ID, 5, session.RewindOptions{}); err != nil {
 				t.Fatal(err)
 			}
 			again := mustLoad(t, st, p.ID)
@@ -287,7 +287,7 @@ func TestDetachRefusesEditedPrefix(t *testing.T) {
 	mustPersist(t, st, f)
 	tamper(t, c, p.Turns[1].ID, ontology.Content, kg.String("forged"))
 	before := countQuads(t, c, "")
-	if err := st.Detach(ctx, f.ID); !errors.Is(err, session.ErrCorrupt) {
+	if err := st.Detach(ctx, f.ID, session.DetachOptions{}); !errors.Is(err, session.ErrCorrupt) {
 		t.Fatalf("got %v, want ErrCorrupt", err)
 	}
 	if after := countQuads(t, c, ""); after != before {

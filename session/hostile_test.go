@@ -59,8 +59,8 @@ func TestHostileIDs(t *testing.T) {
 		{"info", func(id string) error { _, err := st.Info(ctx, id); return err }},
 		{"branches", func(id string) error { _, err := st.Branches(ctx, id); return err }},
 		{"tree", func(id string) error { _, err := st.Tree(ctx, id); return err }},
-		{"delete", func(id string) error { return st.Delete(ctx, id) }},
-		{"detach", func(id string) error { return st.Detach(ctx, id) }},
+		{"delete", func(id string) error { return st.Delete(ctx, id, session.DeleteOptions{}) }},
+		{"detach", func(id string) error { return st.Detach(ctx, id, session.DetachOptions{}) }},
 		{"persist", func(id string) error {
 			s := session.New("p")
 			s.ID = id
@@ -963,7 +963,7 @@ func TestInjection(t *testing.T) {
 		if _, err := st.Branches(ctx, p); !errors.Is(err, session.ErrInvalid) {
 			t.Errorf("branches %q: got %v, want ErrInvalid", p, err)
 		}
-		if err := st.Delete(ctx, p); !errors.Is(err, session.ErrInvalid) {
+		if err := st.Delete(ctx, p, session.DeleteOptions{}); !errors.Is(err, session.ErrInvalid) {
 			t.Errorf("delete %q: got %v, want ErrInvalid", p, err)
 		}
 		s := session.New("p")

@@ -152,7 +152,7 @@ func newImportVictim(t *testing.T) *importVictim {
 
 	d := persisted(t, v.st, "dora", 1)
 	v.deleted, _ = mustExport(t, v.st, session.NQuads, d.ID)
-	if err := v.st.Delete(ctx, d.ID); err != nil {
+	if err := v.st.Delete(ctx, d.ID, session.DeleteOptions{}); err != nil {
 		t.Fatal(err)
 	}
 
@@ -520,7 +520,7 @@ func buildForest(tb testing.TB, st *session.Store) []string {
 	h := mustFork(tb, r, 1)
 	appendN(h, 1, "h")
 	mustPersist(tb, st, h)
-	if err := st.Detach(ctx, h.ID); err != nil {
+	if err := st.Detach(ctx, h.ID, session.DetachOptions{}); err != nil {
 		tb.Fatal(err)
 	}
 	if err := st.Tag(ctx, r.ID, "keep", "demo"); err != nil {
@@ -529,7 +529,7 @@ func buildForest(tb testing.TB, st *session.Store) []string {
 	doomed := mustFork(tb, r, 2)
 	appendN(doomed, 1, "doomed")
 	mustPersist(tb, st, doomed)
-	if err := st.Delete(ctx, doomed.ID); err != nil {
+	if err := st.Delete(ctx, doomed.ID, session.DeleteOptions{}); err != nil {
 		tb.Fatal(err)
 	}
 	return []string{r.ID, f.ID, wk.ID, g.ID, rw.Archive, h.ID}

@@ -107,7 +107,7 @@ func TestErrorsQuoteUserValuesCut(t *testing.T) {
 	s.Append("user", "hi")
 	role := session.New("alice")
 	role.Append(long+"\xff", "hi")
-	_, stateErr := st.SetState(ctx, newID(), session.State(long))
+	_, stateErr := st.SetState(ctx, newID(), session.State(long), session.StateOptions{})
 	for what, err := range map[string]error{
 		"principal":  st.Persist(ctx, s),
 		"role":       st.Persist(ctx, role),

@@ -147,19 +147,19 @@ func TestDelete(t *testing.T) {
 	appendN(f, 1, "f")
 	mustPersist(t, st, f)
 
-	err := st.Delete(ctx, root.ID)
+	err := st.Delete(ctx, root.ID, session.DeleteOptions{})
 	if !errors.Is(err, session.ErrHasChildren) {
 		t.Fatalf("got %v, want ErrHasChildren", err)
 	}
 	sameSession(t, mustLoad(t, st, root.ID), root)
 
-	if err := st.Delete(ctx, f.ID, session.By("operator")); err != nil {
+	if err := st.Delete(ctx, f.ID, session.DeleteOptions{By: "operator"}); err != nil {
 		t.Fatalf("delete leaf: %v", err)
 	}
 	if _, err := st.Load(ctx, f.ID); !errors.Is(err, session.ErrNotFound) {
 		t.Fatalf("load deleted: got %v, want ErrNotFound", err)
 	}
-	if err := st.Delete(ctx, f.ID); !errors.Is(err, session.ErrNotFound) {
+	if err := st.Delete(ctx, f.ID, session.DeleteOptions{}); !errors.Is(err, session.ErrNotFound) {
 		t.Fatalf("delete twice: got %v, want ErrNotFound", err)
 	}
 	// Its graph is gone; its PROV records stay, with the deletion.
@@ -180,7 +180,7 @@ SELECT ?fork ?del ?who WHERE {
 	if _, err := c.GetGraph(ctx, kg.MustIRI(ontology.SessionIRI(f.ID))); !errors.Is(err, kg.ErrNotFound) {
 		t.Fatalf("the deleted session's graph: got %v, want ErrNotFound", err)
 	}
-	if err := st.Delete(ctx, root.ID); err != nil {
+	if err := st.Delete(ctx, root.ID, session.DeleteOptions{}); err != nil {
 		t.Fatalf("delete the root once its fork is gone: %v", err)
 	}
 }
@@ -203,7 +203,7 @@ func TestDetach(t *testing.T) {
 		t.Fatal(err)
 	}
 	sameSession(t, mustLoad(t, st, leaf.ID), before) // the plan changed nothing
-	r, err := st.DetachReport(ctx, leaf.ID)
+	r, err := st.DetachReport(ctx, leaf.ID, session.DetachOptions{})
 	if err != nil {
 		t.Fatalf("detach: %v", err)
 	}
@@ -222,10 +222,10 @@ func TestDetach(t *testing.T) {
 		t.Fatalf("got branch %q, want the label it had, %q", after.Branch, leaf.Branch)
 	}
 	// Its ancestors can go now.
-	if err := st.Delete(ctx, mid.ID); err != nil {
+	if err := st.Delete(ctx, mid.ID, session.DeleteOptions{}); err != nil {
 		t.Fatalf("delete former parent: %v", err)
 	}
-	if err := st.Delete(ctx, root.ID); err != nil {
+	if err := st.Delete(ctx, root.ID, session.DeleteOptions{}); err != nil {
 		t.Fatalf("delete former root: %v", err)
 	}
 	sameHistory(t, mustLoad(t, st, leaf.ID).Turns, before.Turns)
@@ -234,7 +234,7 @@ func TestDetach(t *testing.T) {
 	mustPersist(t, st, after)
 	sameSession(t, mustLoad(t, st, leaf.ID), after)
 	// Detaching a root does nothing; the stale pre-detach copy conflicts.
-	if err := st.Detach(ctx, leaf.ID); err != nil {
+	if err := st.Detach(ctx, leaf.ID, session.DetachOptions{}); err != nil {
 		t.Fatalf("detach a root: %v", err)
 	}
 	leaf.Append("user", "stale writer")
@@ -355,7 +355,7 @@ func TestNoResurrection(t *testing.T) {
 	s := persisted(t, st, "alice", 2)
 	late := *s // another writer's copy, taken before the delete
 	late.Turns = append([]session.Turn(nil), s.Turns...)
-	if err := st.Delete(ctx, s.ID); err != nil {
+	if err := st.Delete(ctx, s.ID, session.DeleteOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	late.Append("user", "a late turn")

@@ -127,13 +127,13 @@ func TestMaxChildrenCountsLiveForks(t *testing.T) {
 	a, b := mustFork2(), mustFork2()
 	refused("two forks")
 
-	if err := st.Detach(ctx, a.ID); err != nil {
+	if err := st.Detach(ctx, a.ID, session.DetachOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	c1 := mustFork2() // in a's place
 	refused("after the detach and a new fork")
 
-	if err := st.Delete(ctx, c1.ID); err != nil {
+	if err := st.Delete(ctx, c1.ID, session.DeleteOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	d := mustFork2() // in c1's place
@@ -344,7 +344,7 @@ func TestKindsRoundTrip(t *testing.T) {
 		t.Fatalf("a changed kind: got %v, want ErrConflict", err)
 	}
 	// A detached fork keeps its kind.
-	if err := st.Detach(ctx, worker.ID); err != nil {
+	if err := st.Detach(ctx, worker.ID, session.DetachOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	if got := mustLoad(t, st, worker.ID); got.ParentID != "" || got.Kind != session.KindWorker {

@@ -265,7 +265,7 @@ func TestMergeRefused(t *testing.T) {
 	t.Run("missing parent", func(t *testing.T) {
 		p := persisted(t, st, "alice", 2)
 		f := forkedChild(t, st, p, 2, 1)
-		if err := st.Delete(ctx, p.ID, session.DetachChildren()); err != nil {
+		if err := st.Delete(ctx, p.ID, session.DeleteOptions{DetachChildren: true}); err != nil {
 			t.Fatal(err)
 		}
 		// Detached, f is a root: nothing to merge into.
@@ -293,7 +293,7 @@ func TestMergeRefused(t *testing.T) {
 	t.Run("ended parent", func(t *testing.T) {
 		p := persisted(t, st, "alice", 2)
 		f := forkedChild(t, st, p, 2, 1)
-		if _, err := st.SetState(ctx, p.ID, session.StateCompleted); err != nil {
+		if _, err := st.SetState(ctx, p.ID, session.StateCompleted, session.StateOptions{}); err != nil {
 			t.Fatal(err)
 		}
 		n := countQuads(t, c, "")
@@ -528,7 +528,7 @@ func TestMergeAfterRewind(t *testing.T) {
 	st, _, _ := newStore(t)
 	ctx := context.Background()
 	root := persisted(t, st, "alice", 4)
-	rewound, _, err := st.Rewind(ctx, root.ID, 2)
+	rewound, _, err := st.Rewind(ctx, root.ID, 2, session.RewindOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -569,7 +569,7 @@ func TestDetachKeepsMergeResult(t *testing.T) {
 	if err != nil || len(want) != 1 {
 		t.Fatalf("Merges of the parent: got %+v, %v, want one", want, err)
 	}
-	if err := st.Detach(ctx, fork.ID); err != nil {
+	if err := st.Detach(ctx, fork.ID, session.DetachOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	got, err := st.Merges(ctx, fork.ID)

@@ -24,24 +24,15 @@ var (
 	qRewinds      = query("rewinds.rq")
 )
 
-// RewindOption qualifies a Rewind.
-type RewindOption func(*rewindConfig)
-
-type rewindConfig struct {
-	reason    string
-	principal string
-}
-
-// RewindReason records why the session is rewound, in words, on the
-// rewind's PROV activity and on the archive's fork record (trails:reason).
-func RewindReason(reason string) RewindOption {
-	return func(c *rewindConfig) { c.reason = reason }
-}
-
-// RewindBy names the principal who rewinds, for the PROV records (default:
-// the session's own principal).
-func RewindBy(principal string) RewindOption {
-	return func(c *rewindConfig) { c.principal = principal }
+// RewindOptions qualify a Rewind. The zero value records no reason and
+// the session's own principal as who rewound it.
+type RewindOptions struct {
+	// Reason says why the session is rewound, in words, on the rewind's
+	// PROV activity and on the archive's fork record (trails:reason).
+	Reason string
+	// By names the principal who rewinds, for the PROV records (default:
+	// the session's own principal).
+	By string
 }
 
 // RewindResult says what a Rewind did.
@@ -98,7 +89,7 @@ type RewindRecord struct {
 // terminal state; ErrConflict when the session or its forks changed while
 // it was being rewound, or it was stored before turn counts existed
 // (persist it once first); or a store error wrapping the kg error.
-func (st *Store) Rewind(ctx context.Context, id string, to int, opts ...RewindOption) (*Session, RewindResult, error) {
+func (st *Store) Rewind(ctx context.Context, id string, to int, opts RewindOptions) (*Session, RewindResult, error) {
 	s, r, err := st.rewind(ctx, id, to, opts)
 	if err != nil {
 		return nil, RewindResult{}, fmt.Errorf("rewind %s to %d: %w", shownID(id), to, err)
@@ -111,20 +102,16 @@ type rewindPlan struct {
 	s       *Session // as loaded
 	to      int
 	archive *Session
-	forks   []Info   // the forks to re-parent
-	anchors []string // names of the anchors to move
-	cfg     rewindConfig
+	forks   []Info        // the forks to re-parent
+	anchors []string      // names of the anchors to move
+	opts    RewindOptions // By set
 }
 
-func (st *Store) rewind(ctx context.Context, id string, to int, opts []RewindOption) (*Session, RewindResult, error) {
-	var cfg rewindConfig
-	for _, o := range opts {
-		o(&cfg)
-	}
+func (st *Store) rewind(ctx context.Context, id string, to int, opts RewindOptions) (*Session, RewindResult, error) {
 	if err := checkID(id); err != nil {
 		return nil, RewindResult{}, err
 	}
-	if !utf8.ValidString(cfg.reason) || !utf8.ValidString(cfg.principal) {
+	if !utf8.ValidString(opts.Reason) || !utf8.ValidString(opts.By) {
 		return nil, RewindResult{}, fmt.Errorf("%w: reason or principal is not valid UTF-8", ErrInvalid)
 	}
 	if to < 0 {
@@ -149,10 +136,10 @@ func (st *Store) rewind(ctx context.Context, id string, to int, opts []RewindOpt
 	if s.State.Terminal() {
 		return nil, RewindResult{}, fmt.Errorf("%w: the session is %s", ErrState, s.State)
 	}
-	if cfg.principal == "" {
-		cfg.principal = s.Principal
+	if opts.By == "" {
+		opts.By = s.Principal
 	}
-	p := &rewindPlan{s: s, to: to, cfg: cfg}
+	p := &rewindPlan{s: s, to: to, opts: opts}
 	if p.forks, err = st.rewindForks(ctx, s, to); err != nil {
 		return nil, RewindResult{}, err
 	}
@@ -237,8 +224,8 @@ func (st *Store) applyRewind(ctx context.Context, p *rewindPlan) (bool, error) {
 	addSession(&d, a, now)
 	addHead(&d, ga, len(moved), digest(moved))
 	d.Add(ga, ga, iri(ontology.RewoundFrom), g)
-	prov.AddFork(&d, prov.Fork{Child: a.ID, Parent: s.ID, At: to, Principal: p.cfg.principal, Time: now, Reason: p.cfg.reason})
-	rec := prov.Rewind{Session: s.ID, Archive: a.ID, To: to, Principal: p.cfg.principal, Time: now, Reason: p.cfg.reason}
+	prov.AddFork(&d, prov.Fork{Child: a.ID, Parent: s.ID, At: to, Principal: p.opts.By, Time: now, Reason: p.opts.Reason})
+	rec := prov.Rewind{Session: s.ID, Archive: a.ID, To: to, Principal: p.opts.By, Time: now, Reason: p.opts.Reason}
 	forks := make([][]rdf.Term, len(p.forks))
 	for i, f := range p.forks {
 		rec.Reparented = append(rec.Reparented, f.ID)

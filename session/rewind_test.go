@@ -20,9 +20,13 @@ import (
 
 // Rewind without loss (design note 004).
 
-func mustRewind(tb testing.TB, st *session.Store, id string, to int, opts ...session.RewindOption) (*session.Session, session.RewindResult) {
+func mustRewind(tb testing.TB, st *session.Store, id string, to int, opts ...session.RewindOptions) (*session.Session, session.RewindResult) {
 	tb.Helper()
-	s, r, err := st.Rewind(context.Background(), id, to, opts...)
+	var o session.RewindOptions
+	if len(opts) > 0 {
+		o = opts[0]
+	}
+	s, r, err := st.Rewind(context.Background(), id, to, o)
 	if err != nil {
 		tb.Fatalf("rewind %s to %d: %v", id, to, err)
 	}
@@ -106,7 +110,7 @@ func TestRewind(t *testing.T) {
 	earlyBefore := mustLoad(t, st, fx.early.ID).Turns
 	turns := rwTurnCount(t, c)
 
-	s, r := mustRewind(t, st, fx.root.ID, 3, session.RewindReason("wrong turn at 3"))
+	s, r := mustRewind(t, st, fx.root.ID, 3, session.RewindOptions{Reason: "wrong turn at 3"})
 	if r.To != 3 || r.Moved != 3 || r.Archive == "" || !slices.Equal(r.Reparented, []string{fx.late.ID}) || !slices.Equal(r.Anchors, []string{"late"}) {
 		t.Fatalf("got %+v, want 3 turns moved, %s re-parented, anchor late moved", r, fx.late.ID)
 	}
@@ -243,7 +247,7 @@ func TestRewindFork(t *testing.T) {
 	before := mustLoad(t, st, f.ID).Turns
 	quads := countQuads(t, c, "")
 
-	if _, _, err := st.Rewind(ctx, f.ID, 1); !errors.Is(err, session.ErrInvalid) || !strings.Contains(err.Error(), "fork that session at 1") {
+	if _, _, err := st.Rewind(ctx, f.ID, 1, session.RewindOptions{}); !errors.Is(err, session.ErrInvalid) || !strings.Contains(err.Error(), "fork that session at 1") {
 		t.Fatalf("rewind into the prefix: got %v, want ErrInvalid saying to fork the parent", err)
 	}
 	if n := countQuads(t, c, ""); n != quads {
@@ -282,7 +286,7 @@ func TestRewindRefused(t *testing.T) {
 	appendN(worker, 2, "worker")
 	mustPersist(t, st, worker)
 	done := persisted(t, st, "refused", 3)
-	if _, err := st.SetState(ctx, done.ID, session.StateCompleted); err != nil {
+	if _, err := st.SetState(ctx, done.ID, session.StateCompleted, session.StateOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	other := mustFork(t, fx.root, 6)
@@ -311,7 +315,7 @@ func TestRewindRefused(t *testing.T) {
 		{"completed", st, done.ID, 1, session.ErrState},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			_, _, err := tc.st.Rewind(ctx, tc.id, tc.to)
+			_, _, err := tc.st.Rewind(ctx, tc.id, tc.to, session.RewindOptions{})
 			if !errors.Is(err, tc.want) {
 				t.Fatalf("got %v, want %v", err, tc.want)
 			}
@@ -322,7 +326,7 @@ func TestRewindRefused(t *testing.T) {
 	}
 	// The same depth limit lets through a rewind whose re-parented forks
 	// have no forks of their own: late (forked at 5) stays where it is.
-	if _, _, err := session.NewStore(c, session.WithMaxDepth(2)).Rewind(ctx, fx.root.ID, 5); err != nil {
+	if _, _, err := session.NewStore(c, session.WithMaxDepth(2)).Rewind(ctx, fx.root.ID, 5, session.RewindOptions{}); err != nil {
 		t.Fatalf("rewind to 5 re-parents the worker and the other principal's fork only: got %v, want nil", err)
 	}
 }
@@ -399,7 +403,7 @@ func TestRewindConcurrentAppend(t *testing.T) {
 		var appendErr error
 		hooked := rwHookedStore(t, "trails:rewoundFrom", func() { appendErr = st.Persist(ctx, writer) })
 		turns := rwTurnCount(t, c)
-		_, _, err := hooked.Rewind(ctx, root.ID, 2)
+		_, _, err := hooked.Rewind(ctx, root.ID, 2, session.RewindOptions{})
 		if appendErr != nil || !errors.Is(err, session.ErrConflict) {
 			t.Fatalf("got append %v, rewind %v, want nil and ErrConflict", appendErr, err)
 		}
@@ -421,7 +425,7 @@ func TestRewindConcurrentAppend(t *testing.T) {
 		appendN(writer, 1, "racing")
 		var r session.RewindResult
 		var rewindErr error
-		hooked := rwHookedStore(t, "trails:ownTurns", func() { _, r, rewindErr = st.Rewind(ctx, root.ID, 2) })
+		hooked := rwHookedStore(t, "trails:ownTurns", func() { _, r, rewindErr = st.Rewind(ctx, root.ID, 2, session.RewindOptions{}) })
 		err := hooked.Persist(ctx, writer)
 		if rewindErr != nil || !errors.Is(err, session.ErrConflict) {
 			t.Fatalf("got rewind %v, append %v, want nil and ErrConflict", rewindErr, err)
@@ -441,7 +445,7 @@ func TestRewindConcurrentAppend(t *testing.T) {
 			var appendErr, rewindErr error
 			var r session.RewindResult
 			wg.Go(func() { appendErr = st.Persist(ctx, writer) })
-			wg.Go(func() { _, r, rewindErr = st.Rewind(ctx, root.ID, 2) })
+			wg.Go(func() { _, r, rewindErr = st.Rewind(ctx, root.ID, 2, session.RewindOptions{}) })
 			wg.Wait()
 			for _, err := range []error{appendErr, rewindErr} {
 				if err != nil && !errors.Is(err, session.ErrConflict) {
@@ -537,7 +541,7 @@ func TestRewindIntegrity(t *testing.T) {
 		mustPersist(t, st, fs)
 		for _, id := range []string{r.Archive, fx.lateChild.ID, f.ID} {
 			before := mustLoad(t, st, id)
-			if err := st.Detach(ctx, id); err != nil {
+			if err := st.Detach(ctx, id, session.DetachOptions{}); err != nil {
 				t.Fatalf("detach %s: %v", id, err)
 			}
 			after := mustLoad(t, st, id)
@@ -571,8 +575,8 @@ func TestRewindAuditQueries(t *testing.T) {
 	ctx := context.Background()
 	principal := "auditee-" + newID()
 	fx := rwSeed(t, st, principal)
-	_, r1 := mustRewind(t, st, fx.root.ID, 3, session.RewindReason("first"))
-	_, r2 := mustRewind(t, st, fx.root.ID, 2, session.RewindBy("operator-"+principal))
+	_, r1 := mustRewind(t, st, fx.root.ID, 3, session.RewindOptions{Reason: "first"})
+	_, r2 := mustRewind(t, st, fx.root.ID, 2, session.RewindOptions{By: "operator-" + principal})
 	rd := prov.NewReader(c)
 
 	res, err := rd.Run(ctx, "rewinds-of", map[string]string{"session": fx.root.ID})
@@ -647,7 +651,7 @@ func TestRewindRacesFork(t *testing.T) {
 	f := mustFork(t, mustLoad(t, st, root.ID), 5)
 	appendN(f, 1, "late fork")
 	var rewindErr error
-	hooked := rwHookedStore(t, "ns#forkPoint>", func() { _, _, rewindErr = st.Rewind(ctx, root.ID, 3) })
+	hooked := rwHookedStore(t, "ns#forkPoint>", func() { _, _, rewindErr = st.Rewind(ctx, root.ID, 3, session.RewindOptions{}) })
 	err := hooked.Persist(ctx, f)
 	if rewindErr != nil || !errors.Is(err, session.ErrConflict) {
 		t.Fatalf("got rewind %v, fork %v, want nil and ErrConflict", rewindErr, err)

@@ -43,8 +43,8 @@ func TestForPrincipal(t *testing.T) {
 			"replay": func() error { _, err := asAlice.Replay(ctx, bobRoot.ID); return err },
 			"info":   func() error { _, err := asAlice.Info(ctx, bobRoot.ID); return err },
 			"tree":   func() error { _, err := asAlice.Tree(ctx, bobRoot.ID); return err },
-			"delete": func() error { return asAlice.Delete(ctx, bobRoot.ID) },
-			"detach": func() error { return asAlice.Detach(ctx, bobRoot.ID) },
+			"delete": func() error { return asAlice.Delete(ctx, bobRoot.ID, session.DeleteOptions{}) },
+			"detach": func() error { return asAlice.Detach(ctx, bobRoot.ID, session.DetachOptions{}) },
 		} {
 			if err := call(); !errors.Is(err, session.ErrNotFound) {
 				t.Errorf("%s of bob's session: got %v, want ErrNotFound", name, err)

@@ -84,22 +84,17 @@ type Transition struct {
 	Flagged []string
 }
 
-// StateOption qualifies a SetState.
-type StateOption func(*stateConfig)
-
-type stateConfig struct {
-	reason string
-	by     string
+// StateOptions qualify a SetState. The zero value records no reason and
+// the default principal.
+type StateOptions struct {
+	// Reason says why the state changes, in words, on the PROV record
+	// (trails:reason).
+	Reason string
+	// By names the principal who changes the state, for the PROV record
+	// (default: the principal of a Store scoped with ForPrincipal, else
+	// the session's own).
+	By string
 }
-
-// Because records why the state changes, in words, on the PROV record
-// (trails:reason).
-func Because(reason string) StateOption { return func(c *stateConfig) { c.reason = reason } }
-
-// ChangedBy names the principal who changes the state, for the PROV record
-// (default: the principal of a Store scoped with ForPrincipal, else the
-// session's own).
-func ChangedBy(principal string) StateOption { return func(c *stateConfig) { c.by = principal } }
 
 // The queries of the lifecycle, read once.
 var (
@@ -115,8 +110,8 @@ const expireBatch = 50
 
 // SetState moves stored session id to state to, in one SPARQL Update that
 // also writes the change's PROV record (a trails:StateChange activity: the
-// session, the states left and entered, who, when, and the reason given
-// with Because). The update is a compare and swap on the state SetState
+// session, the states left and entered, who, when, and the reason
+// opts give). The update is a compare and swap on the state SetState
 // read: of two concurrent SetStates one applies, and the other reads the
 // state again and decides anew (no change when the winner set the same
 // state, ErrState when the winner's state does not allow its own).
@@ -136,7 +131,7 @@ const expireBatch = 50
 // ErrState, naming both states, when the session's state cannot become to
 // (see State.CanBecome; nothing is written); ErrConflict when the state
 // kept changing under it; or a store error wrapping the kg error.
-func (st *Store) SetState(ctx context.Context, id string, to State, opts ...StateOption) (Transition, error) {
+func (st *Store) SetState(ctx context.Context, id string, to State, opts StateOptions) (Transition, error) {
 	tr, err := st.setState(ctx, id, to, opts)
 	if err != nil {
 		return Transition{}, fmt.Errorf("set state %s to %s: %w", shownID(id), termsafe.Cut(string(to), termsafe.MaxQuoted), err)
@@ -144,18 +139,14 @@ func (st *Store) SetState(ctx context.Context, id string, to State, opts ...Stat
 	return tr, nil
 }
 
-func (st *Store) setState(ctx context.Context, id string, to State, opts []StateOption) (Transition, error) {
-	var cfg stateConfig
-	for _, o := range opts {
-		o(&cfg)
-	}
+func (st *Store) setState(ctx context.Context, id string, to State, opts StateOptions) (Transition, error) {
 	if err := checkID(id); err != nil {
 		return Transition{}, err
 	}
 	if !to.valid() {
 		return Transition{}, fmt.Errorf("%w: unknown state %s (want one of %s)", ErrInvalid, termsafe.Quote(string(to)), stateList())
 	}
-	if !utf8.ValidString(cfg.reason) || !utf8.ValidString(cfg.by) {
+	if !utf8.ValidString(opts.Reason) || !utf8.ValidString(opts.By) {
 		return Transition{}, fmt.Errorf("%w: reason or principal is not valid UTF-8", ErrInvalid)
 	}
 	g := sessionIRI(id)
@@ -171,7 +162,7 @@ func (st *Store) setState(ctx context.Context, id string, to State, opts []State
 		if !in.State.CanBecome(to) {
 			return Transition{}, stateError(in.State, to)
 		}
-		principal := cfg.by
+		principal := opts.By
 		if principal == "" {
 			principal = firstOf(st.scope, in.Principal)
 		}
@@ -180,7 +171,7 @@ func (st *Store) setState(ctx context.Context, id string, to State, opts []State
 		var d kg.Data
 		d.Add(g, g, iri(ontology.State), kg.String(string(to)))
 		prov.AddStateChange(&d, act, prov.StateChange{Session: id, From: string(in.State), To: string(to),
-			Principal: principal, Time: tr.Time, Reason: cfg.reason})
+			Principal: principal, Time: tr.Time, Reason: opts.Reason})
 		u, err := withData("set-state", uSetState, &d, kg.Params{
 			"s": g, "from": kg.String(string(in.State)), "to": kg.String(string(to)), "act": act,
 		})
@@ -496,4 +487,24 @@ func appendable(row kg.Solution) error {
 		return fmt.Errorf("%w: the session is %s; no turn may be appended (fork it to go on)", ErrState, s)
 	}
 	return nil
+}
+
+// ActionOption qualifies an Expire: By and Progress.
+type ActionOption func(*actionConfig)
+
+type actionConfig struct {
+	principal string
+	progress  func(done, total int, s Step)
+}
+
+// By names the principal who expires the sessions, for the PROV records
+// (default: each session's own principal).
+func By(principal string) ActionOption {
+	return func(c *actionConfig) { c.principal = principal }
+}
+
+// Progress makes Expire call fn after each session it marks: done of
+// total sessions due, and the session as a Step.
+func Progress(fn func(done, total int, s Step)) ActionOption {
+	return func(c *actionConfig) { c.progress = fn }
 }

@@ -15,9 +15,13 @@ import (
 )
 
 // mustSetState is SetState, failing tb on an error.
-func mustSetState(tb testing.TB, st *session.Store, id string, to session.State, opts ...session.StateOption) session.Transition {
+func mustSetState(tb testing.TB, st *session.Store, id string, to session.State, opts ...session.StateOptions) session.Transition {
 	tb.Helper()
-	tr, err := st.SetState(context.Background(), id, to, opts...)
+	var o session.StateOptions
+	if len(opts) > 0 {
+		o = opts[0]
+	}
+	tr, err := st.SetState(context.Background(), id, to, o)
 	if err != nil {
 		tb.Fatalf("set state %s to %s: %v", id, to, err)
 	}
@@ -63,7 +67,7 @@ func TestSetStateTable(t *testing.T) {
 					mustSetState(t, st, s.ID, from)
 				}
 				before := countQuads(t, c, "")
-				tr, err := st.SetState(ctx, s.ID, to, session.Because("table test"))
+				tr, err := st.SetState(ctx, s.ID, to, session.StateOptions{Reason: "table test"})
 				after := countQuads(t, c, "")
 				switch {
 				case from == to:
@@ -98,10 +102,13 @@ func TestSetStateTable(t *testing.T) {
 	t.Run("bad input", func(t *testing.T) {
 		s := persisted(t, st, "lifecycle", 1)
 		for name, call := range map[string]func() error{
-			"unknown state": func() error { _, err := st.SetState(ctx, s.ID, "done"); return err },
-			"bad id":        func() error { _, err := st.SetState(ctx, "nope", session.StateCompleted); return err },
+			"unknown state": func() error { _, err := st.SetState(ctx, s.ID, "done", session.StateOptions{}); return err },
+			"bad id": func() error {
+				_, err := st.SetState(ctx, "nope", session.StateCompleted, session.StateOptions{})
+				return err
+			},
 			"bad reason": func() error {
-				_, err := st.SetState(ctx, s.ID, session.StateCompleted, session.Because("\xff"))
+				_, err := st.SetState(ctx, s.ID, session.StateCompleted, session.StateOptions{Reason: "\xff"})
 				return err
 			},
 		} {
@@ -109,7 +116,7 @@ func TestSetStateTable(t *testing.T) {
 				t.Errorf("%s: got %v, want ErrInvalid", name, err)
 			}
 		}
-		if _, err := st.SetState(ctx, newID(), session.StateCompleted); !errors.Is(err, session.ErrNotFound) {
+		if _, err := st.SetState(ctx, newID(), session.StateCompleted, session.StateOptions{}); !errors.Is(err, session.ErrNotFound) {
 			t.Errorf("unknown session: got %v, want ErrNotFound", err)
 		}
 		if _, err := session.ParseState("done"); !errors.Is(err, session.ErrInvalid) {
@@ -142,7 +149,7 @@ func TestSetStateConcurrent(t *testing.T) {
 			wg.Add(1)
 			go func() {
 				defer wg.Done()
-				trs[i], errs[i] = st.SetState(ctx, s.ID, to)
+				trs[i], errs[i] = st.SetState(ctx, s.ID, to, session.StateOptions{})
 			}()
 		}
 		wg.Wait()
@@ -205,7 +212,7 @@ func TestCancelFlags(t *testing.T) {
 			if tr := mustSetState(t, st, root.ID, session.StateSuspended); len(tr.Flagged) != 0 {
 				t.Fatalf("suspending flagged %v, want none", tr.Flagged)
 			}
-			tr := mustSetState(t, st, root.ID, end, session.Because("the task is over"))
+			tr := mustSetState(t, st, root.ID, end, session.StateOptions{Reason: "the task is over"})
 			want := []string{a.ID, b.ID}
 			slices.Sort(want)
 			if !slices.Equal(tr.Flagged, want) {
@@ -518,7 +525,7 @@ func TestStateScoped(t *testing.T) {
 	aliceRoot := persisted(t, st, alice, 1)
 	bobRoot := persisted(t, st, bob, 1)
 	asAlice := session.NewStore(c, session.ForPrincipal(alice))
-	if _, err := asAlice.SetState(ctx, bobRoot.ID, session.StateCompleted); !errors.Is(err, session.ErrNotFound) {
+	if _, err := asAlice.SetState(ctx, bobRoot.ID, session.StateCompleted, session.StateOptions{}); !errors.Is(err, session.ErrNotFound) {
 		t.Fatalf("SetState of bob's session: got %v, want ErrNotFound", err)
 	}
 	if err := asAlice.SetExpiry(ctx, bobRoot.ID, time.Now()); !errors.Is(err, session.ErrNotFound) {
@@ -527,7 +534,7 @@ func TestStateScoped(t *testing.T) {
 	if got := mustInfo(t, st, bobRoot.ID).State; got != session.StateActive {
 		t.Fatalf("bob's session: got %s, want active", got)
 	}
-	tr, err := asAlice.SetState(ctx, aliceRoot.ID, session.StateSuspended)
+	tr, err := asAlice.SetState(ctx, aliceRoot.ID, session.StateSuspended, session.StateOptions{})
 	if err != nil || !tr.Changed {
 		t.Fatalf("SetState of alice's session: got %+v, %v", tr, err)
 	}

@@ -85,7 +85,7 @@ func TestDeleteCascade(t *testing.T) {
 	ctx := context.Background()
 	root, a, aa, b := family(t, st)
 
-	plan, err := st.PlanDelete(ctx, root.ID, session.Cascade())
+	plan, err := st.PlanDelete(ctx, root.ID, session.DeleteOptions{Cascade: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -105,12 +105,12 @@ func TestDeleteCascade(t *testing.T) {
 	// call finishes the job.
 	ctx2, cancel := context.WithCancel(ctx)
 	var seen []session.Step
-	err = st.Delete(ctx2, root.ID, session.Cascade(), session.Progress(func(done, total int, s session.Step) {
+	err = st.Delete(ctx2, root.ID, session.DeleteOptions{Cascade: true, Progress: func(done, total int, s session.Step) {
 		seen = append(seen, s)
 		if done == 2 {
 			cancel()
 		}
-	}))
+	}})
 	var se *session.StepsError
 	if !errors.As(err, &se) || !errors.Is(err, context.Canceled) || len(se.Done) != 2 {
 		t.Fatalf("got %v, want a StepsError after 2 steps wrapping context.Canceled", err)
@@ -119,7 +119,7 @@ func TestDeleteCascade(t *testing.T) {
 		t.Fatalf("a: got %v, want ErrNotFound", err)
 	}
 	sameSession(t, mustLoad(t, st, b.ID), b)
-	if err := st.Delete(ctx, root.ID, session.Cascade()); err != nil {
+	if err := st.Delete(ctx, root.ID, session.DeleteOptions{Cascade: true}); err != nil {
 		t.Fatalf("re-run: %v", err)
 	}
 	for _, s := range []*session.Session{root, a, aa, b} {
@@ -134,13 +134,13 @@ func TestDeleteDetachChildren(t *testing.T) {
 	st, _, _ := newStore(t, session.WithClock(tick()))
 	ctx := context.Background()
 	root, a, aa, b := family(t, st)
-	if err := st.Delete(ctx, root.ID); !errors.Is(err, session.ErrHasChildren) {
+	if err := st.Delete(ctx, root.ID, session.DeleteOptions{}); !errors.Is(err, session.ErrHasChildren) {
 		t.Fatalf("got %v, want ErrHasChildren", err)
 	}
-	if _, err := st.PlanDelete(ctx, root.ID, session.Cascade(), session.DetachChildren()); !errors.Is(err, session.ErrInvalid) {
+	if _, err := st.PlanDelete(ctx, root.ID, session.DeleteOptions{Cascade: true, DetachChildren: true}); !errors.Is(err, session.ErrInvalid) {
 		t.Fatalf("both options: got %v, want ErrInvalid", err)
 	}
-	plan, err := st.PlanDelete(ctx, root.ID, session.DetachChildren())
+	plan, err := st.PlanDelete(ctx, root.ID, session.DeleteOptions{DetachChildren: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -153,7 +153,7 @@ func TestDeleteDetachChildren(t *testing.T) {
 		t.Fatalf("got plan %+v, want %+v", plan, want)
 	}
 	beforeA, beforeAA, beforeB := mustLoad(t, st, a.ID), mustLoad(t, st, aa.ID), mustLoad(t, st, b.ID)
-	if err := st.Delete(ctx, root.ID, session.DetachChildren()); err != nil {
+	if err := st.Delete(ctx, root.ID, session.DeleteOptions{DetachChildren: true}); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := st.Load(ctx, root.ID); !errors.Is(err, session.ErrNotFound) {
@@ -255,10 +255,10 @@ func TestParentCycle(t *testing.T) {
 		}
 	}
 
-	if err := st.Delete(ctx, x); !errors.Is(err, session.ErrHasChildren) {
+	if err := st.Delete(ctx, x, session.DeleteOptions{}); !errors.Is(err, session.ErrHasChildren) {
 		t.Fatalf("delete x alone: got %v, want ErrHasChildren", err)
 	}
-	plan, err := st.PlanDelete(ctx, x, session.Cascade())
+	plan, err := st.PlanDelete(ctx, x, session.DeleteOptions{Cascade: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -266,7 +266,7 @@ func TestParentCycle(t *testing.T) {
 	if !reflect.DeepEqual(plan, want) {
 		t.Fatalf("plan: got %+v, want %+v", plan, want)
 	}
-	if err := st.Delete(ctx, x, session.Cascade()); err != nil {
+	if err := st.Delete(ctx, x, session.DeleteOptions{Cascade: true}); err != nil {
 		t.Fatalf("delete x with Cascade: %v", err)
 	}
 	for _, id := range []string{x, y, below} {

@@ -155,7 +155,7 @@ func validatorStore(tb testing.TB) (*session.Store, *kg.Client, validatorFixture
 	appendN(late, 1, "late")
 	mustPersist(tb, st, late)
 	vf.reparented = late.ID
-	if _, res, err := st.Rewind(ctx, rewound.ID, 2); err != nil {
+	if _, res, err := st.Rewind(ctx, rewound.ID, 2, session.RewindOptions{}); err != nil {
 		tb.Fatalf("rewind: %v", err)
 	} else if !slices.Equal(res.Reparented, []string{late.ID}) {
 		tb.Fatalf("rewind re-parented %v, want [%s]", res.Reparented, late.ID)

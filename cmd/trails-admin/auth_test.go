@@ -178,7 +178,7 @@ func TestAuditorLibrary(t *testing.T) {
 			},
 			"persist a turn": func() error { return as.Persist(ctx, &more) },
 			"init":           func() error { _, err := as.Init(ctx); return err },
-			"delete":         func() error { return as.Delete(ctx, root.ID) },
+			"delete":         func() error { return as.Delete(ctx, root.ID, session.DeleteOptions{}) },
 			"persist a fork": func() error {
 				f, err := root.Fork(1)
 				if err != nil {

@@ -55,17 +55,8 @@ func (c *deleteCmd) run(ctx context.Context, a *app, args []string) error {
 	if err != nil {
 		return err
 	}
-	var opts []session.ActionOption
-	if c.cascade {
-		opts = append(opts, session.Cascade())
-	}
-	if c.detachChildren {
-		opts = append(opts, session.DetachChildren())
-	}
-	if c.by != "" {
-		opts = append(opts, session.By(c.by))
-	}
-	steps, err := st.PlanDelete(ctx, id, opts...)
+	opts := session.DeleteOptions{By: c.by, Cascade: c.cascade, DetachChildren: c.detachChildren}
+	steps, err := st.PlanDelete(ctx, id, opts)
 	if errors.Is(err, session.ErrHasChildren) {
 		kids, kerr := st.Branches(ctx, id)
 		if kerr != nil {
@@ -86,11 +77,11 @@ func (c *deleteCmd) run(ctx context.Context, a *app, args []string) error {
 	}
 	p := a.progress("delete")
 	done := 0
-	opts = append(opts, session.Progress(func(d, total int, s session.Step) {
+	opts.Progress = func(d, total int, s session.Step) {
 		done = d
 		p.update(d, total, s.Action+" "+s.Session)
-	}))
-	err = st.Delete(ctx, id, opts...)
+	}
+	err = st.Delete(ctx, id, opts)
 	p.finish()
 	var se *session.StepsError
 	if errors.As(err, &se) {

@@ -121,7 +121,7 @@ func (c *demoCmd) run(ctx context.Context, a *app, args []string) error {
 	if err != nil {
 		return err
 	}
-	if _, err := st.SetState(ctx, worker.ID, session.StateCompleted, session.Because("merged")); err != nil {
+	if _, err := st.SetState(ctx, worker.ID, session.StateCompleted, session.StateOptions{Reason: "merged"}); err != nil {
 		return err
 	}
 	fmt.Fprintf(out, "4. merged the worker back: turn %d of %s holds its result (turns %d-%d of the worker), and marked the worker completed\n",

@@ -51,13 +51,9 @@ func (c *detachCmd) run(ctx context.Context, a *app, args []string) error {
 	if c.dryRun {
 		r, err = st.PlanDetach(ctx, id)
 	} else {
-		var opts []session.ActionOption
-		if c.by != "" {
-			opts = append(opts, session.By(c.by))
-		}
 		p := a.progress("detach")
 		p.update(0, 1, id)
-		r, err = st.DetachReport(ctx, id, opts...)
+		r, err = st.DetachReport(ctx, id, session.DetachOptions{By: c.by})
 		p.finish()
 	}
 	if err != nil {

@@ -70,7 +70,7 @@ func seedHostile(tb testing.TB) hostile {
 	_, err = st.Merge(ctx, f.ID, session.MergeResult{Status: session.MergeCompleted, Summary: "done\x1b[2J\nnext line",
 		Artifacts: []session.Artifact{{Text: "art\x1b]0;t\x07\u202e"}}})
 	must("merge", err)
-	_, err = st.SetState(ctx, root.ID, session.StateSuspended, session.Because("pause\x1b[2J\u202e"))
+	_, err = st.SetState(ctx, root.ID, session.StateSuspended, session.StateOptions{Reason: "pause\x1b[2J\u202e"})
 	must("suspend", err)
 
 	other := session.New(evilPrincipal)
@@ -78,7 +78,7 @@ func seedHostile(tb testing.TB) hostile {
 		other.Append("user", c)
 	}
 	must("persist other", st.Persist(ctx, other))
-	_, _, err = st.Rewind(ctx, other.ID, 1, session.RewindReason(evilReason))
+	_, _, err = st.Rewind(ctx, other.ID, 1, session.RewindOptions{Reason: evilReason})
 	must("rewind", err)
 	return hostile{c: c, root: root.ID, fork: f.ID, rewound: other.ID, rootTurns: 4, forkTurns: 2}
 }

@@ -66,14 +66,7 @@ func (c *rewindCmd) run(ctx context.Context, a *app, args []string) error {
 	if err != nil {
 		return err
 	}
-	var opts []session.RewindOption
-	if c.reason != "" {
-		opts = append(opts, session.RewindReason(c.reason))
-	}
-	if c.by != "" {
-		opts = append(opts, session.RewindBy(c.by))
-	}
-	_, r, err := st.Rewind(ctx, id, c.to, opts...)
+	_, r, err := st.Rewind(ctx, id, c.to, session.RewindOptions{Reason: c.reason, By: c.by})
 	if err != nil {
 		return err
 	}

@@ -89,14 +89,7 @@ func (c *stateCmd) run(ctx context.Context, a *app, args []string) error {
 	}
 	var tr *session.Transition
 	if to != "" {
-		var opts []session.StateOption
-		if c.reason != "" {
-			opts = append(opts, session.Because(c.reason))
-		}
-		if c.by != "" {
-			opts = append(opts, session.ChangedBy(c.by))
-		}
-		t, err := st.SetState(ctx, id, to, opts...)
+		t, err := st.SetState(ctx, id, to, session.StateOptions{Reason: c.reason, By: c.by})
 		if err != nil {
 			return err
 		}

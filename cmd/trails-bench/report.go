@@ -449,7 +449,7 @@ func (wt *wideTree) markdown(w io.Writer) {
 		{"`Export(parent)` (`export ID`)", msf(wt.Export.D), fmt.Sprintf("%.0f", wt.Export.Trips), fmt.Sprintf("%s KB of N-Quads", kb(float64(wt.ExportBytes))),
 			verdict(wt.Export.D > 0 && wt.Export.D <= wideExportMax), "—"},
 		{"`Check()` (`check`)", msf(wt.Check.D), fmt.Sprintf("%.0f", wt.Check.Trips), fmt.Sprintf("%d findings", wt.Findings), "—", "—"},
-		{"`Delete(parent, Cascade())` (`delete ID --cascade`)", msf(wt.Delete), fmt.Sprint(wt.DeleteTrips),
+		{"`Delete(parent, DeleteOptions{Cascade: true})` (`delete ID --cascade`)", msf(wt.Delete), fmt.Sprint(wt.DeleteTrips),
 			fmt.Sprintf("%s sessions, %.0f/s", thousands(wt.DeleteSteps), wt.DeleteRate()), "—", verdict(wt.DeleteRate() >= wideDeleteRate)},
 	})
 }

@@ -179,9 +179,9 @@ func (b *bench) wide(ctx context.Context) (*wideTree, error) {
 		ms(w.List.D), ms(w.ListFloor.D), ms(w.Tree.D), ms(w.TreeFloor.D), ms(w.Branches.D), ms(w.BranchesFloor.D),
 		ms(w.Export.D), ms(w.Check.D), w.Findings, w.FindingRules)
 	s, err := b.measure(func() error {
-		return b.st.Delete(ctx, pid, session.Cascade(), session.Progress(func(done, total int, _ session.Step) {
+		return b.st.Delete(ctx, pid, session.DeleteOptions{Cascade: true, Progress: func(done, total int, _ session.Step) {
 			w.DeleteSteps = done
-		}))
+		}})
 	})
 	if err != nil {
 		return nil, fmt.Errorf("wide: delete the tree: %w", err)
