@@ -342,3 +342,24 @@ func TestAnchorScoped(t *testing.T) {
 		t.Fatalf("got anchors %v written through another principal's store, want none", got.Anchors)
 	}
 }
+
+// TestAnchorsAndTagsConform: a session graph with anchors and tags
+// conforms to the SHACL shapes.
+func TestAnchorsAndTagsConform(t *testing.T) {
+	fusekitest.Parallel(t)
+	st, _, c := newStore(t)
+	ctx := context.Background()
+	s := persisted(t, st, "alice", 2)
+	mustAnchor(t, st, s.ID, "task_start", map[string]string{"context": "x"})
+	mustAnchor(t, st, s.ID, "bare", nil)
+	if err := st.Tag(ctx, s.ID, "experiment", "ünïcode"); err != nil {
+		t.Fatal(err)
+	}
+	rep, err := c.Validate(ctx, ontology.Shapes, ontology.SessionIRI(s.ID))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !rep.Conforms {
+		t.Fatalf("got violations: %+v", rep.Results)
+	}
+}

@@ -292,20 +292,6 @@ func (st *Store) Fork(ctx context.Context, id string, at int, opts ...ForkOption
 	return f, nil
 }
 
-// DefaultMaxChildren is how many forks a session may have unless the Store
-// says otherwise (WithMaxChildren): a guard against fork bombs.
-const DefaultMaxChildren = 8
-
-// WithMaxChildren sets how many forks a session may have (default
-// DefaultMaxChildren); n <= 0 means no limit. Forks archived by a rewind
-// (those with trails:rewoundFrom) do not count, nor do deleted or detached
-// ones. Persist checks it inside the update that creates a fork, so of
-// forks racing for the last free place exactly one lands and the others
-// get ErrTooManyChildren.
-func WithMaxChildren(n int) StoreOption {
-	return func(st *Store) { st.maxKids = max(n, 0) }
-}
-
 // The update that creates a fork, read once.
 var (
 	uCreateFork = query("create-fork.ru")

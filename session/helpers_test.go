@@ -8,6 +8,7 @@ import (
 	"os"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/trails-kg/trails/internal/fusekitest"
 	"github.com/trails-kg/trails/kg"
@@ -160,4 +161,11 @@ func sameSession(tb testing.TB, got, want *session.Session) {
 			want.ID, want.Principal, want.ParentID, want.ForkedAt, want.Branch)
 	}
 	sameHistory(tb, got.Turns, want.Turns)
+}
+
+// tick returns a clock that advances a second per call, so that creation
+// times order sessions deterministically.
+func tick() func() time.Time {
+	t := time.Date(2026, 11, 21, 8, 0, 0, 0, time.UTC)
+	return func() time.Time { t = t.Add(time.Second); return t }
 }

@@ -3,6 +3,8 @@ package session
 import (
 	"context"
 	"fmt"
+	"slices"
+	"strings"
 	"time"
 
 	"github.com/knakk/rdf"
@@ -181,4 +183,13 @@ func (st *Store) agentIDs(ctx context.Context, agents map[string][]int, infos []
 		}
 	}
 	return nil
+}
+
+// splitTags reads the ?tags column of the list queries: the tags joined
+// by spaces (a tag holds none), in any order. It returns them sorted, and
+// an empty slice (not nil) when there are none.
+func splitTags(s string) []string {
+	tags := strings.Fields(s)
+	slices.Sort(tags)
+	return slices.Compact(tags)
 }

@@ -166,3 +166,33 @@ func turnsQuery(chain []*link) string {
 	}
 	return qTurns
 }
+
+// visibleAnchors returns the anchors of a session whose chain (self first)
+// is chain and whose history has n turns: its own, and each ancestor's
+// whose index is at most the smallest fork point below that ancestor (they
+// lie inside the inherited prefix), all at most n. On a name held by
+// several, the session nearest the start of chain wins. nil when none.
+func visibleAnchors(chain []*link, n int) map[string]Anchor {
+	var out map[string]Anchor
+	hi := -1
+	for k, l := range chain {
+		if k > 0 {
+			if c := chain[k-1].at; hi < 0 || c < hi {
+				hi = c
+			}
+		}
+		for _, a := range l.anchors {
+			if a.Index > n || (hi >= 0 && a.Index > hi) {
+				continue
+			}
+			if _, taken := out[a.Name]; taken {
+				continue
+			}
+			if out == nil {
+				out = make(map[string]Anchor)
+			}
+			out[a.Name] = a
+		}
+	}
+	return out
+}

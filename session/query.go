@@ -5,12 +5,10 @@ import (
 	"embed"
 	"encoding/hex"
 	"fmt"
-	"net/url"
 	"strings"
 
 	"github.com/knakk/rdf"
 	"github.com/trails-kg/trails/kg"
-	"github.com/trails-kg/trails/ontology"
 )
 
 //go:embed queries/*.rq queries/*.ru
@@ -23,20 +21,6 @@ func query(name string) string {
 		panic(err)
 	}
 	return string(b)
-}
-
-// sessionIRI returns the IRI (and graph) of session id.
-func sessionIRI(id string) rdf.IRI { return kg.MustIRI(ontology.SessionIRI(id)) }
-
-// idOf returns the session id in a session IRI, or the IRI itself when it
-// is not one of ours.
-func idOf(iri string) string {
-	if rest, ok := strings.CutPrefix(iri, ontology.SessionBase); ok {
-		if id, err := url.PathUnescape(rest); err == nil {
-			return id
-		}
-	}
-	return iri
 }
 
 // iri is kg.MustIRI for the vocabulary's constants.

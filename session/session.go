@@ -132,19 +132,6 @@ func now() time.Time { return time.Now().UTC().Truncate(time.Millisecond) }
 // branchRE matches a branch label: MainBranch, or "fork-" and 8 hex digits.
 var branchRE = regexp.MustCompile(`^(main|fork-[0-9a-f]{8})$`)
 
-// shownID returns session id as an error message shows it, escaped and
-// cut (termsafe.Cut): an id a caller gave may be anything.
-func shownID(id string) string { return termsafe.Cut(id, termsafe.MaxQuoted) }
-
-// checkID returns ErrInvalid unless id is a UUID in canonical form.
-func checkID(id string) error {
-	u, err := uuid.Parse(id)
-	if err != nil || u.String() != id {
-		return fmt.Errorf("%w: session id %s is not a canonical UUID", ErrInvalid, termsafe.Quote(id))
-	}
-	return nil
-}
-
 // validate checks everything Persist needs before it sends anything, the
 // content of the turns from index from on (the turns before it were stored
 // by this value already, see seen).

@@ -25,77 +25,6 @@ func TestPersistLoadRoot(t *testing.T) {
 	}
 }
 
-func TestForkPoints(t *testing.T) {
-	fusekitest.Parallel(t)
-	st, _, _ := newStore(t)
-	root := persisted(t, st, "alice", 6)
-	for _, tc := range []struct {
-		name string
-		at   int
-	}{
-		{"at 0", 0},
-		{"in the middle", 3},
-		{"at the end", 6},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			f := mustFork(t, root, tc.at)
-			appendN(f, 2, "fork")
-			mustPersist(t, st, f)
-			got := mustLoad(t, st, f.ID)
-			sameSession(t, got, f)
-			if got.Depth() != 1 {
-				t.Fatalf("got depth %d, want 1", got.Depth())
-			}
-			for i, turn := range got.Turns {
-				want := root.Branch
-				if i >= tc.at {
-					want = f.Branch
-				}
-				if turn.Branch != want {
-					t.Fatalf("turn %d: got branch %q, want %q", i, turn.Branch, want)
-				}
-			}
-		})
-	}
-	// The parent is untouched by its forks.
-	sameSession(t, mustLoad(t, st, root.ID), root)
-}
-
-func TestForkOfFork(t *testing.T) {
-	fusekitest.Parallel(t)
-	st, _, _ := newStore(t)
-	root := persisted(t, st, "alice", 10)
-	mid := mustFork(t, root, 6)
-	appendN(mid, 4, "mid")
-	mustPersist(t, st, mid)
-	for _, tc := range []struct {
-		name string
-		at   int
-	}{
-		// root [0,6) mid [6,8) leaf [8,…)
-		{"after the first fork point", 8},
-		// root [0,4) leaf [4,…): the middle session contributes nothing.
-		{"before the first fork point", 4},
-		{"at the first fork point", 6},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			leaf := mustFork(t, mid, tc.at)
-			appendN(leaf, 3, "leaf")
-			mustPersist(t, st, leaf)
-			got := mustLoad(t, st, leaf.ID)
-			sameSession(t, got, leaf)
-			if got.Depth() != 2 {
-				t.Fatalf("got depth %d, want 2", got.Depth())
-			}
-			for i := 0; i < min(tc.at, 6); i++ {
-				if got.Turns[i].Branch != session.MainBranch {
-					t.Fatalf("turn %d: got branch %q, want main", i, got.Turns[i].Branch)
-				}
-			}
-		})
-	}
-}
-
 func TestBranchLabels(t *testing.T) {
 	fusekitest.Parallel(t)
 	root := session.New("alice")
@@ -113,17 +42,6 @@ func TestBranchLabels(t *testing.T) {
 		seen[f.Branch] = true
 		if f.Principal != "alice" || f.ParentID != root.ID || f.ForkedAt != 1 {
 			t.Fatalf("got %+v, want alice's fork of %s at 1", f, root.ID)
-		}
-	}
-}
-
-func TestForkRange(t *testing.T) {
-	fusekitest.Parallel(t)
-	s := session.New("alice")
-	appendN(s, 3, "r")
-	for _, at := range []int{-1, 4} {
-		if _, err := s.Fork(at); !errors.Is(err, session.ErrInvalid) {
-			t.Fatalf("fork at %d: got %v, want ErrInvalid", at, err)
 		}
 	}
 }
@@ -279,42 +197,4 @@ func TestConflict(t *testing.T) {
 			t.Fatalf("got %v, want ErrConflict for a fork beyond its parent's stored history", err)
 		}
 	})
-}
-
-func TestParentNotStored(t *testing.T) {
-	fusekitest.Parallel(t)
-	st, _, _ := newStore(t)
-	p := session.New("alice")
-	appendN(p, 2, "p")
-	f := mustFork(t, p, 1)
-	err := st.Persist(context.Background(), f)
-	var ae *session.AncestorError
-	if !errors.Is(err, session.ErrParentMissing) || !errors.As(err, &ae) || ae.Missing != p.ID {
-		t.Fatalf("got %v, want ErrParentMissing naming %s", err, p.ID)
-	}
-}
-
-func TestBranchLabelCollision(t *testing.T) {
-	fusekitest.Parallel(t)
-	st, _, _ := newStore(t)
-	root := persisted(t, st, "alice", 3)
-	a := mustFork(t, root, 1)
-	appendN(a, 1, "a")
-	mustPersist(t, st, a)
-	b := mustFork(t, root, 2)
-	appendN(b, 2, "b")
-	// Force b onto a's label, as a 1-in-4-billion draw would.
-	b.Branch = a.Branch
-	for i := b.ForkedAt; i < len(b.Turns); i++ {
-		b.Turns[i].Branch = a.Branch
-	}
-	mustPersist(t, st, b)
-	if b.Branch == a.Branch {
-		t.Fatalf("got branch %q for both forks, want a fresh label for the second", b.Branch)
-	}
-	got := mustLoad(t, st, b.ID)
-	sameSession(t, got, b)
-	if mustLoad(t, st, a.ID).Branch != a.Branch {
-		t.Fatal("the first fork's label changed")
-	}
 }

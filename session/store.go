@@ -86,6 +86,20 @@ func WithMaxDepth(n int) StoreOption {
 	}
 }
 
+// DefaultMaxChildren is how many forks a session may have unless the Store
+// says otherwise (WithMaxChildren): a guard against fork bombs.
+const DefaultMaxChildren = 8
+
+// WithMaxChildren sets how many forks a session may have (default
+// DefaultMaxChildren); n <= 0 means no limit. Forks archived by a rewind
+// (those with trails:rewoundFrom) do not count, nor do deleted or detached
+// ones. Persist checks it inside the update that creates a fork, so of
+// forks racing for the last free place exactly one lands and the others
+// get ErrTooManyChildren.
+func WithMaxChildren(n int) StoreOption {
+	return func(st *Store) { st.maxKids = max(n, 0) }
+}
+
 // NewStore returns a Store over the dataset of c.
 func NewStore(c *kg.Client, opts ...StoreOption) *Store {
 	st := &Store{c: c, clock: now, maxDepth: MaxForkDepth, maxKids: DefaultMaxChildren}

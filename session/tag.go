@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"slices"
-	"strings"
 
 	"github.com/knakk/rdf"
 	"github.com/trails-kg/trails/kg"
@@ -95,13 +94,4 @@ func (st *Store) listByTag(ctx context.Context, tags []string, p string) ([]Info
 		}
 		return false
 	}), nil
-}
-
-// splitTags reads the ?tags column of the list queries: the tags joined
-// by spaces (a tag holds none), in any order. It returns them sorted, and
-// an empty slice (not nil) when there are none.
-func splitTags(s string) []string {
-	tags := strings.Fields(s)
-	slices.Sort(tags)
-	return slices.Compact(tags)
 }

@@ -4,9 +4,7 @@ import (
 	"context"
 	"errors"
 	"net/http"
-	"os"
-	"path/filepath"
-	"strings"
+	"slices"
 	"sync"
 	"testing"
 
@@ -17,9 +15,132 @@ import (
 	"github.com/trails-kg/trails/session"
 )
 
-// The tree limits and session kinds of design note 002. The depth limit (32
-// ancestors fine, 33 refused in memory, at Persist and at Load) is tested
-// by TestDepthLimit in chain_test.go.
+// provValues returns the values of predicate p on the Fork activity that
+// generated session child, as the PROV graph holds them.
+func provValues(tb testing.TB, c *kg.Client, child, p string) []string {
+	tb.Helper()
+	q, err := kg.Bind(`SELECT ?v WHERE { GRAPH $prov {
+		$child <http://www.w3.org/ns/prov#wasGeneratedBy> ?act . ?act $p ?v } }`, kg.Params{
+		"prov": kg.MustIRI(ontology.ProvGraph), "child": kg.MustIRI(ontology.SessionIRI(child)), "p": kg.MustIRI(p),
+	})
+	if err != nil {
+		tb.Fatal(err)
+	}
+	res, err := c.Query(context.Background(), q)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	var vs []string
+	for _, row := range res.Solutions {
+		vs = append(vs, row.String("v"))
+	}
+	return vs
+}
+
+// TestForkMetadata: a fork's type, initiator, reason and intention are
+// written on its PROV activity, and read back by prov.Reader.ForkRecord;
+// a fork made without them records none and reads as an explicit fork by
+// a user.
+func TestForkMetadata(t *testing.T) {
+	fusekitest.Parallel(t)
+	st, ct, c := newStore(t)
+	ctx := context.Background()
+	root := persisted(t, st, "alice", 4)
+	mustAnchor(t, st, root.ID, "task_start", map[string]string{"context": "Working on feature X"})
+
+	f, err := st.Fork(ctx, root.ID, -1,
+		session.ForkAtAnchor("task_start"),
+		session.WithIntention("Implement feature X", "Parent needs feature X implemented\nwith \"quotes\""),
+		session.WithForkType(session.ForkAutoRegenerate),
+		session.WithCreatedBy(session.CreatedBySystem),
+		session.WithReason("try another model"),
+	)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := mustLoad(t, st, f.ID); got.ForkedAt != 4 || len(got.Turns) != 4 || got.ParentID != root.ID {
+		t.Fatalf("got fork of %s at %d with %d turns, want of %s at 4 with 4", got.ParentID, got.ForkedAt, len(got.Turns), root.ID)
+	}
+	for _, tc := range []struct {
+		pred string
+		want string
+	}{
+		{ontology.NextSteps, "Implement feature X"},
+		{ontology.ContextSummary, "Parent needs feature X implemented\nwith \"quotes\""},
+		{ontology.ForkType, "auto-regenerate"},
+		{ontology.CreatedBy, "system"},
+		{ontology.Reason, "try another model"},
+		{ontology.FromAnchor, ontology.AnchorIRI(ontology.SessionIRI(root.ID), "task_start")},
+		{ontology.ForkPoint, "4"},
+	} {
+		if got := provValues(t, c, f.ID, tc.pred); !slices.Equal(got, []string{tc.want}) {
+			t.Errorf("<%s>: got %q, want [%q]", tc.pred, got, tc.want)
+		}
+	}
+	r := prov.NewReader(c)
+	rec, err := r.ForkRecord(ctx, f.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rec.Parent != root.ID || rec.At != 4 || rec.Type != "auto-regenerate" || rec.CreatedBy != "system" ||
+		rec.Reason != "try another model" || rec.NextSteps != "Implement feature X" ||
+		rec.ContextSummary != "Parent needs feature X implemented\nwith \"quotes\"" || rec.Branch != f.Branch ||
+		rec.Anchor != ontology.AnchorIRI(ontology.SessionIRI(root.ID), "task_start") || rec.Turn != "" {
+		t.Fatalf("got record %+v", rec)
+	}
+
+	// No options: nothing recorded, read as the defaults.
+	plain := mustFork(t, root, 2)
+	mustPersist(t, st, plain)
+	for _, p := range []string{ontology.ForkType, ontology.CreatedBy, ontology.Reason, ontology.NextSteps,
+		ontology.ContextSummary, ontology.FromAnchor, ontology.BeforeTurn} {
+		if got := provValues(t, c, plain.ID, p); len(got) != 0 {
+			t.Errorf("<%s>: got %q, want nothing for a fork without metadata", p, got)
+		}
+	}
+	rec, err = r.ForkRecord(ctx, plain.ID)
+	if err != nil || rec.Type != prov.DefaultForkType || rec.CreatedBy != prov.DefaultCreatedBy || rec.At != 2 {
+		t.Fatalf("got %+v, %v; want an explicit fork by a user at 2", rec, err)
+	}
+	if _, err := r.ForkRecord(ctx, root.ID); !errors.Is(err, prov.ErrNotFound) {
+		t.Fatalf("fork record of a root: got %v, want prov.ErrNotFound", err)
+	}
+
+	// Values that cannot be used are refused before anything is sent.
+	for _, tc := range []struct {
+		name string
+		opt  session.ForkOption
+	}{
+		{"fork type", session.WithForkType("sideways")},
+		{"creator", session.WithCreatedBy("robot")},
+		{"reason", session.WithReason("\xff")},
+		{"intention", session.WithIntention("ok", "\xfe")},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if _, err := root.Fork(1, tc.opt); !errors.Is(err, session.ErrInvalid) {
+				t.Fatalf("got %v, want ErrInvalid", err)
+			}
+			before := ct.requests.Load()
+			// Store.Fork loads first (requests), then refuses before writing.
+			if _, err := st.Fork(ctx, root.ID, 1, tc.opt); !errors.Is(err, session.ErrInvalid) {
+				t.Fatalf("Store.Fork: got %v, want ErrInvalid", err)
+			}
+			if sent := ct.requests.Load() - before; sent != 2 {
+				t.Fatalf("Store.Fork: got %d requests, want the 2 of Load", sent)
+			}
+		})
+	}
+	if _, err := st.Fork(ctx, newID(), 0); !errors.Is(err, session.ErrNotFound) {
+		t.Fatalf("Store.Fork of an unknown session: got %v, want ErrNotFound", err)
+	}
+	if _, err := st.Fork(ctx, root.ID, -1, session.ForkAtAnchor("nope")); !errors.Is(err, session.ErrNotFound) {
+		t.Fatalf("Store.Fork at an unknown anchor: got %v, want ErrNotFound", err)
+	}
+}
+
+// The tree limits of design note 002 are tested here: how many forks a
+// session may have. The depth limit (32 ancestors fine, 33 refused in
+// memory, at Persist and at Load) is TestDepthLimit's.
 
 // mustNotBeStored fails tb unless session id is absent from the store and
 // from PROV.
@@ -233,235 +354,6 @@ func TestForkRaceForLastPlace(t *testing.T) {
 	})
 }
 
-func TestWorker(t *testing.T) {
-	fusekitest.Parallel(t)
-	st, _, c := newStore(t)
-	ctx := context.Background()
-	root := persisted(t, st, "boss", 4)
-	w, err := root.Fork(2, session.AsWorker(), session.WithCreatedBy(session.CreatedBySystem))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if w.Kind != session.KindWorker {
-		t.Fatalf("got kind %q, want worker", w.Kind)
-	}
-	appendN(w, 2, "worker")
-	mustPersist(t, st, w)
-
-	t.Run("in memory", func(t *testing.T) {
-		if _, err := w.Fork(1); !errors.Is(err, session.ErrNotForkable) {
-			t.Fatalf("got %v, want ErrNotForkable", err)
-		}
-		if _, err := w.Fork(1, session.AsWorker()); !errors.Is(err, session.ErrNotForkable) {
-			t.Fatalf("a worker of a worker: got %v, want ErrNotForkable", err)
-		}
-		loaded := mustLoad(t, st, w.ID)
-		if loaded.Kind != session.KindWorker {
-			t.Fatalf("loaded: got kind %q, want worker", loaded.Kind)
-		}
-		if _, err := loaded.Fork(3); !errors.Is(err, session.ErrNotForkable) {
-			t.Fatalf("loaded: got %v, want ErrNotForkable", err)
-		}
-		if _, err := st.Fork(ctx, w.ID, 3); !errors.Is(err, session.ErrNotForkable) {
-			t.Fatalf("Store.Fork: got %v, want ErrNotForkable", err)
-		}
-	})
-	t.Run("at persist, when the value does not know", func(t *testing.T) {
-		unaware := mustLoad(t, st, w.ID)
-		unaware.Kind = "" // as a Session built by hand
-		f, err := unaware.Fork(3)
-		if err != nil {
-			t.Fatalf("in memory, a session of no kind forks: %v", err)
-		}
-		byHand := &session.Session{ID: newID(), Principal: "hand", ParentID: w.ID, ForkedAt: 1,
-			Branch: "fork-0123abcd", Turns: append([]session.Turn(nil), w.Turns[:1]...)}
-		for _, f := range []*session.Session{f, byHand} {
-			appendN(f, 1, "of a worker")
-			before := countQuads(t, c, "")
-			if err := st.Persist(ctx, f); !errors.Is(err, session.ErrNotForkable) {
-				t.Fatalf("got %v, want ErrNotForkable", err)
-			}
-			if got := countQuads(t, c, ""); got != before {
-				t.Fatalf("the refused fork wrote %d quads, want none", got-before)
-			}
-			mustNotBeStored(t, st, c, f.ID)
-		}
-	})
-	t.Run("a worker is a session like others", func(t *testing.T) {
-		appendN(w, 1, "more work")
-		mustPersist(t, st, w)
-		sameSession(t, mustLoad(t, st, w.ID), w)
-		// Its parent can still be forked.
-		mustPersist(t, st, mustFork(t, root, 1))
-	})
-}
-
-func TestKindsRoundTrip(t *testing.T) {
-	fusekitest.Parallel(t)
-	st, _, _ := newStore(t)
-	ctx := context.Background()
-	principal := "kinds-" + newID()
-	root := persisted(t, st, principal, 3)
-	branch := mustFork(t, root, 2)
-	appendN(branch, 1, "branch")
-	mustPersist(t, st, branch)
-	worker, err := branch.Fork(3, session.AsWorker())
-	if err != nil {
-		t.Fatal(err)
-	}
-	mustPersist(t, st, worker)
-	want := map[string]session.Kind{root.ID: session.KindMain, branch.ID: session.KindBranch, worker.ID: session.KindWorker}
-	for _, s := range []*session.Session{root, branch, worker} {
-		if s.Kind != want[s.ID] {
-			t.Fatalf("in memory: got kind %q, want %q", s.Kind, want[s.ID])
-		}
-		if got := mustLoad(t, st, s.ID).Kind; got != want[s.ID] {
-			t.Fatalf("load %s: got kind %q, want %q", s.ID, got, want[s.ID])
-		}
-		in, err := st.Info(ctx, s.ID)
-		if err != nil || in.Kind != want[s.ID] {
-			t.Fatalf("info %s: got kind %q (%v), want %q", s.ID, in.Kind, err, want[s.ID])
-		}
-	}
-	infos, err := st.List(ctx, session.ByPrincipal(principal))
-	if err != nil || len(infos) != 3 {
-		t.Fatalf("list: got %d sessions (%v), want 3", len(infos), err)
-	}
-	for _, in := range infos {
-		if in.Kind != want[in.ID] {
-			t.Fatalf("list %s: got kind %q, want %q", in.ID, in.Kind, want[in.ID])
-		}
-	}
-	kids, err := st.Branches(ctx, branch.ID)
-	if err != nil || len(kids) != 1 || kids[0].Kind != session.KindWorker {
-		t.Fatalf("branches: got %+v (%v), want the worker", kids, err)
-	}
-	// A kind is fixed when the session is created.
-	changed := mustLoad(t, st, branch.ID)
-	changed.Kind = session.KindWorker
-	appendN(changed, 1, "as a worker?")
-	if err := st.Persist(ctx, changed); !errors.Is(err, session.ErrConflict) {
-		t.Fatalf("a changed kind: got %v, want ErrConflict", err)
-	}
-	// A detached fork keeps its kind.
-	if err := st.Detach(ctx, worker.ID, session.DetachOptions{}); err != nil {
-		t.Fatal(err)
-	}
-	if got := mustLoad(t, st, worker.ID); got.ParentID != "" || got.Kind != session.KindWorker {
-		t.Fatalf("detached: got parent %q and kind %q, want a root worker", got.ParentID, got.Kind)
-	}
-}
-
-// TestLegacyKinds: sessions stored before kinds existed (no trails:kind)
-// are main if a root and branch if a fork.
-func TestLegacyKinds(t *testing.T) {
-	fusekitest.Parallel(t)
-	st, _, c := newStore(t)
-	ctx := context.Background()
-	nq, err := os.ReadFile(filepath.Join("..", "testdata", "session", "legacy", "session.nq"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	// A copy of the fixture under a new id, so that other tests' forks of
-	// the fixture do not count here.
-	id := newID()
-	nq = []byte(strings.ReplaceAll(string(nq), legacyFixtureID, id))
-	if err := c.LoadQuads(ctx, nq); err != nil {
-		t.Fatal(err)
-	}
-	fork := newID()
-	writeRaw(t, c, fork, id, 2) // a fork as the library wrote them before kinds
-	for _, tc := range []struct {
-		id   string
-		want session.Kind
-	}{{id, session.KindMain}, {fork, session.KindBranch}} {
-		if got := mustLoad(t, st, tc.id).Kind; got != tc.want {
-			t.Fatalf("load %s: got kind %q, want %q", tc.id, got, tc.want)
-		}
-		if in, err := st.Info(ctx, tc.id); err != nil || in.Kind != tc.want {
-			t.Fatalf("info %s: got kind %q (%v), want %q", tc.id, in.Kind, err, tc.want)
-		}
-	}
-	// The legacy root takes turns and forks as before; its forks count.
-	s := mustLoad(t, st, id)
-	s.Append("user", "a new turn on the old session")
-	mustPersist(t, st, s)
-	low := session.NewStore(c, session.WithMaxChildren(2))
-	mustPersist(t, low, mustFork(t, s, 3))
-	if err := low.Persist(ctx, mustFork(t, s, 3)); !errors.Is(err, session.ErrTooManyChildren) {
-		t.Fatalf("a third fork with the raw one: got %v, want ErrTooManyChildren", err)
-	}
-}
-
-func TestKindInvalid(t *testing.T) {
-	fusekitest.Parallel(t)
-	st, _, c := newStore(t)
-	ctx := context.Background()
-	root := persisted(t, st, "bad-kinds", 2)
-	boss := session.New("p")
-	boss.Kind = "boss"
-	f := mustFork(t, root, 1)
-	f.Kind = session.KindMain
-	for name, s := range map[string]*session.Session{"an unknown kind": boss, "a fork of kind main": f} {
-		if err := st.Persist(ctx, s); !errors.Is(err, session.ErrInvalid) {
-			t.Fatalf("%s: got %v, want ErrInvalid", name, err)
-		}
-	}
-	// A stored kind that is none of the three is corrupt data.
-	var ins kg.Data
-	g := sessionRef(root.ID)
-	ins.Add(g, g, kg.MustIRI(ontology.Kind), kg.String("boss"))
-	var del kg.Data
-	del.Add(g, g, kg.MustIRI(ontology.Kind), kg.String("main"))
-	rawChange(t, c, &del, &ins)
-	if _, err := st.Load(ctx, root.ID); !errors.Is(err, session.ErrCorrupt) {
-		t.Fatalf("load: got %v, want ErrCorrupt", err)
-	}
-}
-
-// TestKindsCheck: trails-admin check (Store.Check) reports a fork of a
-// worker and an unknown kind written behind the library's back.
-func TestKindsCheck(t *testing.T) {
-	fusekitest.Parallel(t)
-	c := fusekitest.Empty(t)
-	st := session.NewStore(c)
-	ctx := context.Background()
-	root := persisted(t, st, "checked", 3)
-	w, err := root.Fork(2, session.AsWorker())
-	if err != nil {
-		t.Fatal(err)
-	}
-	mustPersist(t, st, w)
-	if got, err := st.Check(ctx); err != nil || len(got) != 0 {
-		t.Fatalf("before: got %v (%v), want no findings", got, err)
-	}
-	var d kg.Data
-	ofWorker := newID()
-	addRawFork(&d, ofWorker, w.ID, 1)
-	rawChange(t, c, nil, &d)
-	var ins, del kg.Data
-	g := sessionRef(root.ID)
-	del.Add(g, g, kg.MustIRI(ontology.Kind), kg.String("main"))
-	ins.Add(g, g, kg.MustIRI(ontology.Kind), kg.String("boss"))
-	rawChange(t, c, &del, &ins)
-	got, err := st.Check(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	want := map[string]bool{ofWorker: false, root.ID: false}
-	for _, f := range got {
-		t.Logf("%s %s: %s", f.Rule, f.Resource, f.Message)
-		if _, ok := want[f.Resource]; ok && f.Rule == session.RuleSHACL {
-			want[f.Resource] = true
-		}
-	}
-	for id, found := range want {
-		if !found {
-			t.Errorf("no shacl finding for %s", id)
-		}
-	}
-}
-
 // TestTreeLimitsQuery runs the auditors' query tree-limits: sessions with
 // at least $max forks, and workers with any.
 func TestTreeLimitsQuery(t *testing.T) {
@@ -519,5 +411,125 @@ func TestTreeLimitsQuery(t *testing.T) {
 		if got[s] != r {
 			t.Fatalf("%s: got %+v, want %+v", s, got[s], r)
 		}
+	}
+}
+
+func TestForkPoints(t *testing.T) {
+	fusekitest.Parallel(t)
+	st, _, _ := newStore(t)
+	root := persisted(t, st, "alice", 6)
+	for _, tc := range []struct {
+		name string
+		at   int
+	}{
+		{"at 0", 0},
+		{"in the middle", 3},
+		{"at the end", 6},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			f := mustFork(t, root, tc.at)
+			appendN(f, 2, "fork")
+			mustPersist(t, st, f)
+			got := mustLoad(t, st, f.ID)
+			sameSession(t, got, f)
+			if got.Depth() != 1 {
+				t.Fatalf("got depth %d, want 1", got.Depth())
+			}
+			for i, turn := range got.Turns {
+				want := root.Branch
+				if i >= tc.at {
+					want = f.Branch
+				}
+				if turn.Branch != want {
+					t.Fatalf("turn %d: got branch %q, want %q", i, turn.Branch, want)
+				}
+			}
+		})
+	}
+	// The parent is untouched by its forks.
+	sameSession(t, mustLoad(t, st, root.ID), root)
+}
+
+func TestForkOfFork(t *testing.T) {
+	fusekitest.Parallel(t)
+	st, _, _ := newStore(t)
+	root := persisted(t, st, "alice", 10)
+	mid := mustFork(t, root, 6)
+	appendN(mid, 4, "mid")
+	mustPersist(t, st, mid)
+	for _, tc := range []struct {
+		name string
+		at   int
+	}{
+		// root [0,6) mid [6,8) leaf [8,…)
+		{"after the first fork point", 8},
+		// root [0,4) leaf [4,…): the middle session contributes nothing.
+		{"before the first fork point", 4},
+		{"at the first fork point", 6},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			leaf := mustFork(t, mid, tc.at)
+			appendN(leaf, 3, "leaf")
+			mustPersist(t, st, leaf)
+			got := mustLoad(t, st, leaf.ID)
+			sameSession(t, got, leaf)
+			if got.Depth() != 2 {
+				t.Fatalf("got depth %d, want 2", got.Depth())
+			}
+			for i := 0; i < min(tc.at, 6); i++ {
+				if got.Turns[i].Branch != session.MainBranch {
+					t.Fatalf("turn %d: got branch %q, want main", i, got.Turns[i].Branch)
+				}
+			}
+		})
+	}
+}
+
+func TestForkRange(t *testing.T) {
+	fusekitest.Parallel(t)
+	s := session.New("alice")
+	appendN(s, 3, "r")
+	for _, at := range []int{-1, 4} {
+		if _, err := s.Fork(at); !errors.Is(err, session.ErrInvalid) {
+			t.Fatalf("fork at %d: got %v, want ErrInvalid", at, err)
+		}
+	}
+}
+
+func TestParentNotStored(t *testing.T) {
+	fusekitest.Parallel(t)
+	st, _, _ := newStore(t)
+	p := session.New("alice")
+	appendN(p, 2, "p")
+	f := mustFork(t, p, 1)
+	err := st.Persist(context.Background(), f)
+	var ae *session.AncestorError
+	if !errors.Is(err, session.ErrParentMissing) || !errors.As(err, &ae) || ae.Missing != p.ID {
+		t.Fatalf("got %v, want ErrParentMissing naming %s", err, p.ID)
+	}
+}
+
+func TestBranchLabelCollision(t *testing.T) {
+	fusekitest.Parallel(t)
+	st, _, _ := newStore(t)
+	root := persisted(t, st, "alice", 3)
+	a := mustFork(t, root, 1)
+	appendN(a, 1, "a")
+	mustPersist(t, st, a)
+	b := mustFork(t, root, 2)
+	appendN(b, 2, "b")
+	// Force b onto a's label, as a 1-in-4-billion draw would.
+	b.Branch = a.Branch
+	for i := b.ForkedAt; i < len(b.Turns); i++ {
+		b.Turns[i].Branch = a.Branch
+	}
+	mustPersist(t, st, b)
+	if b.Branch == a.Branch {
+		t.Fatalf("got branch %q for both forks, want a fresh label for the second", b.Branch)
+	}
+	got := mustLoad(t, st, b.ID)
+	sameSession(t, got, b)
+	if mustLoad(t, st, a.ID).Branch != a.Branch {
+		t.Fatal("the first fork's label changed")
 	}
 }

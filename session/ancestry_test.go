@@ -3,6 +3,7 @@ package session_test
 import (
 	"context"
 	"errors"
+	"slices"
 	"testing"
 
 	"github.com/google/uuid"
@@ -208,5 +209,80 @@ func TestShareDontCopy(t *testing.T) {
 	}
 	if written[5] > 25 {
 		t.Fatalf("got %d triples for a fork, want at most 25", written[5])
+	}
+}
+
+// TestAncestry: root to session, with tags, in one request.
+func TestAncestry(t *testing.T) {
+	fusekitest.Parallel(t)
+	st, ct, _ := newStore(t)
+	ctx := context.Background()
+	root := persisted(t, st, "alice", 3)
+	mid := mustFork(t, root, 2)
+	appendN(mid, 2, "mid")
+	mustPersist(t, st, mid)
+	leaf := mustFork(t, mid, 3)
+	mustPersist(t, st, leaf)
+	tag := "lineage-" + newID()[24:]
+	if err := st.Tag(ctx, mid.ID, tag); err != nil {
+		t.Fatal(err)
+	}
+	before := ct.requests.Load()
+	got, err := st.Ancestry(ctx, leaf.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := ct.requests.Load() - before; n != 1 {
+		t.Fatalf("got %d requests, want 1", n)
+	}
+	var ids []string
+	for _, in := range got {
+		ids = append(ids, in.ID)
+	}
+	if want := []string{root.ID, mid.ID, leaf.ID}; !slices.Equal(ids, want) {
+		t.Fatalf("got %v, want %v (root first)", ids, want)
+	}
+	if in := got[1]; in.ParentID != root.ID || in.ForkedAt != 2 || in.OwnTurns != 2 || in.Turns != 4 || !slices.Equal(in.Tags, []string{tag}) {
+		t.Fatalf("got %+v for mid", in)
+	}
+	if in := got[2]; in.Turns != 3 || in.OwnTurns != 0 || len(in.Tags) != 0 {
+		t.Fatalf("got %+v for leaf", in)
+	}
+	if got, err := st.Ancestry(ctx, root.ID); err != nil || len(got) != 1 || got[0].ParentID != "" {
+		t.Fatalf("ancestry of a root: got %+v, %v; want itself", got, err)
+	}
+	if _, err := st.Ancestry(ctx, newID()); !errors.Is(err, session.ErrNotFound) {
+		t.Fatalf("got %v, want ErrNotFound", err)
+	}
+}
+
+// TestLoadRoundTripsWithAnchors: anchors and tags along the chain cost
+// Load no request more than before: two, at any depth.
+func TestLoadRoundTripsWithAnchors(t *testing.T) {
+	fusekitest.Parallel(t)
+	st, ct, _ := newStore(t)
+	ctx := context.Background()
+	s := persisted(t, st, "alice", 2)
+	for depth := range 6 {
+		mustAnchor(t, st, s.ID, "a"+itoa(depth), map[string]string{"depth": itoa(depth)})
+		if err := st.Tag(ctx, s.ID, "t"+itoa(depth)); err != nil {
+			t.Fatal(err)
+		}
+		s = mustFork(t, mustLoad(t, st, s.ID), len(s.Turns))
+		appendN(s, 2, "f")
+		mustPersist(t, st, s)
+	}
+	before := ct.requests.Load()
+	got := mustLoad(t, st, s.ID)
+	if n := ct.requests.Load() - before; n > 3 || n != 2 {
+		t.Fatalf("Load: got %d requests, want 2 (at most 3)", n)
+	}
+	if len(got.Anchors) != 6 {
+		t.Fatalf("got %d anchors, want 6 (one per ancestor)", len(got.Anchors))
+	}
+	for depth := range 6 {
+		if a := got.Anchors["a"+itoa(depth)]; a.Index != 2+2*depth || a.State["depth"] != itoa(depth) {
+			t.Fatalf("anchor a%d: got %+v, want index %d", depth, a, 2+2*depth)
+		}
 	}
 }
