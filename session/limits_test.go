@@ -10,7 +10,9 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/trails-kg/trails/admin"
 	"github.com/trails-kg/trails/internal/fusekitest"
+	"github.com/trails-kg/trails/internal/storetest"
 	"github.com/trails-kg/trails/kg"
 	"github.com/trails-kg/trails/ontology"
 	"github.com/trails-kg/trails/prov"
@@ -61,7 +63,7 @@ func TestMaxChildren(t *testing.T) {
 			}
 			next := mustFork(t, parent, 2)
 			appendN(next, 2, "one too many")
-			before := countQuads(t, c, "")
+			before := storetest.CountQuads(t, c, "")
 			err := st.Persist(ctx, next)
 			if !errors.Is(err, tc.want) || (tc.want == nil) != (err == nil) {
 				t.Fatalf("fork %d: got %v, want %v", tc.ok+1, err, tc.want)
@@ -77,7 +79,7 @@ func TestMaxChildren(t *testing.T) {
 				return
 			}
 			t.Logf("refused: %v", err)
-			if got := countQuads(t, c, ""); got != before {
+			if got := storetest.CountQuads(t, c, ""); got != before {
 				t.Fatalf("the refused fork wrote %d quads, want none", got-before)
 			}
 			mustNotBeStored(t, st, c, next.ID)
@@ -142,9 +144,9 @@ func TestMaxChildrenCountsLiveForks(t *testing.T) {
 	// An archive made by a rewind keeps its parent link but is no fork
 	// any more (written raw: Rewind is another feature's).
 	var ins kg.Data
-	g := sessionRef(d.ID)
-	ins.Add(g, g, kg.MustIRI(ontology.NS+"rewoundFrom"), sessionRef(parent.ID))
-	rawChange(t, c, nil, &ins)
+	g := storetest.SessionRef(d.ID)
+	ins.Add(g, g, kg.MustIRI(ontology.NS+"rewoundFrom"), storetest.SessionRef(parent.ID))
+	storetest.RawChange(t, c, nil, &ins)
 	mustFork2()
 	refused("after the rewind and a new fork")
 	_ = b
@@ -277,11 +279,11 @@ func TestWorker(t *testing.T) {
 			Branch: "fork-0123abcd", Turns: append([]session.Turn(nil), w.Turns[:1]...)}
 		for _, f := range []*session.Session{f, byHand} {
 			appendN(f, 1, "of a worker")
-			before := countQuads(t, c, "")
+			before := storetest.CountQuads(t, c, "")
 			if err := st.Persist(ctx, f); !errors.Is(err, session.ErrNotForkable) {
 				t.Fatalf("got %v, want ErrNotForkable", err)
 			}
-			if got := countQuads(t, c, ""); got != before {
+			if got := storetest.CountQuads(t, c, ""); got != before {
 				t.Fatalf("the refused fork wrote %d quads, want none", got-before)
 			}
 			mustNotBeStored(t, st, c, f.ID)
@@ -365,7 +367,7 @@ func TestLegacyKinds(t *testing.T) {
 	// A copy of the fixture under a new id, so that other tests' forks of
 	// the fixture do not count here.
 	id := newID()
-	nq = []byte(strings.ReplaceAll(string(nq), legacyFixtureID, id))
+	nq = []byte(strings.ReplaceAll(string(nq), storetest.LegacyID, id))
 	if err := c.LoadQuads(ctx, nq); err != nil {
 		t.Fatal(err)
 	}
@@ -409,11 +411,11 @@ func TestKindInvalid(t *testing.T) {
 	}
 	// A stored kind that is none of the three is corrupt data.
 	var ins kg.Data
-	g := sessionRef(root.ID)
+	g := storetest.SessionRef(root.ID)
 	ins.Add(g, g, kg.MustIRI(ontology.Kind), kg.String("boss"))
 	var del kg.Data
 	del.Add(g, g, kg.MustIRI(ontology.Kind), kg.String("main"))
-	rawChange(t, c, &del, &ins)
+	storetest.RawChange(t, c, &del, &ins)
 	if _, err := st.Load(ctx, root.ID); !errors.Is(err, session.ErrCorrupt) {
 		t.Fatalf("load: got %v, want ErrCorrupt", err)
 	}
@@ -432,26 +434,26 @@ func TestKindsCheck(t *testing.T) {
 		t.Fatal(err)
 	}
 	mustPersist(t, st, w)
-	if got, err := st.Check(ctx); err != nil || len(got) != 0 {
+	if got, err := admin.New(c).Check(ctx); err != nil || len(got) != 0 {
 		t.Fatalf("before: got %v (%v), want no findings", got, err)
 	}
 	var d kg.Data
 	ofWorker := newID()
-	addRawFork(&d, ofWorker, w.ID, 1)
-	rawChange(t, c, nil, &d)
+	storetest.AddRawFork(&d, ofWorker, w.ID, 1)
+	storetest.RawChange(t, c, nil, &d)
 	var ins, del kg.Data
-	g := sessionRef(root.ID)
+	g := storetest.SessionRef(root.ID)
 	del.Add(g, g, kg.MustIRI(ontology.Kind), kg.String("main"))
 	ins.Add(g, g, kg.MustIRI(ontology.Kind), kg.String("boss"))
-	rawChange(t, c, &del, &ins)
-	got, err := st.Check(ctx)
+	storetest.RawChange(t, c, &del, &ins)
+	got, err := admin.New(c).Check(ctx)
 	if err != nil {
 		t.Fatal(err)
 	}
 	want := map[string]bool{ofWorker: false, root.ID: false}
 	for _, f := range got {
 		t.Logf("%s %s: %s", f.Rule, f.Resource, f.Message)
-		if _, ok := want[f.Resource]; ok && f.Rule == session.RuleSHACL {
+		if _, ok := want[f.Resource]; ok && f.Rule == admin.RuleSHACL {
 			want[f.Resource] = true
 		}
 	}
@@ -481,8 +483,8 @@ func TestTreeLimitsQuery(t *testing.T) {
 	}
 	mustPersist(t, st, w)
 	var d kg.Data
-	addRawFork(&d, newID(), w.ID, 1) // a fork of a worker, behind the library's back
-	rawChange(t, c, nil, &d)
+	storetest.AddRawFork(&d, newID(), w.ID, 1) // a fork of a worker, behind the library's back
+	storetest.RawChange(t, c, nil, &d)
 
 	q, ok := prov.Lookup("tree-limits")
 	if !ok {

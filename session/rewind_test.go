@@ -11,7 +11,9 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/trails-kg/trails/admin"
 	"github.com/trails-kg/trails/internal/fusekitest"
+	"github.com/trails-kg/trails/internal/storetest"
 	"github.com/trails-kg/trails/kg"
 	"github.com/trails-kg/trails/ontology"
 	"github.com/trails-kg/trails/prov"
@@ -241,12 +243,12 @@ func TestRewindFork(t *testing.T) {
 	appendN(f, 3, "fork")
 	mustPersist(t, st, f)
 	before := mustLoad(t, st, f.ID).Turns
-	quads := countQuads(t, c, "")
+	quads := storetest.CountQuads(t, c, "")
 
 	if _, _, err := st.Rewind(ctx, f.ID, 1); !errors.Is(err, session.ErrInvalid) || !strings.Contains(err.Error(), "fork that session at 1") {
 		t.Fatalf("rewind into the prefix: got %v, want ErrInvalid saying to fork the parent", err)
 	}
-	if n := countQuads(t, c, ""); n != quads {
+	if n := storetest.CountQuads(t, c, ""); n != quads {
 		t.Fatalf("refused rewind: got %d quads, want %d", n, quads)
 	}
 
@@ -289,7 +291,7 @@ func TestRewindRefused(t *testing.T) {
 	other.Principal = "someone-else"
 	appendN(other, 1, "other")
 	mustPersist(t, st, other)
-	quads := countQuads(t, c, "")
+	quads := storetest.CountQuads(t, c, "")
 
 	for _, tc := range []struct {
 		name string
@@ -315,7 +317,7 @@ func TestRewindRefused(t *testing.T) {
 			if !errors.Is(err, tc.want) {
 				t.Fatalf("got %v, want %v", err, tc.want)
 			}
-			if n := countQuads(t, c, ""); n != quads {
+			if n := storetest.CountQuads(t, c, ""); n != quads {
 				t.Fatalf("got %d quads, want %d: something was written", n, quads)
 			}
 		})
@@ -481,7 +483,7 @@ func TestRewindIntegrity(t *testing.T) {
 	ctx := context.Background()
 	c := fusekitest.Empty(t)
 	st := session.NewStore(c)
-	if _, err := st.Init(ctx); err != nil {
+	if _, err := admin.New(c).Init(ctx); err != nil {
 		t.Fatal(err)
 	}
 	fx := rwSeed(t, st, "integrity")
@@ -494,16 +496,24 @@ func TestRewindIntegrity(t *testing.T) {
 	fs, rf := mustRewind(t, st, f.ID, 5)
 	appendN(fs, 1, "after")
 	mustPersist(t, st, fs)
-	mustCheck(t, st)
+	mustCheck(t, c)
 
 	ids := []string{fx.root.ID, r.Archive, fx.early.ID, fx.late.ID, fx.lateChild.ID, f.ID, rf.Archive}
-	want := loadAll(t, st, ids)
+	want := make(map[string]*session.Session, len(ids))
+	for _, id := range ids {
+		want[id] = mustLoad(t, st, id)
+	}
 
 	t.Run("export and import", func(t *testing.T) {
-		data, _ := mustExport(t, st, session.NQuads)
+		var data bytes.Buffer
+		if _, err := admin.New(c).Export(ctx, &data, admin.NQuads); err != nil {
+			t.Fatalf("export: %v", err)
+		}
 		c := fusekitest.Empty(t)
 		st := session.NewStore(c)
-		mustImport(t, st, data, session.NQuads)
+		if _, err := admin.New(c).Import(ctx, &data, admin.NQuads, nil); err != nil {
+			t.Fatalf("import: %v", err)
+		}
 		for _, id := range ids {
 			got := mustLoad(t, st, id)
 			sameSession(t, got, want[id])
@@ -517,12 +527,12 @@ func TestRewindIntegrity(t *testing.T) {
 			t.Fatalf("got %s, want generation 1", id)
 		}
 		mustRewind(t, st, fx.root.ID, 4)
-		mustCheck(t, st)
+		mustCheck(t, c)
 	})
 	t.Run("detach", func(t *testing.T) {
 		c := fusekitest.Empty(t)
 		st := session.NewStore(c)
-		if _, err := st.Init(ctx); err != nil {
+		if _, err := admin.New(c).Init(ctx); err != nil {
 			t.Fatal(err)
 		}
 		fx := rwSeed(t, st, "detacher")
@@ -560,7 +570,7 @@ ASK { GRAPH $g { ?copy trails:copiedFrom $orig ; trails:index $i ; trails:sessio
 			appendN(after, 1, "after detach")
 			mustPersist(t, st, after)
 		}
-		mustCheck(t, st)
+		mustCheck(t, c)
 	})
 }
 

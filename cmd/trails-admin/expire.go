@@ -45,12 +45,12 @@ func (c *expireCmd) run(ctx context.Context, a *app, args []string) error {
 		now = t
 	}
 	a.longRequests()
-	st, err := a.store(ctx)
+	ds, err := a.dataset(ctx)
 	if err != nil {
 		return err
 	}
 	if c.dryRun {
-		steps, err := st.PlanExpire(ctx, now)
+		steps, err := ds.PlanExpire(ctx, now)
 		if err != nil {
 			return err
 		}
@@ -68,7 +68,7 @@ func (c *expireCmd) run(ctx context.Context, a *app, args []string) error {
 	opts = append(opts, session.Progress(func(done, total int, s session.Step) {
 		p.update(done, total, s.Session)
 	}))
-	n, err := st.Expire(ctx, now, opts...)
+	n, err := ds.Expire(ctx, now, opts...)
 	p.finish()
 	if err != nil {
 		fmt.Fprintf(a.stderr, "expired %s before the error; run the same command again to finish\n", plural(n, "session"))
