@@ -6,6 +6,9 @@ import (
 	"github.com/trails-kg/trails/session"
 )
 
+// The verifier of the hash chains (session.TurnDigest) that Check runs
+// over the stored turns and Import over its input's.
+
 // chainSession is what the chain check knows of a session: where it
 // hangs. ParentID is "" for a root.
 type chainSession struct {
@@ -24,6 +27,7 @@ type ChainFault struct {
 	Want    string // what its fields and its predecessor's digest give
 }
 
+// String describes the fault in one line.
 func (f ChainFault) String() string {
 	if f.Digest == "" {
 		return fmt.Sprintf("turn %d of %s has no trails:digest (stored before the hash chain)", f.Index, f.Session)

@@ -48,7 +48,7 @@ const (
 	// RuleSHACL: the union of all graphs violates ontology.Shapes.
 	RuleSHACL = "shacl"
 	// RuleChain: a turn's trails:digest does not follow from its fields and
-	// the digest of the turn before it (chain.go): it was changed after it
+	// the digest of the turn before it (session.TurnDigest): it was changed after it
 	// was written. The Resource is the turn's IRI.
 	RuleChain = "chain"
 	// RuleUnchained: a session holds turns without trails:digest, stored

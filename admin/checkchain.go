@@ -31,7 +31,7 @@ func hasHave(n int) string {
 	return "have"
 }
 
-// checkChain recomputes the hash chain of every session (chain.go) from
+// checkChain recomputes the hash chain of every session (session.TurnDigest) from
 // its stored turns, in one pass over the turns ordered by session and
 // index, and reports the turns whose stored digest does not follow from
 // their fields and their predecessor's digest (RuleChain: changed after

@@ -27,8 +27,8 @@ const expireBatch = 50
 // earliest expiry first, as steps with Action "expire", without changing
 // anything: the dry run of Expire.
 //
-// It returns ErrCorrupt for an expiry that is not a date and time, or a
-// store error wrapping the kg error.
+// It returns session.ErrCorrupt for an expiry that is not a date and
+// time, or a store error wrapping the kg error.
 func (ds *Dataset) PlanExpire(ctx context.Context, now time.Time) ([]session.Step, error) {
 	due, err := ds.due(ctx, now)
 	if err != nil {
@@ -78,23 +78,23 @@ func (ds *Dataset) due(ctx context.Context, now time.Time) ([]dueSession, error)
 }
 
 // Expire marks expired every session that is active or suspended and whose
-// expiry (trails:expiresAt: Session.TTL, Store.SetExpiry) is at or before now. Each
-// session moves as SetState would move it: a compare and swap on its
-// state, a trails:StateChange PROV record (with the reason "TTL ended at
-// …"), and, expired being terminal like completed and failed, its active
-// or suspended descendants flagged for cancellation. Sessions go in
-// batches, one atomic update per batch; a session whose state or expiry
-// changed since Expire read it is left alone, and Expire is idempotent: a
-// second run with the same now marks none. Of opts, Expire reads
-// session.Progress, called after each batch for each of its sessions, done
-// of total sessions due, and session.By, the principal recorded (default:
-// each session's own).
+// expiry (trails:expiresAt: Session.TTL, Store.SetExpiry) is at or before
+// now. Each session moves as Store.SetState would move it: a compare and
+// swap on its state, a trails:StateChange PROV record (with the reason
+// "TTL ended at …"), and, expired being terminal like completed and
+// failed, its active or suspended descendants flagged for cancellation.
+// Sessions go in batches of 50, one atomic update per batch; a session
+// whose state or expiry changed since Expire read it is left alone, and
+// Expire is idempotent: a second run with the same now marks none. Of
+// opts, Expire reads session.Progress, called after each batch for each of
+// its sessions, done of total sessions due, and session.By, the principal
+// recorded (default: each session's own).
 //
 // It returns how many sessions it marked expired, also with an error (the
 // batches done before it stay done; running Expire again does the rest).
-// It returns ErrCorrupt for an expiry that is not a date and time, the
-// context's error when interrupted between batches, or a store error wrapping the kg
-// error.
+// It returns session.ErrCorrupt for an expiry that is not a date and time,
+// the context's error when interrupted between batches, or a store error
+// wrapping the kg error.
 func (ds *Dataset) Expire(ctx context.Context, now time.Time, opts ...session.ActionOption) (int, error) {
 	by, progress := session.ExpireOptions(opts...)
 	due, err := ds.due(ctx, now)

@@ -9,7 +9,7 @@ package admin
 // valid (session.Session.CheckHeader, session.CheckTurn), hang in a tree without cycles,
 // no deeper than MaxForkDepth, forked within their parent's history, under
 // a parent the input or the store holds, and their turns' hash chains
-// (chain.go) must verify where the turns carry digests.
+// (session.TurnDigest) must verify where the turns carry digests.
 
 import (
 	"cmp"
