@@ -13,7 +13,8 @@ import (
 	"github.com/trails-kg/trails/prov"
 )
 
-// ActionOption qualifies a Delete, Detach or Expire (state.go).
+// ActionOption qualifies a Delete, Detach or the operators' Expire
+// (package admin, which reads it with ExpireOptions).
 type ActionOption func(*actionConfig)
 
 type actionConfig struct {
