@@ -17,10 +17,10 @@ func TestCheckFindsEditedTurn(t *testing.T) {
 	fusekitest.Parallel(t)
 	c := fusekitest.Empty(t)
 	st := openStore(c)
-	p := persisted(t, st, "edited", 5)
-	f := mustFork(t, p, 3)
-	appendN(f, 2, "fork")
-	mustPersist(t, st, f)
+	p := storetest.Persisted(t, st, "edited", 5)
+	f := storetest.MustFork(t, p, 3)
+	storetest.AppendN(f, 2, "fork")
+	storetest.MustPersist(t, st, f)
 	for _, x := range findings(t, st) {
 		if x.Rule == admin.RuleChain || x.Rule == admin.RuleUnchained {
 			t.Fatalf("before the edit: got finding %+v, want none", x)
@@ -92,9 +92,9 @@ func TestRechain(t *testing.T) {
 		}
 	}
 	// The legacy session takes a turn, and its chain goes on.
-	s := mustLoad(t, st, id)
-	appendN(s, 1, "after rechain")
-	mustPersist(t, st, s)
+	s := storetest.MustLoad(t, st, id)
+	storetest.AppendN(s, 1, "after rechain")
+	storetest.MustPersist(t, st, s)
 	for _, x := range findings(t, st) {
 		if x.Rule == admin.RuleChain {
 			t.Errorf("after an append: got finding %+v", x)

@@ -41,49 +41,49 @@ func soundStore(tb testing.TB) (*store, *kg.Client, checkFixture) {
 		tb.Fatal(err)
 	}
 	var fx checkFixture
-	fx.root = persisted(tb, st, "checker", 4)
-	persisted(tb, st, "other", 1)
+	fx.root = storetest.Persisted(tb, st, "checker", 4)
+	storetest.Persisted(tb, st, "other", 1)
 	empty := session.New("other")
-	mustPersist(tb, st, empty)
+	storetest.MustPersist(tb, st, empty)
 
-	fx.fork = mustFork(tb, fx.root, 2)
-	appendN(fx.fork, 3, "fork")
-	mustPersist(tb, st, fx.fork)
-	fx.forkOfFork = mustFork(tb, fx.fork, 4)
-	appendN(fx.forkOfFork, 3, "fork of fork")
-	mustPersist(tb, st, fx.forkOfFork)
-	atZero := mustFork(tb, fx.root, 0)
-	appendN(atZero, 1, "at zero")
-	mustPersist(tb, st, atZero)
-	atEnd := mustFork(tb, fx.root, 4) // no turns of its own
-	mustPersist(tb, st, atEnd)
+	fx.fork = storetest.MustFork(tb, fx.root, 2)
+	storetest.AppendN(fx.fork, 3, "fork")
+	storetest.MustPersist(tb, st, fx.fork)
+	fx.forkOfFork = storetest.MustFork(tb, fx.fork, 4)
+	storetest.AppendN(fx.forkOfFork, 3, "fork of fork")
+	storetest.MustPersist(tb, st, fx.forkOfFork)
+	atZero := storetest.MustFork(tb, fx.root, 0)
+	storetest.AppendN(atZero, 1, "at zero")
+	storetest.MustPersist(tb, st, atZero)
+	atEnd := storetest.MustFork(tb, fx.root, 4) // no turns of its own
+	storetest.MustPersist(tb, st, atEnd)
 
-	fx.detached = mustFork(tb, fx.root, 3)
-	appendN(fx.detached, 2, "detached")
-	mustPersist(tb, st, fx.detached)
+	fx.detached = storetest.MustFork(tb, fx.root, 3)
+	storetest.AppendN(fx.detached, 2, "detached")
+	storetest.MustPersist(tb, st, fx.detached)
 	if err := st.Detach(ctx, fx.detached.ID); err != nil {
 		tb.Fatal(err)
 	}
-	gone := mustFork(tb, fx.fork, 3)
-	appendN(gone, 1, "deleted")
-	mustPersist(tb, st, gone)
+	gone := storetest.MustFork(tb, fx.fork, 3)
+	storetest.AppendN(gone, 1, "deleted")
+	storetest.MustPersist(tb, st, gone)
 	if err := st.Delete(ctx, gone.ID); err != nil {
 		tb.Fatal(err)
 	}
 
-	tree := mustFork(tb, fx.root, 1) // deleted with its fork
-	appendN(tree, 1, "tree")
-	mustPersist(tb, st, tree)
-	treeKid := mustFork(tb, tree, 2)
-	appendN(treeKid, 1, "tree kid")
-	mustPersist(tb, st, treeKid)
+	tree := storetest.MustFork(tb, fx.root, 1) // deleted with its fork
+	storetest.AppendN(tree, 1, "tree")
+	storetest.MustPersist(tb, st, tree)
+	treeKid := storetest.MustFork(tb, tree, 2)
+	storetest.AppendN(treeKid, 1, "tree kid")
+	storetest.MustPersist(tb, st, treeKid)
 	if err := st.Delete(ctx, tree.ID, session.Cascade()); err != nil {
 		tb.Fatal(err)
 	}
-	mid := persisted(tb, st, "mid", 2) // deleted after detaching its fork
-	kid := mustFork(tb, mid, 1)
-	appendN(kid, 1, "kid")
-	mustPersist(tb, st, kid)
+	mid := storetest.Persisted(tb, st, "mid", 2) // deleted after detaching its fork
+	kid := storetest.MustFork(tb, mid, 1)
+	storetest.AppendN(kid, 1, "kid")
+	storetest.MustPersist(tb, st, kid)
 	if err := st.Delete(ctx, mid.ID, session.DetachChildren()); err != nil {
 		tb.Fatal(err)
 	}
@@ -91,9 +91,9 @@ func soundStore(tb testing.TB) (*store, *kg.Client, checkFixture) {
 	if err := c.LoadQuads(ctx, storetest.LegacyQuads(tb)); err != nil {
 		tb.Fatal(err)
 	}
-	ofLegacy := mustFork(tb, mustLoad(tb, st, storetest.LegacyID), 3)
-	appendN(ofLegacy, 1, "of legacy")
-	mustPersist(tb, st, ofLegacy)
+	ofLegacy := storetest.MustFork(tb, storetest.MustLoad(tb, st, storetest.LegacyID), 3)
+	storetest.AppendN(ofLegacy, 1, "of legacy")
+	storetest.MustPersist(tb, st, ofLegacy)
 	return st, c, fx
 }
 
@@ -119,7 +119,7 @@ func TestCheck(t *testing.T) {
 		corrupt func(t *testing.T, c *kg.Client, fx checkFixture) []wantFinding
 	}{
 		{"cycle", func(t *testing.T, c *kg.Client, fx checkFixture) []wantFinding {
-			a, b, cc, below := newID(), newID(), newID(), newID()
+			a, b, cc, below := storetest.NewID(), storetest.NewID(), storetest.NewID(), storetest.NewID()
 			var d kg.Data
 			storetest.AddRawFork(&d, a, b, 0)
 			storetest.AddRawFork(&d, b, cc, 0)
@@ -133,7 +133,7 @@ func TestCheck(t *testing.T) {
 			}
 		}},
 		{"self parent", func(t *testing.T, c *kg.Client, fx checkFixture) []wantFinding {
-			a := newID()
+			a := storetest.NewID()
 			var d kg.Data
 			storetest.AddRawFork(&d, a, a, 0)
 			storetest.RawChange(t, c, nil, &d)
@@ -144,7 +144,7 @@ func TestCheck(t *testing.T) {
 			var d kg.Data
 			parent := fx.root.ID
 			for range session.MaxForkDepth + 1 {
-				id := newID()
+				id := storetest.NewID()
 				storetest.AddRawFork(&d, id, parent, 0)
 				parent = id
 			}
@@ -152,7 +152,7 @@ func TestCheck(t *testing.T) {
 			return []wantFinding{{admin.RuleDepth, parent, "33 ancestors"}}
 		}},
 		{"fork point", func(t *testing.T, c *kg.Client, fx checkFixture) []wantFinding {
-			beyond, atEnd, ofFork := newID(), newID(), newID()
+			beyond, atEnd, ofFork := storetest.NewID(), storetest.NewID(), storetest.NewID()
 			var d kg.Data
 			storetest.AddRawFork(&d, beyond, fx.root.ID, 5)
 			storetest.AddRawFork(&d, atEnd, fx.root.ID, 4)
@@ -167,7 +167,7 @@ func TestCheck(t *testing.T) {
 			}
 		}},
 		{"fork point of a legacy parent", func(t *testing.T, c *kg.Client, fx checkFixture) []wantFinding {
-			beyond, atEnd := newID(), newID()
+			beyond, atEnd := storetest.NewID(), storetest.NewID()
 			var d kg.Data
 			storetest.AddRawFork(&d, beyond, storetest.LegacyID, 4)
 			storetest.AddRawFork(&d, atEnd, storetest.LegacyID, 3)
@@ -178,9 +178,9 @@ func TestCheck(t *testing.T) {
 			if err := c.DeleteGraph(ctx, storetest.SessionRef(fx.fork.ID)); err != nil {
 				t.Fatal(err)
 			}
-			never := newID()
+			never := storetest.NewID()
 			var d kg.Data
-			storetest.AddRawFork(&d, never, newID(), 0)
+			storetest.AddRawFork(&d, never, storetest.NewID(), 0)
 			storetest.RawChange(t, c, nil, &d)
 			return []wantFinding{
 				{admin.RuleOrphan, fx.forkOfFork.ID, "parent session " + fx.fork.ID + " is missing"},
@@ -248,7 +248,7 @@ func TestCheck(t *testing.T) {
 			return []wantFinding{{admin.RuleSHACL, storetest.TurnRef(fx.root.ID, 0).String(), "trails:role: A turn must have exactly one trails:role"}}
 		}},
 		{"cycle, missing parent and shapes at once", func(t *testing.T, c *kg.Client, fx checkFixture) []wantFinding {
-			a, b := newID(), newID()
+			a, b := storetest.NewID(), storetest.NewID()
 			var d kg.Data
 			storetest.AddRawFork(&d, a, b, 0)
 			storetest.AddRawFork(&d, b, a, 0)
@@ -307,9 +307,9 @@ func TestMergeCheck(t *testing.T) {
 	fusekitest.Parallel(t)
 	ctx := context.Background()
 	st, _, fx := soundStore(t)
-	mustMerge(t, st, fx.forkOfFork.ID, session.MergeResult{Status: session.MergeCompleted, Summary: "deep result",
+	storetest.MustMerge(t, st, fx.forkOfFork.ID, session.MergeResult{Status: session.MergeCompleted, Summary: "deep result",
 		Artifacts: []session.Artifact{{IRI: "https://example.org/a"}, {Text: "b"}}})
-	mustMerge(t, st, fx.fork.ID, session.MergeResult{Status: session.MergeFailed, Summary: "fork result"})
+	storetest.MustMerge(t, st, fx.fork.ID, session.MergeResult{Status: session.MergeFailed, Summary: "fork result"})
 	got, err := st.Check(ctx)
 	if err != nil {
 		t.Fatal(err)

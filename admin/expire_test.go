@@ -7,6 +7,7 @@ import (
 
 	"github.com/trails-kg/trails/admin"
 	"github.com/trails-kg/trails/internal/fusekitest"
+	"github.com/trails-kg/trails/internal/storetest"
 	"github.com/trails-kg/trails/prov"
 	"github.com/trails-kg/trails/session"
 )
@@ -25,12 +26,12 @@ func TestExpireBatches(t *testing.T) {
 		s := session.New("bulk")
 		s.TTL = time.Duration(i+1) * time.Second
 		s.Append("user", "x")
-		mustPersist(t, st, s)
+		storetest.MustPersist(t, st, s)
 		ids = append(ids, s.ID)
 		if i%10 == 0 {
-			f := mustFork(t, s, 1)
+			f := storetest.MustFork(t, s, 1)
 			f.TTL = time.Duration(i+1) * time.Second
-			mustPersist(t, st, f)
+			storetest.MustPersist(t, st, f)
 			ids = append(ids, f.ID)
 		}
 	}
@@ -39,7 +40,7 @@ func TestExpireBatches(t *testing.T) {
 		t.Fatalf("got %d, %v; want %d", n, err, len(ids))
 	}
 	for _, id := range ids {
-		if got := mustInfo(t, st, id).State; got != session.StateExpired {
+		if got := storetest.MustInfo(t, st, id).State; got != session.StateExpired {
 			t.Fatalf("%s: got %s, want expired", id, got)
 		}
 	}
@@ -50,13 +51,4 @@ func TestExpireBatches(t *testing.T) {
 	if err != nil || len(res.Solutions) != 1 || res.Solutions[0].String("principal") != "janitor" {
 		t.Fatalf("state changes: got %v, %v; want one by janitor", res, err)
 	}
-}
-
-func mustInfo(tb testing.TB, st *store, id string) session.Info {
-	tb.Helper()
-	in, err := st.Info(context.Background(), id)
-	if err != nil {
-		tb.Fatalf("info %s: %v", id, err)
-	}
-	return in
 }

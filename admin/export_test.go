@@ -72,43 +72,43 @@ func buildVaried(tb testing.TB, st *store) varied {
 	for i, h := range hostile {
 		a.Append(roles[i%len(roles)], h)
 	}
-	mustPersist(tb, st, a)
+	storetest.MustPersist(tb, st, a)
 
-	b := mustFork(tb, a, 3)
+	b := storetest.MustFork(tb, a, 3)
 	b.Append("assistant", "b's own \"answer\"\x00")
 	b.Append("user", hostile[4])
-	mustPersist(tb, st, b)
+	storetest.MustPersist(tb, st, b)
 
-	c := mustFork(tb, b, 4) // fork of a fork: a [0,3) b [3,4) c [4,…)
+	c := storetest.MustFork(tb, b, 4) // fork of a fork: a [0,3) b [3,4) c [4,…)
 	c.Principal = "someone else"
 	c.Append("assistant", "c\tc\nc")
-	mustPersist(tb, st, c)
+	storetest.MustPersist(tb, st, c)
 
-	f0 := mustFork(tb, a, 0)
+	f0 := storetest.MustFork(tb, a, 0)
 	f0.Append("user", "from scratch 🎉")
-	mustPersist(tb, st, f0)
+	storetest.MustPersist(tb, st, f0)
 
-	d := mustFork(tb, a, 5)
+	d := storetest.MustFork(tb, a, 5)
 	d.Append("assistant", "to be detached")
-	mustPersist(tb, st, d)
+	storetest.MustPersist(tb, st, d)
 	if err := st.Detach(ctx, d.ID, session.By("the detacher")); err != nil {
 		tb.Fatalf("detach: %v", err)
 	}
 
-	e := persisted(tb, st, "eve", 3)
-	g := mustFork(tb, e, 1)
-	appendN(g, 2, "doomed")
-	mustPersist(tb, st, g)
+	e := storetest.Persisted(tb, st, "eve", 3)
+	g := storetest.MustFork(tb, e, 1)
+	storetest.AppendN(g, 2, "doomed")
+	storetest.MustPersist(tb, st, g)
 	if err := st.Delete(ctx, g.ID, session.By("the deleter")); err != nil {
 		tb.Fatalf("delete fork: %v", err)
 	}
-	h := persisted(tb, st, "henry", 2)
+	h := storetest.Persisted(tb, st, "henry", 2)
 	if err := st.Delete(ctx, h.ID); err != nil {
 		tb.Fatalf("delete root: %v", err)
 	}
 
 	empty := session.New("nobody")
-	mustPersist(tb, st, empty)
+	storetest.MustPersist(tb, st, empty)
 
 	v.live = []string{a.ID, b.ID, c.ID, f0.ID, d.ID, e.ID, empty.ID}
 	v.deleted = []string{g.ID, h.ID}
@@ -121,7 +121,7 @@ func loadAll(tb testing.TB, st *store, ids []string) map[string]*session.Session
 	tb.Helper()
 	out := make(map[string]*session.Session, len(ids))
 	for _, id := range ids {
-		out[id] = mustLoad(tb, st, id)
+		out[id] = storetest.MustLoad(tb, st, id)
 	}
 	return out
 }
@@ -219,7 +219,7 @@ func TestExportImportRoundTrip(t *testing.T) {
 				t.Fatalf("progress: got %v, want it to end at %d of %d", calls, len(wantAll), len(wantAll))
 			}
 			for _, id := range v.live {
-				sameSession(t, mustLoad(t, st, id), want[id])
+				storetest.SameSession(t, storetest.MustLoad(t, st, id), want[id])
 			}
 			sameInfos(t, st, infos)
 			for _, id := range v.deleted {
@@ -262,23 +262,23 @@ func TestExportTree(t *testing.T) {
 	ctx := context.Background()
 	c := fusekitest.Empty(t)
 	st := openStore(c)
-	a := persisted(t, st, "alice", 4)
-	b := mustFork(t, a, 2)
-	appendN(b, 2, "b")
-	mustPersist(t, st, b)
-	cc := mustFork(t, b, 3)
-	appendN(cc, 1, "c")
-	mustPersist(t, st, cc)
-	dd := mustFork(t, cc, 4) // a fork of the fork of the fork
-	appendN(dd, 1, "d")
-	mustPersist(t, st, dd)
-	sib := mustFork(t, a, 1) // a's other fork: not in b's tree
-	appendN(sib, 1, "sibling")
-	mustPersist(t, st, sib)
-	other := persisted(t, st, "oscar", 2) // another tree altogether
-	otherFork := mustFork(t, other, 1)
-	appendN(otherFork, 1, "of")
-	mustPersist(t, st, otherFork)
+	a := storetest.Persisted(t, st, "alice", 4)
+	b := storetest.MustFork(t, a, 2)
+	storetest.AppendN(b, 2, "b")
+	storetest.MustPersist(t, st, b)
+	cc := storetest.MustFork(t, b, 3)
+	storetest.AppendN(cc, 1, "c")
+	storetest.MustPersist(t, st, cc)
+	dd := storetest.MustFork(t, cc, 4) // a fork of the fork of the fork
+	storetest.AppendN(dd, 1, "d")
+	storetest.MustPersist(t, st, dd)
+	sib := storetest.MustFork(t, a, 1) // a's other fork: not in b's tree
+	storetest.AppendN(sib, 1, "sibling")
+	storetest.MustPersist(t, st, sib)
+	other := storetest.Persisted(t, st, "oscar", 2) // another tree altogether
+	otherFork := storetest.MustFork(t, other, 1)
+	storetest.AppendN(otherFork, 1, "of")
+	storetest.MustPersist(t, st, otherFork)
 
 	tree := []string{a.ID, b.ID, cc.ID, dd.ID}
 	want := loadAll(t, st, tree)
@@ -346,7 +346,7 @@ func TestExportTree(t *testing.T) {
 	st = openStore(c)
 	mustImport(t, st, data, admin.NQuads)
 	for _, id := range tree {
-		sameSession(t, mustLoad(t, st, id), want[id])
+		storetest.SameSession(t, storetest.MustLoad(t, st, id), want[id])
 	}
 	for _, id := range []string{sib.ID, other.ID, otherFork.ID} {
 		if _, err := st.Info(ctx, id); !errors.Is(err, session.ErrNotFound) {
@@ -510,7 +510,7 @@ func sameSet(a, b []string) bool {
 func TestImportInvalid(t *testing.T) {
 	ctx := context.Background()
 	st, c := newStore(t)
-	persisted(t, st, "bystander", 2)
+	storetest.Persisted(t, st, "bystander", 2)
 	dir := filepath.Join("..", "testdata", "export", "invalid")
 	entries, err := os.ReadDir(dir)
 	if err != nil {
@@ -558,11 +558,11 @@ func TestImportConflict(t *testing.T) {
 	ctx := context.Background()
 	c := fusekitest.Empty(t)
 	st := openStore(c)
-	s := persisted(t, st, "alice", 2)
-	gone := persisted(t, st, "bob", 2)
+	s := storetest.Persisted(t, st, "alice", 2)
+	gone := storetest.Persisted(t, st, "bob", 2)
 	data, _ := mustExport(t, st, admin.NQuads)
 	s.Append("user", "said after the backup")
-	mustPersist(t, st, s)
+	storetest.MustPersist(t, st, s)
 	if err := st.Delete(ctx, gone.ID); err != nil {
 		t.Fatal(err)
 	}
@@ -577,7 +577,7 @@ func TestImportConflict(t *testing.T) {
 	if _, err := st.Info(ctx, gone.ID); !errors.Is(err, session.ErrNotFound) {
 		t.Fatalf("info %s: got %v, want ErrNotFound (nothing written)", gone.ID, err)
 	}
-	sameSession(t, mustLoad(t, st, s.ID), s)
+	storetest.SameSession(t, storetest.MustLoad(t, st, s.ID), s)
 }
 
 // TestImportTwice checks that importing the same file twice, or into the
@@ -655,7 +655,7 @@ func buildGolden(tb testing.TB, st *store) []string {
 	for i := range root.Turns {
 		root.Turns[i].Created = t0.Add(time.Duration(i) * 1500 * time.Millisecond)
 	}
-	mustPersist(tb, st, root)
+	storetest.MustPersist(tb, st, root)
 	fork, err := root.Fork(1)
 	if err != nil {
 		tb.Fatal(err)
@@ -664,7 +664,7 @@ func buildGolden(tb testing.TB, st *store) []string {
 	fork.Branch = "fork-0000abcd"
 	fork.Append("assistant", `13 """ and a backslash \`)
 	fork.Turns[1].Created = t0.Add(time.Minute)
-	mustPersist(tb, st, fork)
+	storetest.MustPersist(tb, st, fork)
 	return []string{root.ID, fork.ID}
 }
 
@@ -709,7 +709,7 @@ func TestExportGolden(t *testing.T) {
 	postData(t, c, "application/trig", trig)
 	st = openStore(c)
 	for _, id := range ids {
-		sameSession(t, mustLoad(t, st, id), want[id])
+		storetest.SameSession(t, storetest.MustLoad(t, st, id), want[id])
 	}
 }
 
@@ -786,7 +786,7 @@ func TestImportSyntax(t *testing.T) {
 //	go test -run '^$' -bench BenchmarkExportImport -benchtime 5x ./session/
 func BenchmarkExportImport(b *testing.B) {
 	ctx := context.Background()
-	c := fusekitest.Client(b, kg.Config{Endpoint: diskEndpoint(b), Timeout: -1})
+	c := fusekitest.Client(b, kg.Config{Endpoint: storetest.DiskEndpoint(b), Timeout: -1})
 	wipe := func() {
 		if err := c.Update(ctx, "DROP ALL", kg.Idempotent()); err != nil {
 			b.Fatal(err)
@@ -798,14 +798,14 @@ func BenchmarkExportImport(b *testing.B) {
 	for range 20 {
 		s := session.New("bench")
 		for i := 0; i < 200; i++ {
-			s.Append([]string{"user", "assistant"}[i%2], realistic(rng))
+			s.Append([]string{"user", "assistant"}[i%2], storetest.Realistic(rng))
 		}
-		mustPersist(b, st, s)
-		f := mustFork(b, s, 100)
+		storetest.MustPersist(b, st, s)
+		f := storetest.MustFork(b, s, 100)
 		for i := 0; i < 50; i++ {
-			f.Append("assistant", realistic(rng))
+			f.Append("assistant", storetest.Realistic(rng))
 		}
-		mustPersist(b, st, f)
+		storetest.MustPersist(b, st, f)
 	}
 	data := make(map[admin.Format][]byte)
 	for _, f := range []admin.Format{admin.NQuads, admin.TriG, admin.JSONL} {

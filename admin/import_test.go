@@ -137,10 +137,10 @@ func newImportVictim(t *testing.T) *importVictim {
 	c := fusekitest.Empty(t)
 	v := &importVictim{st: openStore(c), c: c}
 	w := nqWriter{t}
-	v.a = persisted(t, v.st, "alice", 3)
-	v.af = mustFork(t, v.a, 2)
-	appendN(v.af, 1, "af")
-	mustPersist(t, v.st, v.af)
+	v.a = storetest.Persisted(t, v.st, "alice", 3)
+	v.af = storetest.MustFork(t, v.a, 2)
+	storetest.AppendN(v.af, 1, "af")
+	storetest.MustPersist(t, v.st, v.af)
 
 	// The hash chain on a's turns, as Persist will write it.
 	v.digests = chained("", v.a.Turns)
@@ -152,14 +152,14 @@ func newImportVictim(t *testing.T) *importVictim {
 		t.Fatal(err)
 	}
 
-	d := persisted(t, v.st, "dora", 1)
+	d := storetest.Persisted(t, v.st, "dora", 1)
 	v.deleted, _ = mustExport(t, v.st, admin.NQuads, d.ID)
 	if err := v.st.Delete(ctx, d.ID); err != nil {
 		t.Fatal(err)
 	}
 
 	before := storetest.CountQuads(t, c, "")
-	v.n = persisted(t, v.st, "nina", 2)
+	v.n = storetest.Persisted(t, v.st, "nina", 2)
 	data, _ := mustExport(t, v.st, admin.NQuads, v.n.ID)
 	v.nLines = strings.Split(strings.TrimSuffix(string(data), "\n"), "\n")
 	if err := c.DeleteGraph(ctx, kg.MustIRI(ontology.SessionIRI(v.n.ID))); err != nil {
@@ -185,9 +185,8 @@ func TestImportHostile(t *testing.T) {
 	w := nqWriter{t}
 	a, n, g := w.session(v.a.ID), w.session(v.n.ID), w.session(v.n.ID)
 	prov := w.prov()
-	newID := func() string { return uuid.Must(uuid.NewV7()).String() }
-	x, y := newID(), newID()
-	act := w.iri(ontology.ActivityIRI("deletion", newID()))
+	x, y := storetest.NewID(), storetest.NewID()
+	act := w.iri(ontology.ActivityIRI("deletion", storetest.NewID()))
 	t0 := time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)
 
 	for _, tc := range []struct {
@@ -241,7 +240,7 @@ func TestImportHostile(t *testing.T) {
 		{
 			name: "a new activity naming a stored session",
 			input: func() []string {
-				return v.withN(mark(w.quad(w.iri(ontology.ActivityIRI("fork", newID())), ontology.ProvUsed, a, prov)))
+				return v.withN(mark(w.quad(w.iri(ontology.ActivityIRI("fork", storetest.NewID())), ontology.ProvUsed, a, prov)))
 			},
 			rule: admin.RuleProv, want: []error{session.ErrInvalid},
 		},
@@ -274,7 +273,7 @@ func TestImportHostile(t *testing.T) {
 				ids := []string{v.n.ID}
 				ls := v.withN()
 				for i := 0; i <= session.MaxForkDepth; i++ {
-					id := newID()
+					id := storetest.NewID()
 					f := w.fork(id, ids[len(ids)-1], 0, fmt.Sprintf("fork-%08x", i))
 					if i == session.MaxForkDepth {
 						f[2] = mark(f[2])
@@ -307,7 +306,7 @@ func TestImportHostile(t *testing.T) {
 		{
 			name: "a fork of a session neither the input nor the store holds",
 			input: func() []string {
-				f := w.fork(x, newID(), 0, "fork-0000000e")
+				f := w.fork(x, storetest.NewID(), 0, "fork-0000000e")
 				f[2] = mark(f[2])
 				return f
 			},
@@ -472,7 +471,7 @@ func TestImportChain(t *testing.T) {
 	if stats.Sessions != 2 {
 		t.Fatalf("got %+v, want 2 sessions written", stats)
 	}
-	got := mustLoad(t, v.st, x)
+	got := storetest.MustLoad(t, v.st, x)
 	if len(got.Turns) != 3 || got.Turns[2].Content != turn.Content {
 		t.Fatalf("got %d turns, want a's first 2 and its own", len(got.Turns))
 	}
@@ -494,43 +493,43 @@ func importFault(err error) admin.ImportError {
 func buildForest(tb testing.TB, st *store) []string {
 	tb.Helper()
 	ctx := context.Background()
-	r := persisted(tb, st, "planner", 4)
-	mustAnchor(tb, st, r.ID, "plan", map[string]string{"step": "2"})
-	r = mustLoad(tb, st, r.ID)
+	r := storetest.Persisted(tb, st, "planner", 4)
+	storetest.MustAnchor(tb, st, r.ID, "plan", map[string]string{"step": "2"})
+	r = storetest.MustLoad(tb, st, r.ID)
 	f, err := r.Fork(-1, session.ForkAtAnchor("plan"), session.WithReason("try another way"))
 	if err != nil {
 		tb.Fatal(err)
 	}
-	appendN(f, 2, "f")
-	mustPersist(tb, st, f)
+	storetest.AppendN(f, 2, "f")
+	storetest.MustPersist(tb, st, f)
 	wk, err := f.Fork(3, session.AsWorker())
 	if err != nil {
 		tb.Fatal(err)
 	}
-	appendN(wk, 2, "worker")
-	mustPersist(tb, st, wk)
-	mustMerge(tb, st, wk.ID, session.MergeResult{Status: session.MergeCompleted, Summary: "done", Artifacts: []session.Artifact{{Text: "notes.md"}}})
+	storetest.AppendN(wk, 2, "worker")
+	storetest.MustPersist(tb, st, wk)
+	storetest.MustMerge(tb, st, wk.ID, session.MergeResult{Status: session.MergeCompleted, Summary: "done", Artifacts: []session.Artifact{{Text: "notes.md"}}})
 
-	g := mustFork(tb, r, 4)
-	appendN(g, 3, "g")
-	mustPersist(tb, st, g)
-	mustAnchor(tb, st, g.ID, "late", nil)
-	g, rw := mustRewind(tb, st, g.ID, 5)
-	appendN(g, 1, "after the rewind")
-	mustPersist(tb, st, g)
+	g := storetest.MustFork(tb, r, 4)
+	storetest.AppendN(g, 3, "g")
+	storetest.MustPersist(tb, st, g)
+	storetest.MustAnchor(tb, st, g.ID, "late", nil)
+	g, rw := storetest.MustRewind(tb, st, g.ID, 5)
+	storetest.AppendN(g, 1, "after the rewind")
+	storetest.MustPersist(tb, st, g)
 
-	h := mustFork(tb, r, 1)
-	appendN(h, 1, "h")
-	mustPersist(tb, st, h)
+	h := storetest.MustFork(tb, r, 1)
+	storetest.AppendN(h, 1, "h")
+	storetest.MustPersist(tb, st, h)
 	if err := st.Detach(ctx, h.ID); err != nil {
 		tb.Fatal(err)
 	}
 	if err := st.Tag(ctx, r.ID, "keep", "demo"); err != nil {
 		tb.Fatal(err)
 	}
-	doomed := mustFork(tb, r, 2)
-	appendN(doomed, 1, "doomed")
-	mustPersist(tb, st, doomed)
+	doomed := storetest.MustFork(tb, r, 2)
+	storetest.AppendN(doomed, 1, "doomed")
+	storetest.MustPersist(tb, st, doomed)
 	if err := st.Delete(ctx, doomed.ID); err != nil {
 		tb.Fatal(err)
 	}
@@ -560,7 +559,7 @@ func TestImportForest(t *testing.T) {
 				t.Fatalf("got %+v, want %d sessions and %d quads written", stats, len(ids), len(wantAll))
 			}
 			for _, id := range ids {
-				sameSession(t, mustLoad(t, st, id), want[id])
+				storetest.SameSession(t, storetest.MustLoad(t, st, id), want[id])
 			}
 			if got := snapshot(t, st); !slices.Equal(got, wantAll) {
 				t.Fatalf("the imported store differs:\n%s", firstDiff(got, wantAll))

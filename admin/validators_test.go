@@ -151,11 +151,11 @@ func validatorStore(tb testing.TB) (*store, *kg.Client, validatorFixture) {
 	ctx := context.Background()
 	st, c, fx := soundStore(tb)
 	vf := validatorFixture{checkFixture: fx}
-	vf.other = persisted(tb, st, "other", 2).ID
-	rewound := persisted(tb, st, "rewinder", 4)
-	late := mustFork(tb, rewound, 3)
-	appendN(late, 1, "late")
-	mustPersist(tb, st, late)
+	vf.other = storetest.Persisted(tb, st, "other", 2).ID
+	rewound := storetest.Persisted(tb, st, "rewinder", 4)
+	late := storetest.MustFork(tb, rewound, 3)
+	storetest.AppendN(late, 1, "late")
+	storetest.MustPersist(tb, st, late)
 	vf.reparented = late.ID
 	if _, res, err := st.Rewind(ctx, rewound.ID, 2); err != nil {
 		tb.Fatalf("rewind: %v", err)

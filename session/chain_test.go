@@ -5,8 +5,8 @@ import (
 	"errors"
 	"testing"
 
-	"github.com/google/uuid"
 	"github.com/trails-kg/trails/internal/fusekitest"
+	"github.com/trails-kg/trails/internal/storetest"
 	"github.com/trails-kg/trails/kg"
 	"github.com/trails-kg/trails/ontology"
 	"github.com/trails-kg/trails/session"
@@ -50,7 +50,7 @@ func writeRaw(tb testing.TB, c *kg.Client, id, parent string, at int) {
 	}
 }
 
-func newID() string { return uuid.Must(uuid.NewV7()).String() }
+func newID() string { return storetest.NewID() }
 
 func TestDepthLimit(t *testing.T) {
 	fusekitest.Parallel(t)

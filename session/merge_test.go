@@ -35,11 +35,7 @@ func forkedChild(tb testing.TB, st *session.Store, parent *session.Session, at, 
 
 func mustMerge(tb testing.TB, st *session.Store, childID string, r session.MergeResult) session.Turn {
 	tb.Helper()
-	t, err := st.Merge(context.Background(), childID, r)
-	if err != nil {
-		tb.Fatalf("merge %s: %v", childID, err)
-	}
-	return t
+	return storetest.MustMerge(tb, st, childID, r)
 }
 
 // graphTriples returns the triples of graph g, one N-Triples-like line

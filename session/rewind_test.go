@@ -24,11 +24,7 @@ import (
 
 func mustRewind(tb testing.TB, st *session.Store, id string, to int, opts ...session.RewindOption) (*session.Session, session.RewindResult) {
 	tb.Helper()
-	s, r, err := st.Rewind(context.Background(), id, to, opts...)
-	if err != nil {
-		tb.Fatalf("rewind %s to %d: %v", id, to, err)
-	}
-	return s, r
+	return storetest.MustRewind(tb, st, id, to, opts...)
 }
 
 // rwTurnCount counts the trails:Turn resources of c's dataset.

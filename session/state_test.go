@@ -29,11 +29,7 @@ func mustSetState(tb testing.TB, st *session.Store, id string, to session.State,
 // mustInfo is Info, failing tb on an error.
 func mustInfo(tb testing.TB, st *session.Store, id string) session.Info {
 	tb.Helper()
-	in, err := st.Info(context.Background(), id)
-	if err != nil {
-		tb.Fatalf("info %s: %v", id, err)
-	}
-	return in
+	return storetest.MustInfo(tb, st, id)
 }
 
 // TestSetStateTable runs every pair of states through SetState: the moves

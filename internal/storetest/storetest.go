@@ -121,39 +121,17 @@ func TermText(tb testing.TB, t rdf.Term) string {
 func CountQuads(tb testing.TB, c *kg.Client, g string) int {
 	tb.Helper()
 	if g == "" {
-		return count(tb, c, `SELECT (COUNT(*) AS ?n) WHERE { GRAPH ?g { ?s ?p ?o } }`, nil)
+		return QueryInt(tb, c, `SELECT (COUNT(*) AS ?n) WHERE { GRAPH ?g { ?s ?p ?o } }`, nil)
 	}
-	return count(tb, c, `SELECT (COUNT(*) AS ?n) WHERE { GRAPH $g { ?s ?p ?o } }`, kg.Params{"g": kg.MustIRI(g)})
+	return QueryInt(tb, c, `SELECT (COUNT(*) AS ?n) WHERE { GRAPH $g { ?s ?p ?o } }`, kg.Params{"g": kg.MustIRI(g)})
 }
 
 // CountUnchained counts the turns in the graph of session id that have no
 // trails:digest.
 func CountUnchained(tb testing.TB, c *kg.Client, id string) int {
 	tb.Helper()
-	return count(tb, c, `SELECT (COUNT(?t) AS ?n) WHERE { GRAPH $g { ?t a <`+ontology.Turn+`> . FILTER NOT EXISTS { ?t <`+ontology.Digest+`> ?d } } }`,
+	return QueryInt(tb, c, `SELECT (COUNT(?t) AS ?n) WHERE { GRAPH $g { ?t a <`+ontology.Turn+`> . FILTER NOT EXISTS { ?t <`+ontology.Digest+`> ?d } } }`,
 		kg.Params{"g": kg.MustIRI(ontology.SessionIRI(id))})
-}
-
-// count runs query q, bound with p, and returns the integer ?n of its one
-// row.
-func count(tb testing.TB, c *kg.Client, q string, p kg.Params) int {
-	tb.Helper()
-	bound, err := kg.Bind(q, p)
-	if err != nil {
-		tb.Fatal(err)
-	}
-	res, err := c.Query(context.Background(), bound)
-	if err != nil {
-		tb.Fatalf("count: %v", err)
-	}
-	if len(res.Solutions) != 1 {
-		tb.Fatalf("count: got %d rows, want 1", len(res.Solutions))
-	}
-	n, err := res.Solutions[0].Int("n")
-	if err != nil {
-		tb.Fatalf("count: %v", err)
-	}
-	return n
 }
 
 // Tamper replaces the value of predicate pred of turn in the store with
