@@ -1,8 +1,10 @@
-// Package storetest helps the tests of packages session and admin write
-// and read a Trails dataset behind the library's back: the raw changes
-// that simulate damage (a fork with no checks, a triple changed), the IRIs
-// they name, the legacy fixture of testdata/session/legacy, counts and the
-// text of Check's findings. Only tests import it.
+// Package storetest holds the helpers the tests of packages session and
+// admin share: writing and reading a Trails dataset behind the library's
+// back (raw changes that simulate damage, the IRIs they name, the legacy
+// fixture of testdata/session/legacy, counts, the text of Check's
+// findings; this file), and building and comparing sessions through the
+// library, failing the test on an error (session.go). Only tests import
+// it.
 package storetest
 
 import (
