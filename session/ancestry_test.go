@@ -6,8 +6,8 @@ import (
 	"slices"
 	"testing"
 
-	"github.com/google/uuid"
 	"github.com/trails-kg/trails/internal/fusekitest"
+	"github.com/trails-kg/trails/internal/storetest"
 	"github.com/trails-kg/trails/kg"
 	"github.com/trails-kg/trails/ontology"
 	"github.com/trails-kg/trails/session"
@@ -51,7 +51,7 @@ func writeRaw(tb testing.TB, c *kg.Client, id, parent string, at int) {
 	}
 }
 
-func newID() string { return uuid.Must(uuid.NewV7()).String() }
+func newID() string { return storetest.NewID() }
 
 func TestDepthLimit(t *testing.T) {
 	fusekitest.Parallel(t)

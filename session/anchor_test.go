@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/trails-kg/trails/internal/fusekitest"
+	"github.com/trails-kg/trails/internal/storetest"
 	"github.com/trails-kg/trails/kg"
 	"github.com/trails-kg/trails/ontology"
 	"github.com/trails-kg/trails/session"
@@ -15,11 +16,7 @@ import (
 
 func mustAnchor(tb testing.TB, st *session.Store, id, name string, state map[string]string) session.Anchor {
 	tb.Helper()
-	a, err := st.Anchor(context.Background(), id, name, state)
-	if err != nil {
-		tb.Fatalf("anchor %s %q: %v", id, name, err)
-	}
-	return a
+	return storetest.MustAnchor(tb, st, id, name, state)
 }
 
 // anchorAt fails tb unless s has an anchor named name at index at, named by

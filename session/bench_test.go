@@ -5,63 +5,24 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"net/http"
-	"os"
-	"strings"
-	"sync"
 	"testing"
-	"unicode/utf8"
 
 	"github.com/trails-kg/trails/internal/fusekitest"
+	"github.com/trails-kg/trails/internal/storetest"
 	"github.com/trails-kg/trails/kg"
 	"github.com/trails-kg/trails/session"
 )
 
-// benchServer is one Fuseki on TDB2 on disk (the production layout) shared
-// by the benchmarks of this binary.
-var (
-	benchOnce sync.Once
-	benchEP   string
-	benchErr  error
-)
-
+// diskEndpoint is the endpoint of the binary's Fuseki on disk, for the
+// benchmarks.
 func diskEndpoint(b *testing.B) string {
 	b.Helper()
-	benchOnce.Do(func() {
-		dir, err := os.MkdirTemp("", "trails-bench-")
-		if err != nil {
-			benchErr = err
-			return
-		}
-		srv, err := fusekitest.StartServer(fusekitest.Options{DataDir: dir})
-		if err != nil {
-			benchErr = err
-			return
-		}
-		benchEP = srv.Endpoint
-		fusekitest.OnStop(func() { srv.Close() })
-	})
-	if benchErr != nil {
-		b.Fatalf("Fuseki on disk: %v", benchErr)
-	}
-	return benchEP
+	return storetest.DiskEndpoint(b)
 }
 
 // realistic returns turn content of 200–2,000 characters of mixed text with
 // quotes and newlines.
-func realistic(rng *rand.Rand) string {
-	words := []string{"the", "agent", "\"quoted\"", "fork", "session", "SPARQL", "turn,", "history.", "It's", "graph", "prefix", "café", "→", "branch\n"}
-	n := 200 + rng.IntN(1801)
-	var b strings.Builder
-	for b.Len() < n {
-		b.WriteString(words[rng.IntN(len(words))])
-		b.WriteByte(' ')
-	}
-	out := b.String()[:n]
-	for !utf8.ValidString(out) { // do not cut a character in two
-		out = out[:len(out)-1]
-	}
-	return out
-}
+func realistic(rng *rand.Rand) string { return storetest.Realistic(rng) }
 
 // buildChain stores an effective history of total turns spread over a root
 // and depth forks (each forked at the end of its parent) and returns the

@@ -324,7 +324,7 @@ func TestKillDuringPersist(t *testing.T) {
 				ackedForks++
 			}
 		}
-		checked := timed(func() { mustCheck(t, st) })
+		checked := timed(func() { mustCheck(t, crashClient(t, srv, nil)) })
 
 		// Persisting the interrupted session and forks again completes
 		// them.
@@ -339,7 +339,7 @@ func TestKillDuringPersist(t *testing.T) {
 		t.Logf("kill point %d, %v: %d batches acknowledged, %d stored%s, %d forks; Check clean (%v); persisting again completed it",
 			p, cp, n, stored, landed, len(forks), checked.Round(time.Millisecond))
 	}
-	mustCheck(t, crashStore(t, srv, nil)) // the re-runs too left nothing to find
+	mustCheck(t, crashClient(t, srv, nil)) // the re-runs too left nothing to find
 	t.Logf("%d of %d kill points survived: %d acknowledged batches of %d turns and %d acknowledged forks all present, %d in-flight batches landed whole, none in part; restarts took %v on average, updates %v",
 		survived, points, ackedBatches, batch, ackedForks, inflightLanded, restartTime/time.Duration(max(restarts, 1)), mean.Round(time.Millisecond))
 }
@@ -443,7 +443,7 @@ func TestKillDuringDetach(t *testing.T) {
 		}
 		got := mustLoad(t, st, f.ID)
 		sameHistory(t, got.Turns, want.Turns)
-		checked := timed(func() { mustCheck(t, st) })
+		checked := timed(func() { mustCheck(t, c) })
 
 		if err := st.Detach(ctx, f.ID, session.DetachOptions{}); err != nil {
 			t.Fatalf("kill point %d (%v): Detach again: %v", p, cp, err)
@@ -459,7 +459,7 @@ func TestKillDuringDetach(t *testing.T) {
 		t.Logf("kill point %d, %v (Detach returned %s): %s after the restart; Check clean (%v); Detach again completed it",
 			p, cp, errText(derr), state, checked.Round(time.Millisecond))
 	}
-	mustCheck(t, crashStore(t, srv, nil)) // the re-runs too left nothing to find
+	mustCheck(t, crashClient(t, srv, nil)) // the re-runs too left nothing to find
 	t.Logf("%d kill points during Detach survived: %d found the fork still a fork, %d found it detached", points, before, after)
 }
 
@@ -553,7 +553,7 @@ func TestKillDuringCascadeDelete(t *testing.T) {
 		if gone < steps || gone > steps+1 {
 			t.Fatalf("kill point %d (%v): %d steps were reported done and %d sessions are gone, want as many (or one more, in flight)", p, cp, steps, gone)
 		}
-		checked := timed(func() { mustCheck(t, st) })
+		checked := timed(func() { mustCheck(t, c) })
 
 		err := st.Delete(ctx, ids[0], session.DeleteOptions{Cascade: true})
 		if err != nil && !(gone == len(ids) && errors.Is(err, session.ErrNotFound)) {
@@ -570,7 +570,7 @@ func TestKillDuringCascadeDelete(t *testing.T) {
 		t.Logf("kill point %d, %v (Delete returned %s): %d steps reported, %d of %d sessions gone after the restart; Check clean (%v); Delete again completed it",
 			p, cp, errText(derr), steps, gone, len(ids), checked.Round(time.Millisecond))
 	}
-	mustCheck(t, crashStore(t, srv, nil)) // the re-runs too left nothing to find
+	mustCheck(t, crashClient(t, srv, nil)) // the re-runs too left nothing to find
 	t.Logf("%d kill points during Delete with Cascade survived", points)
 }
 

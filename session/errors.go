@@ -34,7 +34,7 @@ var (
 	ErrInvalid = errors.New("session: invalid")
 	// ErrForbidden: a Store scoped to a principal (ForPrincipal) was asked
 	// to act on another principal's session, or to fork one without
-	// AcrossPrincipals, or to run an operator's whole-dataset operation.
+	// AcrossPrincipals.
 	ErrForbidden = errors.New("session: not allowed for this principal")
 	// ErrCorrupt: the stored data breaks Trails' rules (a gap or a
 	// duplicate in a session's turn indices, two parents, ...); run

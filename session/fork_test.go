@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/trails-kg/trails/internal/fusekitest"
+	"github.com/trails-kg/trails/internal/storetest"
 	"github.com/trails-kg/trails/kg"
 	"github.com/trails-kg/trails/ontology"
 	"github.com/trails-kg/trails/prov"
@@ -182,7 +183,7 @@ func TestMaxChildren(t *testing.T) {
 			}
 			next := mustFork(t, parent, 2)
 			appendN(next, 2, "one too many")
-			before := countQuads(t, c, "")
+			before := storetest.CountQuads(t, c, "")
 			err := st.Persist(ctx, next)
 			if !errors.Is(err, tc.want) || (tc.want == nil) != (err == nil) {
 				t.Fatalf("fork %d: got %v, want %v", tc.ok+1, err, tc.want)
@@ -198,7 +199,7 @@ func TestMaxChildren(t *testing.T) {
 				return
 			}
 			t.Logf("refused: %v", err)
-			if got := countQuads(t, c, ""); got != before {
+			if got := storetest.CountQuads(t, c, ""); got != before {
 				t.Fatalf("the refused fork wrote %d quads, want none", got-before)
 			}
 			mustNotBeStored(t, st, c, next.ID)
@@ -263,9 +264,9 @@ func TestMaxChildrenCountsLiveForks(t *testing.T) {
 	// An archive made by a rewind keeps its parent link but is no fork
 	// any more (written raw: Rewind is another feature's).
 	var ins kg.Data
-	g := sessionRef(d.ID)
-	ins.Add(g, g, kg.MustIRI(ontology.NS+"rewoundFrom"), sessionRef(parent.ID))
-	rawChange(t, c, nil, &ins)
+	g := storetest.SessionRef(d.ID)
+	ins.Add(g, g, kg.MustIRI(ontology.NS+"rewoundFrom"), storetest.SessionRef(parent.ID))
+	storetest.RawChange(t, c, nil, &ins)
 	mustFork2()
 	refused("after the rewind and a new fork")
 	_ = b
@@ -373,8 +374,8 @@ func TestTreeLimitsQuery(t *testing.T) {
 	}
 	mustPersist(t, st, w)
 	var d kg.Data
-	addRawFork(&d, newID(), w.ID, 1) // a fork of a worker, behind the library's back
-	rawChange(t, c, nil, &d)
+	storetest.AddRawFork(&d, newID(), w.ID, 1) // a fork of a worker, behind the library's back
+	storetest.RawChange(t, c, nil, &d)
 
 	q, ok := prov.Lookup("tree-limits")
 	if !ok {

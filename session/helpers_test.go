@@ -1,7 +1,6 @@
 package session_test
 
 import (
-	"context"
 	"fmt"
 	"io"
 	"net/http"
@@ -11,6 +10,7 @@ import (
 	"time"
 
 	"github.com/trails-kg/trails/internal/fusekitest"
+	"github.com/trails-kg/trails/internal/storetest"
 	"github.com/trails-kg/trails/kg"
 	"github.com/trails-kg/trails/session"
 )
@@ -66,101 +66,45 @@ func newStore(tb testing.TB, opts ...session.StoreOption) (*session.Store, *coun
 // persisted returns a root of principal with n turns, stored.
 func persisted(tb testing.TB, st *session.Store, principal string, n int) *session.Session {
 	tb.Helper()
-	s := session.New(principal)
-	appendN(s, n, "root")
-	mustPersist(tb, st, s)
-	return s
+	return storetest.Persisted(tb, st, principal, n)
 }
 
 // queryInt runs query q, bound with p, and returns the integer ?n of its
 // one row: what the tests' counting helpers share.
 func queryInt(tb testing.TB, c *kg.Client, q string, p kg.Params) int {
 	tb.Helper()
-	bound, err := kg.Bind(q, p)
-	if err != nil {
-		tb.Fatal(err)
-	}
-	res, err := c.Query(context.Background(), bound)
-	if err != nil {
-		tb.Fatalf("count: %v", err)
-	}
-	if len(res.Solutions) != 1 {
-		tb.Fatalf("count: got %d rows, want 1", len(res.Solutions))
-	}
-	n, err := res.Solutions[0].Int("n")
-	if err != nil {
-		tb.Fatalf("count: %v", err)
-	}
-	return n
+	return storetest.QueryInt(tb, c, q, p)
 }
 
-func appendN(s *session.Session, n int, tag string) {
-	for i := 0; i < n; i++ {
-		role := "user"
-		if i%2 == 1 {
-			role = "assistant"
-		}
-		s.Append(role, tag+" turn "+itoa(len(s.Turns))+": \"quoted\"\nsecond line")
-	}
-}
+func appendN(s *session.Session, n int, tag string) { storetest.AppendN(s, n, tag) }
 
-func itoa(i int) string {
-	const digits = "0123456789"
-	if i < 10 {
-		return digits[i : i+1]
-	}
-	return itoa(i/10) + digits[i%10:i%10+1]
-}
+func itoa(i int) string { return storetest.Itoa(i) }
 
 func mustPersist(tb testing.TB, st *session.Store, s *session.Session) {
 	tb.Helper()
-	if err := st.Persist(context.Background(), s); err != nil {
-		tb.Fatalf("persist %s: %v", s.ID, err)
-	}
+	storetest.MustPersist(tb, st, s)
 }
 
 func mustFork(tb testing.TB, s *session.Session, at int) *session.Session {
 	tb.Helper()
-	f, err := s.Fork(at)
-	if err != nil {
-		tb.Fatalf("fork %s at %d: %v", s.ID, at, err)
-	}
-	return f
+	return storetest.MustFork(tb, s, at)
 }
 
 func mustLoad(tb testing.TB, st *session.Store, id string) *session.Session {
 	tb.Helper()
-	s, err := st.Load(context.Background(), id)
-	if err != nil {
-		tb.Fatalf("load %s: %v", id, err)
-	}
-	return s
+	return storetest.MustLoad(tb, st, id)
 }
 
 // sameHistory fails tb unless got and want hold the same turns.
 func sameHistory(tb testing.TB, got, want []session.Turn) {
 	tb.Helper()
-	if len(got) != len(want) {
-		tb.Fatalf("got %d turns, want %d", len(got), len(want))
-	}
-	for i := range want {
-		g, w := got[i], want[i]
-		if g.Index != w.Index || g.Role != w.Role || g.Content != w.Content || g.Branch != w.Branch || !g.Created.Equal(w.Created) {
-			tb.Fatalf("turn %d: got %+v, want %+v", i, g, w)
-		}
-	}
+	storetest.SameHistory(tb, got, want)
 }
 
 // sameSession fails tb unless got is want as stored.
 func sameSession(tb testing.TB, got, want *session.Session) {
 	tb.Helper()
-	if got.ID != want.ID || got.Principal != want.Principal || got.ParentID != want.ParentID ||
-		got.ForkedAt != want.ForkedAt || got.Branch != want.Branch {
-		tb.Fatalf("got session {%s %s %s %d %s}, want {%s %s %s %d %s}",
-			got.ID, got.Principal, got.ParentID, got.ForkedAt, got.Branch,
-			want.ID, want.Principal, want.ParentID, want.ForkedAt, want.Branch)
-	}
-	sameHistory(tb, got.Turns, want.Turns)
+	storetest.SameSession(tb, got, want)
 }
 
 // tick returns a clock that advances a second per call, so that creation

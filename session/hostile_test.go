@@ -11,7 +11,9 @@ import (
 	"time"
 
 	"github.com/knakk/rdf"
+	"github.com/trails-kg/trails/admin"
 	"github.com/trails-kg/trails/internal/fusekitest"
+	"github.com/trails-kg/trails/internal/storetest"
 	"github.com/trails-kg/trails/kg"
 	"github.com/trails-kg/trails/ontology"
 	"github.com/trails-kg/trails/session"
@@ -407,7 +409,7 @@ func (fx *corruptFixture) drop(tb testing.TB, ids ...string) {
 	tb.Helper()
 	var b strings.Builder
 	for _, id := range ids {
-		fmt.Fprintf(&b, "DROP SILENT GRAPH %s ;\n", termText(tb, sessionRef(id)))
+		fmt.Fprintf(&b, "DROP SILENT GRAPH %s ;\n", storetest.TermText(tb, storetest.SessionRef(id)))
 	}
 	if err := fx.c.Update(context.Background(), b.String()); err != nil {
 		tb.Errorf("drop the corrupt graphs: %v", err)
@@ -418,11 +420,11 @@ func (fx *corruptFixture) drop(tb testing.TB, ids ...string) {
 // a nil o removes the triple.
 func (fx *corruptFixture) replace(tb testing.TB, id string, s rdf.IRI, p string, o rdf.Term) {
 	tb.Helper()
-	g := termText(tb, sessionRef(id))
-	u := fmt.Sprintf("DELETE WHERE { GRAPH %s { %s %s ?o } }", g, termText(tb, s), termText(tb, kg.MustIRI(p)))
+	g := storetest.TermText(tb, storetest.SessionRef(id))
+	u := fmt.Sprintf("DELETE WHERE { GRAPH %s { %s %s ?o } }", g, storetest.TermText(tb, s), storetest.TermText(tb, kg.MustIRI(p)))
 	if o != nil {
 		var d kg.Data
-		d.Add(sessionRef(id), s, kg.MustIRI(p), o)
+		d.Add(storetest.SessionRef(id), s, kg.MustIRI(p), o)
 		ins, err := d.InsertData()
 		if err != nil {
 			tb.Fatal(err)
@@ -437,7 +439,7 @@ func (fx *corruptFixture) replace(tb testing.TB, id string, s rdf.IRI, p string,
 // add adds one triple to the graph of session id.
 func (fx *corruptFixture) add(tb testing.TB, id string, s rdf.IRI, p string, o rdf.Term) {
 	tb.Helper()
-	rawChange(tb, fx.c, nil, rawTriple(sessionRef(id), s, p, o))
+	storetest.RawChange(tb, fx.c, nil, storetest.RawTriple(storetest.SessionRef(id), s, p, o))
 }
 
 // typedString is a literal of xsd:string holding v, where another datatype
@@ -531,8 +533,8 @@ func TestCorruptData(t *testing.T) {
 			name: "cycle",
 			corrupt: func(t *testing.T, fx *corruptFixture) []string {
 				// r, the root, gets g as its parent: r ← f ← g ← r.
-				r := sessionRef(fx.r.ID)
-				fx.add(t, fx.r.ID, r, ontology.ParentSession, sessionRef(fx.g.ID))
+				r := storetest.SessionRef(fx.r.ID)
+				fx.add(t, fx.r.ID, r, ontology.ParentSession, storetest.SessionRef(fx.g.ID))
 				fx.add(t, fx.r.ID, r, ontology.ForkedAtIndex, kg.Int(0))
 				return nil
 			},
@@ -546,10 +548,10 @@ func TestCorruptData(t *testing.T) {
 				parent, ids := fx.g.ID, []string{}
 				for range 40 {
 					id := newID()
-					addRawFork(&d, id, parent, 4)
+					storetest.AddRawFork(&d, id, parent, 4)
 					parent, ids = id, append(ids, id)
 				}
-				rawChange(t, fx.c, nil, &d)
+				storetest.RawChange(t, fx.c, nil, &d)
 				fx.leaf = parent
 				return ids
 			},
@@ -560,7 +562,7 @@ func TestCorruptData(t *testing.T) {
 			name: "forkedAtIndex beyond the parent",
 			corrupt: func(t *testing.T, fx *corruptFixture) []string {
 				// f claims to fork r at 9; r has 4 turns.
-				fx.replace(t, fx.f.ID, sessionRef(fx.f.ID), ontology.ForkedAtIndex, kg.Int(9))
+				fx.replace(t, fx.f.ID, storetest.SessionRef(fx.f.ID), ontology.ForkedAtIndex, kg.Int(9))
 				return nil
 			},
 			want: map[string]error{"load f": session.ErrCorrupt, "replay f": session.ErrCorrupt,
@@ -571,8 +573,8 @@ func TestCorruptData(t *testing.T) {
 		{
 			name: "duplicate index",
 			corrupt: func(t *testing.T, fx *corruptFixture) []string {
-				g := sessionRef(fx.r.ID)
-				dup := kg.MustIRI(turnRef(fx.r.ID, 1).String() + "-again")
+				g := storetest.SessionRef(fx.r.ID)
+				dup := kg.MustIRI(storetest.TurnRef(fx.r.ID, 1).String() + "-again")
 				for _, po := range []struct {
 					p string
 					o rdf.Term
@@ -591,7 +593,7 @@ func TestCorruptData(t *testing.T) {
 		{
 			name: "missing branch of a fork",
 			corrupt: func(t *testing.T, fx *corruptFixture) []string {
-				fx.replace(t, fx.f.ID, sessionRef(fx.f.ID), ontology.Branch, nil)
+				fx.replace(t, fx.f.ID, storetest.SessionRef(fx.f.ID), ontology.Branch, nil)
 				return nil
 			},
 			// A session without trails:branch is a legacy root; a fork
@@ -601,7 +603,7 @@ func TestCorruptData(t *testing.T) {
 		{
 			name: "missing branch of a turn",
 			corrupt: func(t *testing.T, fx *corruptFixture) []string {
-				fx.replace(t, fx.f.ID, turnRef(fx.f.ID, 2), ontology.Branch, nil)
+				fx.replace(t, fx.f.ID, storetest.TurnRef(fx.f.ID, 2), ontology.Branch, nil)
 				return nil
 			},
 			want: map[string]error{"load f": nil, "load g": nil}, // the owner's branch, as for legacy turns
@@ -609,7 +611,7 @@ func TestCorruptData(t *testing.T) {
 		{
 			name: "index that is not a number",
 			corrupt: func(t *testing.T, fx *corruptFixture) []string {
-				fx.replace(t, fx.r.ID, turnRef(fx.r.ID, 1), ontology.Index, typedString("abc"))
+				fx.replace(t, fx.r.ID, storetest.TurnRef(fx.r.ID, 1), ontology.Index, typedString("abc"))
 				return nil
 			},
 			want: map[string]error{"load r": session.ErrCorrupt, "load f": session.ErrCorrupt, "load g": session.ErrCorrupt},
@@ -617,7 +619,7 @@ func TestCorruptData(t *testing.T) {
 		{
 			name: "index as a string",
 			corrupt: func(t *testing.T, fx *corruptFixture) []string {
-				fx.replace(t, fx.r.ID, turnRef(fx.r.ID, 1), ontology.Index, typedString("1"))
+				fx.replace(t, fx.r.ID, storetest.TurnRef(fx.r.ID, 1), ontology.Index, typedString("1"))
 				return nil
 			},
 			want: map[string]error{"load r": session.ErrCorrupt, "load f": session.ErrCorrupt, "load g": session.ErrCorrupt},
@@ -625,7 +627,7 @@ func TestCorruptData(t *testing.T) {
 		{
 			name: "index an ill-formed integer",
 			corrupt: func(t *testing.T, fx *corruptFixture) []string {
-				fx.replace(t, fx.r.ID, turnRef(fx.r.ID, 1), ontology.Index, badLiteral("one", xsdInteger))
+				fx.replace(t, fx.r.ID, storetest.TurnRef(fx.r.ID, 1), ontology.Index, badLiteral("one", xsdInteger))
 				return nil
 			},
 			want: map[string]error{"load r": session.ErrCorrupt, "load f": session.ErrCorrupt},
@@ -633,7 +635,7 @@ func TestCorruptData(t *testing.T) {
 		{
 			name: "index huge",
 			corrupt: func(t *testing.T, fx *corruptFixture) []string {
-				fx.replace(t, fx.r.ID, turnRef(fx.r.ID, 1), ontology.Index, badLiteral("99999999999999999999999", xsdInteger))
+				fx.replace(t, fx.r.ID, storetest.TurnRef(fx.r.ID, 1), ontology.Index, badLiteral("99999999999999999999999", xsdInteger))
 				return nil
 			},
 			want: map[string]error{"load r": session.ErrCorrupt, "load f": session.ErrCorrupt},
@@ -641,7 +643,7 @@ func TestCorruptData(t *testing.T) {
 		{
 			name: "forkedAtIndex as a string",
 			corrupt: func(t *testing.T, fx *corruptFixture) []string {
-				fx.replace(t, fx.f.ID, sessionRef(fx.f.ID), ontology.ForkedAtIndex, typedString("2"))
+				fx.replace(t, fx.f.ID, storetest.SessionRef(fx.f.ID), ontology.ForkedAtIndex, typedString("2"))
 				return nil
 			},
 			want: map[string]error{"load f": session.ErrCorrupt, "load g": session.ErrCorrupt},
@@ -649,7 +651,7 @@ func TestCorruptData(t *testing.T) {
 		{
 			name: "forkedAtIndex not a number",
 			corrupt: func(t *testing.T, fx *corruptFixture) []string {
-				fx.replace(t, fx.f.ID, sessionRef(fx.f.ID), ontology.ForkedAtIndex, typedString("two"))
+				fx.replace(t, fx.f.ID, storetest.SessionRef(fx.f.ID), ontology.ForkedAtIndex, typedString("two"))
 				return nil
 			},
 			want: map[string]error{"load f": session.ErrCorrupt, "load g": session.ErrCorrupt, "persist f": session.ErrCorrupt},
@@ -657,7 +659,7 @@ func TestCorruptData(t *testing.T) {
 		{
 			name: "forkedAtIndex negative",
 			corrupt: func(t *testing.T, fx *corruptFixture) []string {
-				fx.replace(t, fx.f.ID, sessionRef(fx.f.ID), ontology.ForkedAtIndex, kg.Int(-2))
+				fx.replace(t, fx.f.ID, storetest.SessionRef(fx.f.ID), ontology.ForkedAtIndex, kg.Int(-2))
 				return nil
 			},
 			want: map[string]error{"load f": session.ErrCorrupt, "load g": session.ErrCorrupt},
@@ -665,7 +667,7 @@ func TestCorruptData(t *testing.T) {
 		{
 			name: "forkedAtIndex huge",
 			corrupt: func(t *testing.T, fx *corruptFixture) []string {
-				fx.replace(t, fx.f.ID, sessionRef(fx.f.ID), ontology.ForkedAtIndex, kg.Int(math.MaxInt))
+				fx.replace(t, fx.f.ID, storetest.SessionRef(fx.f.ID), ontology.ForkedAtIndex, kg.Int(math.MaxInt))
 				return nil
 			},
 			want: map[string]error{"load f": session.ErrCorrupt, "load g": session.ErrCorrupt},
@@ -673,7 +675,7 @@ func TestCorruptData(t *testing.T) {
 		{
 			name: "ownTurns as a string",
 			corrupt: func(t *testing.T, fx *corruptFixture) []string {
-				fx.replace(t, fx.r.ID, sessionRef(fx.r.ID), ontology.OwnTurns, typedString("4"))
+				fx.replace(t, fx.r.ID, storetest.SessionRef(fx.r.ID), ontology.OwnTurns, typedString("4"))
 				return nil
 			},
 			want: map[string]error{"load r": session.ErrCorrupt},
@@ -681,7 +683,7 @@ func TestCorruptData(t *testing.T) {
 		{
 			name: "ownTurns huge",
 			corrupt: func(t *testing.T, fx *corruptFixture) []string {
-				fx.replace(t, fx.r.ID, sessionRef(fx.r.ID), ontology.OwnTurns, kg.Int(math.MaxInt))
+				fx.replace(t, fx.r.ID, storetest.SessionRef(fx.r.ID), ontology.OwnTurns, kg.Int(math.MaxInt))
 				return nil
 			},
 			want: map[string]error{"load r": session.ErrCorrupt, "persist r": session.ErrConflict},
@@ -689,7 +691,7 @@ func TestCorruptData(t *testing.T) {
 		{
 			name: "created not a date-time",
 			corrupt: func(t *testing.T, fx *corruptFixture) []string {
-				fx.replace(t, fx.f.ID, sessionRef(fx.f.ID), ontology.Created, badLiteral("yesterday", xsdDateTime))
+				fx.replace(t, fx.f.ID, storetest.SessionRef(fx.f.ID), ontology.Created, badLiteral("yesterday", xsdDateTime))
 				return nil
 			},
 			want: map[string]error{"load f": session.ErrCorrupt},
@@ -697,7 +699,7 @@ func TestCorruptData(t *testing.T) {
 		{
 			name: "turn created as a string",
 			corrupt: func(t *testing.T, fx *corruptFixture) []string {
-				fx.replace(t, fx.f.ID, turnRef(fx.f.ID, 2), ontology.Created, typedString("2026-03-01T10:00:00Z"))
+				fx.replace(t, fx.f.ID, storetest.TurnRef(fx.f.ID, 2), ontology.Created, typedString("2026-03-01T10:00:00Z"))
 				return nil
 			},
 			want: map[string]error{"load f": session.ErrCorrupt},
@@ -705,7 +707,7 @@ func TestCorruptData(t *testing.T) {
 		{
 			name: "role an IRI",
 			corrupt: func(t *testing.T, fx *corruptFixture) []string {
-				fx.replace(t, fx.r.ID, turnRef(fx.r.ID, 0), ontology.Role, kg.MustIRI("urn:role:user"))
+				fx.replace(t, fx.r.ID, storetest.TurnRef(fx.r.ID, 0), ontology.Role, kg.MustIRI("urn:role:user"))
 				return nil
 			},
 			want: map[string]error{"load r": session.ErrCorrupt},
@@ -714,8 +716,8 @@ func TestCorruptData(t *testing.T) {
 			name: "two parents, one a cycle",
 			corrupt: func(t *testing.T, fx *corruptFixture) []string {
 				// g gets a second parent, r; r gets g as its parent.
-				fx.add(t, fx.g.ID, sessionRef(fx.g.ID), ontology.ParentSession, sessionRef(fx.r.ID))
-				fx.add(t, fx.r.ID, sessionRef(fx.r.ID), ontology.ParentSession, sessionRef(fx.g.ID))
+				fx.add(t, fx.g.ID, storetest.SessionRef(fx.g.ID), ontology.ParentSession, storetest.SessionRef(fx.r.ID))
+				fx.add(t, fx.r.ID, storetest.SessionRef(fx.r.ID), ontology.ParentSession, storetest.SessionRef(fx.g.ID))
 				return nil
 			},
 			want: map[string]error{"load g": session.ErrCorrupt, "load r": session.ErrCorrupt},
@@ -723,7 +725,7 @@ func TestCorruptData(t *testing.T) {
 		{
 			name: "turn without content",
 			corrupt: func(t *testing.T, fx *corruptFixture) []string {
-				fx.replace(t, fx.f.ID, turnRef(fx.f.ID, 3), ontology.Content, nil)
+				fx.replace(t, fx.f.ID, storetest.TurnRef(fx.f.ID, 3), ontology.Content, nil)
 				return nil
 			},
 			want: map[string]error{"load f": session.ErrCorrupt, "load g": nil}, // g does not inherit f's turn 3
@@ -790,7 +792,7 @@ func TestCorruptData(t *testing.T) {
 				return err
 			}))
 			check("forest", outcome(t, "forest", func(ctx context.Context) error {
-				trees, err := st.Forest(ctx)
+				trees, err := admin.New(c).Forest(ctx)
 				for _, n := range trees {
 					treeSize(t, n)
 				}
@@ -987,7 +989,7 @@ func TestInjection(t *testing.T) {
 	if after != before {
 		t.Errorf("triples outside the test's sessions: got %d after, want %d as before", after, before)
 	}
-	if ok, err := c.Ask(ctx, "ASK { GRAPH "+termText(t, canary)+" { ?s ?p ?o } }"); err != nil || !ok {
+	if ok, err := c.Ask(ctx, "ASK { GRAPH "+storetest.TermText(t, canary)+" { ?s ?p ?o } }"); err != nil || !ok {
 		t.Errorf("the canary graph is gone (%v, %v)", ok, err)
 	}
 	sameSession(t, mustLoad(t, st, by.ID), by)
@@ -1029,7 +1031,7 @@ func outsideCounter(tb testing.TB, c *kg.Client, mine []*session.Session) func()
 		}
 		return total
 	}
-	prov := termText(tb, kg.MustIRI(ontology.ProvGraph))
+	prov := storetest.TermText(tb, kg.MustIRI(ontology.ProvGraph))
 	return func() int {
 		tb.Helper()
 		all := count("SELECT ?g (COUNT(*) AS ?n) WHERE { GRAPH ?g { ?s ?p ?o } } GROUP BY ?g", "g", graphs)
@@ -1053,6 +1055,6 @@ func canaryGraph(tb testing.TB, c *kg.Client) rdf.IRI {
 	if err := c.Update(context.Background(), u); err != nil {
 		tb.Fatal(err)
 	}
-	tb.Cleanup(func() { c.Update(context.Background(), "DROP SILENT GRAPH "+termText(tb, g)) })
+	tb.Cleanup(func() { c.Update(context.Background(), "DROP SILENT GRAPH "+storetest.TermText(tb, g)) })
 	return g
 }

@@ -8,7 +8,9 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/trails-kg/trails/admin"
 	"github.com/trails-kg/trails/internal/fusekitest"
+	"github.com/trails-kg/trails/internal/storetest"
 	"github.com/trails-kg/trails/kg"
 	"github.com/trails-kg/trails/ontology"
 	"github.com/trails-kg/trails/session"
@@ -61,11 +63,11 @@ func TestWorker(t *testing.T) {
 			Branch: "fork-0123abcd", Turns: append([]session.Turn(nil), w.Turns[:1]...)}
 		for _, f := range []*session.Session{f, byHand} {
 			appendN(f, 1, "of a worker")
-			before := countQuads(t, c, "")
+			before := storetest.CountQuads(t, c, "")
 			if err := st.Persist(ctx, f); !errors.Is(err, session.ErrNotForkable) {
 				t.Fatalf("got %v, want ErrNotForkable", err)
 			}
-			if got := countQuads(t, c, ""); got != before {
+			if got := storetest.CountQuads(t, c, ""); got != before {
 				t.Fatalf("the refused fork wrote %d quads, want none", got-before)
 			}
 			mustNotBeStored(t, st, c, f.ID)
@@ -149,7 +151,7 @@ func TestLegacyKinds(t *testing.T) {
 	// A copy of the fixture under a new id, so that other tests' forks of
 	// the fixture do not count here.
 	id := newID()
-	nq = []byte(strings.ReplaceAll(string(nq), legacyFixtureID, id))
+	nq = []byte(strings.ReplaceAll(string(nq), storetest.LegacyID, id))
 	if err := c.LoadQuads(ctx, nq); err != nil {
 		t.Fatal(err)
 	}
@@ -193,11 +195,11 @@ func TestKindInvalid(t *testing.T) {
 	}
 	// A stored kind that is none of the three is corrupt data.
 	var ins kg.Data
-	g := sessionRef(root.ID)
+	g := storetest.SessionRef(root.ID)
 	ins.Add(g, g, kg.MustIRI(ontology.Kind), kg.String("boss"))
 	var del kg.Data
 	del.Add(g, g, kg.MustIRI(ontology.Kind), kg.String("main"))
-	rawChange(t, c, &del, &ins)
+	storetest.RawChange(t, c, &del, &ins)
 	if _, err := st.Load(ctx, root.ID); !errors.Is(err, session.ErrCorrupt) {
 		t.Fatalf("load: got %v, want ErrCorrupt", err)
 	}
@@ -216,26 +218,26 @@ func TestKindsCheck(t *testing.T) {
 		t.Fatal(err)
 	}
 	mustPersist(t, st, w)
-	if got, err := st.Check(ctx); err != nil || len(got) != 0 {
+	if got, err := admin.New(c).Check(ctx); err != nil || len(got) != 0 {
 		t.Fatalf("before: got %v (%v), want no findings", got, err)
 	}
 	var d kg.Data
 	ofWorker := newID()
-	addRawFork(&d, ofWorker, w.ID, 1)
-	rawChange(t, c, nil, &d)
+	storetest.AddRawFork(&d, ofWorker, w.ID, 1)
+	storetest.RawChange(t, c, nil, &d)
 	var ins, del kg.Data
-	g := sessionRef(root.ID)
+	g := storetest.SessionRef(root.ID)
 	del.Add(g, g, kg.MustIRI(ontology.Kind), kg.String("main"))
 	ins.Add(g, g, kg.MustIRI(ontology.Kind), kg.String("boss"))
-	rawChange(t, c, &del, &ins)
-	got, err := st.Check(ctx)
+	storetest.RawChange(t, c, &del, &ins)
+	got, err := admin.New(c).Check(ctx)
 	if err != nil {
 		t.Fatal(err)
 	}
 	want := map[string]bool{ofWorker: false, root.ID: false}
 	for _, f := range got {
 		t.Logf("%s %s: %s", f.Rule, f.Resource, f.Message)
-		if _, ok := want[f.Resource]; ok && f.Rule == session.RuleSHACL {
+		if _, ok := want[f.Resource]; ok && f.Rule == admin.RuleSHACL {
 			want[f.Resource] = true
 		}
 	}

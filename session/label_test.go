@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/trails-kg/trails/internal/fusekitest"
+	"github.com/trails-kg/trails/internal/storetest"
 	"github.com/trails-kg/trails/internal/termsafe"
 	"github.com/trails-kg/trails/ontology"
 	"github.com/trails-kg/trails/session"
@@ -35,7 +36,7 @@ func TestLabelsRefuseTerminalControls(t *testing.T) {
 	ctx := context.Background()
 	s := persisted(t, st, "alice", 2)
 	graph := ontology.SessionIRI(s.ID)
-	quads := countQuads(t, c, graph)
+	quads := storetest.CountQuads(t, c, graph)
 	tests := []struct {
 		name, label string
 	}{
@@ -79,7 +80,7 @@ func TestLabelsRefuseTerminalControls(t *testing.T) {
 			}
 		})
 	}
-	if got := countQuads(t, c, graph); got != quads {
+	if got := storetest.CountQuads(t, c, graph); got != quads {
 		t.Errorf("the session's graph holds %d quads after the refusals, want %d", got, quads)
 	}
 	if got := mustLoad(t, st, s.ID); len(got.Anchors) != 0 {

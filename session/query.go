@@ -1,9 +1,7 @@
 package session
 
 import (
-	"crypto/rand"
 	"embed"
-	"encoding/hex"
 	"fmt"
 	"strings"
 
@@ -53,25 +51,17 @@ func withData(name, tmpl string, d *kg.Data, p kg.Params) (string, error) {
 }
 
 // withTables is withData for a template with VALUES tables too
-// (kg.BindTables).
+// (kg.BindData).
 func withTables(name, tmpl string, d *kg.Data, p kg.Params, tables map[string]kg.Table) (string, error) {
-	quads, err := d.Quads()
-	if err != nil {
+	if err := d.Err(); err != nil {
 		return "", err
 	}
 	if !strings.Contains(tmpl, "#DATA") {
 		panic(name + ": no #DATA marker")
 	}
-	// Bind the template alone, not the template with the quads in it:
-	// binding scans what it binds, and the quads are most of the request.
-	// The marker gets a random suffix first, so that no bound value can
-	// look like it.
-	var r [8]byte
-	rand.Read(r[:])
-	marker := "#DATA-" + hex.EncodeToString(r[:])
-	bound, err := kg.BindTables(strings.Replace(tmpl, "#DATA", marker, 1), p, tables)
+	u, err := kg.BindData(tmpl, d, p, tables)
 	if err != nil {
 		return "", fmt.Errorf("%s: %w", name, err)
 	}
-	return strings.Replace(bound, marker, quads, 1), nil
+	return u, nil
 }

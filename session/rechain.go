@@ -2,7 +2,6 @@ package session
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"strings"
 
@@ -10,72 +9,27 @@ import (
 	"github.com/trails-kg/trails/kg"
 )
 
-// RechainStats says what a Rechain did.
-type RechainStats struct {
-	Sessions int              // sessions whose turns it gave the chain
-	Turns    int              // turns of those sessions that had no digest
-	Skipped  map[string]error // sessions it could not chain (their history does not load: a missing ancestor, a cycle), by id
-	Total    int              // sessions that had turns without a digest when it began
-}
-
-// The queries of Rechain.
-var (
-	qUnchained = query("unchained.rq")
-	uRechain   = query("rechain.ru")
-)
+// uRechain writes the missing digests of a batch of turns.
+var uRechain = query("rechain.ru")
 
 // rechainBatch is how many turns one rechain update names.
 const rechainBatch = 2000
 
-// Rechain adds the hash chain (trails:digest, see chain.go) to every turn
-// stored before Trails kept it, session by session: each session's
-// effective history is loaded and its digests computed from the stored
-// turns, then written where missing. It changes nothing else and never
-// overwrites a digest (a wrong one is Check's to report). It is
-// re-runnable: a second run finds nothing to do. progress, if not nil, is
-// called after each session with the sessions done and the total.
+// Rechain adds the hash chain (trails:digest, see chain.go) to the turns
+// of session id's effective history (its own and its ancestors') stored
+// before Trails kept it: the history is loaded, its digests computed from
+// the stored turns and written where missing, in updates of up to 2,000
+// turns. It changes nothing else and never overwrites a digest (a wrong
+// one is Check's to report), so running it again is harmless. Persist does
+// this for a parent when a new fork is made over a turn without a digest;
+// the operators' Rechain of the whole dataset (package admin) calls it for
+// each session that needs it.
 //
-// Persist does the same for one parent when a new fork is made over a
-// turn without a digest, so Rechain is needed only for Check to verify
-// old data, or ahead of time.
-//
-// It returns the stats, also with an error (the sessions done stay done;
-// running Rechain again does the rest): ErrForbidden for a Store scoped to
-// a principal, the context's error when interrupted between sessions, or a
-// store error wrapping the kg error. A session whose history does not load
-// (ErrParentMissing, ErrCorrupt) is skipped and listed in Skipped.
-func (st *Store) Rechain(ctx context.Context, progress func(done, total int)) (RechainStats, error) {
-	stats := RechainStats{Skipped: map[string]error{}}
-	if err := st.operator("rechain"); err != nil {
-		return stats, err
-	}
-	res, err := st.c.Select(ctx, qUnchained)
-	if err != nil {
-		return stats, fmt.Errorf("rechain: %w", err)
-	}
-	stats.Total = len(res.Solutions)
-	for k, row := range res.Solutions {
-		if err := ctx.Err(); err != nil {
-			return stats, fmt.Errorf("rechain: %w", err)
-		}
-		id := idOf(row.String("s"))
-		n, _ := row.Int("n")
-		if _, err := st.rechain(ctx, id); err != nil {
-			if errors.Is(err, ErrParentMissing) || errors.Is(err, ErrCorrupt) || errors.Is(err, ErrInvalid) || errors.Is(err, ErrNotFound) {
-				stats.Skipped[id] = err
-			} else {
-				return stats, fmt.Errorf("rechain %s: %w", id, err)
-			}
-		} else {
-			stats.Sessions++
-			stats.Turns += n
-		}
-		if progress != nil {
-			progress(k+1, stats.Total)
-		}
-	}
-	return stats, nil
-}
+// It returns the number of turns the history holds. Its errors are Load's,
+// unwrapped (ErrInvalid, ErrNotFound, ErrParentMissing, ErrCorrupt: the
+// history does not load), ErrCorrupt for a turn whose IRI lies outside its
+// session, or a store error wrapping the kg error.
+func (st *Store) Rechain(ctx context.Context, id string) (int, error) { return st.rechain(ctx, id) }
 
 // rechain writes the chain digests of session id's effective history
 // where its turns (its own and its ancestors') have none, and returns how

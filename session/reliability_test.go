@@ -16,6 +16,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/trails-kg/trails/admin"
 	"github.com/trails-kg/trails/internal/fusekitest"
 	"github.com/trails-kg/trails/kg"
 	"github.com/trails-kg/trails/ontology"
@@ -82,10 +83,10 @@ func (l *limited) done(tb testing.TB) {
 	}
 }
 
-// mustCheck fails tb unless Check finds nothing in the dataset of st.
-func mustCheck(tb testing.TB, st *session.Store) {
+// mustCheck fails tb unless Check finds nothing in the dataset of c.
+func mustCheck(tb testing.TB, c *kg.Client) {
 	tb.Helper()
-	fs, err := st.Check(context.Background())
+	fs, err := admin.New(c).Check(context.Background())
 	if err != nil {
 		tb.Fatalf("check: %v", err)
 	}
@@ -227,7 +228,7 @@ func TestConcurrentWriters(t *testing.T) {
 	for _, p := range partialTurns(t, c, id) {
 		t.Errorf("a partial turn is stored: %s", p)
 	}
-	mustCheck(t, ownStore(t, ep))
+	mustCheck(t, c)
 
 	got := mustLoad(t, ownStore(t, ep), id)
 	if len(got.Turns) != writers*perWriter {

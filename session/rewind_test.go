@@ -11,7 +11,9 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/trails-kg/trails/admin"
 	"github.com/trails-kg/trails/internal/fusekitest"
+	"github.com/trails-kg/trails/internal/storetest"
 	"github.com/trails-kg/trails/kg"
 	"github.com/trails-kg/trails/ontology"
 	"github.com/trails-kg/trails/prov"
@@ -22,15 +24,7 @@ import (
 
 func mustRewind(tb testing.TB, st *session.Store, id string, to int, opts ...session.RewindOptions) (*session.Session, session.RewindResult) {
 	tb.Helper()
-	var o session.RewindOptions
-	if len(opts) > 0 {
-		o = opts[0]
-	}
-	s, r, err := st.Rewind(context.Background(), id, to, o)
-	if err != nil {
-		tb.Fatalf("rewind %s to %d: %v", id, to, err)
-	}
-	return s, r
+	return storetest.MustRewind(tb, st, id, to, opts...)
 }
 
 // rwTurnCount counts the trails:Turn resources of c's dataset.
@@ -245,12 +239,12 @@ func TestRewindFork(t *testing.T) {
 	appendN(f, 3, "fork")
 	mustPersist(t, st, f)
 	before := mustLoad(t, st, f.ID).Turns
-	quads := countQuads(t, c, "")
+	quads := storetest.CountQuads(t, c, "")
 
 	if _, _, err := st.Rewind(ctx, f.ID, 1, session.RewindOptions{}); !errors.Is(err, session.ErrInvalid) || !strings.Contains(err.Error(), "fork that session at 1") {
 		t.Fatalf("rewind into the prefix: got %v, want ErrInvalid saying to fork the parent", err)
 	}
-	if n := countQuads(t, c, ""); n != quads {
+	if n := storetest.CountQuads(t, c, ""); n != quads {
 		t.Fatalf("refused rewind: got %d quads, want %d", n, quads)
 	}
 
@@ -293,7 +287,7 @@ func TestRewindRefused(t *testing.T) {
 	other.Principal = "someone-else"
 	appendN(other, 1, "other")
 	mustPersist(t, st, other)
-	quads := countQuads(t, c, "")
+	quads := storetest.CountQuads(t, c, "")
 
 	for _, tc := range []struct {
 		name string
@@ -319,7 +313,7 @@ func TestRewindRefused(t *testing.T) {
 			if !errors.Is(err, tc.want) {
 				t.Fatalf("got %v, want %v", err, tc.want)
 			}
-			if n := countQuads(t, c, ""); n != quads {
+			if n := storetest.CountQuads(t, c, ""); n != quads {
 				t.Fatalf("got %d quads, want %d: something was written", n, quads)
 			}
 		})
@@ -485,7 +479,7 @@ func TestRewindIntegrity(t *testing.T) {
 	ctx := context.Background()
 	c := fusekitest.Empty(t)
 	st := session.NewStore(c)
-	if _, err := st.Init(ctx); err != nil {
+	if _, err := admin.New(c).Init(ctx); err != nil {
 		t.Fatal(err)
 	}
 	fx := rwSeed(t, st, "integrity")
@@ -498,16 +492,24 @@ func TestRewindIntegrity(t *testing.T) {
 	fs, rf := mustRewind(t, st, f.ID, 5)
 	appendN(fs, 1, "after")
 	mustPersist(t, st, fs)
-	mustCheck(t, st)
+	mustCheck(t, c)
 
 	ids := []string{fx.root.ID, r.Archive, fx.early.ID, fx.late.ID, fx.lateChild.ID, f.ID, rf.Archive}
-	want := loadAll(t, st, ids)
+	want := make(map[string]*session.Session, len(ids))
+	for _, id := range ids {
+		want[id] = mustLoad(t, st, id)
+	}
 
 	t.Run("export and import", func(t *testing.T) {
-		data, _ := mustExport(t, st, session.NQuads)
+		var data bytes.Buffer
+		if _, err := admin.New(c).Export(ctx, &data, admin.NQuads); err != nil {
+			t.Fatalf("export: %v", err)
+		}
 		c := fusekitest.Empty(t)
 		st := session.NewStore(c)
-		mustImport(t, st, data, session.NQuads)
+		if _, err := admin.New(c).Import(ctx, &data, admin.NQuads, nil); err != nil {
+			t.Fatalf("import: %v", err)
+		}
 		for _, id := range ids {
 			got := mustLoad(t, st, id)
 			sameSession(t, got, want[id])
@@ -521,12 +523,12 @@ func TestRewindIntegrity(t *testing.T) {
 			t.Fatalf("got %s, want generation 1", id)
 		}
 		mustRewind(t, st, fx.root.ID, 4)
-		mustCheck(t, st)
+		mustCheck(t, c)
 	})
 	t.Run("detach", func(t *testing.T) {
 		c := fusekitest.Empty(t)
 		st := session.NewStore(c)
-		if _, err := st.Init(ctx); err != nil {
+		if _, err := admin.New(c).Init(ctx); err != nil {
 			t.Fatal(err)
 		}
 		fx := rwSeed(t, st, "detacher")
@@ -564,7 +566,7 @@ ASK { GRAPH $g { ?copy trails:copiedFrom $orig ; trails:index $i ; trails:sessio
 			appendN(after, 1, "after detach")
 			mustPersist(t, st, after)
 		}
-		mustCheck(t, st)
+		mustCheck(t, c)
 	})
 }
 

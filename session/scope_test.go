@@ -1,11 +1,11 @@
 package session_test
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"testing"
 
+	"github.com/trails-kg/trails/admin"
 	"github.com/trails-kg/trails/internal/fusekitest"
 	"github.com/trails-kg/trails/kg"
 	"github.com/trails-kg/trails/ontology"
@@ -88,37 +88,26 @@ ASK { $f prov:wasGeneratedBy ?act . ?act trails:acrossPrincipals true ; prov:was
 		if ok, err := c.Ask(ctx, q); err != nil || !ok {
 			t.Fatalf("PROV of the fork across principals: got %v, %v; want the flag and alice", ok, err)
 		}
-		// Alice's forest shows her fork as a tree of its own, not as an orphan.
-		forest, err := asAlice.Forest(ctx)
+		// The operators' forest shows her fork under bob's session, not as
+		// an orphan.
+		forest, err := admin.New(c).Forest(ctx)
 		if err != nil {
 			t.Fatal(err)
 		}
 		found := false
-		for _, n := range forest {
-			if n.ID == f.ID {
-				found = true
-				if n.ParentMissing {
-					t.Fatalf("alice's fork of bob's session shown as an orphan")
+		for _, top := range forest {
+			top.Walk(func(n *session.Node) {
+				if n.ID == f.ID {
+					found = true
+					if n.ParentMissing {
+						t.Errorf("alice's fork of bob's session shown as an orphan")
+					}
 				}
-			}
+			})
 		}
 		if !found {
-			t.Fatalf("alice's fork %s not in her forest", f.ID)
+			t.Fatalf("alice's fork %s not in the forest", f.ID)
 		}
 	})
 
-	t.Run("operators' operations are refused", func(t *testing.T) {
-		if _, err := asAlice.Check(ctx); !errors.Is(err, session.ErrForbidden) {
-			t.Errorf("check: got %v, want ErrForbidden", err)
-		}
-		if _, err := asAlice.Export(ctx, &bytes.Buffer{}, session.NQuads); !errors.Is(err, session.ErrForbidden) {
-			t.Errorf("export: got %v, want ErrForbidden", err)
-		}
-		if _, err := asAlice.Import(ctx, bytes.NewReader(nil), session.NQuads, nil); !errors.Is(err, session.ErrForbidden) {
-			t.Errorf("import: got %v, want ErrForbidden", err)
-		}
-		if _, err := asAlice.Init(ctx); !errors.Is(err, session.ErrForbidden) {
-			t.Errorf("init: got %v, want ErrForbidden", err)
-		}
-	})
 }

@@ -11,6 +11,12 @@
 // a branch label or creation time, data written before those; see Load),
 // guarded by MaxForkDepth and a visited set.
 //
+// A Store holds what an agent needs, and ForPrincipal scopes it to one
+// principal's sessions. The operators' work on the whole dataset (Init,
+// Check, Export, Import, the Expire sweep, Forest, Rechain of every
+// session) is not here: it is package admin's, on a type of its own built
+// from the kg client.
+//
 // Comments that cite a "design note 00N" mean the design notes 000-004
 // this package's features come from; they are not in this repository (see
 // the README, "Features and the design notes they come from").
@@ -57,9 +63,9 @@ type Session struct {
 	Anchors map[string]Anchor
 	// TTL, set before the first Persist, gives the session a time to live:
 	// Persist stores trails:expiresAt (its creation time plus TTL), after
-	// which Store.Expire marks it expired. 0: it never expires. Read only
-	// when the session is created; SetExpiry changes the expiry later. A
-	// fork does not inherit it.
+	// which the operators' Expire (package admin) marks it expired. 0: it
+	// never expires. Read only when the session is created; SetExpiry
+	// changes the expiry later. A fork does not inherit it.
 	TTL time.Duration
 	// State, ExpiresAt and CancelRequested are the session's lifecycle as
 	// stored: its state (StateActive when none is stored), when

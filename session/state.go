@@ -33,8 +33,8 @@ const (
 	StateCompleted State = "completed"
 	// StateFailed: its work failed. Terminal.
 	StateFailed State = "failed"
-	// StateExpired: its time to live ended before it did (Store.Expire).
-	// Terminal.
+	// StateExpired: its time to live ended before it did (the operators'
+	// Expire, package admin). Terminal.
 	StateExpired State = "expired"
 )
 
@@ -99,14 +99,9 @@ type StateOptions struct {
 // The queries of the lifecycle, read once.
 var (
 	uSetState     = query("set-state.ru")
-	uExpire       = query("expire.ru")
 	uSetExpiry    = query("set-expiry.ru")
-	qExpireDue    = query("expire-due.rq")
 	qStateApplied = query("state-applied.rq")
 )
-
-// expireBatch is how many sessions one Expire update moves.
-const expireBatch = 50
 
 // SetState moves stored session id to state to, in one SPARQL Update that
 // also writes the change's PROV record (a trails:StateChange activity: the
@@ -229,6 +224,16 @@ func ParseState(s string) (State, error) {
 	return "", fmt.Errorf("%w: unknown state %s (want one of %s)", ErrInvalid, termsafe.Quote(s), stateList())
 }
 
+// StateChanges returns which of the trails:StateChange activities acts
+// (IRIs) are stored, each with the ids of the sessions it flagged for
+// cancellation (sorted), in one query, whatever their principal: how a
+// writer of conditional state changes (the operators' Expire, package
+// admin) learns which applied. It takes the client, not a Store. It
+// returns a store error wrapping the kg error.
+func StateChanges(ctx context.Context, c *kg.Client, acts []rdf.IRI) (map[string][]string, error) {
+	return NewStore(c).stateApplied(ctx, acts)
+}
+
 // stateApplied returns which of the StateChange activities acts are
 // stored, each with the ids of the sessions it flagged (sorted).
 func (st *Store) stateApplied(ctx context.Context, acts []rdf.IRI) (map[string][]string, error) {
@@ -312,158 +317,6 @@ func (st *Store) setExpiry(ctx context.Context, id string, t time.Time) error {
 	return nil
 }
 
-// PlanExpire returns the sessions Expire(ctx, now) would mark expired, the
-// earliest expiry first, as steps with Action "expire", without changing
-// anything: the dry run of Expire.
-//
-// It returns ErrForbidden for a Store scoped to a principal, or a store
-// error wrapping the kg error.
-func (st *Store) PlanExpire(ctx context.Context, now time.Time) ([]Step, error) {
-	if err := st.operator("plan expire"); err != nil {
-		return nil, err
-	}
-	due, err := st.due(ctx, now)
-	if err != nil {
-		return nil, fmt.Errorf("plan expire: %w", err)
-	}
-	steps := make([]Step, len(due))
-	for i, s := range due {
-		steps[i] = Step{Action: "expire", Session: s.id}
-	}
-	return steps, nil
-}
-
-// dueSession is a session Expire must mark expired.
-type dueSession struct {
-	id        string
-	state     State
-	expires   time.Time
-	principal string
-}
-
-// due returns the active or suspended sessions whose expiry is at or
-// before now, the earliest first.
-func (st *Store) due(ctx context.Context, now time.Time) ([]dueSession, error) {
-	q, err := bind("expire-due", qExpireDue, kg.Params{"now": kg.DateTime(now.UTC())})
-	if err != nil {
-		return nil, err
-	}
-	res, err := st.c.Query(ctx, q)
-	if err != nil {
-		return nil, err
-	}
-	out := make([]dueSession, 0, len(res.Solutions))
-	seen := make(map[string]bool, len(res.Solutions))
-	for _, row := range res.Solutions {
-		id := idOf(row.String("s"))
-		if seen[id] {
-			continue // two expiries or states: trails-admin check reports it
-		}
-		seen[id] = true
-		exp, err := row.Time("expires")
-		if err != nil {
-			return nil, fmt.Errorf("%w: session %s: %v", ErrCorrupt, id, err)
-		}
-		out = append(out, dueSession{id: id, state: State(row.String("state")), expires: exp, principal: row.String("principal")})
-	}
-	return out, nil
-}
-
-// Expire marks expired every session that is active or suspended and whose
-// expiry (trails:expiresAt: TTL, SetExpiry) is at or before now. Each
-// session moves as SetState would move it: a compare and swap on its
-// state, a trails:StateChange PROV record (with the reason "TTL ended at
-// …"), and, expired being terminal like completed and failed, its active
-// or suspended descendants flagged for cancellation. Sessions go in
-// batches, one atomic update per batch; a session whose state or expiry
-// changed since Expire read it is left alone, and Expire is idempotent: a
-// second run with the same now marks none. Progress, if given, is called
-// after each batch for each of its sessions, done of total sessions due;
-// By names the principal recorded (default: each session's own).
-//
-// It returns how many sessions it marked expired, also with an error (the
-// batches done before it stay done; running Expire again does the rest).
-// It returns ErrForbidden for a Store scoped to a principal, the context's
-// error when interrupted between batches, or a store error wrapping the kg
-// error.
-func (st *Store) Expire(ctx context.Context, now time.Time, opts ...ActionOption) (int, error) {
-	if err := st.operator("expire"); err != nil {
-		return 0, err
-	}
-	var cfg actionConfig
-	for _, o := range opts {
-		o(&cfg)
-	}
-	due, err := st.due(ctx, now)
-	if err != nil {
-		return 0, fmt.Errorf("expire: %w", err)
-	}
-	tmpl := body(uExpire)
-	expired := 0
-	for lo := 0; lo < len(due); lo += expireBatch {
-		if err := ctx.Err(); err != nil {
-			return expired, fmt.Errorf("expire: stopped after %d of %d sessions: %w", lo, len(due), err)
-		}
-		batch := due[lo:min(lo+expireBatch, len(due))]
-		n, err := st.expireBatch(ctx, tmpl, batch, now, cfg.principal)
-		expired += n
-		if err != nil {
-			return expired, fmt.Errorf("expire: %w", err)
-		}
-		if cfg.progress != nil {
-			for i, s := range batch {
-				cfg.progress(lo+i+1, len(due), Step{Action: "expire", Session: s.id})
-			}
-		}
-	}
-	return expired, nil
-}
-
-// expireBatch moves the sessions of batch to expired in one update and
-// returns how many moved.
-func (st *Store) expireBatch(ctx context.Context, tmpl string, batch []dueSession, now time.Time, by string) (int, error) {
-	t := st.now()
-	ops := make([]string, 0, len(batch))
-	acts := make([]rdf.IRI, 0, len(batch))
-	for _, s := range batch {
-		g := sessionIRI(s.id)
-		act := prov.NewStateChangeActivity()
-		var d kg.Data
-		d.Add(g, g, iri(ontology.State), kg.String(string(StateExpired)))
-		prov.AddStateChange(&d, act, prov.StateChange{Session: s.id, From: string(s.state), To: string(StateExpired),
-			Principal: firstOf(by, firstOf(s.principal, "unknown")), Time: t,
-			Reason: "TTL ended at " + s.expires.UTC().Format(time.RFC3339Nano)})
-		u, err := withData("expire", tmpl, &d, kg.Params{
-			"s": g, "from": kg.String(string(s.state)), "act": act, "now": kg.DateTime(now.UTC()),
-		})
-		if err != nil {
-			return 0, err
-		}
-		ops = append(ops, u)
-		acts = append(acts, act)
-	}
-	if err := st.c.Update(ctx, strings.Join(ops, " ;\n"), kg.Idempotent()); err != nil {
-		return 0, err
-	}
-	applied, err := st.stateApplied(ctx, acts)
-	if err != nil {
-		return 0, err
-	}
-	return len(applied), nil
-}
-
-// body returns an update template without its leading comment lines, to
-// repeat it in one request.
-func body(tmpl string) string {
-	lines := strings.Split(tmpl, "\n")
-	for i, l := range lines {
-		if !strings.HasPrefix(l, "#") {
-			return strings.Join(lines[i:], "\n")
-		}
-	}
-	return ""
-}
-
 // cancelPending keeps the infos of CancelPending.
 func cancelPending(infos []Info) []Info {
 	return slices.DeleteFunc(infos, func(in Info) bool { return !in.CancelRequested || in.State.Terminal() })
@@ -487,24 +340,4 @@ func appendable(row kg.Solution) error {
 		return fmt.Errorf("%w: the session is %s; no turn may be appended (fork it to go on)", ErrState, s)
 	}
 	return nil
-}
-
-// ActionOption qualifies an Expire: By and Progress.
-type ActionOption func(*actionConfig)
-
-type actionConfig struct {
-	principal string
-	progress  func(done, total int, s Step)
-}
-
-// By names the principal who expires the sessions, for the PROV records
-// (default: each session's own principal).
-func By(principal string) ActionOption {
-	return func(c *actionConfig) { c.principal = principal }
-}
-
-// Progress makes Expire call fn after each session it marks: done of
-// total sessions due, and the session as a Step.
-func Progress(fn func(done, total int, s Step)) ActionOption {
-	return func(c *actionConfig) { c.progress = fn }
 }

@@ -9,7 +9,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/trails-kg/trails/admin"
 	"github.com/trails-kg/trails/internal/fusekitest"
+	"github.com/trails-kg/trails/internal/storetest"
 	"github.com/trails-kg/trails/prov"
 	"github.com/trails-kg/trails/session"
 )
@@ -66,9 +68,9 @@ func TestSetStateTable(t *testing.T) {
 				if from != session.StateActive {
 					mustSetState(t, st, s.ID, from)
 				}
-				before := countQuads(t, c, "")
+				before := storetest.CountQuads(t, c, "")
 				tr, err := st.SetState(ctx, s.ID, to, session.StateOptions{Reason: "table test"})
-				after := countQuads(t, c, "")
+				after := storetest.CountQuads(t, c, "")
 				switch {
 				case from == to:
 					if err != nil || tr.Changed || tr.Activity != "" {
@@ -276,15 +278,15 @@ func TestCancelFlags(t *testing.T) {
 					continue
 				}
 				flagged = append(flagged, row.String("session"))
-				if row.String("ancestor") != sessionRef(root.ID).String() || row.String("ancestorState") != string(end) {
+				if row.String("ancestor") != storetest.SessionRef(root.ID).String() || row.String("ancestorState") != string(end) {
 					t.Errorf("cancel-requested: got %v", row)
 				}
-				if id := row.String("session"); id == sessionRef(b.ID).String() && (row.String("state") != "suspended" || row.String("principal") != "worker-agent") {
+				if id := row.String("session"); id == storetest.SessionRef(b.ID).String() && (row.String("state") != "suspended" || row.String("principal") != "worker-agent") {
 					t.Errorf("cancel-requested row of b: got %v", row)
 				}
 			}
 			slices.Sort(flagged)
-			if wantIRIs := []string{sessionRef(want[0]).String(), sessionRef(want[1]).String()}; !slices.Equal(flagged, wantIRIs) {
+			if wantIRIs := []string{storetest.SessionRef(want[0]).String(), storetest.SessionRef(want[1]).String()}; !slices.Equal(flagged, wantIRIs) {
 				t.Fatalf("cancel-requested: got %v, want %v", flagged, wantIRIs)
 			}
 
@@ -347,6 +349,7 @@ func TestTTL(t *testing.T) {
 	t0 := time.Date(2026, 5, 1, 12, 0, 0, 0, time.UTC)
 	c := fusekitest.Empty(t) // Expire scans the whole dataset
 	st := session.NewStore(c, session.WithClock(func() time.Time { return t0 }))
+	ds := admin.New(c, admin.WithClock(func() time.Time { return t0 }))
 
 	s := session.New("ttl-agent")
 	s.TTL = time.Hour
@@ -416,12 +419,12 @@ func TestTTL(t *testing.T) {
 	expire := func(now time.Time) (int, []string) {
 		t.Helper()
 		var seen []string
-		n, err := st.Expire(ctx, now, session.Progress(func(done, total int, s session.Step) {
+		n, err := ds.Expire(ctx, now, admin.ExpireOptions{Progress: func(done, total int, s session.Step) {
 			if s.Action != "expire" || done != len(seen)+1 || total < done {
 				t.Errorf("progress: got %d/%d %+v", done, total, s)
 			}
 			seen = append(seen, s.Session)
-		}))
+		}})
 		if err != nil {
 			t.Fatalf("expire at %v: %v", now, err)
 		}
@@ -430,7 +433,7 @@ func TestTTL(t *testing.T) {
 	if n, _ := expire(t0.Add(59 * time.Minute)); n != 0 {
 		t.Fatalf("expire before any expiry: got %d, want 0", n)
 	}
-	plan, err := st.PlanExpire(ctx, t0.Add(time.Hour))
+	plan, err := ds.PlanExpire(ctx, t0.Add(time.Hour))
 	if err != nil || len(plan) != 2 {
 		t.Fatalf("PlanExpire: got %v, %v; want s and paused", plan, err)
 	}
@@ -466,57 +469,17 @@ func TestTTL(t *testing.T) {
 		t.Fatalf("state changes of the suspended session: got %v", res.Solutions)
 	}
 	// What the lifecycle wrote passes trails-admin check, SHACL shapes included.
-	if _, err := st.Init(ctx); err != nil {
+	if _, err := ds.Init(ctx); err != nil {
 		t.Fatal(err)
 	}
-	findings, err := st.Check(ctx)
+	findings, err := ds.Check(ctx)
 	if err != nil || len(findings) != 0 {
 		t.Fatalf("check: got %v, %v; want no findings", findings, err)
 	}
 }
 
-// TestExpireBatches expires more sessions than one batch holds, with
-// descendants among them.
-func TestExpireBatches(t *testing.T) {
-	fusekitest.Parallel(t)
-	ctx := context.Background()
-	t0 := time.Date(2026, 6, 1, 0, 0, 0, 0, time.UTC)
-	c := fusekitest.Empty(t)
-	st := session.NewStore(c, session.WithClock(func() time.Time { return t0 }))
-	var ids []string
-	for i := range 120 {
-		s := session.New("bulk")
-		s.TTL = time.Duration(i+1) * time.Second
-		s.Append("user", "x")
-		mustPersist(t, st, s)
-		ids = append(ids, s.ID)
-		if i%10 == 0 {
-			f := mustFork(t, s, 1)
-			f.TTL = time.Duration(i+1) * time.Second
-			mustPersist(t, st, f)
-			ids = append(ids, f.ID)
-		}
-	}
-	n, err := st.Expire(ctx, t0.Add(time.Hour), session.By("janitor"))
-	if err != nil || n != len(ids) {
-		t.Fatalf("got %d, %v; want %d", n, err, len(ids))
-	}
-	for _, id := range ids {
-		if got := mustInfo(t, st, id).State; got != session.StateExpired {
-			t.Fatalf("%s: got %s, want expired", id, got)
-		}
-	}
-	if n, err := st.Expire(ctx, t0.Add(time.Hour)); n != 0 || err != nil {
-		t.Fatalf("second run: got %d, %v; want 0", n, err)
-	}
-	res, err := prov.NewReader(c).Run(ctx, "state-changes", map[string]string{"session": ids[0]})
-	if err != nil || len(res.Solutions) != 1 || res.Solutions[0].String("principal") != "janitor" {
-		t.Fatalf("state changes: got %v, %v; want one by janitor", res, err)
-	}
-}
-
 // TestStateScoped: a Store scoped to a principal changes the state of its
-// own sessions only, and may not run Expire.
+// own sessions only (Expire is not a Store method at all: package admin).
 func TestStateScoped(t *testing.T) {
 	fusekitest.Parallel(t)
 	st, _, c := newStore(t)
@@ -541,11 +504,5 @@ func TestStateScoped(t *testing.T) {
 	res, err := prov.NewReader(c).Run(ctx, "state-changes", map[string]string{"session": aliceRoot.ID})
 	if err != nil || len(res.Solutions) != 1 || res.Solutions[0].String("principal") != alice {
 		t.Fatalf("state changes: got %v, %v; want one by %s", res, err, alice)
-	}
-	if _, err := asAlice.Expire(ctx, time.Now()); !errors.Is(err, session.ErrForbidden) {
-		t.Fatalf("Expire: got %v, want ErrForbidden", err)
-	}
-	if _, err := asAlice.PlanExpire(ctx, time.Now()); !errors.Is(err, session.ErrForbidden) {
-		t.Fatalf("PlanExpire: got %v, want ErrForbidden", err)
 	}
 }

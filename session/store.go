@@ -2,12 +2,10 @@ package session
 
 import (
 	"context"
-	"fmt"
 	"io"
 	"time"
 
 	"github.com/knakk/rdf"
-	"github.com/trails-kg/trails/internal/termsafe"
 	"github.com/trails-kg/trails/kg"
 )
 
@@ -42,9 +40,11 @@ type Store struct {
 // forks, detaches and deletes only p's sessions (any other is ErrNotFound,
 // as if absent), persists only sessions whose Principal is p, and refuses
 // (ErrForbidden) to persist a fork of another principal's session unless
-// it was made with AcrossPrincipals, and to run the operators'
-// whole-dataset operations (Check, Export, Import, Init). A Store without
-// it sees everything.
+// it was made with AcrossPrincipals. A Store without it sees everything.
+// No Store, scoped or not, has the operators' whole-dataset operations
+// (Init, Check, Export, Import, the Expire sweep, Forest, Rechain of every
+// session): those are package admin's, on an admin.Dataset built from the
+// kg client, which an agent given only a Store cannot reach.
 func ForPrincipal(p string) StoreOption {
 	return func(st *Store) { st.scope = p }
 }
@@ -58,14 +58,6 @@ func (st *Store) unscoped() *Store {
 
 // visible reports whether a session of principal p is visible to st.
 func (st *Store) visible(p string) bool { return st.scope == "" || p == st.scope }
-
-// operator returns ErrForbidden for a scoped Store.
-func (st *Store) operator(op string) error {
-	if st.scope != "" {
-		return fmt.Errorf("%s: %w: a Store scoped to %s cannot run an operator's whole-dataset operation", op, ErrForbidden, termsafe.Quote(st.scope))
-	}
-	return nil
-}
 
 // StoreOption configures a Store.
 type StoreOption func(*Store)

@@ -57,7 +57,7 @@ func (st *Store) tree(ctx context.Context, id string) (*Node, error) {
 	}
 	infos = st.scoped(infos)
 	markCycles(infos) // a cycle through id is among its descendants
-	roots := grow(infos, func(in Info) bool { return in.ID == id })
+	roots := Trees(infos, func(in Info) bool { return in.ID == id })
 	if len(roots) == 0 {
 		return nil, ErrNotFound
 	}
@@ -72,79 +72,13 @@ func (st *Store) tree(ctx context.Context, id string) (*Node, error) {
 	return top, nil
 }
 
-// Forest returns every stored session as fork trees: one per root, newest
-// root first, then one per orphan (a fork whose parent is missing, marked
-// ParentMissing). In a scoped Store a fork of another principal's session
-// heads a tree of its own. The sessions of a parent cycle, which no root
-// leads to, head a tree too, under the oldest of them; each is marked
-// Cycle.
-//
-// It returns a store error wrapping the kg error.
-func (st *Store) Forest(ctx context.Context) ([]*Node, error) {
-	infos, err := st.infos(ctx, qList)
-	if err != nil {
-		return nil, fmt.Errorf("forest: %w", err)
-	}
-	stored := make(map[string]bool, len(infos))
-	for _, in := range infos {
-		stored[in.ID] = true
-	}
-	infos = st.scoped(infos)
-	// Oldest first, so that children come out oldest first.
-	for i, j := 0, len(infos)-1; i < j; i, j = i+1, j-1 {
-		infos[i], infos[j] = infos[j], infos[i]
-	}
-	visible := make(map[string]bool, len(infos))
-	for _, in := range infos {
-		visible[in.ID] = true
-	}
-	markCycles(infos) // list.go
-	cycleTop := cycleTops(infos)
-	// A top is a root, an orphan, (in a scoped Store) a fork of another
-	// principal's session, or the oldest session of a cycle.
-	trees := grow(infos, func(in Info) bool { return in.ParentID == "" || !visible[in.ParentID] || cycleTop[in.ID] })
-	var roots, orphans []*Node
-	for _, t := range trees {
-		t.ParentMissing = t.ParentID != "" && !stored[t.ParentID]
-		if t.ParentMissing {
-			orphans = append(orphans, t)
-		} else {
-			roots = append(roots, t)
-		}
-	}
-	for i, j := 0, len(roots)-1; i < j; i, j = i+1, j-1 { // newest root first
-		roots[i], roots[j] = roots[j], roots[i]
-	}
-	return append(roots, orphans...), nil
-}
-
-// cycleTops returns the oldest session of each parent cycle among infos
-// (oldest first, Cycle set by markCycles).
-func cycleTops(infos []Info) map[string]bool {
-	parent := make(map[string]string, len(infos))
-	for _, in := range infos {
-		if in.Cycle {
-			parent[in.ID] = in.ParentID
-		}
-	}
-	tops := make(map[string]bool)
-	seen := make(map[string]bool)
-	for _, in := range infos {
-		if !in.Cycle || seen[in.ID] {
-			continue
-		}
-		tops[in.ID] = true
-		for cur := in.ID; !seen[cur]; cur = parent[cur] {
-			seen[cur] = true
-		}
-	}
-	return tops
-}
-
-// grow links infos (oldest first) into trees whose tops satisfy top.
-// Sessions in a parent cycle none of which is a top are reachable from no
-// top and are left out.
-func grow(infos []Info, top func(Info) bool) []*Node {
+// Trees links infos (oldest first) into fork trees whose top nodes are
+// the sessions top accepts: every other session hangs under its parent
+// when its parent is among infos, so children come oldest first. Sessions
+// in a parent cycle none of which is a top are reachable from no top and
+// are left out. Tree builds its tree with it, and so does the operators'
+// Forest (package admin).
+func Trees(infos []Info, top func(Info) bool) []*Node {
 	nodes := make(map[string]*Node, len(infos))
 	for _, in := range infos {
 		nodes[in.ID] = &Node{Info: in}

@@ -8,7 +8,9 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/trails-kg/trails/admin"
 	"github.com/trails-kg/trails/internal/fusekitest"
+	"github.com/trails-kg/trails/internal/storetest"
 	"github.com/trails-kg/trails/kg"
 	"github.com/trails-kg/trails/ontology"
 	"github.com/trails-kg/trails/session"
@@ -38,7 +40,7 @@ func ids(n *session.Node) []string {
 
 func TestTree(t *testing.T) {
 	fusekitest.Parallel(t)
-	st, _, _ := newStore(t, session.WithClock(tick()))
+	st, _, c := newStore(t, session.WithClock(tick()))
 	ctx := context.Background()
 	root, a, aa, b := family(t, st)
 	tree, err := st.Tree(ctx, root.ID)
@@ -58,7 +60,7 @@ func TestTree(t *testing.T) {
 	if _, err := st.Tree(ctx, newID()); !errors.Is(err, session.ErrNotFound) {
 		t.Fatalf("got %v, want ErrNotFound", err)
 	}
-	forest, err := st.Forest(ctx)
+	forest, err := admin.New(c).Forest(ctx)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -183,27 +185,27 @@ func TestParentCycle(t *testing.T) {
 	ctx := context.Background()
 	c := fusekitest.Empty(t)
 	st := session.NewStore(c)
-	if _, err := st.Init(ctx); err != nil {
+	if _, err := admin.New(c).Init(ctx); err != nil {
 		t.Fatal(err)
 	}
 	other := persisted(t, st, "bystander", 2)
 	x, y, below := newID(), newID(), newID()
 	var d kg.Data
-	addRawFork(&d, x, y, 0)
-	addRawFork(&d, y, x, 0)
-	addRawFork(&d, below, x, 0)
-	rawChange(t, c, nil, &d)
+	storetest.AddRawFork(&d, x, y, 0)
+	storetest.AddRawFork(&d, y, x, 0)
+	storetest.AddRawFork(&d, below, x, 0)
+	storetest.RawChange(t, c, nil, &d)
 
-	fs, err := st.Check(ctx)
+	fs, err := admin.New(c).Check(ctx)
 	if err != nil {
 		t.Fatal(err)
 	}
 	for _, id := range []string{x, y} {
 		want := "trails-admin delete " + id + " --cascade"
-		if !slices.ContainsFunc(fs, func(f session.Finding) bool {
-			return f.Rule == session.RuleCycle && f.Resource == id && strings.Contains(f.Message, want)
+		if !slices.ContainsFunc(fs, func(f admin.Finding) bool {
+			return f.Rule == admin.RuleCycle && f.Resource == id && strings.Contains(f.Message, want)
 		}) {
-			t.Errorf("check: no cycle finding for %s naming %q in:\n%s", id, want, findingsText(fs))
+			t.Errorf("check: no cycle finding for %s naming %q in:\n%s", id, want, storetest.FindingsText(fs))
 		}
 	}
 
@@ -223,7 +225,7 @@ func TestParentCycle(t *testing.T) {
 	if want := sortedIDs(x, y, below); !slices.Equal(got, want) {
 		t.Errorf("tree of x: got %v, want %v", got, want)
 	}
-	forest, err := st.Forest(ctx)
+	forest, err := admin.New(c).Forest(ctx)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -278,7 +280,7 @@ func TestParentCycle(t *testing.T) {
 		}
 	}
 	sameSession(t, mustLoad(t, st, other.ID), other)
-	mustCheck(t, st)
+	mustCheck(t, c)
 }
 
 func sortedIDs(ids ...string) []string {

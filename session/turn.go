@@ -225,6 +225,15 @@ var (
 	qCountTurns = query("count-turns.rq")
 )
 
+// CountTurns counts the turns stored for each of the given session IRIs,
+// by IRI, in one query, whatever their principal: it takes the client, as
+// the operators' Check (package admin) does, not a Store. It returns
+// ErrCorrupt for a count that is not an integer, or a store error wrapping
+// the kg error.
+func CountTurns(ctx context.Context, c *kg.Client, sessions []string) (map[string]int, error) {
+	return NewStore(c).countTurns(ctx, sessions)
+}
+
 // countTurns counts the turns stored for each session IRI given.
 func (st *Store) countTurns(ctx context.Context, sessions []string) (map[string]int, error) {
 	rows := make([][]rdf.Term, len(sessions))

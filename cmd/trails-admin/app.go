@@ -14,6 +14,7 @@ import (
 	"text/tabwriter"
 	"time"
 
+	"github.com/trails-kg/trails/admin"
 	"github.com/trails-kg/trails/internal/termsafe"
 	"github.com/trails-kg/trails/kg"
 	"github.com/trails-kg/trails/prov"
@@ -145,6 +146,16 @@ func (a *app) store(ctx context.Context) (*session.Store, error) {
 		return nil, err
 	}
 	return session.NewStore(c, session.WithMaxChildren(a.conn.maxChildren)), nil
+}
+
+// dataset returns the operators' view of the whole dataset: what check,
+// export, import, init, expire, rechain and tree without an id run on.
+func (a *app) dataset(ctx context.Context) (*admin.Dataset, error) {
+	c, err := a.kg(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return admin.New(c), nil
 }
 
 // reader returns the PROV reader.

@@ -13,6 +13,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/trails-kg/trails/admin"
 	"github.com/trails-kg/trails/internal/fusekitest"
 	"github.com/trails-kg/trails/kg"
 	"github.com/trails-kg/trails/session"
@@ -109,7 +110,7 @@ func TestAuditorLibrary(t *testing.T) {
 
 	// The writer stores a session.
 	ws := session.NewStore(writer)
-	if _, err := ws.Init(ctx); err != nil {
+	if _, err := admin.New(writer).Init(ctx); err != nil {
 		t.Fatalf("init as the writer: %v", err)
 	}
 	root := session.New("agent-7")
@@ -149,7 +150,7 @@ func TestAuditorLibrary(t *testing.T) {
 		if _, err := as.List(ctx); err != nil {
 			t.Errorf("list: %v", err)
 		}
-		if findings, err := as.Check(ctx); err != nil || len(findings) != 0 {
+		if findings, err := admin.New(auditor).Check(ctx); err != nil || len(findings) != 0 {
 			t.Errorf("check: %v, %v", findings, err)
 		}
 	})
@@ -177,7 +178,7 @@ func TestAuditorLibrary(t *testing.T) {
 				return as.Persist(ctx, n)
 			},
 			"persist a turn": func() error { return as.Persist(ctx, &more) },
-			"init":           func() error { _, err := as.Init(ctx); return err },
+			"init":           func() error { _, err := admin.New(auditor).Init(ctx); return err },
 			"delete":         func() error { return as.Delete(ctx, root.ID, session.DeleteOptions{}) },
 			"persist a fork": func() error {
 				f, err := root.Fork(1)

@@ -36,13 +36,13 @@ func (c *checkCmd) run(ctx context.Context, a *app, args []string) error {
 		return usageErrorf("check takes no arguments; try: trails-admin check -h")
 	}
 	a.longRequests()
-	st, err := a.store(ctx)
+	ds, err := a.dataset(ctx)
 	if err != nil {
 		return err
 	}
 	p := a.progress("check")
 	p.update(0, 1, "querying the whole dataset")
-	findings, err := st.Check(ctx)
+	findings, err := ds.Check(ctx)
 	p.finish()
 	if err != nil {
 		return err

@@ -59,7 +59,11 @@ func (c *demoCmd) run(ctx context.Context, a *app, args []string) error {
 	if err != nil {
 		return err
 	}
-	if _, err := st.Init(ctx); err != nil {
+	ds, err := a.dataset(ctx)
+	if err != nil {
+		return err
+	}
+	if _, err := ds.Init(ctx); err != nil {
 		return err
 	}
 	out := a.stdout

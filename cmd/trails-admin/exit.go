@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 
+	"github.com/trails-kg/trails/admin"
 	"github.com/trails-kg/trails/kg"
 	"github.com/trails-kg/trails/prov"
 	"github.com/trails-kg/trails/session"
@@ -35,7 +36,7 @@ var errFindings = errors.New("findings reported")
 // exitCode maps the error run returned to the process's exit code.
 func exitCode(err error) int {
 	var ue *usageError
-	var ie *session.ImportError
+	var ie *admin.ImportError
 	switch {
 	case err == nil:
 		return exitOK

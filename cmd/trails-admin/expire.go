@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/trails-kg/trails/admin"
 	"github.com/trails-kg/trails/internal/termsafe"
 	"github.com/trails-kg/trails/session"
 )
@@ -45,12 +46,12 @@ func (c *expireCmd) run(ctx context.Context, a *app, args []string) error {
 		now = t
 	}
 	a.longRequests()
-	st, err := a.store(ctx)
+	ds, err := a.dataset(ctx)
 	if err != nil {
 		return err
 	}
 	if c.dryRun {
-		steps, err := st.PlanExpire(ctx, now)
+		steps, err := ds.PlanExpire(ctx, now)
 		if err != nil {
 			return err
 		}
@@ -60,15 +61,10 @@ func (c *expireCmd) run(ctx context.Context, a *app, args []string) error {
 		}
 		return c.report(a, now, ids, len(ids), true)
 	}
-	var opts []session.ActionOption
-	if c.by != "" {
-		opts = append(opts, session.By(c.by))
-	}
 	p := a.progress("expire")
-	opts = append(opts, session.Progress(func(done, total int, s session.Step) {
+	n, err := ds.Expire(ctx, now, admin.ExpireOptions{By: c.by, Progress: func(done, total int, s session.Step) {
 		p.update(done, total, s.Session)
-	}))
-	n, err := st.Expire(ctx, now, opts...)
+	}})
 	p.finish()
 	if err != nil {
 		fmt.Fprintf(a.stderr, "expired %s before the error; run the same command again to finish\n", plural(n, "session"))

@@ -8,7 +8,7 @@ import (
 	"io"
 	"os"
 
-	"github.com/trails-kg/trails/session"
+	"github.com/trails-kg/trails/admin"
 )
 
 type exportCmd struct {
@@ -30,12 +30,12 @@ func (c *exportCmd) flags(fs *flag.FlagSet) {
 }
 
 func (c *exportCmd) run(ctx context.Context, a *app, args []string) error {
-	f, err := session.ParseFormat(c.format)
+	f, err := admin.ParseFormat(c.format)
 	if err != nil {
 		return usageErrorf("export: unknown --format %q; want nquads, turtle or jsonl; try: trails-admin export -h", c.format)
 	}
 	a.longRequests()
-	st, err := a.store(ctx)
+	ds, err := a.dataset(ctx)
 	if err != nil {
 		return err
 	}
@@ -45,7 +45,7 @@ func (c *exportCmd) run(ctx context.Context, a *app, args []string) error {
 	}
 	p := a.progress("export")
 	p.update(0, 1, "")
-	stats, err := st.Export(ctx, w, f, args...)
+	stats, err := ds.Export(ctx, w, f, args...)
 	p.finish()
 	if err != nil {
 		abort()
@@ -55,7 +55,7 @@ func (c *exportCmd) run(ctx context.Context, a *app, args []string) error {
 		return err
 	}
 	msg := fmt.Sprintf("exported %s, %s", plural(stats.Sessions, "session"), plural(stats.Turns, "turn"))
-	if f != session.JSONL {
+	if f != admin.JSONL {
 		msg += ", " + plural(stats.Quads, "quad")
 	}
 	fmt.Fprintln(a.stderr, msg)

@@ -9,7 +9,7 @@ import (
 	"path/filepath"
 	"strings"
 
-	"github.com/trails-kg/trails/session"
+	"github.com/trails-kg/trails/admin"
 )
 
 type importCmd struct {
@@ -41,8 +41,8 @@ func (c *importCmd) run(ctx context.Context, a *app, args []string) error {
 			return usageErrorf("import: %s is JSONL, which is an export format only (one turn per line, for use elsewhere); import an nquads or turtle export", name)
 		}
 	}
-	f, err := session.ParseFormat(format)
-	if err != nil || f == session.JSONL {
+	f, err := admin.ParseFormat(format)
+	if err != nil || f == admin.JSONL {
 		return usageErrorf("import: cannot import --format %q; want nquads or turtle; try: trails-admin import -h", format)
 	}
 	in := os.Stdin
@@ -53,12 +53,12 @@ func (c *importCmd) run(ctx context.Context, a *app, args []string) error {
 		defer in.Close()
 	}
 	a.longRequests()
-	st, err := a.store(ctx)
+	ds, err := a.dataset(ctx)
 	if err != nil {
 		return err
 	}
 	p := a.progress("import")
-	stats, err := st.Import(ctx, in, f, func(done, total int) { p.update(done, total, "quads") })
+	stats, err := ds.Import(ctx, in, f, func(done, total int) { p.update(done, total, "quads") })
 	p.finish()
 	if err != nil {
 		if stats.Batches == 0 && !errors.Is(err, context.Canceled) {

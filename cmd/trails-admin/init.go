@@ -22,11 +22,11 @@ func (*initCmd) run(ctx context.Context, a *app, args []string) error {
 	if len(args) > 0 {
 		return usageErrorf("init takes no arguments; try: trails-admin init -h")
 	}
-	st, err := a.store(ctx)
+	ds, err := a.dataset(ctx)
 	if err != nil {
 		return err
 	}
-	n, err := st.Init(ctx)
+	n, err := ds.Init(ctx)
 	if err != nil {
 		return err
 	}

@@ -31,12 +31,12 @@ func (c *rechainCmd) run(ctx context.Context, a *app, args []string) error {
 		return usageErrorf("rechain takes no arguments; try: trails-admin rechain -h")
 	}
 	a.longRequests()
-	st, err := a.store(ctx)
+	ds, err := a.dataset(ctx)
 	if err != nil {
 		return err
 	}
 	p := a.progress("rechain")
-	stats, err := st.Rechain(ctx, func(done, total int) { p.update(done, total, "") })
+	stats, err := ds.Rechain(ctx, func(done, total int) { p.update(done, total, "") })
 	p.finish()
 	if err != nil {
 		fmt.Fprintf(a.stderr, "stopped after %d of %s; run the same command again to finish\n", stats.Sessions+len(stats.Skipped), plural(stats.Total, "session"))

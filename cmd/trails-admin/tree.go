@@ -71,8 +71,14 @@ func (c *treeCmd) run(ctx context.Context, a *app, args []string) error {
 			return err
 		}
 		trees = []*session.Node{t}
-	} else if trees, err = st.Forest(ctx); err != nil {
-		return err
+	} else {
+		ds, err := a.dataset(ctx)
+		if err != nil {
+			return err
+		}
+		if trees, err = ds.Forest(ctx); err != nil {
+			return err
+		}
 	}
 	if c.format == "json" {
 		out := make([]nodeJSON, len(trees))

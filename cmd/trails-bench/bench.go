@@ -9,6 +9,7 @@ import (
 	"slices"
 	"time"
 
+	"github.com/trails-kg/trails/admin"
 	"github.com/trails-kg/trails/internal/fusekitest"
 	"github.com/trails-kg/trails/kg"
 	"github.com/trails-kg/trails/session"
@@ -37,7 +38,7 @@ var (
 const principal = "bench-agent"
 
 // bench is one benchmark run: its Fuseki, a client that counts its round
-// trips, a Store over it and the content generator.
+// trips, a Store and a Dataset over it and the content generator.
 type bench struct {
 	plan plan
 	log  io.Writer
@@ -47,6 +48,7 @@ type bench struct {
 	ct  *counter
 	c   *kg.Client
 	st  *session.Store
+	ds  *admin.Dataset // the operators' view: Export and Check
 	gen *textGen
 }
 

@@ -18,6 +18,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/trails-kg/trails/admin"
 	"github.com/trails-kg/trails/internal/fusekitest"
 	"github.com/trails-kg/trails/session"
 )
@@ -194,6 +195,7 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		return err
 	}
 	b.st = session.NewStore(b.c, session.WithMaxChildren(0)) // the fork scenario forks one parent once per run
+	b.ds = admin.New(b.c)
 	b.logf("Fuseki answers at %s (log %s)", srv.Endpoint, srv.Log)
 
 	r := &results{

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/knakk/rdf"
+	"github.com/trails-kg/trails/admin"
 	"github.com/trails-kg/trails/kg"
 	"github.com/trails-kg/trails/ontology"
 	"github.com/trails-kg/trails/prov"
@@ -137,12 +138,12 @@ func (b *bench) wide(ctx context.Context) (*wideTree, error) {
 			{&bf, func() (int, error) { return b.floorRows(ctx, qWideBranches, kg.Params{"parent": sessionIRI(pid)}) }, p.wideForks},
 			{&es, func() (int, error) {
 				var cw countWriter
-				_, err := b.st.Export(ctx, &cw, session.NQuads, pid)
+				_, err := b.ds.Export(ctx, &cw, admin.NQuads, pid)
 				w.ExportBytes = cw.n
 				return cw.n, err
 			}, 0},
 			{&cs, func() (int, error) {
-				fs, err := b.st.Check(ctx)
+				fs, err := b.ds.Check(ctx)
 				w.Findings = len(fs)
 				w.FindingRules = map[string]int{}
 				for _, f := range fs {

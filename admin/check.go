@@ -1,4 +1,4 @@
-package session
+package admin
 
 import (
 	"cmp"
@@ -12,6 +12,7 @@ import (
 	"github.com/knakk/rdf"
 	"github.com/trails-kg/trails/kg"
 	"github.com/trails-kg/trails/ontology"
+	"github.com/trails-kg/trails/session"
 )
 
 // The rules Check applies. Their names are stable: trails-admin check
@@ -47,7 +48,7 @@ const (
 	// RuleSHACL: the union of all graphs violates ontology.Shapes.
 	RuleSHACL = "shacl"
 	// RuleChain: a turn's trails:digest does not follow from its fields and
-	// the digest of the turn before it (chain.go): it was changed after it
+	// the digest of the turn before it (session.TurnDigest): it was changed after it
 	// was written. The Resource is the turn's IRI.
 	RuleChain = "chain"
 	// RuleUnchained: a session holds turns without trails:digest, stored
@@ -101,25 +102,22 @@ var (
 // (kg.ErrUnavailable, kg.ErrUnauthorized, kg.ErrBadRequest, kg.ErrNotFound
 // when the dataset has no SHACL endpoint, kg.ErrProtocol) or a context
 // error, with no findings.
-func (st *Store) Check(ctx context.Context) ([]Finding, error) {
-	if err := st.operator("check"); err != nil {
-		return nil, err
-	}
+func (ds *Dataset) Check(ctx context.Context) ([]Finding, error) {
 	var all []Finding
 	for _, r := range []struct {
 		name string
 		run  func(context.Context) ([]Finding, error)
 	}{
-		{RuleCycle, st.checkCycle},
-		{RuleDepth, st.checkDepth},
-		{RuleForkPoint, st.checkForkPoint},
-		{RuleOrphan, st.checkOrphan},
-		{RuleDuplicateIndex, st.checkDuplicateIndex},
-		{RuleIndexGap, st.checkIndexGap},
-		{RuleTurnCount, st.checkTurnCount},
-		{RuleMissingProv, st.checkMissingProv},
-		{RuleSHACL, st.checkSHACL},
-		{RuleChain, st.checkChain}, // checkchain.go: also unchained and turn-size
+		{RuleCycle, ds.checkCycle},
+		{RuleDepth, ds.checkDepth},
+		{RuleForkPoint, ds.checkForkPoint},
+		{RuleOrphan, ds.checkOrphan},
+		{RuleDuplicateIndex, ds.checkDuplicateIndex},
+		{RuleIndexGap, ds.checkIndexGap},
+		{RuleTurnCount, ds.checkTurnCount},
+		{RuleMissingProv, ds.checkMissingProv},
+		{RuleSHACL, ds.checkSHACL},
+		{RuleChain, ds.checkChain}, // checkchain.go: also unchained and turn-size
 	} {
 		fs, err := r.run(ctx)
 		if err != nil {
@@ -143,8 +141,8 @@ func (st *Store) Check(ctx context.Context) ([]Finding, error) {
 
 // checkCycle reports every session that is its own ancestor, with the
 // cycle it is on.
-func (st *Store) checkCycle(ctx context.Context) ([]Finding, error) {
-	res, err := st.c.Query(ctx, qCheckCycle)
+func (ds *Dataset) checkCycle(ctx context.Context) ([]Finding, error) {
+	res, err := ds.c.Query(ctx, qCheckCycle)
 	if err != nil {
 		return nil, err
 	}
@@ -180,27 +178,27 @@ func (st *Store) checkCycle(ctx context.Context) ([]Finding, error) {
 
 // checkDepth reports every session outside a cycle with more than
 // MaxForkDepth ancestors.
-func (st *Store) checkDepth(ctx context.Context) ([]Finding, error) {
-	q, err := bind("check-depth", qCheckDepth, kg.Params{"max": kg.Int(MaxForkDepth)})
+func (ds *Dataset) checkDepth(ctx context.Context) ([]Finding, error) {
+	q, err := bind("check-depth", qCheckDepth, kg.Params{"max": kg.Int(session.MaxForkDepth)})
 	if err != nil {
 		return nil, err
 	}
-	res, err := st.c.Query(ctx, q)
+	res, err := ds.c.Query(ctx, q)
 	if err != nil {
 		return nil, err
 	}
 	var out []Finding
 	for _, row := range res.Solutions {
 		out = append(out, Finding{RuleDepth, resourceOf(row.String("s")), fmt.Sprintf(
-			"%s ancestors, more than MaxForkDepth (%d): Load refuses it", row.String("n"), MaxForkDepth)})
+			"%s ancestors, more than MaxForkDepth (%d): Load refuses it", row.String("n"), session.MaxForkDepth)})
 	}
 	return out, nil
 }
 
 // checkForkPoint reports every fork whose fork point lies beyond its
 // parent's effective history.
-func (st *Store) checkForkPoint(ctx context.Context) ([]Finding, error) {
-	res, err := st.c.Query(ctx, qCheckForkPoint)
+func (ds *Dataset) checkForkPoint(ctx context.Context) ([]Finding, error) {
+	res, err := ds.c.Query(ctx, qCheckForkPoint)
 	if err != nil {
 		return nil, err
 	}
@@ -237,7 +235,7 @@ func (st *Store) checkForkPoint(ctx context.Context) ([]Finding, error) {
 		forks = append(forks, f)
 	}
 	if len(legacy) > 0 {
-		counts, err := st.countTurns(ctx, legacy)
+		counts, err := session.CountTurns(ctx, ds.c, legacy)
 		if err != nil {
 			return nil, err
 		}
@@ -264,8 +262,8 @@ func (st *Store) checkForkPoint(ctx context.Context) ([]Finding, error) {
 }
 
 // checkOrphan reports every fork whose parent is not stored.
-func (st *Store) checkOrphan(ctx context.Context) ([]Finding, error) {
-	res, err := st.c.Query(ctx, qCheckOrphan)
+func (ds *Dataset) checkOrphan(ctx context.Context) ([]Finding, error) {
+	res, err := ds.c.Query(ctx, qCheckOrphan)
 	if err != nil {
 		return nil, err
 	}
@@ -279,8 +277,8 @@ func (st *Store) checkOrphan(ctx context.Context) ([]Finding, error) {
 
 // checkDuplicateIndex reports every index at which a session holds more
 // than one turn, naming the turns.
-func (st *Store) checkDuplicateIndex(ctx context.Context) ([]Finding, error) {
-	res, err := st.c.Query(ctx, qCheckDuplicateIndex)
+func (ds *Dataset) checkDuplicateIndex(ctx context.Context) ([]Finding, error) {
+	res, err := ds.c.Query(ctx, qCheckDuplicateIndex)
 	if err != nil {
 		return nil, err
 	}
@@ -288,7 +286,7 @@ func (st *Store) checkDuplicateIndex(ctx context.Context) ([]Finding, error) {
 	for _, row := range res.Solutions {
 		sessions = append(sessions, row.String("s"))
 	}
-	turns, err := st.turnsOf(ctx, sessions)
+	turns, err := ds.turnsOf(ctx, sessions)
 	if err != nil {
 		return nil, err
 	}
@@ -315,8 +313,8 @@ func (st *Store) checkDuplicateIndex(ctx context.Context) ([]Finding, error) {
 // checkIndexGap reports every session whose own turn indices are not
 // exactly its fork point up to the fork point plus their number, minus one,
 // naming the first index missing.
-func (st *Store) checkIndexGap(ctx context.Context) ([]Finding, error) {
-	res, err := st.c.Query(ctx, qCheckIndexGap)
+func (ds *Dataset) checkIndexGap(ctx context.Context) ([]Finding, error) {
+	res, err := ds.c.Query(ctx, qCheckIndexGap)
 	if err != nil {
 		return nil, err
 	}
@@ -339,7 +337,7 @@ func (st *Store) checkIndexGap(ctx context.Context) ([]Finding, error) {
 		gaps[s] = gap{lo, forked}
 		sessions = append(sessions, s)
 	}
-	turns, err := st.turnsOf(ctx, sessions)
+	turns, err := ds.turnsOf(ctx, sessions)
 	if err != nil {
 		return nil, err
 	}
@@ -371,7 +369,7 @@ func (st *Store) checkIndexGap(ctx context.Context) ([]Finding, error) {
 
 // turnsOf returns the IRIs of the turns of the given sessions (IRIs),
 // by session and index. Sessions that are not IRIs are left out.
-func (st *Store) turnsOf(ctx context.Context, sessions []string) (map[string]map[int][]string, error) {
+func (ds *Dataset) turnsOf(ctx context.Context, sessions []string) (map[string]map[int][]string, error) {
 	rows := make([][]rdf.Term, 0, len(sessions))
 	for _, s := range sessions {
 		if t, err := kg.IRI(s); err == nil {
@@ -386,7 +384,7 @@ func (st *Store) turnsOf(ctx context.Context, sessions []string) (map[string]map
 	if err != nil {
 		return nil, err
 	}
-	res, err := st.c.Select(ctx, q)
+	res, err := ds.c.Select(ctx, q)
 	if err != nil {
 		return nil, err
 	}
@@ -406,8 +404,8 @@ func (st *Store) turnsOf(ctx context.Context, sessions []string) (map[string]map
 
 // checkTurnCount reports every session whose trails:ownTurns differs from
 // the number of turns stored for it.
-func (st *Store) checkTurnCount(ctx context.Context) ([]Finding, error) {
-	res, err := st.c.Query(ctx, qCheckTurnCount)
+func (ds *Dataset) checkTurnCount(ctx context.Context) ([]Finding, error) {
+	res, err := ds.c.Query(ctx, qCheckTurnCount)
 	if err != nil {
 		return nil, err
 	}
@@ -420,8 +418,8 @@ func (st *Store) checkTurnCount(ctx context.Context) ([]Finding, error) {
 }
 
 // checkMissingProv reports every fork with no PROV record of its fork.
-func (st *Store) checkMissingProv(ctx context.Context) ([]Finding, error) {
-	res, err := st.c.Query(ctx, qCheckMissingProv)
+func (ds *Dataset) checkMissingProv(ctx context.Context) ([]Finding, error) {
+	res, err := ds.c.Query(ctx, qCheckMissingProv)
 	if err != nil {
 		return nil, err
 	}
@@ -435,8 +433,8 @@ func (st *Store) checkMissingProv(ctx context.Context) ([]Finding, error) {
 
 // checkSHACL reports every violation of ontology.Shapes in the union of all
 // graphs, one finding per validation result of severity sh:Violation.
-func (st *Store) checkSHACL(ctx context.Context) ([]Finding, error) {
-	rep, err := st.c.Validate(ctx, ontology.Shapes, kg.UnionGraph)
+func (ds *Dataset) checkSHACL(ctx context.Context) ([]Finding, error) {
+	rep, err := ds.c.Validate(ctx, ontology.Shapes, kg.UnionGraph)
 	if err != nil {
 		return nil, err
 	}

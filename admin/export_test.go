@@ -1,4 +1,4 @@
-package session_test
+package admin_test
 
 import (
 	"bufio"
@@ -19,7 +19,9 @@ import (
 	"time"
 
 	"github.com/knakk/rdf"
+	"github.com/trails-kg/trails/admin"
 	"github.com/trails-kg/trails/internal/fusekitest"
+	"github.com/trails-kg/trails/internal/storetest"
 	"github.com/trails-kg/trails/kg"
 	"github.com/trails-kg/trails/ontology"
 	"github.com/trails-kg/trails/session"
@@ -61,7 +63,7 @@ type varied struct {
 	a, b, c string   // root, its fork, the fork's fork
 }
 
-func buildVaried(tb testing.TB, st *session.Store) varied {
+func buildVaried(tb testing.TB, st *store) varied {
 	tb.Helper()
 	ctx := context.Background()
 	var v varied
@@ -70,43 +72,43 @@ func buildVaried(tb testing.TB, st *session.Store) varied {
 	for i, h := range hostile {
 		a.Append(roles[i%len(roles)], h)
 	}
-	mustPersist(tb, st, a)
+	storetest.MustPersist(tb, st, a)
 
-	b := mustFork(tb, a, 3)
+	b := storetest.MustFork(tb, a, 3)
 	b.Append("assistant", "b's own \"answer\"\x00")
 	b.Append("user", hostile[4])
-	mustPersist(tb, st, b)
+	storetest.MustPersist(tb, st, b)
 
-	c := mustFork(tb, b, 4) // fork of a fork: a [0,3) b [3,4) c [4,…)
+	c := storetest.MustFork(tb, b, 4) // fork of a fork: a [0,3) b [3,4) c [4,…)
 	c.Principal = "someone else"
 	c.Append("assistant", "c\tc\nc")
-	mustPersist(tb, st, c)
+	storetest.MustPersist(tb, st, c)
 
-	f0 := mustFork(tb, a, 0)
+	f0 := storetest.MustFork(tb, a, 0)
 	f0.Append("user", "from scratch 🎉")
-	mustPersist(tb, st, f0)
+	storetest.MustPersist(tb, st, f0)
 
-	d := mustFork(tb, a, 5)
+	d := storetest.MustFork(tb, a, 5)
 	d.Append("assistant", "to be detached")
-	mustPersist(tb, st, d)
+	storetest.MustPersist(tb, st, d)
 	if err := st.Detach(ctx, d.ID, session.DetachOptions{By: "the detacher"}); err != nil {
 		tb.Fatalf("detach: %v", err)
 	}
 
-	e := persisted(tb, st, "eve", 3)
-	g := mustFork(tb, e, 1)
-	appendN(g, 2, "doomed")
-	mustPersist(tb, st, g)
+	e := storetest.Persisted(tb, st, "eve", 3)
+	g := storetest.MustFork(tb, e, 1)
+	storetest.AppendN(g, 2, "doomed")
+	storetest.MustPersist(tb, st, g)
 	if err := st.Delete(ctx, g.ID, session.DeleteOptions{By: "the deleter"}); err != nil {
 		tb.Fatalf("delete fork: %v", err)
 	}
-	h := persisted(tb, st, "henry", 2)
+	h := storetest.Persisted(tb, st, "henry", 2)
 	if err := st.Delete(ctx, h.ID, session.DeleteOptions{}); err != nil {
 		tb.Fatalf("delete root: %v", err)
 	}
 
 	empty := session.New("nobody")
-	mustPersist(tb, st, empty)
+	storetest.MustPersist(tb, st, empty)
 
 	v.live = []string{a.ID, b.ID, c.ID, f0.ID, d.ID, e.ID, empty.ID}
 	v.deleted = []string{g.ID, h.ID}
@@ -115,16 +117,16 @@ func buildVaried(tb testing.TB, st *session.Store) varied {
 }
 
 // loadAll loads every session of ids.
-func loadAll(tb testing.TB, st *session.Store, ids []string) map[string]*session.Session {
+func loadAll(tb testing.TB, st *store, ids []string) map[string]*session.Session {
 	tb.Helper()
 	out := make(map[string]*session.Session, len(ids))
 	for _, id := range ids {
-		out[id] = mustLoad(tb, st, id)
+		out[id] = storetest.MustLoad(tb, st, id)
 	}
 	return out
 }
 
-func mustExport(tb testing.TB, st *session.Store, f session.Format, ids ...string) ([]byte, session.ExportStats) {
+func mustExport(tb testing.TB, st *store, f admin.Format, ids ...string) ([]byte, admin.ExportStats) {
 	tb.Helper()
 	var buf bytes.Buffer
 	stats, err := st.Export(context.Background(), &buf, f, ids...)
@@ -134,7 +136,7 @@ func mustExport(tb testing.TB, st *session.Store, f session.Format, ids ...strin
 	return buf.Bytes(), stats
 }
 
-func mustImport(tb testing.TB, st *session.Store, data []byte, f session.Format) session.ImportStats {
+func mustImport(tb testing.TB, st *store, data []byte, f admin.Format) admin.ImportStats {
 	tb.Helper()
 	stats, err := st.Import(context.Background(), bytes.NewReader(data), f, nil)
 	if err != nil {
@@ -145,9 +147,9 @@ func mustImport(tb testing.TB, st *session.Store, data []byte, f session.Format)
 
 // snapshot returns the store's session and PROV quads as sorted N-Quads
 // lines.
-func snapshot(tb testing.TB, st *session.Store) []string {
+func snapshot(tb testing.TB, st *store) []string {
 	tb.Helper()
-	nq, _ := mustExport(tb, st, session.NQuads)
+	nq, _ := mustExport(tb, st, admin.NQuads)
 	lines := strings.Split(strings.TrimSuffix(string(nq), "\n"), "\n")
 	if len(nq) == 0 {
 		lines = nil
@@ -156,18 +158,8 @@ func snapshot(tb testing.TB, st *session.Store) []string {
 	return lines
 }
 
-// countQuads counts the triples of graph g (all named graphs when g is
-// empty).
-func countQuads(tb testing.TB, c *kg.Client, g string) int {
-	tb.Helper()
-	if g == "" {
-		return queryInt(tb, c, `SELECT (COUNT(*) AS ?n) WHERE { GRAPH ?g { ?s ?p ?o } }`, nil)
-	}
-	return queryInt(tb, c, `SELECT (COUNT(*) AS ?n) WHERE { GRAPH $g { ?s ?p ?o } }`, kg.Params{"g": kg.MustIRI(g)})
-}
-
 // sameInfos fails tb unless the stored descriptions of ids are as want.
-func sameInfos(tb testing.TB, st *session.Store, want map[string]session.Info) {
+func sameInfos(tb testing.TB, st *store, want map[string]session.Info) {
 	tb.Helper()
 	for id, w := range want {
 		got, err := st.Info(context.Background(), id)
@@ -187,7 +179,7 @@ func sameInfos(tb testing.TB, st *session.Store, want map[string]session.Info) {
 func TestExportImportRoundTrip(t *testing.T) {
 	ctx := context.Background()
 	c := fusekitest.Empty(t)
-	st := session.NewStore(c)
+	st := openStore(c)
 	v := buildVaried(t, st)
 	want := loadAll(t, st, v.live)
 	infos := make(map[string]session.Info)
@@ -198,10 +190,10 @@ func TestExportImportRoundTrip(t *testing.T) {
 		}
 		infos[id] = in
 	}
-	wantProv := countQuads(t, c, ontology.ProvGraph)
+	wantProv := storetest.CountQuads(t, c, ontology.ProvGraph)
 	wantAll := snapshot(t, st)
-	exports := make(map[session.Format][]byte)
-	for _, f := range []session.Format{session.NQuads, session.TriG} {
+	exports := make(map[admin.Format][]byte)
+	for _, f := range []admin.Format{admin.NQuads, admin.TriG} {
 		data, stats := mustExport(t, st, f)
 		if stats.Sessions != len(v.live) || stats.Quads != len(wantAll) {
 			t.Fatalf("%s: got %+v, want %d sessions and %d quads", f, stats, len(v.live), len(wantAll))
@@ -209,10 +201,10 @@ func TestExportImportRoundTrip(t *testing.T) {
 		exports[f] = data
 	}
 
-	for _, f := range []session.Format{session.NQuads, session.TriG} {
+	for _, f := range []admin.Format{admin.NQuads, admin.TriG} {
 		t.Run(string(f), func(t *testing.T) {
 			c := fusekitest.Empty(t)
-			st := session.NewStore(c)
+			st := openStore(c)
 			var calls [][2]int
 			stats, err := st.Import(ctx, bytes.NewReader(exports[f]), f, func(done, total int) {
 				calls = append(calls, [2]int{done, total})
@@ -227,7 +219,7 @@ func TestExportImportRoundTrip(t *testing.T) {
 				t.Fatalf("progress: got %v, want it to end at %d of %d", calls, len(wantAll), len(wantAll))
 			}
 			for _, id := range v.live {
-				sameSession(t, mustLoad(t, st, id), want[id])
+				storetest.SameSession(t, storetest.MustLoad(t, st, id), want[id])
 			}
 			sameInfos(t, st, infos)
 			for _, id := range v.deleted {
@@ -235,7 +227,7 @@ func TestExportImportRoundTrip(t *testing.T) {
 					t.Fatalf("load deleted %s: got %v, want ErrNotFound", id, err)
 				}
 			}
-			if got := countQuads(t, c, ontology.ProvGraph); got != wantProv {
+			if got := storetest.CountQuads(t, c, ontology.ProvGraph); got != wantProv {
 				t.Fatalf("PROV triples: got %d, want %d", got, wantProv)
 			}
 			if got := snapshot(t, st); !slices.Equal(got, wantAll) {
@@ -269,28 +261,28 @@ func firstDiff(got, want []string) string {
 func TestExportTree(t *testing.T) {
 	ctx := context.Background()
 	c := fusekitest.Empty(t)
-	st := session.NewStore(c)
-	a := persisted(t, st, "alice", 4)
-	b := mustFork(t, a, 2)
-	appendN(b, 2, "b")
-	mustPersist(t, st, b)
-	cc := mustFork(t, b, 3)
-	appendN(cc, 1, "c")
-	mustPersist(t, st, cc)
-	dd := mustFork(t, cc, 4) // a fork of the fork of the fork
-	appendN(dd, 1, "d")
-	mustPersist(t, st, dd)
-	sib := mustFork(t, a, 1) // a's other fork: not in b's tree
-	appendN(sib, 1, "sibling")
-	mustPersist(t, st, sib)
-	other := persisted(t, st, "oscar", 2) // another tree altogether
-	otherFork := mustFork(t, other, 1)
-	appendN(otherFork, 1, "of")
-	mustPersist(t, st, otherFork)
+	st := openStore(c)
+	a := storetest.Persisted(t, st, "alice", 4)
+	b := storetest.MustFork(t, a, 2)
+	storetest.AppendN(b, 2, "b")
+	storetest.MustPersist(t, st, b)
+	cc := storetest.MustFork(t, b, 3)
+	storetest.AppendN(cc, 1, "c")
+	storetest.MustPersist(t, st, cc)
+	dd := storetest.MustFork(t, cc, 4) // a fork of the fork of the fork
+	storetest.AppendN(dd, 1, "d")
+	storetest.MustPersist(t, st, dd)
+	sib := storetest.MustFork(t, a, 1) // a's other fork: not in b's tree
+	storetest.AppendN(sib, 1, "sibling")
+	storetest.MustPersist(t, st, sib)
+	other := storetest.Persisted(t, st, "oscar", 2) // another tree altogether
+	otherFork := storetest.MustFork(t, other, 1)
+	storetest.AppendN(otherFork, 1, "of")
+	storetest.MustPersist(t, st, otherFork)
 
 	tree := []string{a.ID, b.ID, cc.ID, dd.ID}
 	want := loadAll(t, st, tree)
-	data, stats := mustExport(t, st, session.NQuads, b.ID)
+	data, stats := mustExport(t, st, admin.NQuads, b.ID)
 	if stats.Sessions != len(tree) {
 		t.Fatalf("got %d sessions, want %d", stats.Sessions, len(tree))
 	}
@@ -351,10 +343,10 @@ func TestExportTree(t *testing.T) {
 
 	// The tree alone loads in an empty store.
 	c = fusekitest.Empty(t)
-	st = session.NewStore(c)
-	mustImport(t, st, data, session.NQuads)
+	st = openStore(c)
+	mustImport(t, st, data, admin.NQuads)
 	for _, id := range tree {
-		sameSession(t, mustLoad(t, st, id), want[id])
+		storetest.SameSession(t, storetest.MustLoad(t, st, id), want[id])
 	}
 	for _, id := range []string{sib.ID, other.ID, otherFork.ID} {
 		if _, err := st.Info(ctx, id); !errors.Is(err, session.ErrNotFound) {
@@ -376,17 +368,17 @@ func parseNQuads(tb testing.TB, data []byte) []rdf.Quad {
 
 func TestExportErrors(t *testing.T) {
 	ctx := context.Background()
-	st, _, _ := newStore(t)
+	st, _ := newStore(t)
 	for _, tc := range []struct {
 		name string
-		f    session.Format
+		f    admin.Format
 		ids  []string
 		want error
 	}{
 		{"unknown format", "xml", nil, session.ErrInvalid},
-		{"bad id", session.NQuads, []string{"not-a-uuid"}, session.ErrInvalid},
-		{"unknown id", session.NQuads, []string{"0190c000-0000-7000-8000-0000000000ff"}, session.ErrNotFound},
-		{"unknown id, jsonl", session.JSONL, []string{"0190c000-0000-7000-8000-0000000000ff"}, session.ErrNotFound},
+		{"bad id", admin.NQuads, []string{"not-a-uuid"}, session.ErrInvalid},
+		{"unknown id", admin.NQuads, []string{"0190c000-0000-7000-8000-0000000000ff"}, session.ErrNotFound},
+		{"unknown id, jsonl", admin.JSONL, []string{"0190c000-0000-7000-8000-0000000000ff"}, session.ErrNotFound},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			if _, err := st.Export(ctx, io.Discard, tc.f, tc.ids...); !errors.Is(err, tc.want) {
@@ -394,7 +386,7 @@ func TestExportErrors(t *testing.T) {
 			}
 		})
 	}
-	if _, err := st.Import(ctx, strings.NewReader(""), session.JSONL, nil); !errors.Is(err, session.ErrInvalid) {
+	if _, err := st.Import(ctx, strings.NewReader(""), admin.JSONL, nil); !errors.Is(err, session.ErrInvalid) {
 		t.Fatalf("import jsonl: got %v, want ErrInvalid", err)
 	}
 }
@@ -415,7 +407,7 @@ type jsonlLine struct {
 
 func TestExportJSONL(t *testing.T) {
 	c := fusekitest.Empty(t)
-	st := session.NewStore(c)
+	st := openStore(c)
 	v := buildVaried(t, st)
 	want := loadAll(t, st, v.live)
 	for _, tc := range []struct {
@@ -431,7 +423,7 @@ func TestExportJSONL(t *testing.T) {
 		{"all", nil, v.live},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			data, stats := mustExport(t, st, session.JSONL, tc.ids...)
+			data, stats := mustExport(t, st, admin.JSONL, tc.ids...)
 			var got []jsonlLine
 			sc := bufio.NewScanner(bytes.NewReader(data))
 			sc.Buffer(nil, 1<<20)
@@ -517,8 +509,8 @@ func sameSet(a, b []string) bool {
 // valid first quad.
 func TestImportInvalid(t *testing.T) {
 	ctx := context.Background()
-	st, _, c := newStore(t)
-	persisted(t, st, "bystander", 2)
+	st, c := newStore(t)
+	storetest.Persisted(t, st, "bystander", 2)
 	dir := filepath.Join("..", "testdata", "export", "invalid")
 	entries, err := os.ReadDir(dir)
 	if err != nil {
@@ -527,7 +519,7 @@ func TestImportInvalid(t *testing.T) {
 	const firstID = "0190b000-0000-7000-8000-000000000001"
 	n := 0
 	for _, e := range entries {
-		f := map[string]session.Format{".nq": session.NQuads, ".trig": session.TriG}[filepath.Ext(e.Name())]
+		f := map[string]admin.Format{".nq": admin.NQuads, ".trig": admin.TriG}[filepath.Ext(e.Name())]
 		if f == "" {
 			continue
 		}
@@ -537,16 +529,16 @@ func TestImportInvalid(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			before := countQuads(t, c, "")
+			before := storetest.CountQuads(t, c, "")
 			stats, err := st.Import(ctx, bytes.NewReader(data), f, func(int, int) { t.Fatal("progress called: something was written") })
 			if !errors.Is(err, session.ErrInvalid) {
 				t.Fatalf("got %v, want ErrInvalid", err)
 			}
 			t.Log(err)
-			if stats != (session.ImportStats{}) {
+			if stats != (admin.ImportStats{}) {
 				t.Fatalf("got %+v, want nothing written", stats)
 			}
-			if after := countQuads(t, c, ""); after != before {
+			if after := storetest.CountQuads(t, c, ""); after != before {
 				t.Fatalf("got %d quads in the store, want %d as before", after, before)
 			}
 			if _, err := st.Info(ctx, firstID); !errors.Is(err, session.ErrNotFound) {
@@ -565,17 +557,17 @@ func TestImportInvalid(t *testing.T) {
 func TestImportConflict(t *testing.T) {
 	ctx := context.Background()
 	c := fusekitest.Empty(t)
-	st := session.NewStore(c)
-	s := persisted(t, st, "alice", 2)
-	gone := persisted(t, st, "bob", 2)
-	data, _ := mustExport(t, st, session.NQuads)
+	st := openStore(c)
+	s := storetest.Persisted(t, st, "alice", 2)
+	gone := storetest.Persisted(t, st, "bob", 2)
+	data, _ := mustExport(t, st, admin.NQuads)
 	s.Append("user", "said after the backup")
-	mustPersist(t, st, s)
+	storetest.MustPersist(t, st, s)
 	if err := st.Delete(ctx, gone.ID, session.DeleteOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	before := snapshot(t, st)
-	_, err := st.Import(ctx, bytes.NewReader(data), session.NQuads, nil)
+	_, err := st.Import(ctx, bytes.NewReader(data), admin.NQuads, nil)
 	if !errors.Is(err, session.ErrConflict) || !strings.Contains(err.Error(), s.ID) {
 		t.Fatalf("got %v, want ErrConflict naming %s", err, s.ID)
 	}
@@ -585,16 +577,16 @@ func TestImportConflict(t *testing.T) {
 	if _, err := st.Info(ctx, gone.ID); !errors.Is(err, session.ErrNotFound) {
 		t.Fatalf("info %s: got %v, want ErrNotFound (nothing written)", gone.ID, err)
 	}
-	sameSession(t, mustLoad(t, st, s.ID), s)
+	storetest.SameSession(t, storetest.MustLoad(t, st, s.ID), s)
 }
 
 // TestImportTwice checks that importing the same file twice, or into the
 // store it came from, changes nothing.
 func TestImportTwice(t *testing.T) {
 	c := fusekitest.Empty(t)
-	st := session.NewStore(c)
+	st := openStore(c)
 	v := buildVaried(t, st)
-	for _, f := range []session.Format{session.NQuads, session.TriG} {
+	for _, f := range []admin.Format{admin.NQuads, admin.TriG} {
 		t.Run(string(f), func(t *testing.T) {
 			want := snapshot(t, st)
 			data, _ := mustExport(t, st, f)
@@ -605,7 +597,7 @@ func TestImportTwice(t *testing.T) {
 				t.Fatalf("into its own store: changed\n%s", firstDiff(got, want))
 			}
 			c := fusekitest.Empty(t)
-			st := session.NewStore(c)
+			st := openStore(c)
 			if stats := mustImport(t, st, data, f); stats.Sessions != len(v.live) {
 				t.Fatalf("first import: got %+v, want %d sessions", stats, len(v.live))
 			}
@@ -617,7 +609,7 @@ func TestImportTwice(t *testing.T) {
 			}
 		})
 		// The next round exports from the imported copy.
-		st = session.NewStore(fusekitest.New(t))
+		st = openStore(fusekitest.New(t))
 	}
 }
 
@@ -626,7 +618,7 @@ func TestImportTwice(t *testing.T) {
 // a time): it is the same session, not a conflict.
 func TestImportValueEquality(t *testing.T) {
 	c := fusekitest.Empty(t)
-	st := session.NewStore(c)
+	st := openStore(c)
 	const id = "0190b000-0000-7000-8000-0000000000aa"
 	g := "<" + ontology.SessionIRI(id) + ">"
 	data := fmt.Sprintf(`PREFIX trails: <%s>
@@ -638,10 +630,10 @@ GRAPH %s {
      trails:created "2026-01-02T03:04:05.100Z"^^xsd:dateTime .
 }
 `, ontology.NS, g, g, ontology.AgentIRI("valuer"))
-	if stats := mustImport(t, st, []byte(data), session.TriG); stats.Sessions != 1 {
+	if stats := mustImport(t, st, []byte(data), admin.TriG); stats.Sessions != 1 {
 		t.Fatalf("first import: got %+v, want 1 session", stats)
 	}
-	if stats := mustImport(t, st, []byte(data), session.TriG); stats.Sessions != 0 {
+	if stats := mustImport(t, st, []byte(data), admin.TriG); stats.Sessions != 0 {
 		t.Fatalf("second import: got %+v, want none", stats)
 	}
 }
@@ -652,7 +644,7 @@ var goldenIDs = struct{ root, fork string }{
 }
 
 // buildGolden stores a small tree with fixed ids, branch labels and times.
-func buildGolden(tb testing.TB, st *session.Store) []string {
+func buildGolden(tb testing.TB, st *store) []string {
 	tb.Helper()
 	t0 := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
 	root := session.New("agent-7")
@@ -663,7 +655,7 @@ func buildGolden(tb testing.TB, st *session.Store) []string {
 	for i := range root.Turns {
 		root.Turns[i].Created = t0.Add(time.Duration(i) * 1500 * time.Millisecond)
 	}
-	mustPersist(tb, st, root)
+	storetest.MustPersist(tb, st, root)
 	fork, err := root.Fork(1)
 	if err != nil {
 		tb.Fatal(err)
@@ -672,7 +664,7 @@ func buildGolden(tb testing.TB, st *session.Store) []string {
 	fork.Branch = "fork-0000abcd"
 	fork.Append("assistant", `13 """ and a backslash \`)
 	fork.Turns[1].Created = t0.Add(time.Minute)
-	mustPersist(tb, st, fork)
+	storetest.MustPersist(tb, st, fork)
 	return []string{root.ID, fork.ID}
 }
 
@@ -683,13 +675,13 @@ func buildGolden(tb testing.TB, st *session.Store) []string {
 func TestExportGolden(t *testing.T) {
 	clock := time.Date(2026, 1, 2, 3, 0, 0, 0, time.UTC)
 	c := fusekitest.Empty(t)
-	st := session.NewStore(c, session.WithClock(func() time.Time { return clock }))
+	st := openStore(c, session.WithClock(func() time.Time { return clock }))
 	ids := buildGolden(t, st)
 	want := loadAll(t, st, ids)
-	for _, f := range []session.Format{session.NQuads, session.TriG, session.JSONL} {
+	for _, f := range []admin.Format{admin.NQuads, admin.TriG, admin.JSONL} {
 		t.Run(string(f), func(t *testing.T) {
 			got, _ := mustExport(t, st, f, ids[0])
-			ext := map[session.Format]string{session.NQuads: "nq", session.TriG: "trig", session.JSONL: "jsonl"}[f]
+			ext := map[admin.Format]string{admin.NQuads: "nq", admin.TriG: "trig", admin.JSONL: "jsonl"}[f]
 			path := filepath.Join("..", "testdata", "export", "golden", "tree."+ext)
 			if updating() {
 				if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
@@ -715,9 +707,9 @@ func TestExportGolden(t *testing.T) {
 	}
 	c = fusekitest.Empty(t)
 	postData(t, c, "application/trig", trig)
-	st = session.NewStore(c)
+	st = openStore(c)
 	for _, id := range ids {
-		sameSession(t, mustLoad(t, st, id), want[id])
+		storetest.SameSession(t, storetest.MustLoad(t, st, id), want[id])
 	}
 }
 
@@ -760,12 +752,12 @@ func dump(tb testing.TB, c *kg.Client) []string {
 func TestImportSyntax(t *testing.T) {
 	for _, tc := range []struct {
 		file  string
-		f     session.Format
+		f     admin.Format
 		media string
 		quads int
 	}{
-		{"features.trig", session.TriG, "application/trig", 48},
-		{"features.nq", session.NQuads, "application/n-quads", 10},
+		{"features.trig", admin.TriG, "application/trig", 48},
+		{"features.nq", admin.NQuads, "application/n-quads", 10},
 	} {
 		t.Run(tc.file, func(t *testing.T) {
 			data, err := os.ReadFile(filepath.Join("..", "testdata", "export", "syntax", tc.file))
@@ -773,7 +765,7 @@ func TestImportSyntax(t *testing.T) {
 				t.Fatal(err)
 			}
 			c := fusekitest.Empty(t)
-			stats := mustImport(t, session.NewStore(c), data, tc.f)
+			stats := mustImport(t, openStore(c), data, tc.f)
 			got := dump(t, c)
 			if stats.Quads != tc.quads || len(got) != tc.quads {
 				t.Fatalf("got %d quads sent and %d stored, want %d", stats.Quads, len(got), tc.quads)
@@ -794,31 +786,31 @@ func TestImportSyntax(t *testing.T) {
 //	go test -run '^$' -bench BenchmarkExportImport -benchtime 5x ./session/
 func BenchmarkExportImport(b *testing.B) {
 	ctx := context.Background()
-	c := fusekitest.Client(b, kg.Config{Endpoint: diskEndpoint(b), Timeout: -1})
+	c := fusekitest.Client(b, kg.Config{Endpoint: storetest.DiskEndpoint(b), Timeout: -1})
 	wipe := func() {
 		if err := c.Update(ctx, "DROP ALL", kg.Idempotent()); err != nil {
 			b.Fatal(err)
 		}
 	}
 	wipe()
-	st := session.NewStore(c)
+	st := openStore(c)
 	rng := rand.New(rand.NewPCG(7, 7))
 	for range 20 {
 		s := session.New("bench")
 		for i := 0; i < 200; i++ {
-			s.Append([]string{"user", "assistant"}[i%2], realistic(rng))
+			s.Append([]string{"user", "assistant"}[i%2], storetest.Realistic(rng))
 		}
-		mustPersist(b, st, s)
-		f := mustFork(b, s, 100)
+		storetest.MustPersist(b, st, s)
+		f := storetest.MustFork(b, s, 100)
 		for i := 0; i < 50; i++ {
-			f.Append("assistant", realistic(rng))
+			f.Append("assistant", storetest.Realistic(rng))
 		}
-		mustPersist(b, st, f)
+		storetest.MustPersist(b, st, f)
 	}
-	data := make(map[session.Format][]byte)
-	for _, f := range []session.Format{session.NQuads, session.TriG, session.JSONL} {
+	data := make(map[admin.Format][]byte)
+	for _, f := range []admin.Format{admin.NQuads, admin.TriG, admin.JSONL} {
 		b.Run("export/"+string(f), func(b *testing.B) {
-			var stats session.ExportStats
+			var stats admin.ExportStats
 			for i := 0; i < b.N; i++ {
 				var buf bytes.Buffer
 				var err error
@@ -828,15 +820,15 @@ func BenchmarkExportImport(b *testing.B) {
 				data[f] = buf.Bytes()
 			}
 			b.ReportMetric(float64(stats.Turns*b.N)/b.Elapsed().Seconds(), "turns/s")
-			if f != session.JSONL {
+			if f != admin.JSONL {
 				b.ReportMetric(float64(stats.Quads*b.N)/b.Elapsed().Seconds(), "quads/s")
 			}
 			b.ReportMetric(float64(len(data[f])), "bytes")
 		})
 	}
-	for _, f := range []session.Format{session.NQuads, session.TriG} {
+	for _, f := range []admin.Format{admin.NQuads, admin.TriG} {
 		b.Run("import/"+string(f), func(b *testing.B) {
-			var stats session.ImportStats
+			var stats admin.ImportStats
 			for i := 0; i < b.N; i++ {
 				b.StopTimer()
 				wipe()

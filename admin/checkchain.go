@@ -1,12 +1,13 @@
-package session
+package admin
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"unicode/utf8"
 
-	"github.com/knakk/rdf"
 	"github.com/trails-kg/trails/kg"
+	"github.com/trails-kg/trails/session"
 )
 
 // The queries of the hash-chain check.
@@ -30,7 +31,7 @@ func hasHave(n int) string {
 	return "have"
 }
 
-// checkChain recomputes the hash chain of every session (chain.go) from
+// checkChain recomputes the hash chain of every session (session.TurnDigest) from
 // its stored turns, in one pass over the turns ordered by session and
 // index, and reports the turns whose stored digest does not follow from
 // their fields and their predecessor's digest (RuleChain: changed after
@@ -38,8 +39,8 @@ func hasHave(n int) string {
 // (RuleUnchained: stored before the chain; trails-admin rechain adds it),
 // and the turns larger than Persist accepts (RuleTurnSize). Memory grows
 // with the number of sessions, not of turns.
-func (st *Store) checkChain(ctx context.Context) ([]Finding, error) {
-	res, err := st.c.Select(ctx, qCheckChainSessions)
+func (ds *Dataset) checkChain(ctx context.Context) ([]Finding, error) {
+	res, err := ds.c.Select(ctx, qCheckChainSessions)
 	if err != nil {
 		return nil, err
 	}
@@ -55,13 +56,13 @@ func (st *Store) checkChain(ctx context.Context) ([]Finding, error) {
 			s.ForkedAt, _ = row.Int("at")
 		}
 		sessions[id] = s
-		branches[id] = branchOrMain(row.String("branch"))
+		branches[id] = cmp.Or(row.String("branch"), session.MainBranch)
 	}
 	cc := newChainCheck(sessions)
 	var out []Finding
 	unchained := map[string]int{}
 	var order []string
-	err = st.c.SelectRows(ctx, qCheckChainTurns, func([]string) error {
+	err = ds.c.SelectRows(ctx, qCheckChainTurns, func([]string) error {
 		cc = newChainCheck(sessions) // a retried request starts over
 		out, order = out[:0], order[:0]
 		clear(unchained)
@@ -74,7 +75,7 @@ func (st *Store) checkChain(ctx context.Context) ([]Finding, error) {
 		}
 		role, _ := row.Literal("role")
 		content, _ := row.Literal("content")
-		t := Turn{Index: i, Role: role, Content: content, Branch: row.String("branch"), ID: row.String("t")}
+		t := session.Turn{Index: i, Role: role, Content: content, Branch: row.String("branch"), ID: row.String("t")}
 		if t.Branch == "" {
 			t.Branch = branches[id] // as Load reads a turn stored without one
 		}
@@ -83,9 +84,9 @@ func (st *Store) checkChain(ctx context.Context) ([]Finding, error) {
 				return nil // the SHACL rule reports it
 			}
 		}
-		if n := len(t.Content); n > MaxTurnBytes || len(t.Role) > maxRoleBytes || !utf8.ValidString(t.Content) {
+		if n := len(t.Content); n > session.MaxTurnBytes || len(t.Role) > session.MaxRoleBytes || !utf8.ValidString(t.Content) {
 			out = append(out, Finding{Rule: RuleTurnSize, Resource: t.ID,
-				Message: fmt.Sprintf("turn %d of %s holds %d bytes of content and a role of %d bytes: more than Persist accepts (%d and %d), or not UTF-8", i, id, n, len(t.Role), MaxTurnBytes, maxRoleBytes)})
+				Message: fmt.Sprintf("turn %d of %s holds %d bytes of content and a role of %d bytes: more than Persist accepts (%d and %d), or not UTF-8", i, id, n, len(t.Role), session.MaxTurnBytes, session.MaxRoleBytes)})
 		}
 		d := row.String("digest")
 		if d == "" {
@@ -111,38 +112,4 @@ func (st *Store) checkChain(ctx context.Context) ([]Finding, error) {
 			Message: fmt.Sprintf("%s of %s %s no trails:digest (stored before the hash chain): run trails-admin rechain", count(unchained[id], "turn"), id, hasHave(unchained[id]))})
 	}
 	return out, nil
-}
-
-var qStoredDigests = query("stored-digests.rq")
-
-// sameDigests checks that each of turns (as loaded, their ID their IRI)
-// that has a stored trails:digest has the one chain gives it (chain[i] is
-// the digest of turns[i]), in one query: a turn edited in the store after
-// it was written is ErrCorrupt, naming it, so that no copy launders it. A
-// turn without a digest (stored before the hash chain) passes.
-func (st *Store) sameDigests(ctx context.Context, turns []Turn, chain []string) error {
-	if len(turns) == 0 {
-		return nil
-	}
-	rows := make([][]rdf.Term, len(turns))
-	want := make(map[string]int, len(turns))
-	for i, t := range turns {
-		rows[i] = []rdf.Term{kg.MustIRI(t.ID)}
-		want[t.ID] = i
-	}
-	q, err := kg.BindTables(qStoredDigests, nil, map[string]kg.Table{"turns": {Vars: []string{"t"}, Rows: rows}})
-	if err != nil {
-		return fmt.Errorf("stored-digests: %w", err)
-	}
-	res, err := st.c.Select(ctx, q)
-	if err != nil {
-		return err
-	}
-	for _, row := range res.Solutions {
-		i, ok := want[row.String("t")]
-		if ok && row.String("d") != chain[i] {
-			return fmt.Errorf("%w: turn %d (%s) does not match its trails:digest: it was changed after it was written (see trails-admin check)", ErrCorrupt, turns[i].Index, turns[i].ID)
-		}
-	}
-	return nil
 }

@@ -1,4 +1,4 @@
-package session
+package admin
 
 import (
 	"bytes"
@@ -14,15 +14,12 @@ import (
 // that auditors can query the terms' labels and comments next to the data.
 // Running it again changes nothing. It returns the number of bytes of
 // Turtle loaded, or a store error wrapping the kg error.
-func (st *Store) Init(ctx context.Context) (int, error) {
-	if err := st.operator("init"); err != nil {
-		return 0, err
-	}
+func (ds *Dataset) Init(ctx context.Context) (int, error) {
 	var b bytes.Buffer
 	b.Write(ontology.Vocabulary)
 	b.WriteString("\n")
 	b.Write(ontology.Shapes)
-	if err := st.c.PutGraph(ctx, kg.MustIRI(ontology.OntologyGraph), kg.Turtle, b.Bytes()); err != nil {
+	if err := ds.c.PutGraph(ctx, kg.MustIRI(ontology.OntologyGraph), kg.Turtle, b.Bytes()); err != nil {
 		return 0, fmt.Errorf("init: %w", err)
 	}
 	return b.Len(), nil

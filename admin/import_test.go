@@ -1,4 +1,4 @@
-package session_test
+package admin_test
 
 import (
 	"bytes"
@@ -12,7 +12,9 @@ import (
 
 	"github.com/google/uuid"
 	"github.com/knakk/rdf"
+	"github.com/trails-kg/trails/admin"
 	"github.com/trails-kg/trails/internal/fusekitest"
+	"github.com/trails-kg/trails/internal/storetest"
 	"github.com/trails-kg/trails/kg"
 	"github.com/trails-kg/trails/ontology"
 	"github.com/trails-kg/trails/session"
@@ -109,7 +111,7 @@ func mark(l string) string { return "!" + l }
 func chained(prev string, turns []session.Turn) []string {
 	out := make([]string, len(turns))
 	for i, t := range turns {
-		prev = session.ChainDigest(prev, t)
+		prev = session.TurnDigest(prev, t)
 		out[i] = prev
 	}
 	return out
@@ -120,7 +122,7 @@ func chained(prev string, turns []session.Turn) []string {
 // deleted session, and a valid session of the attacker's (n) exported and
 // taken out again, to smuggle quads in.
 type importVictim struct {
-	st      *session.Store
+	st      *store
 	c       *kg.Client
 	a, af   *session.Session
 	n       *session.Session
@@ -133,12 +135,12 @@ func newImportVictim(t *testing.T) *importVictim {
 	t.Helper()
 	ctx := context.Background()
 	c := fusekitest.Empty(t)
-	v := &importVictim{st: session.NewStore(c), c: c}
+	v := &importVictim{st: openStore(c), c: c}
 	w := nqWriter{t}
-	v.a = persisted(t, v.st, "alice", 3)
-	v.af = mustFork(t, v.a, 2)
-	appendN(v.af, 1, "af")
-	mustPersist(t, v.st, v.af)
+	v.a = storetest.Persisted(t, v.st, "alice", 3)
+	v.af = storetest.MustFork(t, v.a, 2)
+	storetest.AppendN(v.af, 1, "af")
+	storetest.MustPersist(t, v.st, v.af)
 
 	// The hash chain on a's turns, as Persist will write it.
 	v.digests = chained("", v.a.Turns)
@@ -150,20 +152,20 @@ func newImportVictim(t *testing.T) *importVictim {
 		t.Fatal(err)
 	}
 
-	d := persisted(t, v.st, "dora", 1)
-	v.deleted, _ = mustExport(t, v.st, session.NQuads, d.ID)
+	d := storetest.Persisted(t, v.st, "dora", 1)
+	v.deleted, _ = mustExport(t, v.st, admin.NQuads, d.ID)
 	if err := v.st.Delete(ctx, d.ID, session.DeleteOptions{}); err != nil {
 		t.Fatal(err)
 	}
 
-	before := countQuads(t, c, "")
-	v.n = persisted(t, v.st, "nina", 2)
-	data, _ := mustExport(t, v.st, session.NQuads, v.n.ID)
+	before := storetest.CountQuads(t, c, "")
+	v.n = storetest.Persisted(t, v.st, "nina", 2)
+	data, _ := mustExport(t, v.st, admin.NQuads, v.n.ID)
 	v.nLines = strings.Split(strings.TrimSuffix(string(data), "\n"), "\n")
 	if err := c.DeleteGraph(ctx, kg.MustIRI(ontology.SessionIRI(v.n.ID))); err != nil {
 		t.Fatal(err)
 	}
-	if after := countQuads(t, c, ""); after != before {
+	if after := storetest.CountQuads(t, c, ""); after != before {
 		t.Fatalf("n left %d quads behind", after-before)
 	}
 	return v
@@ -183,9 +185,8 @@ func TestImportHostile(t *testing.T) {
 	w := nqWriter{t}
 	a, n, g := w.session(v.a.ID), w.session(v.n.ID), w.session(v.n.ID)
 	prov := w.prov()
-	newID := func() string { return uuid.Must(uuid.NewV7()).String() }
-	x, y := newID(), newID()
-	act := w.iri(ontology.ActivityIRI("deletion", newID()))
+	x, y := storetest.NewID(), storetest.NewID()
+	act := w.iri(ontology.ActivityIRI("deletion", storetest.NewID()))
 	t0 := time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)
 
 	for _, tc := range []struct {
@@ -197,33 +198,33 @@ func TestImportHostile(t *testing.T) {
 		{
 			name:  "a quad about a stored session in another session's graph",
 			input: func() []string { return v.withN(mark(w.quad(a, ontology.OwnTurns, w.num(9), g))) },
-			rule:  session.RuleResource, want: []error{session.ErrInvalid},
+			rule:  admin.RuleResource, want: []error{session.ErrInvalid},
 		},
 		{
 			name: "a stored session's turn moved into another session's graph",
 			input: func() []string {
 				return v.withN(mark(w.quad(w.iri(session.TurnID(v.a.ID, 5)), ontology.TurnSession, a, g)))
 			},
-			rule: session.RuleResource, want: []error{session.ErrInvalid},
+			rule: admin.RuleResource, want: []error{session.ErrInvalid},
 		},
 		{
 			name: "a stored session's turn in the graph of a session that is no archive",
 			input: func() []string {
 				return v.withN(mark(w.quad(w.iri(session.TurnID(v.a.ID, 1)), ontology.RDFType, w.iri(ontology.Turn), g)))
 			},
-			rule: session.RuleResource, want: []error{session.ErrInvalid},
+			rule: admin.RuleResource, want: []error{session.ErrInvalid},
 		},
 		{
 			name: "an agent renamed",
 			input: func() []string {
 				return v.withN(mark(w.quad(w.iri(ontology.AgentIRI("alice")), ontology.DCTIdentifier, w.str("mallory"), g)))
 			},
-			rule: session.RuleResource, want: []error{session.ErrInvalid},
+			rule: admin.RuleResource, want: []error{session.ErrInvalid},
 		},
 		{
 			name:  "a PROV quad describing a stored session",
 			input: func() []string { return v.withN(mark(w.quad(a, ontology.OwnTurns, w.num(9), prov))) },
-			rule:  session.RuleProv, want: []error{session.ErrInvalid},
+			rule:  admin.RuleProv, want: []error{session.ErrInvalid},
 		},
 		{
 			name: "a forged deletion of a stored session",
@@ -234,28 +235,28 @@ func TestImportHostile(t *testing.T) {
 					mark(w.quad(act, ontology.ProvInvalidated, a, prov)),
 				)
 			},
-			rule: session.RuleProv, want: []error{session.ErrConflict},
+			rule: admin.RuleProv, want: []error{session.ErrConflict},
 		},
 		{
 			name: "a new activity naming a stored session",
 			input: func() []string {
-				return v.withN(mark(w.quad(w.iri(ontology.ActivityIRI("fork", newID())), ontology.ProvUsed, a, prov)))
+				return v.withN(mark(w.quad(w.iri(ontology.ActivityIRI("fork", storetest.NewID())), ontology.ProvUsed, a, prov)))
 			},
-			rule: session.RuleProv, want: []error{session.ErrInvalid},
+			rule: admin.RuleProv, want: []error{session.ErrInvalid},
 		},
 		{
 			name: "a stored activity with a quad added",
 			input: func() []string {
 				return v.withN(mark(w.quad(w.iri(ontology.ActivityIRI("fork", v.af.ID)), ontology.Reason, w.str("forged"), prov)))
 			},
-			rule: session.RuleProv, want: []error{session.ErrConflict},
+			rule: admin.RuleProv, want: []error{session.ErrConflict},
 		},
 		{
 			name: "a quad in the ontology graph",
 			input: func() []string {
 				return v.withN(mark(w.quad(w.iri(ontology.Session), ontology.RDFSLabel, w.str("forged"), w.iri(ontology.OntologyGraph))))
 			},
-			rule: session.RuleGraph, want: []error{session.ErrInvalid},
+			rule: admin.RuleGraph, want: []error{session.ErrInvalid},
 		},
 		{
 			name: "two sessions each the other's parent",
@@ -264,7 +265,7 @@ func TestImportHostile(t *testing.T) {
 				xs[2] = mark(xs[2])
 				return append(xs, ys...)
 			},
-			rule: session.RuleFork, want: []error{session.ErrInvalid, session.ErrForkCycle},
+			rule: admin.RuleFork, want: []error{session.ErrInvalid, session.ErrForkCycle},
 		},
 		{
 			name: "a chain of 33 ancestors",
@@ -272,7 +273,7 @@ func TestImportHostile(t *testing.T) {
 				ids := []string{v.n.ID}
 				ls := v.withN()
 				for i := 0; i <= session.MaxForkDepth; i++ {
-					id := newID()
+					id := storetest.NewID()
 					f := w.fork(id, ids[len(ids)-1], 0, fmt.Sprintf("fork-%08x", i))
 					if i == session.MaxForkDepth {
 						f[2] = mark(f[2])
@@ -282,7 +283,7 @@ func TestImportHostile(t *testing.T) {
 				}
 				return ls
 			},
-			rule: session.RuleFork, want: []error{session.ErrInvalid, session.ErrForkDepth},
+			rule: admin.RuleFork, want: []error{session.ErrInvalid, session.ErrForkDepth},
 		},
 		{
 			name: "a fork beyond the history of its parent in the input",
@@ -291,7 +292,7 @@ func TestImportHostile(t *testing.T) {
 				f[3] = mark(f[3])
 				return v.withN(f...)
 			},
-			rule: session.RuleFork, want: []error{session.ErrInvalid},
+			rule: admin.RuleFork, want: []error{session.ErrInvalid},
 		},
 		{
 			name: "a fork beyond the history of its stored parent",
@@ -300,16 +301,16 @@ func TestImportHostile(t *testing.T) {
 				f[3] = mark(f[3])
 				return f
 			},
-			rule: session.RuleFork, want: []error{session.ErrInvalid},
+			rule: admin.RuleFork, want: []error{session.ErrInvalid},
 		},
 		{
 			name: "a fork of a session neither the input nor the store holds",
 			input: func() []string {
-				f := w.fork(x, newID(), 0, "fork-0000000e")
+				f := w.fork(x, storetest.NewID(), 0, "fork-0000000e")
 				f[2] = mark(f[2])
 				return f
 			},
-			rule: session.RuleFork, want: []error{session.ErrInvalid, session.ErrParentMissing},
+			rule: admin.RuleFork, want: []error{session.ErrInvalid, session.ErrParentMissing},
 		},
 		{
 			name: "a turn over the size limit",
@@ -318,7 +319,7 @@ func TestImportHostile(t *testing.T) {
 				ls[4] = mark(ls[4])
 				return v.withN(ls...)
 			},
-			rule: session.RuleTurn, want: []error{session.ErrInvalid},
+			rule: admin.RuleTurn, want: []error{session.ErrInvalid},
 		},
 		{
 			name: "a role over 1 KiB",
@@ -327,7 +328,7 @@ func TestImportHostile(t *testing.T) {
 				ls[3] = mark(ls[3])
 				return v.withN(ls...)
 			},
-			rule: session.RuleTurn, want: []error{session.ErrInvalid},
+			rule: admin.RuleTurn, want: []error{session.ErrInvalid},
 		},
 		{
 			name: "a turn missing from its session",
@@ -345,7 +346,7 @@ func TestImportHostile(t *testing.T) {
 				}
 				return ls
 			},
-			rule: session.RuleTurn, want: []error{session.ErrInvalid},
+			rule: admin.RuleTurn, want: []error{session.ErrInvalid},
 		},
 		{
 			name: "a fork label another session has",
@@ -354,7 +355,7 @@ func TestImportHostile(t *testing.T) {
 				f[1] = mark(f[1])
 				return f
 			},
-			rule: session.RuleStored, want: []error{session.ErrConflict},
+			rule: admin.RuleStored, want: []error{session.ErrConflict},
 		},
 		{
 			name: "a session with two parents",
@@ -362,17 +363,17 @@ func TestImportHostile(t *testing.T) {
 				f := w.fork(x, v.a.ID, 1, "fork-0000000f")
 				return append(f, mark(w.quad(w.session(x), ontology.ParentSession, n, w.session(x))))
 			},
-			rule: session.RuleSession, want: []error{session.ErrInvalid},
+			rule: admin.RuleSession, want: []error{session.ErrInvalid},
 		},
 		{
 			name: "JSONL",
 			input: func() []string {
-				data, _ := mustExport(t, v.st, session.JSONL, v.a.ID)
+				data, _ := mustExport(t, v.st, admin.JSONL, v.a.ID)
 				ls := strings.Split(strings.TrimSuffix(string(data), "\n"), "\n")
 				ls[0] = mark(ls[0])
 				return ls
 			},
-			rule: session.RuleSyntax, want: []error{session.ErrInvalid},
+			rule: admin.RuleSyntax, want: []error{session.ErrInvalid},
 		},
 		{
 			name: "a digest that does not follow from the chain",
@@ -386,18 +387,18 @@ func TestImportHostile(t *testing.T) {
 					mark(w.quad(w.iri(v.n.Turns[1].ID), ontology.Digest, w.str(chained("", v.n.Turns[1:])[0]), g)),
 				)
 			},
-			rule: session.RuleChain, want: []error{session.ErrInvalid},
+			rule: admin.RuleChain, want: []error{session.ErrInvalid},
 		},
 		{
 			name: "a fork's first digest that does not follow from its stored parent",
 			input: func() []string {
 				turn := session.Turn{Index: 2, Role: "user", Content: "forged", Branch: "fork-00000010", Created: t0, ID: session.TurnID(x, 2)}
 				f := w.fork(x, v.a.ID, 2, "fork-00000010")
-				ls := append(f, w.turn(x, turn, session.ChainDigest(v.digests[2], turn))...) // the parent's turn 2, not 1
+				ls := append(f, w.turn(x, turn, session.TurnDigest(v.digests[2], turn))...) // the parent's turn 2, not 1
 				ls[len(ls)-1] = mark(ls[len(ls)-1])
 				return ls
 			},
-			rule: session.RuleChain, want: []error{session.ErrInvalid},
+			rule: admin.RuleChain, want: []error{session.ErrInvalid},
 		},
 		{
 			name: "a forged digest after a fork's first turn without one",
@@ -406,30 +407,30 @@ func TestImportHostile(t *testing.T) {
 				t3 := session.Turn{Index: 3, Role: "assistant", Content: "forged", Branch: "fork-00000012", Created: t0, ID: session.TurnID(x, 3)}
 				ls := w.fork(x, v.a.ID, 2, "fork-00000012")
 				ls = append(ls, w.turn(x, t2, "")...)
-				ls = append(ls, w.turn(x, t3, session.ChainDigest("", t3))...)
+				ls = append(ls, w.turn(x, t3, session.TurnDigest("", t3))...)
 				ls[len(ls)-1] = mark(ls[len(ls)-1])
 				return ls
 			},
-			rule: session.RuleChain, want: []error{session.ErrInvalid},
+			rule: admin.RuleChain, want: []error{session.ErrInvalid},
 		},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			data, line := marked(t, tc.input())
-			before := countQuads(t, v.c, "")
-			stats, err := v.st.Import(ctx, bytes.NewReader(data), session.NQuads, func(int, int) { t.Fatal("progress called: something was written") })
+			before := storetest.CountQuads(t, v.c, "")
+			stats, err := v.st.Import(ctx, bytes.NewReader(data), admin.NQuads, func(int, int) { t.Fatal("progress called: something was written") })
 			t.Log(err)
 			for _, want := range tc.want {
 				if !errors.Is(err, want) {
 					t.Fatalf("got %v, want %v", err, want)
 				}
 			}
-			if got, want := importFault(err), (session.ImportError{Line: line, Rule: tc.rule}); got != want {
+			if got, want := importFault(err), (admin.ImportError{Line: line, Rule: tc.rule}); got != want {
 				t.Fatalf("got line %d rule %q, want line %d rule %q", got.Line, got.Rule, want.Line, want.Rule)
 			}
-			if stats != (session.ImportStats{}) {
+			if stats != (admin.ImportStats{}) {
 				t.Fatalf("got %+v, want nothing written", stats)
 			}
-			if after := countQuads(t, v.c, ""); after != before {
+			if after := storetest.CountQuads(t, v.c, ""); after != before {
 				t.Fatalf("got %d quads in the store, want %d as before", after, before)
 			}
 		})
@@ -441,7 +442,7 @@ func TestImportHostile(t *testing.T) {
 // alone will not bring a deleted session back).
 func TestImportRestoresDeleted(t *testing.T) {
 	v := newImportVictim(t)
-	if stats := mustImport(t, v.st, v.deleted, session.NQuads); stats.Sessions != 1 {
+	if stats := mustImport(t, v.st, v.deleted, admin.NQuads); stats.Sessions != 1 {
 		t.Fatalf("got %+v, want the deleted session written", stats)
 	}
 }
@@ -462,73 +463,73 @@ func TestImportChain(t *testing.T) {
 	x := uuid.Must(uuid.NewV7()).String()
 	turn := session.Turn{Index: 2, Role: "user", Content: "on top of a's chain", Branch: "fork-00000011", Created: time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC), ID: session.TurnID(x, 2)}
 	ls = append(ls, w.fork(x, v.a.ID, 2, turn.Branch)...)
-	ls = append(ls, w.turn(x, turn, session.ChainDigest(v.digests[1], turn))...)
-	stats, err := v.st.Import(ctx, strings.NewReader(strings.Join(ls, "\n")+"\n"), session.NQuads, nil)
+	ls = append(ls, w.turn(x, turn, session.TurnDigest(v.digests[1], turn))...)
+	stats, err := v.st.Import(ctx, strings.NewReader(strings.Join(ls, "\n")+"\n"), admin.NQuads, nil)
 	if err != nil {
 		t.Fatalf("got %v, want the chained sessions imported", err)
 	}
 	if stats.Sessions != 2 {
 		t.Fatalf("got %+v, want 2 sessions written", stats)
 	}
-	got := mustLoad(t, v.st, x)
+	got := storetest.MustLoad(t, v.st, x)
 	if len(got.Turns) != 3 || got.Turns[2].Content != turn.Content {
 		t.Fatalf("got %d turns, want a's first 2 and its own", len(got.Turns))
 	}
 }
 
 // importFault returns the line and rule of the *ImportError in err.
-func importFault(err error) session.ImportError {
-	var ie *session.ImportError
+func importFault(err error) admin.ImportError {
+	var ie *admin.ImportError
 	if !errors.As(err, &ie) {
-		return session.ImportError{}
+		return admin.ImportError{}
 	}
-	return session.ImportError{Line: ie.Line, Rule: ie.Rule}
+	return admin.ImportError{Line: ie.Line, Rule: ie.Rule}
 }
 
 // buildForest stores a tree with every kind of write: forks (one at an
 // anchor), a worker merged back, a rewind with turns after it, a detached
 // fork, tags, and a deleted fork. It returns the ids of the stored
 // sessions.
-func buildForest(tb testing.TB, st *session.Store) []string {
+func buildForest(tb testing.TB, st *store) []string {
 	tb.Helper()
 	ctx := context.Background()
-	r := persisted(tb, st, "planner", 4)
-	mustAnchor(tb, st, r.ID, "plan", map[string]string{"step": "2"})
-	r = mustLoad(tb, st, r.ID)
+	r := storetest.Persisted(tb, st, "planner", 4)
+	storetest.MustAnchor(tb, st, r.ID, "plan", map[string]string{"step": "2"})
+	r = storetest.MustLoad(tb, st, r.ID)
 	f, err := r.Fork(-1, session.ForkAtAnchor("plan"), session.WithReason("try another way"))
 	if err != nil {
 		tb.Fatal(err)
 	}
-	appendN(f, 2, "f")
-	mustPersist(tb, st, f)
+	storetest.AppendN(f, 2, "f")
+	storetest.MustPersist(tb, st, f)
 	wk, err := f.Fork(3, session.AsWorker())
 	if err != nil {
 		tb.Fatal(err)
 	}
-	appendN(wk, 2, "worker")
-	mustPersist(tb, st, wk)
-	mustMerge(tb, st, wk.ID, session.MergeResult{Status: session.MergeCompleted, Summary: "done", Artifacts: []session.Artifact{{Text: "notes.md"}}})
+	storetest.AppendN(wk, 2, "worker")
+	storetest.MustPersist(tb, st, wk)
+	storetest.MustMerge(tb, st, wk.ID, session.MergeResult{Status: session.MergeCompleted, Summary: "done", Artifacts: []session.Artifact{{Text: "notes.md"}}})
 
-	g := mustFork(tb, r, 4)
-	appendN(g, 3, "g")
-	mustPersist(tb, st, g)
-	mustAnchor(tb, st, g.ID, "late", nil)
-	g, rw := mustRewind(tb, st, g.ID, 5)
-	appendN(g, 1, "after the rewind")
-	mustPersist(tb, st, g)
+	g := storetest.MustFork(tb, r, 4)
+	storetest.AppendN(g, 3, "g")
+	storetest.MustPersist(tb, st, g)
+	storetest.MustAnchor(tb, st, g.ID, "late", nil)
+	g, rw := storetest.MustRewind(tb, st.Store, g.ID, 5)
+	storetest.AppendN(g, 1, "after the rewind")
+	storetest.MustPersist(tb, st, g)
 
-	h := mustFork(tb, r, 1)
-	appendN(h, 1, "h")
-	mustPersist(tb, st, h)
+	h := storetest.MustFork(tb, r, 1)
+	storetest.AppendN(h, 1, "h")
+	storetest.MustPersist(tb, st, h)
 	if err := st.Detach(ctx, h.ID, session.DetachOptions{}); err != nil {
 		tb.Fatal(err)
 	}
 	if err := st.Tag(ctx, r.ID, "keep", "demo"); err != nil {
 		tb.Fatal(err)
 	}
-	doomed := mustFork(tb, r, 2)
-	appendN(doomed, 1, "doomed")
-	mustPersist(tb, st, doomed)
+	doomed := storetest.MustFork(tb, r, 2)
+	storetest.AppendN(doomed, 1, "doomed")
+	storetest.MustPersist(tb, st, doomed)
 	if err := st.Delete(ctx, doomed.ID, session.DeleteOptions{}); err != nil {
 		tb.Fatal(err)
 	}
@@ -541,24 +542,24 @@ func buildForest(tb testing.TB, st *session.Store) []string {
 func TestImportForest(t *testing.T) {
 	ctx := context.Background()
 	c := fusekitest.Empty(t)
-	st := session.NewStore(c)
+	st := openStore(c)
 	ids := buildForest(t, st)
 	want := loadAll(t, st, ids)
 	wantAll := snapshot(t, st)
-	exports := make(map[session.Format][]byte)
-	for _, f := range []session.Format{session.NQuads, session.TriG} {
+	exports := make(map[admin.Format][]byte)
+	for _, f := range []admin.Format{admin.NQuads, admin.TriG} {
 		exports[f], _ = mustExport(t, st, f)
 	}
-	for _, f := range []session.Format{session.NQuads, session.TriG} {
+	for _, f := range []admin.Format{admin.NQuads, admin.TriG} {
 		t.Run(string(f), func(t *testing.T) {
 			c := fusekitest.Empty(t)
-			st := session.NewStore(c)
+			st := openStore(c)
 			stats := mustImport(t, st, exports[f], f)
 			if stats.Sessions != len(ids) || stats.Unchanged != 0 || stats.Quads != len(wantAll) {
 				t.Fatalf("got %+v, want %d sessions and %d quads written", stats, len(ids), len(wantAll))
 			}
 			for _, id := range ids {
-				sameSession(t, mustLoad(t, st, id), want[id])
+				storetest.SameSession(t, storetest.MustLoad(t, st, id), want[id])
 			}
 			if got := snapshot(t, st); !slices.Equal(got, wantAll) {
 				t.Fatalf("the imported store differs:\n%s", firstDiff(got, wantAll))
@@ -567,7 +568,7 @@ func TestImportForest(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if want := (session.ImportStats{Unchanged: len(ids)}); again != want {
+			if want := (admin.ImportStats{Unchanged: len(ids)}); again != want {
 				t.Fatalf("again: got %+v, want %+v", again, want)
 			}
 		})
@@ -579,18 +580,18 @@ func TestImportForest(t *testing.T) {
 // in the store, and the same import again writes the rest.
 func TestImportInterrupted(t *testing.T) {
 	c := fusekitest.Empty(t)
-	st := session.NewStore(c)
+	st := openStore(c)
 	ids := buildForest(t, st)
 	wantAll := snapshot(t, st)
-	data, _ := mustExport(t, st, session.NQuads)
+	data, _ := mustExport(t, st, admin.NQuads)
 
 	c = fusekitest.Empty(t)
-	st = session.NewStore(c)
-	session.SetImportBatchQuads(t, 10) // each session graph a batch of its own
+	st = openStore(c)
+	admin.SetImportBatchQuads(t, 10) // each session graph a batch of its own
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	calls := 0
-	stats, err := st.Import(ctx, bytes.NewReader(data), session.NQuads, func(done, total int) {
+	stats, err := st.Import(ctx, bytes.NewReader(data), admin.NQuads, func(done, total int) {
 		calls++
 		cancel()
 	})
@@ -600,10 +601,10 @@ func TestImportInterrupted(t *testing.T) {
 	if calls != 1 || stats.Batches != 1 || stats.Sessions != 1 || stats.Planned <= 1 {
 		t.Fatalf("got %+v after %d batches, want 1 batch of 1 session written of several", stats, calls)
 	}
-	if got := countQuads(t, c, ""); got != stats.Quads {
+	if got := storetest.CountQuads(t, c, ""); got != stats.Quads {
 		t.Fatalf("got %d quads stored, want the %d the stats say", got, stats.Quads)
 	}
-	rest := mustImport(t, st, data, session.NQuads)
+	rest := mustImport(t, st, data, admin.NQuads)
 	if rest.Unchanged != 1 || rest.Sessions != len(ids)-1 || rest.Batches != rest.Planned || stats.Quads+rest.Quads != len(wantAll) {
 		t.Fatalf("second import: got %+v, want the other %d sessions and %d quads", rest, len(ids)-1, len(wantAll)-stats.Quads)
 	}

@@ -1,4 +1,4 @@
-package session
+package admin
 
 // This file holds the rules Import applies to its input before it writes
 // anything: the rules Persist and the other writers apply, and nothing
@@ -6,15 +6,14 @@ package session
 // a session's graph is about that session or its own turns and anchors
 // (and the agent of its principal); a quad in the PROV graph records a new
 // activity about the input's sessions. The sessions must be whole and
-// valid (Session.checkHeader, checkTurn), hang in a tree without cycles,
+// valid (session.Session.CheckHeader, session.CheckTurn), hang in a tree without cycles,
 // no deeper than MaxForkDepth, forked within their parent's history, under
 // a parent the input or the store holds, and their turns' hash chains
-// (chain.go) must verify where the turns carry digests.
+// (session.TurnDigest) must verify where the turns carry digests.
 
 import (
 	"cmp"
 	"context"
-	"crypto/sha256"
 	"errors"
 	"fmt"
 	"maps"
@@ -28,6 +27,7 @@ import (
 	"github.com/trails-kg/trails/kg"
 	"github.com/trails-kg/trails/ontology"
 	"github.com/trails-kg/trails/rdfio"
+	"github.com/trails-kg/trails/session"
 )
 
 // ImportError is input Import refuses: the line of the first quad that
@@ -109,7 +109,7 @@ type resource struct {
 // classify returns what the IRI s names.
 func classify(s string) resource {
 	if rest, ok := strings.CutPrefix(s, ontology.SessionBase); ok {
-		if len(rest) < 36 || checkID(rest[:36]) != nil {
+		if len(rest) < 36 || session.CheckID(rest[:36]) != nil {
 			return resource{kind: badRes}
 		}
 		id, rest := rest[:36], rest[36:]
@@ -226,12 +226,12 @@ type importSession struct {
 	turns  map[string]*importTurn // the turns its graph holds, by IRI
 
 	// Set by the checks of the input alone:
-	hdr     *Session      // the session's header: id, principal, parent, fork point, branch, kind
-	archive bool          // it has trails:rewoundFrom: it may hold turns of the session it was rewound from
-	legacy  bool          // stored before Trails wrote kinds: its turns may lack a branch or a time
-	rewinds int           // its trails:rewinds
-	ordered []*importTurn // its turns by index
-	stored  bool          // the store holds its graph with the same triples
+	hdr     *session.Session // the session's header: id, principal, parent, fork point, branch, kind
+	archive bool             // it has trails:rewoundFrom: it may hold turns of the session it was rewound from
+	legacy  bool             // stored before Trails wrote kinds: its turns may lack a branch or a time
+	rewinds int              // its trails:rewinds
+	ordered []*importTurn    // its turns by index
+	stored  bool             // the store holds its graph with the same triples
 }
 
 // importTurn is what an import's input says of one turn.
@@ -313,12 +313,12 @@ func (in *importInput) quad(g *importGraph, q rdfio.Quad, t triple, li int) erro
 	case provGraph:
 		return in.provQuad(q, t, li)
 	}
-	return &ImportError{Line: q.Line, Rule: RuleGraph, Err: fmt.Errorf("%w: a quad in the ontology graph <%s>: Import writes no vocabulary (trails-admin init loads it)", ErrInvalid, ontology.OntologyGraph)}
+	return &ImportError{Line: q.Line, Rule: RuleGraph, Err: fmt.Errorf("%w: a quad in the ontology graph <%s>: Import writes no vocabulary (trails-admin init loads it)", session.ErrInvalid, ontology.OntologyGraph)}
 }
 
 // fault returns an ImportError at line wrapping ErrInvalid.
 func fault(line int, rule, format string, args ...any) error {
-	return &ImportError{Line: line, Rule: rule, Err: fmt.Errorf("%w: "+format, append([]any{ErrInvalid}, args...)...)}
+	return &ImportError{Line: line, Rule: rule, Err: fmt.Errorf("%w: "+format, append([]any{session.ErrInvalid}, args...)...)}
 }
 
 // sessionQuad takes a quad of the graph of session s.
@@ -416,8 +416,8 @@ func (in *importInput) turnQuad(s *importSession, res resource, q rdfio.Quad, t 
 		}
 	case tfContent:
 		var c string
-		if c, err = stringValue(t.o); err == nil && len(c) > MaxTurnBytes {
-			err = fmt.Errorf("%d bytes of content, more than the %d a turn may hold (session.MaxTurnBytes)", len(c), MaxTurnBytes)
+		if c, err = stringValue(t.o); err == nil && len(c) > session.MaxTurnBytes {
+			err = fmt.Errorf("%d bytes of content, more than the %d a turn may hold (session.MaxTurnBytes)", len(c), session.MaxTurnBytes)
 		}
 		tn.content = li
 	case tfBranch:
@@ -563,7 +563,7 @@ func (in *importInput) check() error {
 	in.checkTree()
 	for _, d := range in.prov.deletions {
 		if _, ok := in.sessions[d.id]; ok {
-			in.faults.addf(d.line, RuleProv, ErrInvalid, "a trails:Deletion of session %s, which the input holds", d.id)
+			in.faults.addf(d.line, RuleProv, session.ErrInvalid, "a trails:Deletion of session %s, which the input holds", d.id)
 		}
 	}
 	return in.faults.err()
@@ -573,13 +573,13 @@ func (in *importInput) check() error {
 func (in *importInput) checkSession(s *importSession) {
 	f := &in.faults
 	if !s.typed {
-		f.addf(s.line, RuleSession, ErrInvalid, "the graph of session %s does not say it is a trails:Session", s.id)
+		f.addf(s.line, RuleSession, session.ErrInvalid, "the graph of session %s does not say it is a trails:Session", s.id)
 		return
 	}
-	hdr := &Session{ID: s.id, ForkedAt: 0}
+	hdr := &session.Session{ID: s.id, ForkedAt: 0}
 	fv := func(i int) value { return s.fields[i] }
 	bad := func(i int, err error) {
-		f.addf(fv(i).line, RuleSession, ErrInvalid, "session %s: %v", s.id, err)
+		f.addf(fv(i).line, RuleSession, session.ErrInvalid, "session %s: %v", s.id, err)
 	}
 	if v := fv(sfIdentifier); v.o != nil {
 		if id, err := stringValue(v.o); err != nil || id != s.id {
@@ -624,8 +624,10 @@ func (in *importInput) checkSession(s *importSession) {
 	for _, i := range []int{sfBranch, sfKind, sfHeadDigest, sfState} {
 		if v := fv(i); v.o != nil {
 			str, err := stringValue(v.o)
-			if err == nil && i == sfState && !State(str).valid() {
-				err = fmt.Errorf("state %q is none of %v", str, States())
+			if err == nil && i == sfState {
+				if _, perr := session.ParseState(str); perr != nil {
+					err = fmt.Errorf("state %q is none of %v", str, session.States())
+				}
 			}
 			if err != nil {
 				bad(i, err)
@@ -634,7 +636,7 @@ func (in *importInput) checkSession(s *importSession) {
 			case sfBranch:
 				hdr.Branch = str
 			case sfKind:
-				hdr.Kind = Kind(str)
+				hdr.Kind = session.Kind(str)
 			}
 		}
 	}
@@ -651,7 +653,7 @@ func (in *importInput) checkSession(s *importSession) {
 		}
 		s.archive = true
 	}
-	if err := hdr.checkHeader(); err != nil {
+	if err := hdr.CheckHeader(); err != nil {
 		f.add(s.line, RuleSession, fmt.Errorf("session %s: %w", s.id, err))
 	}
 	s.hdr = hdr
@@ -660,7 +662,7 @@ func (in *importInput) checkSession(s *importSession) {
 	s.ordered = make([]*importTurn, 0, len(s.turns))
 	for iri, t := range s.turns {
 		if t.res.id != s.id && !s.archive {
-			f.addf(t.line, RuleResource, ErrInvalid, "the graph of session %s holds turn <%s> of session %s, and %s is no archive of a rewind", s.id, iri, t.res.id, s.id)
+			f.addf(t.line, RuleResource, session.ErrInvalid, "the graph of session %s holds turn <%s> of session %s, and %s is no archive of a rewind", s.id, iri, t.res.id, s.id)
 			continue
 		}
 		s.ordered = append(s.ordered, t)
@@ -685,26 +687,26 @@ func (in *importInput) checkSession(s *importSession) {
 			missing = "trails:created"
 		}
 		if missing != "" {
-			f.addf(t.line, RuleTurn, ErrInvalid, "turn <%s> has no %s", t.iri, missing)
+			f.addf(t.line, RuleTurn, session.ErrInvalid, "turn <%s> has no %s", t.iri, missing)
 			continue
 		}
 		if t.index != t.res.index {
-			f.addf(t.lines[tfIndex], RuleTurn, ErrInvalid, "turn <%s> has index %d", t.iri, t.index)
+			f.addf(t.lines[tfIndex], RuleTurn, session.ErrInvalid, "turn <%s> has index %d", t.iri, t.index)
 		}
 		if t.res.id == s.id && t.res.gen > s.rewinds {
-			f.addf(t.line, RuleTurn, ErrInvalid, "turn <%s> is of generation %d, and session %s was rewound %d times", t.iri, t.res.gen, s.id, s.rewinds)
+			f.addf(t.line, RuleTurn, session.ErrInvalid, "turn <%s> is of generation %d, and session %s was rewound %d times", t.iri, t.res.gen, s.id, s.rewinds)
 		}
 		if want := hdr.ForkedAt + i; t.index != want {
 			what := "missing"
 			if i > 0 && s.ordered[i-1].index == t.index {
 				what = "twice"
 			}
-			f.addf(t.lines[tfIndex], RuleTurn, ErrInvalid, "session %s: turn %d is %s (its own turns are %d and up, each once)", s.id, want, what, hdr.ForkedAt)
+			f.addf(t.lines[tfIndex], RuleTurn, session.ErrInvalid, "session %s: turn %d is %s (its own turns are %d and up, each once)", s.id, want, what, hdr.ForkedAt)
 		}
 	}
 	if v := fv(sfOwnTurns); v.o != nil {
 		if n, err := intValue(v.o); err == nil && n != len(s.ordered) {
-			f.addf(v.line, RuleTurn, ErrInvalid, "session %s: trails:ownTurns %d, and its graph holds %d turns", s.id, n, len(s.ordered))
+			f.addf(v.line, RuleTurn, session.ErrInvalid, "session %s: trails:ownTurns %d, and its graph holds %d turns", s.id, n, len(s.ordered))
 		}
 	}
 }
@@ -726,9 +728,9 @@ func (in *importInput) checkForeign(s *importSession) {
 			continue // checked against the store (checkStored)
 		}
 		if _, ok := o.turns[iri]; ok {
-			in.faults.addf(t.line, RuleResource, ErrInvalid, "turn <%s> is in the graphs of %s and %s", iri, o.id, s.id)
+			in.faults.addf(t.line, RuleResource, session.ErrInvalid, "turn <%s> is in the graphs of %s and %s", iri, o.id, s.id)
 		} else if t.res.gen >= o.rewinds {
-			in.faults.addf(t.line, RuleResource, ErrInvalid, "turn <%s> in archive %s: session %s may still write it (it was rewound %d times)", iri, s.id, o.id, o.rewinds)
+			in.faults.addf(t.line, RuleResource, session.ErrInvalid, "turn <%s> in archive %s: session %s may still write it (it was rewound %d times)", iri, s.id, o.id, o.rewinds)
 		}
 	}
 }
@@ -738,11 +740,11 @@ func (in *importInput) checkBranches() {
 	by := make(map[string]*importSession)
 	for _, s := range in.order {
 		b := s.hdr.Branch
-		if b == MainBranch {
+		if b == session.MainBranch {
 			continue
 		}
 		if other := by[b]; other != nil {
-			in.faults.addf(s.fields[sfBranch].line, RuleSession, ErrInvalid, "sessions %s and %s both have branch %q", other.id, s.id, b)
+			in.faults.addf(s.fields[sfBranch].line, RuleSession, session.ErrInvalid, "sessions %s and %s both have branch %q", other.id, s.id, b)
 			continue
 		}
 		by[b] = s
@@ -755,12 +757,12 @@ func (in *importInput) checkBranches() {
 func (in *importInput) checkTree() {
 	for _, s := range in.order {
 		if p := in.sessions[s.hdr.ParentID]; p != nil && s.hdr.ForkedAt > p.length() {
-			in.faults.addf(s.fields[sfForkedAt].line, RuleFork, ErrInvalid, "session %s is forked at %d, beyond the %d turns of its parent %s", s.id, s.hdr.ForkedAt, p.length(), p.id)
+			in.faults.addf(s.fields[sfForkedAt].line, RuleFork, session.ErrInvalid, "session %s is forked at %d, beyond the %d turns of its parent %s", s.id, s.hdr.ForkedAt, p.length(), p.id)
 		}
 		seen := map[string]bool{s.id: true}
 		for cur := in.sessions[s.hdr.ParentID]; cur != nil; cur = in.sessions[cur.hdr.ParentID] {
 			if seen[cur.id] {
-				in.faults.add(s.fields[sfParent].line, RuleFork, fmt.Errorf("%w: %w: the parent links of %s lead back to %s", ErrInvalid, ErrForkCycle, s.id, cur.id))
+				in.faults.add(s.fields[sfParent].line, RuleFork, fmt.Errorf("%w: %w: the parent links of %s lead back to %s", session.ErrInvalid, session.ErrForkCycle, s.id, cur.id))
 				break
 			}
 			seen[cur.id] = true
@@ -782,7 +784,7 @@ type storedSession struct {
 // branch labels, turns of archives, and PROV records. It returns the
 // store's sessions it read, for the chain check, and marks the PROV quads
 // and activities stored.
-func (st *Store) checkStored(ctx context.Context, in *importInput) (map[string]storedSession, map[int]bool, error) {
+func (ds *Dataset) checkStored(ctx context.Context, in *importInput) (map[string]storedSession, map[int]bool, error) {
 	f := &in.faults
 	// The sessions the input names but does not hold, and its own.
 	names := make(map[string]bool)
@@ -801,7 +803,7 @@ func (st *Store) checkStored(ctx context.Context, in *importInput) (map[string]s
 	for _, r := range in.prov.deletions {
 		names[r.id] = true
 	}
-	stored, err := st.importSessions(ctx, names)
+	stored, err := ds.importSessions(ctx, names)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -811,7 +813,7 @@ func (st *Store) checkStored(ctx context.Context, in *importInput) (map[string]s
 				continue
 			}
 			if o := stored[t.res.id]; o.exists && t.res.gen >= o.rewinds {
-				f.addf(t.line, RuleResource, ErrInvalid, "turn <%s> in archive %s: session %s may still write it (it was rewound %d times)", iri, s.id, t.res.id, o.rewinds)
+				f.addf(t.line, RuleResource, session.ErrInvalid, "turn <%s> in archive %s: session %s may still write it (it was rewound %d times)", iri, s.id, t.res.id, o.rewinds)
 			}
 		}
 	}
@@ -824,12 +826,12 @@ func (st *Store) checkStored(ctx context.Context, in *importInput) (map[string]s
 			continue
 		}
 		if !stored[p].exists {
-			f.add(s.fields[sfParent].line, RuleFork, fmt.Errorf("%w: %w", ErrInvalid, &AncestorError{Session: s.id, Missing: p}))
+			f.add(s.fields[sfParent].line, RuleFork, fmt.Errorf("%w: %w", session.ErrInvalid, &session.AncestorError{Session: s.id, Missing: p}))
 			continue
 		}
 		starts = append(starts, p)
 	}
-	ancestors, err := st.importAncestors(ctx, starts)
+	ancestors, err := ds.importAncestors(ctx, starts)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -840,19 +842,19 @@ func (st *Store) checkStored(ctx context.Context, in *importInput) (map[string]s
 	}
 	in.checkDepth(stored)
 
-	if err := st.checkTaken(ctx, in); err != nil {
+	if err := ds.checkTaken(ctx, in); err != nil {
 		return nil, nil, err
 	}
-	if err := st.checkArchived(ctx, in); err != nil {
+	if err := ds.checkArchived(ctx, in); err != nil {
 		return nil, nil, err
 	}
-	provStored, err := st.checkProv(ctx, in)
+	provStored, err := ds.checkProv(ctx, in)
 	if err != nil {
 		return nil, nil, err
 	}
 	for _, d := range in.prov.deletions {
 		if stored[d.id].exists && !provStored[d.quad] {
-			f.addf(d.line, RuleProv, ErrConflict, "a trails:Deletion of session %s, which is stored", d.id)
+			f.addf(d.line, RuleProv, session.ErrConflict, "a trails:Deletion of session %s, which is stored", d.id)
 		}
 	}
 	// A PROV record the store lacks may name a session the input does not
@@ -861,7 +863,7 @@ func (st *Store) checkStored(ctx context.Context, in *importInput) (map[string]s
 	// nothing stored.
 	for _, r := range in.prov.refs {
 		if in.sessions[r.id] == nil && stored[r.id].exists && !provStored[r.quad] {
-			f.addf(r.line, RuleProv, ErrInvalid, "a PROV record about session %s, which is stored and not in the input", r.id)
+			f.addf(r.line, RuleProv, session.ErrInvalid, "a PROV record about session %s, which is stored and not in the input", r.id)
 		}
 	}
 	return stored, provStored, in.faults.err()
@@ -885,19 +887,19 @@ func (in *importInput) checkDepth(stored map[string]storedSession) {
 		}
 		line := s.fields[sfParent].line
 		if ps, ok := stored[p]; in.sessions[p] == nil && ok && ps.exists && ps.own >= 0 && s.hdr.ForkedAt > ps.at+ps.own {
-			in.faults.addf(s.fields[sfForkedAt].line, RuleFork, ErrInvalid, "session %s is forked at %d, beyond the %d turns of its parent %s", s.id, s.hdr.ForkedAt, ps.at+ps.own, p)
+			in.faults.addf(s.fields[sfForkedAt].line, RuleFork, session.ErrInvalid, "session %s is forked at %d, beyond the %d turns of its parent %s", s.id, s.hdr.ForkedAt, ps.at+ps.own, p)
 		}
 		seen := map[string]bool{s.id: true}
 		depth := 0
 		for cur := p; cur != ""; {
 			if seen[cur] {
-				in.faults.add(line, RuleFork, fmt.Errorf("%w: %w: the parent links of %s lead back to %s", ErrInvalid, ErrForkCycle, s.id, cur))
+				in.faults.add(line, RuleFork, fmt.Errorf("%w: %w: the parent links of %s lead back to %s", session.ErrInvalid, session.ErrForkCycle, s.id, cur))
 				break
 			}
 			seen[cur] = true
 			depth++
-			if depth > MaxForkDepth {
-				in.faults.add(line, RuleFork, fmt.Errorf("%w: %w: session %s has more than %d ancestors", ErrInvalid, ErrForkDepth, s.id, MaxForkDepth))
+			if depth > session.MaxForkDepth {
+				in.faults.add(line, RuleFork, fmt.Errorf("%w: %w: session %s has more than %d ancestors", session.ErrInvalid, session.ErrForkDepth, s.id, session.MaxForkDepth))
 				break
 			}
 			next, ok := parentOf(cur)
@@ -936,19 +938,19 @@ func chunks(t kg.Table, do func(kg.Table) error) error {
 
 // selectTable runs query name with table (bound as $table) and params,
 // in chunks, handing each row to row.
-func (st *Store) selectTable(ctx context.Context, name, q, table string, t kg.Table, params kg.Params, row func(kg.Solution) error) error {
+func (ds *Dataset) selectTable(ctx context.Context, name, q, table string, t kg.Table, params kg.Params, row func(kg.Solution) error) error {
 	return chunks(t, func(t kg.Table) error {
 		bound, err := kg.BindTables(q, params, map[string]kg.Table{table: t})
 		if err != nil {
 			return fmt.Errorf("%s: %w", name, err)
 		}
-		res, err := st.c.Query(ctx, bound)
+		res, err := ds.c.Query(ctx, bound)
 		if err != nil {
 			return err
 		}
 		for _, r := range res.Solutions {
 			if err := row(r); err != nil {
-				return fmt.Errorf("%w: %s: %v", ErrCorrupt, name, err)
+				return fmt.Errorf("%w: %s: %v", session.ErrCorrupt, name, err)
 			}
 		}
 		return nil
@@ -988,9 +990,9 @@ func storedRow(ss *storedSession, r kg.Solution) error {
 }
 
 // importSessions returns what the store holds of the sessions ids.
-func (st *Store) importSessions(ctx context.Context, ids map[string]bool) (map[string]storedSession, error) {
+func (ds *Dataset) importSessions(ctx context.Context, ids map[string]bool) (map[string]storedSession, error) {
 	out := make(map[string]storedSession, len(ids))
-	err := st.selectTable(ctx, "import-sessions", qImportSessions, "sessions", sessionRows(ids), nil, func(r kg.Solution) error {
+	err := ds.selectTable(ctx, "import-sessions", qImportSessions, "sessions", sessionRows(ids), nil, func(r kg.Solution) error {
 		id := idOf(r.String("s"))
 		ss := out[id]
 		ss.exists = ss.exists || r.String("exists") == "true"
@@ -1012,7 +1014,7 @@ func (st *Store) importSessions(ctx context.Context, ids map[string]bool) (map[s
 
 // importAncestors returns the stored sessions the parent links of starts
 // reach, starts included.
-func (st *Store) importAncestors(ctx context.Context, starts []string) (map[string]storedSession, error) {
+func (ds *Dataset) importAncestors(ctx context.Context, starts []string) (map[string]storedSession, error) {
 	out := make(map[string]storedSession)
 	if len(starts) == 0 {
 		return out, nil
@@ -1021,7 +1023,7 @@ func (st *Store) importAncestors(ctx context.Context, starts []string) (map[stri
 	for _, id := range starts {
 		t.Rows = append(t.Rows, []rdf.Term{sessionIRI(id)})
 	}
-	err := st.selectTable(ctx, "import-ancestors", qImportAncestors, "starts", t, nil, func(r kg.Solution) error {
+	err := ds.selectTable(ctx, "import-ancestors", qImportAncestors, "starts", t, nil, func(r kg.Solution) error {
 		ss := storedSession{exists: true}
 		if err := storedRow(&ss, r); err != nil {
 			return err
@@ -1034,19 +1036,19 @@ func (st *Store) importAncestors(ctx context.Context, starts []string) (map[stri
 
 // checkTaken refuses a session new to the store whose fork label another
 // stored session has.
-func (st *Store) checkTaken(ctx context.Context, in *importInput) error {
+func (ds *Dataset) checkTaken(ctx context.Context, in *importInput) error {
 	t := kg.Table{Vars: []string{"b"}}
 	by := make(map[string]*importSession)
 	for _, s := range in.order {
-		if b := s.hdr.Branch; b != MainBranch && !s.stored {
+		if b := s.hdr.Branch; b != session.MainBranch && !s.stored {
 			by[b] = s
 			t.Rows = append(t.Rows, []rdf.Term{kg.String(b)})
 		}
 	}
-	return st.selectTable(ctx, "import-branches", qImportBranches, "branches", t, nil, func(r kg.Solution) error {
+	return ds.selectTable(ctx, "import-branches", qImportBranches, "branches", t, nil, func(r kg.Solution) error {
 		s := by[r.String("b")]
 		if other := idOf(r.String("s")); s != nil && other != s.id {
-			in.faults.addf(s.fields[sfBranch].line, RuleStored, ErrConflict, "session %s: branch %q is taken by the stored session %s", s.id, s.hdr.Branch, other)
+			in.faults.addf(s.fields[sfBranch].line, RuleStored, session.ErrConflict, "session %s: branch %q is taken by the stored session %s", s.id, s.hdr.Branch, other)
 		}
 		return nil
 	})
@@ -1054,17 +1056,17 @@ func (st *Store) checkTaken(ctx context.Context, in *importInput) error {
 
 // checkArchived refuses a turn of another session's IRI space in an
 // archive new to the store when another graph of the store describes it.
-func (st *Store) checkArchived(ctx context.Context, in *importInput) error {
+func (ds *Dataset) checkArchived(ctx context.Context, in *importInput) error {
 	t := kg.Table{Vars: []string{"t"}}
 	for iri, s := range in.foreign {
 		if !s.stored {
 			t.Rows = append(t.Rows, []rdf.Term{kg.MustIRI(iri)})
 		}
 	}
-	return st.selectTable(ctx, "import-turns", qImportTurns, "turns", t, nil, func(r kg.Solution) error {
+	return ds.selectTable(ctx, "import-turns", qImportTurns, "turns", t, nil, func(r kg.Solution) error {
 		iri := r.String("t")
 		if s := in.foreign[iri]; s != nil && r.String("g") != s.iri {
-			in.faults.addf(s.turns[iri].line, RuleResource, ErrConflict, "turn <%s> in archive %s is stored in graph <%s>", iri, s.id, r.String("g"))
+			in.faults.addf(s.turns[iri].line, RuleResource, session.ErrConflict, "turn <%s> in archive %s is stored in graph <%s>", iri, s.id, r.String("g"))
 		}
 		return nil
 	})
@@ -1074,13 +1076,13 @@ func (st *Store) checkArchived(ctx context.Context, in *importInput) error {
 // refuses a quad about one of them that the store lacks (an import adds
 // new activities only), and returns the PROV quads stored already, by
 // index.
-func (st *Store) checkProv(ctx context.Context, in *importInput) (map[int]bool, error) {
+func (ds *Dataset) checkProv(ctx context.Context, in *importInput) (map[int]bool, error) {
 	prov := kg.Params{"prov": kg.MustIRI(ontology.ProvGraph)}
 	acts := kg.Table{Vars: []string{"a"}}
 	for _, iri := range slices.Sorted(maps.Keys(in.prov.activities)) {
 		acts.Rows = append(acts.Rows, []rdf.Term{in.prov.activities[iri].iri})
 	}
-	err := st.selectTable(ctx, "import-activities", qImportActivities, "activities", acts, prov, func(r kg.Solution) error {
+	err := ds.selectTable(ctx, "import-activities", qImportActivities, "activities", acts, prov, func(r kg.Solution) error {
 		if a := in.prov.activities[r.String("a")]; a != nil {
 			a.stored = true
 		}
@@ -1094,7 +1096,7 @@ func (st *Store) checkProv(ctx context.Context, in *importInput) (map[int]bool, 
 		quads.Rows = append(quads.Rows, []rdf.Term{kg.Int(i), q.t.s, q.t.p, q.t.o})
 	}
 	stored := make(map[int]bool)
-	err = st.selectTable(ctx, "import-prov", qImportProv, "quads", quads, prov, func(r kg.Solution) error {
+	err = ds.selectTable(ctx, "import-prov", qImportProv, "quads", quads, prov, func(r kg.Solution) error {
 		n, err := r.Int("n")
 		if err != nil {
 			return err
@@ -1112,7 +1114,7 @@ func (st *Store) checkProv(ctx context.Context, in *importInput) (map[int]bool, 
 		for _, n := range a.quads {
 			if !stored[n] {
 				q := in.prov.quads[n]
-				in.faults.addf(q.line, RuleProv, ErrConflict, "activity <%s> is stored, without this quad: an import adds new activities only", a.iri)
+				in.faults.addf(q.line, RuleProv, session.ErrConflict, "activity <%s> is stored, without this quad: an import adds new activities only", a.iri)
 				break
 			}
 		}
@@ -1121,12 +1123,12 @@ func (st *Store) checkProv(ctx context.Context, in *importInput) (map[int]bool, 
 }
 
 // checkTurns reads the content of every turn of the input and applies
-// Persist's rules for turns (checkTurn), checks each session's
+// Persist's rules for turns (session.CheckTurn), checks each session's
 // trails:headDigest, and verifies the hash chains: a turn with a
 // trails:digest must carry the one its fields and its predecessor give
 // (predecessors stored in the store are fetched in one query); a turn
 // without one is legacy data, accepted as it is.
-func (st *Store) checkTurns(ctx context.Context, in *importInput, stored map[string]storedSession) error {
+func (ds *Dataset) checkTurns(ctx context.Context, in *importInput, stored map[string]storedSession) error {
 	f := &in.faults
 	sessions := make(map[string]chainSession, len(in.order)+len(stored))
 	for id, ss := range stored {
@@ -1139,32 +1141,32 @@ func (st *Store) checkTurns(ctx context.Context, in *importInput, stored map[str
 	}
 	chain := newChainCheck(sessions)
 	for _, s := range in.order {
-		h := sha256.New()
+		turns := make([]session.Turn, 0, len(s.ordered))
 		for _, it := range s.ordered {
 			content, err := lineContent(s.graph.lines[it.content])
 			if err != nil {
-				return fmt.Errorf("%w: line %d: %v", ErrInvalid, it.lines[tfContent], err) // read once already: cannot happen
+				return fmt.Errorf("%w: line %d: %v", session.ErrInvalid, it.lines[tfContent], err) // read once already: cannot happen
 			}
-			t := Turn{Index: it.index, Role: it.role, Content: content, Branch: it.branch, Created: it.created, ID: it.iri}
+			t := session.Turn{Index: it.index, Role: it.role, Content: content, Branch: it.branch, Created: it.created, ID: it.iri}
 			if t.Branch == "" && s.legacy {
 				t.Branch = s.hdr.Branch // as Load reads it
 			}
-			if err := checkTurn(t); err != nil {
+			if err := session.CheckTurn(t); err != nil {
 				f.add(it.line, RuleTurn, fmt.Errorf("session %s: %w", s.id, err))
 			}
 			// An archive holds the turns it took over with their labels;
 			// a detached root the copies of its former prefix.
 			if !s.archive && it.lines[tfBranch] != 0 {
-				if err := s.hdr.checkTurnBranch(t); err != nil {
+				if err := s.hdr.CheckTurnBranch(t); err != nil {
 					f.add(it.lines[tfBranch], RuleTurn, fmt.Errorf("session %s: %w", s.id, err))
 				}
 			}
-			writeTurn(h, t)
+			turns = append(turns, t)
 			chain.turn(s.id, t, it.digest)
 		}
 		if v := s.fields[sfHeadDigest]; v.o != nil {
-			if head, _ := stringValue(v.o); head != sum(h) {
-				f.addf(v.line, RuleTurn, ErrInvalid, "session %s: trails:headDigest %s, and its turns give %s", s.id, head, sum(h))
+			if head, _ := stringValue(v.o); head != session.HeadDigest(turns) {
+				f.addf(v.line, RuleTurn, session.ErrInvalid, "session %s: trails:headDigest %s, and its turns give %s", s.id, head, session.HeadDigest(turns))
 			}
 		}
 	}
@@ -1176,7 +1178,7 @@ func (st *Store) checkTurns(ctx context.Context, in *importInput, stored map[str
 		for _, p := range miss {
 			t.Rows = append(t.Rows, []rdf.Term{sessionIRI(p.session), kg.Int(p.index)})
 		}
-		err := st.selectTable(ctx, "import-digests", qImportDigests, "positions", t, nil, func(r kg.Solution) error {
+		err := ds.selectTable(ctx, "import-digests", qImportDigests, "positions", t, nil, func(r kg.Solution) error {
 			i, err := r.Int("i")
 			if err != nil {
 				return err
@@ -1198,7 +1200,7 @@ func (st *Store) checkTurns(ctx context.Context, in *importInput, stored map[str
 				line = t.lines[tfDigest]
 			}
 		}
-		f.addf(line, RuleChain, ErrInvalid, "%s", fl)
+		f.addf(line, RuleChain, session.ErrInvalid, "%s", fl)
 	}
 	return f.err()
 }

@@ -1,4 +1,4 @@
-package session_test
+package admin_test
 
 import (
 	"context"
@@ -11,7 +11,7 @@ import (
 
 func TestInit(t *testing.T) {
 	fusekitest.Parallel(t)
-	st, _, c := newStore(t)
+	st, c := newStore(t)
 	ctx := context.Background()
 	count := func() int {
 		q, _ := kg.Bind("SELECT (COUNT(*) AS ?n) { GRAPH $g { ?s ?p ?o } }", kg.Params{"g": kg.MustIRI(ontology.OntologyGraph)})

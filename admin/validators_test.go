@@ -1,4 +1,4 @@
-package session_test
+package admin_test
 
 import (
 	"bytes"
@@ -12,7 +12,9 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/trails-kg/trails/admin"
 	"github.com/trails-kg/trails/internal/fusekitest"
+	"github.com/trails-kg/trails/internal/storetest"
 	"github.com/trails-kg/trails/kg"
 	"github.com/trails-kg/trails/ontology"
 	"github.com/trails-kg/trails/session"
@@ -51,10 +53,10 @@ func lastLine(b []byte) string {
 
 // exportFile exports the whole dataset as N-Quads into a file of tb's
 // temporary directory and returns its path.
-func exportFile(tb testing.TB, st *session.Store) string {
+func exportFile(tb testing.TB, st *store) string {
 	tb.Helper()
 	var b bytes.Buffer
-	if _, err := st.Export(context.Background(), &b, session.NQuads); err != nil {
+	if _, err := st.Export(context.Background(), &b, admin.NQuads); err != nil {
 		tb.Fatalf("export: %v", err)
 	}
 	p := filepath.Join(tb.TempDir(), "export.nq")
@@ -144,16 +146,16 @@ type validatorFixture struct {
 // validatorStore is soundStore (every kind of session and deletion) plus a
 // rewind that re-parents a fork (two derivations), a merge, tags and an
 // anchor, with the ids a damage needs.
-func validatorStore(tb testing.TB) (*session.Store, *kg.Client, validatorFixture) {
+func validatorStore(tb testing.TB) (*store, *kg.Client, validatorFixture) {
 	tb.Helper()
 	ctx := context.Background()
 	st, c, fx := soundStore(tb)
 	vf := validatorFixture{checkFixture: fx}
-	vf.other = persisted(tb, st, "other", 2).ID
-	rewound := persisted(tb, st, "rewinder", 4)
-	late := mustFork(tb, rewound, 3)
-	appendN(late, 1, "late")
-	mustPersist(tb, st, late)
+	vf.other = storetest.Persisted(tb, st, "other", 2).ID
+	rewound := storetest.Persisted(tb, st, "rewinder", 4)
+	late := storetest.MustFork(tb, rewound, 3)
+	storetest.AppendN(late, 1, "late")
+	storetest.MustPersist(tb, st, late)
 	vf.reparented = late.ID
 	if _, res, err := st.Rewind(ctx, rewound.ID, 2, session.RewindOptions{}); err != nil {
 		tb.Fatalf("rewind: %v", err)
@@ -189,7 +191,7 @@ func TestValidatorsAgree(t *testing.T) {
 	}{
 		{"sound", func(t *testing.T, c *kg.Client, fx validatorFixture) []shaclResult { return nil }},
 		{"duplicate turn index", func(t *testing.T, c *kg.Client, fx validatorFixture) []shaclResult {
-			g := sessionRef(fx.root.ID)
+			g := storetest.SessionRef(fx.root.ID)
 			dup := kg.MustIRI(g.String() + "/turn/dup")
 			var d kg.Data
 			d.Add(g, dup, kg.MustIRI(typ), kg.MustIRI(ontology.Turn))
@@ -197,29 +199,29 @@ func TestValidatorsAgree(t *testing.T) {
 			d.Add(g, dup, kg.MustIRI(ontology.Index), kg.Int(1))
 			d.Add(g, dup, kg.MustIRI(ontology.Role), kg.String("user"))
 			d.Add(g, dup, kg.MustIRI(ontology.Content), kg.String("a second turn 1"))
-			rawChange(t, c, nil, &d)
+			storetest.RawChange(t, c, nil, &d)
 			unique := "https://w3id.org/trails/shapes#UniqueTurnIndexShape"
 			return []shaclResult{
 				{g.String(), ontology.Index, "1", ontology.SHNS + "SPARQLConstraintComponent", unique},
 			}
 		}},
 		{"turn without rdf:type", func(t *testing.T, c *kg.Client, fx validatorFixture) []shaclResult {
-			g, turn := sessionRef(fx.root.ID), turnRef(fx.root.ID, 0)
-			rawChange(t, c, rawTriple(g, turn, typ, kg.MustIRI(ontology.Turn)), nil)
+			g, turn := storetest.SessionRef(fx.root.ID), storetest.TurnRef(fx.root.ID, 0)
+			storetest.RawChange(t, c, storetest.RawTriple(g, turn, typ, kg.MustIRI(ontology.Turn)), nil)
 			if err := c.Update(ctx, "DELETE WHERE { GRAPH ?g { <"+turn.String()+"> a ?type } }"); err != nil {
 				t.Fatal(err)
 			}
 			return []shaclResult{{turn.String(), "", turn.String(), ontology.SHNS + "ClassConstraintComponent", "https://w3id.org/trails/shapes#IndexedTurnShape"}}
 		}},
 		{"fork point beyond the parent's history", func(t *testing.T, c *kg.Client, fx validatorFixture) []shaclResult {
-			g := sessionRef(fx.fork.ID)
-			rawChange(t, c, rawTriple(g, g, ontology.ForkedAtIndex, kg.Int(2)), rawTriple(g, g, ontology.ForkedAtIndex, kg.Int(9)))
+			g := storetest.SessionRef(fx.fork.ID)
+			storetest.RawChange(t, c, storetest.RawTriple(g, g, ontology.ForkedAtIndex, kg.Int(2)), storetest.RawTriple(g, g, ontology.ForkedAtIndex, kg.Int(9)))
 			return []shaclResult{{g.String(), ontology.ForkedAtIndex, "9", ontology.SHNS + "SPARQLConstraintComponent", "https://w3id.org/trails/shapes#ForkShape"}}
 		}},
 		{"trails:session of a non-session", func(t *testing.T, c *kg.Client, fx validatorFixture) []shaclResult {
-			g, turn := sessionRef(fx.root.ID), turnRef(fx.root.ID, 2)
+			g, turn := storetest.SessionRef(fx.root.ID), storetest.TurnRef(fx.root.ID, 2)
 			notSession := kg.MustIRI("https://example.org/not-a-session")
-			rawChange(t, c, rawTriple(g, turn, ontology.TurnSession, g), rawTriple(g, turn, ontology.TurnSession, notSession))
+			storetest.RawChange(t, c, storetest.RawTriple(g, turn, ontology.TurnSession, g), storetest.RawTriple(g, turn, ontology.TurnSession, notSession))
 			return []shaclResult{{turn.String(), ontology.TurnSession, notSession.String(), ontology.SHNS + "ClassConstraintComponent", "https://w3id.org/trails/shapes#TurnSession"}}
 		}},
 		{"fork's PROV activity removed", func(t *testing.T, c *kg.Client, fx validatorFixture) []shaclResult {
@@ -228,12 +230,12 @@ func TestValidatorsAgree(t *testing.T) {
 			if err := c.Update(ctx, "DELETE WHERE { GRAPH "+pg+" { "+act+" ?p ?o } } ;\nDELETE WHERE { GRAPH "+pg+" { ?s ?p "+act+" } }"); err != nil {
 				t.Fatal(err)
 			}
-			return []shaclResult{{sessionRef(fx.fork.ID).String(), ontology.ProvWasGeneratedBy, "", ontology.SHNS + "QualifiedMinCountConstraintComponent", "https://w3id.org/trails/shapes#ForkGeneratedBy"}}
+			return []shaclResult{{storetest.SessionRef(fx.fork.ID).String(), ontology.ProvWasGeneratedBy, "", ontology.SHNS + "QualifiedMinCountConstraintComponent", "https://w3id.org/trails/shapes#ForkGeneratedBy"}}
 		}},
 		{"second prov:wasDerivedFrom", func(t *testing.T, c *kg.Client, fx validatorFixture) []shaclResult {
-			g := sessionRef(fx.fork.ID)
-			rawChange(t, c, nil, rawTriple(g, g, ontology.ProvWasDerivedFrom, sessionRef(fx.other)))
-			return []shaclResult{{g.String(), ontology.ProvWasDerivedFrom, sessionRef(fx.other).String(), ontology.SHNS + "SPARQLConstraintComponent", "https://w3id.org/trails/shapes#DerivedSessionShape"}}
+			g := storetest.SessionRef(fx.fork.ID)
+			storetest.RawChange(t, c, nil, storetest.RawTriple(g, g, ontology.ProvWasDerivedFrom, storetest.SessionRef(fx.other)))
+			return []shaclResult{{g.String(), ontology.ProvWasDerivedFrom, storetest.SessionRef(fx.other).String(), ontology.SHNS + "SPARQLConstraintComponent", "https://w3id.org/trails/shapes#DerivedSessionShape"}}
 		}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -261,12 +263,12 @@ func TestValidatorsAgree(t *testing.T) {
 			}
 			for _, w := range want {
 				res := resourceName(w.focus)
-				if !slices.ContainsFunc(findings, func(f session.Finding) bool { return f.Resource == res }) {
-					t.Errorf("Check reports nothing on %s; it reports:\n%s", res, findingsText(findings))
+				if !slices.ContainsFunc(findings, func(f admin.Finding) bool { return f.Resource == res }) {
+					t.Errorf("Check reports nothing on %s; it reports:\n%s", res, storetest.FindingsText(findings))
 				}
 			}
 			if len(want) == 0 && len(findings) != 0 {
-				t.Errorf("Check: got findings on sound data, want none:\n%s", findingsText(findings))
+				t.Errorf("Check: got findings on sound data, want none:\n%s", storetest.FindingsText(findings))
 			}
 		})
 	}
@@ -341,7 +343,7 @@ func TestProvToolsRead(t *testing.T) {
 	// the type) holds.
 	var lost []string
 	for _, tr := range got.AllDropped {
-		if !strings.HasPrefix(tr, "<"+ontology.SessionIRI(legacyFixtureID)) {
+		if !strings.HasPrefix(tr, "<"+ontology.SessionIRI(storetest.LegacyID)) {
 			lost = append(lost, tr)
 		}
 	}

@@ -1,0 +1,96 @@
+// Package admin is the operators' work on a whole Trails dataset: loading
+// the vocabulary (Init), checking its integrity (Check), backing it up and
+// restoring it (Export, Import), marking sessions whose time to live ended
+// as expired (Expire), drawing every fork tree (Forest) and adding the hash
+// chain to old turns (Rechain).
+//
+// These operations see every principal's sessions, so they live on a type
+// of their own, Dataset, built from the kg client: an agent holds a
+// session.Store (scoped to its principal with session.ForPrincipal), which
+// has none of them, and only a program given the client can build a
+// Dataset. Package admin uses package session for what concerns one
+// session (loading it, its hash chain, its tree) and returns session's
+// sentinel errors (session.ErrInvalid, session.ErrNotFound, ...), so
+// callers test with errors.Is as they do for a Store.
+package admin
+
+import (
+	"embed"
+	"fmt"
+	"net/url"
+	"strings"
+	"time"
+
+	"github.com/knakk/rdf"
+	"github.com/trails-kg/trails/kg"
+	"github.com/trails-kg/trails/ontology"
+	"github.com/trails-kg/trails/session"
+)
+
+// Dataset is the whole dataset of a kg client, as an operator sees it:
+// every session of every principal, the PROV graph and the ontology graph.
+// It holds no state of its own besides its options, so it may share its
+// dataset with any number of Stores and Datasets. It is safe for
+// concurrent use.
+type Dataset struct {
+	c     *kg.Client
+	st    *session.Store // unscoped: it sees every session
+	clock func() time.Time
+}
+
+// Option configures a Dataset.
+type Option func(*Dataset)
+
+// WithClock sets the clock that stamps the PROV records Expire writes
+// (default: the current time, UTC, in milliseconds).
+func WithClock(now func() time.Time) Option {
+	return func(ds *Dataset) { ds.clock = now }
+}
+
+// New returns the Dataset of client c.
+func New(c *kg.Client, opts ...Option) *Dataset {
+	ds := &Dataset{c: c, clock: time.Now}
+	for _, o := range opts {
+		o(ds)
+	}
+	ds.st = session.NewStore(c, session.WithClock(ds.clock))
+	return ds
+}
+
+func (ds *Dataset) now() time.Time { return ds.clock().UTC().Truncate(time.Millisecond) }
+
+//go:embed queries/*.rq queries/*.ru
+var queryFS embed.FS
+
+// query returns the text of an embedded query file.
+func query(name string) string {
+	b, err := queryFS.ReadFile("queries/" + name)
+	if err != nil {
+		panic(err)
+	}
+	return string(b)
+}
+
+// bind is kg.Bind for the package's own queries, whose parameters are
+// always valid: an error here is a bug, reported with the query's name.
+func bind(name, q string, p kg.Params) (string, error) {
+	out, err := kg.Bind(q, p)
+	if err != nil {
+		return "", fmt.Errorf("%s: %w", name, err)
+	}
+	return out, nil
+}
+
+// sessionIRI returns the IRI (and graph) of session id.
+func sessionIRI(id string) rdf.IRI { return kg.MustIRI(ontology.SessionIRI(id)) }
+
+// idOf returns the session id in a session IRI, or the IRI itself when it
+// is not one of ours.
+func idOf(iri string) string {
+	if rest, ok := strings.CutPrefix(iri, ontology.SessionBase); ok {
+		if id, err := url.PathUnescape(rest); err == nil {
+			return id
+		}
+	}
+	return iri
+}

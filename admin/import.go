@@ -1,0 +1,497 @@
+package admin
+
+import (
+	"bytes"
+	"cmp"
+	"context"
+	"crypto/sha256"
+	"errors"
+	"fmt"
+	"io"
+	"maps"
+	"math/big"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+	"unicode/utf8"
+
+	"github.com/knakk/rdf"
+	"github.com/trails-kg/trails/kg"
+	"github.com/trails-kg/trails/ontology"
+	"github.com/trails-kg/trails/rdfio"
+	"github.com/trails-kg/trails/session"
+)
+
+// Batches of an import: a batch closes once it holds importBatchQuads quads
+// or importBatchBytes bytes; a session graph is never split across batches,
+// nor are the PROV quads about one subject.
+var (
+	importBatchQuads = 50_000
+	importBatchBytes = 16 << 20
+)
+
+// importGraph is one graph of an import's input.
+type importGraph struct {
+	iri   rdf.IRI
+	kind  graphKind
+	id    string   // session id, for a session graph
+	lines []string // the quads as N-Quads lines, each once
+	size  int      // bytes of lines
+}
+
+// Import reads NQuads or TriG from r (an Export, or any file in Trails'
+// layout) and adds its quads to the store.
+//
+// Import checks everything before it writes anything, and applies the
+// rules Persist and the other writers apply, and nothing else. The whole
+// input must parse; blank nodes are refused, since Trails writes none
+// (TriG's [] and collections as well), and so are invalid terms. Every quad
+// must be in a session graph (whose IRI is a session IRI with a canonical
+// UUID) or in the PROV graph. A quad in the graph of session S must be
+// about S, its own turns or anchors, or the agent of its principal (only
+// the archive of a rewind holds turns of the session it was rewound from,
+// which no other graph may describe). A quad in the PROV graph must be
+// about an activity the store does not describe yet (or one it holds
+// exactly so), an agent, or what generated a session or a turn, and may
+// name only the input's sessions and deleted ones; a trails:Deletion may
+// invalidate only a session that neither the input nor the store holds.
+// Each session must be whole and valid as Persist demands (an id, a
+// principal, a branch label, a kind, its turns numbered from its fork
+// point without gaps, each with a role and content within MaxTurnBytes,
+// its turn count and head digest right), its parent must be in the input
+// or the store, its fork point within its parent's history, its parent
+// links free of cycles and at most MaxForkDepth long, and its fork label
+// no other session's (a session a trails:Deletion invalidated may be
+// restored: the record of its deletion stays). A turn with a
+// trails:digest must carry the one the hash chain gives (its predecessor
+// in a stored parent read from the store); a turn without one is legacy
+// data (written before the chain) and is taken as it is. A refused input
+// gives an *ImportError naming the rule and the line at fault (of the
+// faults the first check that finds any finds, the one at the lowest
+// line).
+//
+// A session graph that the store already holds must hold exactly the
+// input's triples (literals compared by value, as the store keeps them):
+// such a session is skipped (ImportStats.Unchanged), any difference is a
+// conflict and nothing is written. PROV quads the store holds are skipped,
+// so importing the same input twice writes nothing the second time.
+//
+// Then it writes in batches, each one request (one transaction): each
+// session graph whole in one batch, the session graphs first, then the PROV
+// quads, those about one subject in one batch. progress, if not nil, is
+// called after each batch with the quads written so far and the total to
+// write. Between batches Import stops when ctx is done, returning its
+// error with the stats of the batches written (a batch under way when ctx
+// ends may or may not be written). Import holds the whole input in memory.
+// The checks and the writes are not one transaction: a session another
+// writer creates meanwhile is not detected. If a batch fails, the batches
+// before it stay written; importing the same input again completes the
+// import.
+//
+// It returns an *ImportError wrapping ErrInvalid for an input that does
+// not parse or breaks a rule (with ErrForkCycle, ErrForkDepth or
+// ErrParentMissing as well for those), or wrapping ErrConflict for
+// sessions stored with different content (naming them), fork labels or
+// turns stored elsewhere, a trails:Deletion of a stored session, and
+// stored activities the input adds to; ErrInvalid for the JSONL format (export only); the
+// error of r; the error of ctx; or a store error wrapping the kg error.
+func (ds *Dataset) Import(ctx context.Context, r io.Reader, f Format, progress func(done, total int)) (ImportStats, error) {
+	stats, err := ds.importRDF(ctx, r, f, progress)
+	if err != nil {
+		return stats, fmt.Errorf("import: %w", err)
+	}
+	return stats, nil
+}
+
+func (ds *Dataset) importRDF(ctx context.Context, r io.Reader, f Format, progress func(done, total int)) (ImportStats, error) {
+	var stats ImportStats
+	var trig bool
+	switch f {
+	case NQuads:
+	case TriG:
+		trig = true
+	case JSONL:
+		return stats, fmt.Errorf("%w: %s is an export format only", session.ErrInvalid, f)
+	default:
+		return stats, fmt.Errorf("%w: format %q", session.ErrInvalid, f)
+	}
+	data, err := io.ReadAll(r)
+	if err != nil {
+		return stats, err
+	}
+	in, err := readImport(data, trig)
+	if err != nil {
+		return stats, err
+	}
+	if err := in.check(); err != nil {
+		return stats, err
+	}
+	if err := ds.unstored(ctx, in); err != nil {
+		return stats, err
+	}
+	stored, provStored, err := ds.checkStored(ctx, in)
+	if err != nil {
+		return stats, err
+	}
+	if err := ds.checkTurns(ctx, in, stored); err != nil {
+		return stats, err
+	}
+	for _, s := range in.order {
+		if s.stored {
+			stats.Unchanged++
+		}
+	}
+
+	batches, total := planImport(in, provStored)
+	stats.Planned = len(batches)
+	var buf bytes.Buffer
+	for _, b := range batches {
+		if err := ctx.Err(); err != nil {
+			return stats, err
+		}
+		buf.Reset()
+		buf.Grow(b.size)
+		for _, run := range b.runs {
+			for _, l := range run {
+				buf.WriteString(l)
+			}
+		}
+		if err := ds.c.LoadQuads(ctx, buf.Bytes()); err != nil {
+			return stats, err
+		}
+		stats.Quads += b.quads
+		stats.Sessions += b.sessions
+		stats.Batches++
+		if progress != nil {
+			progress(stats.Quads, total)
+		}
+	}
+	return stats, nil
+}
+
+// importBatch is what one request of an import writes.
+type importBatch struct {
+	runs     [][]string // runs of N-Quads lines
+	quads    int
+	size     int
+	sessions int
+}
+
+// planImport cuts what in holds and the store lacks into batches: the
+// session graphs not stored, each whole, then the PROV quads the store
+// lacks (provStored: stored, by index), sorted, those of one subject
+// together. It returns them with the number of quads they hold.
+func planImport(in *importInput, provStored map[int]bool) ([]importBatch, int) {
+	var out []importBatch
+	var cur importBatch
+	total := 0
+	flush := func() {
+		if cur.quads > 0 {
+			out = append(out, cur)
+		}
+		cur = importBatch{}
+	}
+	full := func(quads, size int) bool {
+		return cur.quads > 0 && (cur.quads+quads > importBatchQuads || cur.size+size > importBatchBytes)
+	}
+	for _, s := range in.order {
+		if s.stored {
+			continue
+		}
+		g := s.graph
+		if full(len(g.lines), g.size) {
+			flush()
+		}
+		cur.runs = append(cur.runs, g.lines)
+		cur.quads += len(g.lines)
+		cur.size += g.size
+		cur.sessions++
+		total += len(g.lines)
+	}
+	var prov []string
+	for i, q := range in.prov.quads {
+		if !provStored[i] {
+			prov = append(prov, in.prov.graph.lines[q.li])
+		}
+	}
+	slices.Sort(prov) // a subject's lines, which all start with it, come together
+	for i := 0; i < len(prov); {
+		subj, _, _ := strings.Cut(prov[i], " ")
+		j, size := i, 0
+		key := subj + " "
+		for ; j < len(prov) && strings.HasPrefix(prov[j], key); j++ {
+			size += len(prov[j])
+		}
+		if full(j-i, size) {
+			flush()
+		}
+		cur.runs = append(cur.runs, prov[i:j])
+		cur.quads += j - i
+		cur.size += size
+		total += j - i
+		i = j
+	}
+	flush()
+	return out, total
+}
+
+// readImport parses an import's input, applying the rules that hold quad
+// by quad, and returns what it holds: session graphs in input order, then
+// the PROV graph.
+func readImport(data []byte, trig bool) (*importInput, error) {
+	if !utf8.Valid(data) {
+		i := 0
+		for i < len(data) {
+			r, n := utf8.DecodeRune(data[i:])
+			if r == utf8.RuneError && n == 1 {
+				break
+			}
+			i += n
+		}
+		return nil, &ImportError{Line: 1 + bytes.Count(data[:i], []byte{'\n'}), Rule: RuleSyntax, Err: fmt.Errorf("%w: not UTF-8", session.ErrInvalid)}
+	}
+	if line, ok := jsonLines(data); ok {
+		return nil, &ImportError{Line: line, Rule: RuleSyntax, Err: fmt.Errorf("%w: this is JSONL (a JSON object per line), which is an export format only: import an nquads or trig export", session.ErrInvalid)}
+	}
+	in := newImportInput()
+	byIRI := make(map[rdf.Term]*importGraph)
+	seen := make(map[string]struct{})
+	var tw terms
+	syntax := func(line int, err error) error {
+		return &ImportError{Line: line, Rule: RuleSyntax, Err: fmt.Errorf("%w: %v", session.ErrInvalid, err)}
+	}
+	f := rdfio.NQuads
+	if trig {
+		f = rdfio.TriG
+	}
+	err := decodeAll(data, f, func(q rdfio.Quad) error {
+		g := byIRI[q.G]
+		if g == nil {
+			gi, err := importGraphOf(q)
+			if err != nil {
+				return &ImportError{Line: q.Line, Rule: RuleGraph, Err: fmt.Errorf("%w: %v", session.ErrInvalid, err)}
+			}
+			g = &importGraph{iri: gi}
+			g.kind, g.id = graphKindOf(gi.String())
+			byIRI[q.G] = g
+			in.graphs = append(in.graphs, g)
+			if g.kind == provGraph {
+				in.prov.graph = g
+			}
+		}
+		t, err := tw.triple(q)
+		if err != nil {
+			return syntax(q.Line, err)
+		}
+		gs, err := tw.term(g.iri)
+		if err != nil {
+			return syntax(q.Line, err)
+		}
+		l := nquadLine(t, gs)
+		if _, dup := seen[l]; dup {
+			return nil
+		}
+		seen[l] = struct{}{}
+		if err := in.quad(g, q, t, len(g.lines)); err != nil {
+			return err
+		}
+		g.lines = append(g.lines, l)
+		g.size += len(l)
+		return nil
+	})
+	var ie *ImportError
+	var se *rdfio.SyntaxError
+	switch {
+	case errors.As(err, &ie):
+		return nil, ie
+	case errors.As(err, &se):
+		return nil, &ImportError{Line: se.Line, Rule: RuleSyntax, Err: fmt.Errorf("%w: %s", session.ErrInvalid, se.Msg)}
+	case err != nil:
+		return nil, syntax(0, err)
+	}
+	slices.SortStableFunc(in.graphs, func(a, b *importGraph) int {
+		return cmp.Compare(a.kind, b.kind) // sessions, then PROV
+	})
+	return in, nil
+}
+
+// jsonLines reports whether data looks like JSONL: its first characters
+// that are not white space are '{' and '"', a JSON object's first key
+// (TriG's default graph block, also '{', holds no literal there), and the
+// line where it starts.
+func jsonLines(data []byte) (int, bool) {
+	trimmed := bytes.TrimLeft(data, " \t\r\n")
+	if len(trimmed) == 0 || trimmed[0] != '{' || !bytes.HasPrefix(bytes.TrimLeft(trimmed[1:], " \t\r\n"), []byte{'"'}) {
+		return 0, false
+	}
+	return 1 + bytes.Count(data[:len(data)-len(trimmed)], []byte{'\n'}), true
+}
+
+// nquadLine returns t in graph gs (serialized) as an N-Quads line.
+func nquadLine(t triple, gs string) string {
+	var b strings.Builder
+	b.Grow(len(t.ss) + len(t.ps) + len(t.os) + len(gs) + 6)
+	b.WriteString(t.ss)
+	b.WriteByte(' ')
+	b.WriteString(t.ps)
+	b.WriteByte(' ')
+	b.WriteString(t.os)
+	b.WriteByte(' ')
+	b.WriteString(gs)
+	b.WriteString(" .\n")
+	return b.String()
+}
+
+// importGraphOf returns the graph of q, if it is one of Trails'.
+func importGraphOf(q rdfio.Quad) (rdf.IRI, error) {
+	switch g := q.G.(type) {
+	case nil:
+		return rdf.IRI{}, errors.New("a triple in the default graph; Trails' data lives in named graphs")
+	case rdf.Blank:
+		return rdf.IRI{}, fmt.Errorf("blank node _:%s as a graph name", g.String())
+	case rdf.IRI:
+		if k, _ := graphKindOf(g.String()); k == foreignGraph {
+			return rdf.IRI{}, fmt.Errorf("graph <%s> is not one of Trails' graphs (a session graph <%s…> or <%s>)",
+				g, ontology.SessionBase, ontology.ProvGraph)
+		}
+		return g, nil
+	default:
+		return rdf.IRI{}, fmt.Errorf("a %T as a graph name", g)
+	}
+}
+
+// unstored marks the sessions of the input that the store holds with the
+// same triples (importSession.stored), and fails with an *ImportError
+// wrapping ErrConflict if it holds any with different ones.
+func (ds *Dataset) unstored(ctx context.Context, in *importInput) error {
+	var rows [][]rdf.Term
+	for _, s := range in.order {
+		rows = append(rows, []rdf.Term{s.graph.iri})
+	}
+	if len(rows) == 0 {
+		return nil
+	}
+	stored := make(map[string]bool)
+	err := ds.selectTable(ctx, "export-stored-graphs", qStoredGraphs, "graphs", kg.Table{Vars: []string{"g"}, Rows: rows}, nil, func(r kg.Solution) error {
+		stored[r.String("g")] = true
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	var conflicts []string
+	line := 0
+	for _, s := range in.order {
+		if !stored[s.iri] {
+			continue
+		}
+		same, err := ds.sameGraph(ctx, s.graph)
+		if err != nil {
+			return err
+		}
+		if !same {
+			if len(conflicts) == 0 {
+				line = s.line
+			}
+			conflicts = append(conflicts, s.id)
+			continue
+		}
+		s.stored = true
+	}
+	if n := len(conflicts); n > 0 {
+		more := ""
+		if n > 10 {
+			more = fmt.Sprintf(" and %d more", n-10)
+			conflicts = conflicts[:10]
+		}
+		return &ImportError{Line: line, Rule: RuleStored, Err: fmt.Errorf("%w: %d sessions are stored with other content (%s%s); nothing was written",
+			session.ErrConflict, n, strings.Join(conflicts, ", "), more)}
+	}
+	return nil
+}
+
+// sameGraph reports whether the store holds exactly the triples of g,
+// literals compared by value.
+func (ds *Dataset) sameGraph(ctx context.Context, g *importGraph) (bool, error) {
+	nt, err := ds.c.GetGraph(ctx, g.iri)
+	if errors.Is(err, kg.ErrNotFound) {
+		return len(g.lines) == 0, nil
+	}
+	if err != nil {
+		return false, err
+	}
+	stored, err := tripleKeys(nt)
+	if err != nil {
+		return false, fmt.Errorf("%w: graph <%s>: %v", session.ErrCorrupt, g.iri, err)
+	}
+	input, err := tripleKeys([]byte(strings.Join(g.lines, "")))
+	if err != nil {
+		return false, err
+	}
+	return maps.Equal(stored, input), nil
+}
+
+// tripleKeys returns the set of the triples of an N-Triples or N-Quads
+// document (graphs ignored), each as the SHA-256 of its tripleKey.
+func tripleKeys(doc []byte) (map[[sha256.Size]byte]struct{}, error) {
+	keys := make(map[[sha256.Size]byte]struct{})
+	var tw terms
+	err := decodeAll(doc, rdfio.NQuads, func(q rdfio.Quad) error {
+		t, err := tw.triple(q)
+		if err != nil {
+			return err
+		}
+		keys[sha256.Sum256([]byte(tripleKey(t)))] = struct{}{}
+		return nil
+	})
+	return keys, err
+}
+
+// tripleKey is a triple with its object normalized to its value, as the
+// store keeps it: TDB2 stores "05"^^xsd:integer as 5, and a dateTime's
+// trailing zeros are lost.
+func tripleKey(t triple) string {
+	return t.ss + " " + t.ps + " " + normalObject(t)
+}
+
+func normalObject(t triple) string {
+	l, ok := t.o.(rdf.Literal)
+	if !ok {
+		return t.os
+	}
+	if lang := l.Lang(); lang != "" {
+		return strconv.Quote(l.String()) + "@" + strings.ToLower(lang)
+	}
+	v, dt := l.String(), l.DataType.String()
+	local, _ := strings.CutPrefix(dt, xsdNS)
+	switch local {
+	case "integer", "long", "int", "short", "byte", "nonNegativeInteger", "positiveInteger",
+		"nonPositiveInteger", "negativeInteger", "unsignedLong", "unsignedInt", "unsignedShort", "unsignedByte":
+		if n, ok := new(big.Int).SetString(strings.TrimPrefix(v, "+"), 10); ok {
+			v = n.String()
+		}
+	case "decimal":
+		if r, ok := new(big.Rat).SetString(v); ok {
+			v = r.RatString()
+		}
+	case "double", "float":
+		if x, err := strconv.ParseFloat(v, 64); err == nil {
+			v = strconv.FormatFloat(x, 'g', -1, 64)
+		}
+	case "boolean":
+		switch v {
+		case "1":
+			v = "true"
+		case "0":
+			v = "false"
+		}
+	case "dateTime":
+		if tm, err := time.Parse(time.RFC3339Nano, v); err == nil {
+			v = tm.UTC().Format(time.RFC3339Nano)
+		}
+	default:
+		return t.os
+	}
+	return strconv.Quote(v) + "^^" + local
+}
