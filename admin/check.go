@@ -92,7 +92,7 @@ var (
 // fetching the turns of sessions found with duplicate or missing indices;
 // the chain, unchained and turn-size rules share one pass over every turn,
 // ordered by session and index, that recomputes the hash chains
-// (checkchain.go). Every query is anchored at the forks or is one pass
+// (checkChain). Every query is anchored at the forks or is one pass
 // over the turns, so a check costs time linear in the size of the store
 // (plus the store's sort of the turns), never its square; the SHACL
 // validation and the chain pass cost the most.
@@ -117,7 +117,7 @@ func (ds *Dataset) Check(ctx context.Context) ([]Finding, error) {
 		{RuleTurnCount, ds.checkTurnCount},
 		{RuleMissingProv, ds.checkMissingProv},
 		{RuleSHACL, ds.checkSHACL},
-		{RuleChain, ds.checkChain}, // checkchain.go: also unchained and turn-size
+		{RuleChain, ds.checkChain}, // also unchained and turn-size
 	} {
 		fs, err := r.run(ctx)
 		if err != nil {

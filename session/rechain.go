@@ -15,7 +15,7 @@ var uRechain = query("rechain.ru")
 // rechainBatch is how many turns one rechain update names.
 const rechainBatch = 2000
 
-// Rechain adds the hash chain (trails:digest, see chain.go) to the turns
+// Rechain adds the hash chain (trails:digest, see TurnDigest) to the turns
 // of session id's effective history (its own and its ancestors') stored
 // before Trails kept it: the history is loaded, its digests computed from
 // the stored turns and written where missing, in updates of up to 2,000

@@ -123,7 +123,7 @@ func (c *showCmd) run(ctx context.Context, a *app, args []string) error {
 	if err != nil {
 		return c.failed(id, err)
 	}
-	rec, err := a.forkRecord(ctx, info.ID) // fork.go
+	rec, err := a.forkRecord(ctx, info.ID)
 	if err != nil {
 		return err
 	}
@@ -148,7 +148,7 @@ func (c *showCmd) run(ctx context.Context, a *app, args []string) error {
 	a.writeForkRecord(rec)
 	fmt.Fprintf(a.stdout, "turns     %d (%d own)\ncreated   %s\n", info.Turns, info.OwnTurns, info.Created.Format(time.RFC3339))
 	a.writeTagsAndAnchors(info, s)
-	a.writeMerges(merges) // merge.go
+	a.writeMerges(merges)
 	fmt.Fprintln(a.stdout)
 	return a.writeTurns(s.Turns)
 }

@@ -15,7 +15,7 @@ import (
 )
 
 // The baselines and the bulk filler write the triples Persist writes, in
-// the same shape (session/write.go): a root session's metadata, seven
+// the same shape as session writes: a root session's metadata, seven
 // triples per turn, and the session's turn count and head digest. They are
 // built here from the vocabulary's constants, since package session keeps
 // its writers to itself.
@@ -72,7 +72,7 @@ func addRootSession(a adder, id, principal string, created time.Time) rdf.IRI {
 	return g
 }
 
-// addTurn adds the nine triples of a turn (session/write.go addTurn),
+// addTurn adds the nine triples of a turn (session.addTurn),
 // digest its chain digest, to the graph of session g.
 func addTurn(a adder, g rdf.IRI, t session.Turn, digest string) {
 	ti := iri(ontology.TurnIRI(g.String(), t.Index))

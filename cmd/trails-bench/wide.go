@@ -198,7 +198,7 @@ func (b *bench) wide(ctx context.Context) (*wideTree, error) {
 // bulkForks stores n forks of parent, each with wideForkTurns turns of its
 // own, forked at indices that go round the parent's history, in requests
 // of INSERT DATA of 500 forks each: the quads Persist writes for a new fork
-// (session/write.go addSession, addTurn, addHead; prov.AddFork), its head
+// (session.addSession, addTurn, addHead; prov.AddFork), its head
 // digest a runningDigest, which nothing reads.
 func (b *bench) bulkForks(ctx context.Context, parent *session.Session, n int, pool *pool) error {
 	base := time.Now().UTC().Truncate(time.Millisecond)
@@ -241,7 +241,7 @@ func (b *bench) bulkForks(ctx context.Context, parent *session.Session, n int, p
 }
 
 // addForkSession adds what Persist writes for a new fork besides its turns
-// and head (session/write.go addSession): types (trails:Session,
+// and head (session.addSession): types (trails:Session,
 // prov:Entity), id, branch, kind, creation time, principal and its agent,
 // parent link, derivation and fork point (12 triples).
 func addForkSession(a adder, id, parent string, at int, branch, principal string, created time.Time) rdf.IRI {
