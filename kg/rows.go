@@ -23,8 +23,9 @@ import (
 //
 // Only the row being read is held in memory. The request behind it stays
 // open until Next has returned false or Close is called: a caller that
-// stops early must call Close, or the connection is lost to the client's
-// pool until the attempt's Timeout. A Rows is not safe for concurrent use.
+// stops early must call Close, or the connection stays taken until the
+// attempt's Timeout (for good, with no Timeout). A Rows is not safe for
+// concurrent use.
 type Rows struct {
 	ans   *answer
 	vars  []string
