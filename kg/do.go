@@ -25,25 +25,36 @@ type request struct {
 	idempotent  bool
 	once        bool // one attempt, whatever the failure
 	// handle reads a successful (2xx) answer. It must consume what it needs
-	// of the body; do closes it.
+	// of the body; do closes it, unless keep is set.
 	handle func(*http.Response) error
+	// keep leaves a successful answer open once handle has read the start
+	// of it: send returns it for the caller to read on and release. A
+	// failure of handle is retried like any other, so what handle reads is
+	// what may still be retried.
+	keep bool
 }
 
 // do sends req, retrying it while that is safe, and returns an *Error for
 // any failure. A failure of handle is returned as an *Error with the status.
 func (c *Client) do(ctx context.Context, req request) error {
+	_, err := c.send(ctx, req)
+	return err
+}
+
+// send is do returning, for a request with keep, the answer still open.
+func (c *Client) send(ctx context.Context, req request) (*answer, error) {
 	var last *Error
 	for attempt := 1; ; attempt++ {
 		if err := ctx.Err(); err != nil {
-			return &Error{Op: req.op, Err: err}
+			return nil, &Error{Op: req.op, Err: err}
 		}
-		e := c.attempt(ctx, req)
+		a, e := c.attempt(ctx, req)
 		if e == nil {
-			return nil
+			return a, nil
 		}
 		last = e
 		if req.once || attempt >= c.maxAttempts || !e.retryable(req.idempotent) {
-			return last
+			return nil, last
 		}
 		wait := c.backoff << (attempt - 1)
 		wait += time.Duration(rand.Int64N(int64(wait)/2 + 1))
@@ -51,7 +62,7 @@ func (c *Client) do(ctx context.Context, req request) error {
 		select {
 		case <-ctx.Done():
 			t.Stop()
-			return &Error{Op: req.op, Err: fmt.Errorf("%w (after %d attempts; last: %v)", ctx.Err(), attempt, last)}
+			return nil, &Error{Op: req.op, Err: fmt.Errorf("%w (after %d attempts; last: %v)", ctx.Err(), attempt, last)}
 		case <-t.C:
 		}
 	}
@@ -61,13 +72,12 @@ func (c *Client) do(ctx context.Context, req request) error {
 // while the caller's context was still live.
 var errAttemptTimeout = errors.New("attempt timed out")
 
-// attempt sends req once.
-func (c *Client) attempt(ctx context.Context, req request) *Error {
-	actx := ctx
+// attempt sends req once. It returns the answer, still open, only when
+// req.keep is set.
+func (c *Client) attempt(ctx context.Context, req request) (*answer, *Error) {
+	actx, cancel := ctx, context.CancelFunc(func() {})
 	if c.timeout > 0 {
-		var cancel context.CancelFunc
 		actx, cancel = context.WithTimeout(ctx, c.timeout)
-		defer cancel()
 	}
 	var body io.Reader
 	if req.body != nil {
@@ -75,7 +85,8 @@ func (c *Client) attempt(ctx context.Context, req request) *Error {
 	}
 	hr, err := http.NewRequestWithContext(actx, req.method, req.url, body)
 	if err != nil {
-		return &Error{Op: req.op, Err: err}
+		cancel()
+		return nil, &Error{Op: req.op, Err: err}
 	}
 	if req.contentType != "" {
 		hr.Header.Set("Content-Type", req.contentType)
@@ -89,29 +100,71 @@ func (c *Client) attempt(ctx context.Context, req request) *Error {
 	}
 	resp, err := c.hc.Do(hr)
 	if err != nil {
-		return &Error{Op: req.op, Err: c.cause(ctx, actx, err)}
+		e := &Error{Op: req.op, Err: c.cause(ctx, actx, err)} // before cancel, which would read as a timeout
+		cancel()
+		return nil, e
 	}
+	a := &answer{c: c, op: req.op, status: resp.StatusCode, body: resp.Body, ctx: ctx, actx: actx, cancel: cancel}
+	kept := false
 	defer func() {
-		// Drain a little so the connection can be reused, then close.
-		io.CopyN(io.Discard, resp.Body, 64<<10)
-		resp.Body.Close()
+		if !kept {
+			a.release(true)
+		}
 	}()
 	if resp.StatusCode < 200 || resp.StatusCode > 299 {
-		return &Error{Op: req.op, Status: resp.StatusCode, Body: readErrorBody(resp.Body)}
+		return nil, &Error{Op: req.op, Status: resp.StatusCode, Body: readErrorBody(resp.Body)}
 	}
 	if req.handle != nil {
 		if err := req.handle(resp); err != nil {
-			if ctx.Err() != nil || actx.Err() != nil {
-				return &Error{Op: req.op, Err: c.cause(ctx, actx, err)}
-			}
-			if errors.Is(err, ErrProtocol) {
-				return &Error{Op: req.op, Status: resp.StatusCode, Err: err}
-			}
-			// A body cut off mid-stream: the store went away.
-			return &Error{Op: req.op, Err: err}
+			return nil, a.fail(err)
 		}
 	}
-	return nil
+	if req.keep {
+		kept = true
+		return a, nil
+	}
+	return nil, nil
+}
+
+// answer is a successful answer whose body is still open, with the contexts
+// of its attempt: the caller's, and the one Config.Timeout bounds, which
+// lasts until release.
+type answer struct {
+	c         *Client
+	op        string
+	status    int
+	body      io.ReadCloser
+	ctx, actx context.Context
+	cancel    context.CancelFunc
+}
+
+// ended reports whether the caller's context or the attempt's own time
+// has run out.
+func (a *answer) ended() bool { return a.ctx.Err() != nil || a.actx.Err() != nil }
+
+// fail returns err, met while reading the answer, as an *Error: a context
+// error or attempt timeout, ErrProtocol with the status, or (a body cut
+// off mid-stream: the store went away) ErrUnavailable.
+func (a *answer) fail(err error) *Error {
+	switch {
+	case a.ended():
+		return &Error{Op: a.op, Err: a.c.cause(a.ctx, a.actx, err)}
+	case errors.Is(err, ErrProtocol):
+		return &Error{Op: a.op, Status: a.status, Err: err}
+	default:
+		return &Error{Op: a.op, Err: err}
+	}
+}
+
+// release closes the body and ends the attempt's own time. drain first
+// reads a little of what is left, so that the connection can be reused;
+// an answer abandoned half-read is closed at once instead.
+func (a *answer) release(drain bool) {
+	if drain {
+		io.CopyN(io.Discard, a.body, 64<<10)
+	}
+	a.body.Close()
+	a.cancel()
 }
 
 // cause names why a request failed to complete: the caller's context, the

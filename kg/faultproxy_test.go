@@ -380,7 +380,7 @@ func TestFaultsQueriesRetry(t *testing.T) {
 			call func() error
 		}{
 			{"query", func() error {
-				res, err := c.Query(ctx, count)
+				res, err := c.Select(ctx, count)
 				if err != nil {
 					return err
 				}
@@ -536,7 +536,7 @@ WHERE { BIND(IRI(CONCAT("urn:trails-test:application:", STRUUID())) AS ?x) }`, k
 	}
 	p.Drain() // every late delivery done: what is stored is final
 	q, _ := kg.Bind(`SELECT ?tok (COUNT(?x) AS ?n) WHERE { GRAPH $g { ?x <urn:trails-test:token> ?tok } } GROUP BY ?tok`, kg.Params{"g": g})
-	res, err := direct.Query(ctx, q)
+	res, err := direct.Select(ctx, q)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -581,7 +581,7 @@ func callsOf(c *kg.Client, st *session.Store, g string) []struct {
 		call func(context.Context) error
 	}{
 		{"Ping", func(ctx context.Context) error { return c.Ping(ctx) }},
-		{"Query", func(ctx context.Context) error { _, err := c.Query(ctx, "SELECT * { ?s ?p ?o } LIMIT 1"); return err }},
+		{"Rows", func(ctx context.Context) error { _, err := rowsOf(c)(ctx, "SELECT * { ?s ?p ?o } LIMIT 1"); return err }},
 		{"Select", func(ctx context.Context) error { _, err := c.Select(ctx, "SELECT * { ?s ?p ?o } LIMIT 1"); return err }},
 		{"Ask", func(ctx context.Context) error { _, err := c.Ask(ctx, "ASK {}"); return err }},
 		{"Update", func(ctx context.Context) error {
@@ -714,7 +714,7 @@ func TestFaultsContextDeadline(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), deadline)
 	defer cancel()
 	t0 := time.Now()
-	_, err := c2.Query(ctx, "SELECT * {} LIMIT 1")
+	_, err := c2.Select(ctx, "SELECT * {} LIMIT 1")
 	took := time.Since(t0)
 	if !errors.Is(err, context.DeadlineExceeded) {
 		t.Errorf("query during a 10 s backoff: got %v, want context.DeadlineExceeded", err)

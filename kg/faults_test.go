@@ -37,7 +37,8 @@ func TestUnreachableStoreIsUnavailable(t *testing.T) {
 		attempts int64
 	}{
 		{"ping", func() error { return c.Ping(ctx) }, 1},
-		{"query", func() error { _, err := c.Query(ctx, "SELECT * {}"); return err }, 3},
+		{"select", func() error { _, err := c.Select(ctx, "SELECT * {}"); return err }, 3},
+		{"rows", func() error { _, err := c.Rows(ctx, "SELECT * {}"); return err }, 3},
 		// A refused connection proves the update never arrived: safe to retry.
 		{"update", func() error { return c.Update(ctx, "CLEAR ALL") }, 3},
 	} {
@@ -130,7 +131,7 @@ func TestContextCancelReturnsPromptly(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 100*time.Millisecond)
 	defer cancel()
 	t0 := time.Now()
-	_, err = c.Query(ctx, "SELECT * {}")
+	_, err = c.Select(ctx, "SELECT * {}")
 	elapsed := time.Since(t0)
 	if !errors.Is(err, context.DeadlineExceeded) {
 		t.Fatalf("got %v, want context.DeadlineExceeded", err)
@@ -169,7 +170,7 @@ func TestWrongContentTypeIsProtocolError(t *testing.T) {
 	}))
 	defer srv.Close()
 	c, _ := kg.New(kg.Config{Endpoint: srv.URL + "/trails"})
-	_, err := c.Query(context.Background(), "SELECT * {}")
+	_, err := c.Select(context.Background(), "SELECT * {}")
 	if !errors.Is(err, kg.ErrProtocol) {
 		t.Fatalf("got %v, want ErrProtocol", err)
 	}

@@ -50,7 +50,7 @@ func TestGraphStore(t *testing.T) {
 		}
 	}
 	q, _ := kg.Bind("SELECT ?o { GRAPH $g { ?s ?p ?o } }", kg.Params{"g": g2})
-	if res, err := c.Query(ctx, q); err != nil || len(res.Solutions) != 1 || res.Solutions[0].String("o") != "from n-quads" {
+	if res, err := c.Select(ctx, q); err != nil || len(res.Solutions) != 1 || res.Solutions[0].String("o") != "from n-quads" {
 		t.Fatalf("after load quads: got %v, %v; want one solution", res, err)
 	}
 	if err := c.DeleteGraph(ctx, g2); err != nil {
@@ -94,7 +94,7 @@ func TestLargeUpdateIsNotFormEncoded(t *testing.T) {
 		t.Fatalf("update of %d bytes: %v", len(u), err)
 	}
 	q, _ := kg.Bind("SELECT (COUNT(*) AS ?n) (SUM(STRLEN(?v)) AS ?len) { GRAPH $g { ?s ?p ?v } }", kg.Params{"g": g})
-	res, err := c.Query(ctx, q)
+	res, err := c.Select(ctx, q)
 	if err != nil || len(res.Solutions) != 1 {
 		t.Fatalf("query: %v %v", res, err)
 	}

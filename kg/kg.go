@@ -2,6 +2,12 @@
 // and SHACL requests to one Fuseki dataset over net/http. It knows nothing of
 // sessions; like database/sql/driver it imports no package of this module.
 //
+// A SELECT query runs one way: Client.Rows sends it and returns a Rows that
+// hands the solutions over as they arrive (Next, Solution, Err, Close, as
+// database/sql's Rows), and Client.Select reads them all into Results.
+// Both read tab-separated results; retries never repeat a row the caller
+// has seen.
+//
 // Values enter SPARQL text only as RDF terms serialized by this package (see
 // Bind, Term and Data), so no caller formats a value into a query by hand.
 package kg

@@ -82,7 +82,7 @@ func TestUnknownDatasetIsNotFound(t *testing.T) {
 
 func TestBadQueryIsBadRequest(t *testing.T) {
 	c, ct := newCounting(t)
-	_, err := c.Query(context.Background(), "SELECT ?x WHERE { ?x ?y }")
+	_, err := c.Select(context.Background(), "SELECT ?x WHERE { ?x ?y }")
 	if !errors.Is(err, kg.ErrBadRequest) {
 		t.Fatalf("got %v, want ErrBadRequest", err)
 	}

@@ -18,7 +18,7 @@ const (
 	mediaSPARQLResults = "application/sparql-results+json"
 )
 
-// Results holds the answer to a SELECT query.
+// Results holds the whole answer to a SELECT query (see Select).
 type Results struct {
 	Vars      []string   // the projected variables, in order
 	Solutions []Solution // the rows, in the order the store sent them
@@ -105,53 +105,9 @@ func describe(t rdf.Term) string {
 	}
 }
 
-// Query runs a SELECT query and returns its solutions as knakk/rdf terms.
-// The query text must hold no value formatted by hand: build it with Bind.
-// Queries are retried while the store is unavailable.
-//
-// It returns an *Error matching ErrBadRequest (the store refused the
-// query), ErrUnauthorized, ErrNotFound, ErrUnavailable or ErrProtocol, or a
-// context error.
-func (c *Client) Query(ctx context.Context, query string) (*Results, error) {
-	var res *Results
-	err := c.do(ctx, c.queryRequest("query", query, func(resp *http.Response) error {
-		if err := checkContentType(resp, mediaSPARQLResults); err != nil {
-			return err
-		}
-		raw, err := sparql.ParseJSON(resp.Body)
-		if err != nil {
-			return fmt.Errorf("%w: results: %v", ErrProtocol, err)
-		}
-		res, err = convert(raw)
-		return err
-	}))
-	if err != nil {
-		return nil, err
-	}
-	return res, nil
-}
-
-// convert turns knakk/sparql results into Results, failing where knakk
-// would silently drop a term it cannot convert.
-func convert(raw *sparql.Results) (*Results, error) {
-	res := &Results{Vars: raw.Head.Vars}
-	sols := raw.Solutions()
-	res.Solutions = make([]Solution, len(sols))
-	for i, s := range sols {
-		if len(s) != len(raw.Results.Bindings[i]) {
-			for k, b := range raw.Results.Bindings[i] {
-				if _, ok := s[k]; !ok {
-					return nil, fmt.Errorf("%w: ?%s: cannot read %s term %q", ErrProtocol, k, b.Type, b.Value)
-				}
-			}
-		}
-		res.Solutions[i] = Solution(s)
-	}
-	return res, nil
-}
-
-// Ask runs an ASK query and returns its answer. It returns the same errors
-// as Query.
+// Ask runs an ASK query and returns its answer, read from SPARQL JSON
+// results (tab-separated results have no form for a boolean). It returns
+// the same errors as Rows.
 func (c *Client) Ask(ctx context.Context, query string) (bool, error) {
 	var answer bool
 	err := c.do(ctx, c.queryRequest("ask", query, func(resp *http.Response) error {

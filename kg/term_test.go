@@ -58,11 +58,11 @@ func TestStringsRoundTripThroughFuseki(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	// Both result formats carry every value byte-exact.
+	// Both ways of reading a SELECT carry every value byte-exact.
 	for _, format := range []struct {
 		name string
 		run  func(context.Context, string) (*kg.Results, error)
-	}{{"json", c.Query}, {"tsv", c.Select}} {
+	}{{"select", c.Select}, {"rows", rowsOf(c)}} {
 		res, err := format.run(ctx, q)
 		if err != nil {
 			t.Fatalf("%s query: %v", format.name, err)
@@ -228,7 +228,7 @@ func TestTypedValuesRoundTrip(t *testing.T) {
 		t.Fatal(err)
 	}
 	q, _ := kg.Bind("SELECT ?n ?t { GRAPH $g { $s <urn:test:n> ?n ; <urn:test:t> ?t } }", kg.Params{"g": g, "s": s})
-	res, err := c.Query(ctx, q)
+	res, err := c.Select(ctx, q)
 	if err != nil || len(res.Solutions) != 1 {
 		t.Fatalf("query: %v, %v", res, err)
 	}
@@ -287,8 +287,9 @@ func TestBindTables(t *testing.T) {
 	}
 }
 
-// TestSelectTerms checks that Select reads every kind of term TSV results
-// hold as Query does.
+// TestSelectTerms checks that Select and Rows read every kind of term
+// tab-separated results hold: IRIs, Turtle's bare numbers and booleans,
+// strings with escapes, language tags, custom datatypes, unbound.
 func TestSelectTerms(t *testing.T) {
 	fusekitest.Parallel(t)
 	c := newClient(t)
@@ -298,29 +299,44 @@ func TestSelectTerms(t *testing.T) {
   BIND(true AS ?bool) BIND("a\tb\"c" AS ?str) BIND("hi"@en-GB AS ?lang) BIND("2"^^<urn:dt> AS ?typed)
   BIND("2026-11-21T05:35:01.123Z"^^<http://www.w3.org/2001/XMLSchema#dateTime> AS ?dt)
 }`
-	want, err := c.Query(ctx, q)
-	if err != nil {
-		t.Fatal(err)
+	const xsd = "http://www.w3.org/2001/XMLSchema#"
+	want := map[string]string{
+		"iri":   "<urn:x:y>",
+		"int":   `"42"^^<` + xsd + `integer>`,
+		"neg":   `"-7"^^<` + xsd + `integer>`,
+		"dec":   `"1.5"^^<` + xsd + `decimal>`,
+		"dbl":   `"2.5e3"^^<` + xsd + `double>`,
+		"bool":  `"true"^^<` + xsd + `boolean>`,
+		"str":   `"a\tb\"c"`,
+		"lang":  `"hi"@en-GB`,
+		"typed": `"2"^^<urn:dt>`,
+		"dt":    `"2026-11-21T05:35:01.123Z"^^<` + xsd + `dateTime>`,
 	}
-	got, err := c.Select(ctx, q)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if len(got.Solutions) != 1 || len(want.Solutions) != 1 {
-		t.Fatalf("got %d and %d solutions, want 1", len(got.Solutions), len(want.Solutions))
-	}
-	for _, v := range want.Vars {
-		g, w := got.Solutions[0][v], want.Solutions[0][v]
-		if (g == nil) != (w == nil) {
-			t.Fatalf("?%s: got %v, want %v", v, g, w)
-		}
-		if w == nil {
-			continue
-		}
-		gs, _ := kg.Term(g)
-		ws, _ := kg.Term(w)
-		if gs != ws {
-			t.Errorf("?%s: got %s, want %s", v, gs, ws)
-		}
+	for _, format := range []struct {
+		name string
+		run  func(context.Context, string) (*kg.Results, error)
+	}{{"select", c.Select}, {"rows", rowsOf(c)}} {
+		t.Run(format.name, func(t *testing.T) {
+			res, err := format.run(ctx, q)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(res.Vars) != 11 || len(res.Solutions) != 1 {
+				t.Fatalf("got %d vars and %d solutions, want 11 and 1", len(res.Vars), len(res.Solutions))
+			}
+			sol := res.Solutions[0]
+			if _, ok := sol["unbound"]; ok {
+				t.Errorf("?unbound: got %v, want unbound", sol["unbound"])
+			}
+			for v, w := range want {
+				got, err := kg.Term(sol[v])
+				if err != nil {
+					t.Fatalf("?%s: %v", v, err)
+				}
+				if got != w {
+					t.Errorf("?%s: got %s, want %s", v, got, w)
+				}
+			}
+		})
 	}
 }

@@ -174,7 +174,7 @@ func TestAuditInjection(t *testing.T) {
 					t.Errorf("%s %q: bind: %v", k, p, err)
 					continue
 				}
-				res, err := c.Query(ctx, q)
+				res, err := c.Select(ctx, q)
 				ran++
 				if err != nil || len(res.Solutions) != 1 {
 					t.Errorf("%s %q: the store answered %v, %v\n%s", k, p, res, err, q)
@@ -209,7 +209,7 @@ func TestAuditInjection(t *testing.T) {
 					}
 					// The bound text is one query: the store parses it and
 					// answers rows, never an update or a syntax error.
-					if _, err := c.Query(ctx, text); err != nil {
+					if _, err := c.Select(ctx, text); err != nil {
 						t.Errorf("%s $%s=%q: %v\n%s", q.Name, param.Name, p, err, text)
 					}
 					ran++
@@ -241,7 +241,7 @@ func with(m map[string]string, k, v string) map[string]string {
 // countAll counts every triple of every named graph.
 func countAll(tb testing.TB, c *kg.Client) int {
 	tb.Helper()
-	res, err := c.Query(context.Background(), "SELECT (COUNT(*) AS ?n) WHERE { GRAPH ?g { ?s ?p ?o } }")
+	res, err := c.Select(context.Background(), "SELECT (COUNT(*) AS ?n) WHERE { GRAPH ?g { ?s ?p ?o } }")
 	if err != nil {
 		tb.Fatal(err)
 	}

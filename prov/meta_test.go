@@ -53,7 +53,7 @@ func TestForkMetadataRoundTrip(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	res, err := c.Query(ctx, q)
+	res, err := c.Select(ctx, q)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -222,7 +222,7 @@ func TestRecordsAreIdempotent(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
-				res, err := c.Query(ctx, q)
+				res, err := c.Select(ctx, q)
 				if err != nil {
 					t.Fatal(err)
 				}

@@ -283,7 +283,7 @@ func TestReader(t *testing.T) {
 	t.Run("unbound", func(t *testing.T) {
 		// Each file runs as is in a SPARQL tool, parameters unbound.
 		for _, q := range prov.Queries() {
-			if _, err := c.Query(ctx, q.Text); err != nil {
+			if _, err := c.Select(ctx, q.Text); err != nil {
 				t.Errorf("%s: got %v, want nil", q.Name, err)
 			}
 		}

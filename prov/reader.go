@@ -28,21 +28,23 @@ var (
 	ErrInconsistent = errors.New("prov: inconsistent records")
 )
 
-// querier is what a Reader needs of the store.
-type querier interface {
-	Query(ctx context.Context, query string) (*kg.Results, error)
+// Querier is what a Reader needs of the store: the whole answer to a
+// SELECT query (the answers are a few rows each). *kg.Client is one.
+type Querier interface {
+	Select(ctx context.Context, query string) (*kg.Results, error)
 }
 
-var _ querier = (*kg.Client)(nil)
+var _ Querier = (*kg.Client)(nil)
 
 // Reader answers questions about forks, lineage, detaches and deletions
 // with the queries in queries/*.rq. It is safe for concurrent use.
 type Reader struct {
-	q querier
+	q Querier
 }
 
-// NewReader returns a Reader that queries the store through c.
-func NewReader(c *kg.Client) *Reader { return &Reader{q: c} }
+// NewReader returns a Reader that queries the store through q, usually a
+// *kg.Client.
+func NewReader(q Querier) *Reader { return &Reader{q: q} }
 
 // ForkRecord is a fork as the PROV graph records it, with the child's
 // branch.
@@ -227,7 +229,7 @@ func (r *Reader) Run(ctx context.Context, name string, params map[string]string)
 	if err != nil {
 		return nil, fmt.Errorf("run %s: %w", name, err)
 	}
-	res, err := r.q.Query(ctx, text)
+	res, err := r.q.Select(ctx, text)
 	if err != nil {
 		return nil, fmt.Errorf("run %s: %w", name, err)
 	}
@@ -244,7 +246,7 @@ func (r *Reader) query(ctx context.Context, name string, params kg.Params) (*kg.
 	if err != nil {
 		return nil, err
 	}
-	return r.q.Query(ctx, text)
+	return r.q.Select(ctx, text)
 }
 
 // forkRecords reads rows with the columns of forks-of.rq and

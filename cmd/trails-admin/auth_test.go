@@ -126,8 +126,14 @@ func TestAuditorLibrary(t *testing.T) {
 		if err := auditor.Ping(ctx); err != nil {
 			t.Errorf("ping: %v", err)
 		}
-		if _, err := auditor.Query(ctx, "SELECT * WHERE { ?s ?p ?o } LIMIT 1"); err != nil {
-			t.Errorf("query: %v", err)
+		if rows, err := auditor.Rows(ctx, "SELECT * WHERE { ?s ?p ?o } LIMIT 1"); err != nil {
+			t.Errorf("rows: %v", err)
+		} else {
+			for rows.Next() {
+			}
+			if err := rows.Err(); err != nil {
+				t.Errorf("rows: %v", err)
+			}
 		}
 		if _, err := auditor.Select(ctx, "SELECT * WHERE { ?s ?p ?o } LIMIT 1"); err != nil {
 			t.Errorf("select: %v", err)
@@ -216,8 +222,10 @@ func TestAuditorLibrary(t *testing.T) {
 			t.Run(tc.name, func(t *testing.T) {
 				c := client(tc.user, tc.pw)
 				wantUnauthorized(t, "ping", c.Ping(ctx), tc.status, s)
-				_, err := c.Query(ctx, "SELECT * WHERE { ?s ?p ?o } LIMIT 1")
-				wantUnauthorized(t, "query", err, tc.status, s)
+				_, err := c.Select(ctx, "SELECT * WHERE { ?s ?p ?o } LIMIT 1")
+				wantUnauthorized(t, "select", err, tc.status, s)
+				_, err = c.Rows(ctx, "SELECT * WHERE { ?s ?p ?o } LIMIT 1")
+				wantUnauthorized(t, "rows", err, tc.status, s)
 				wantUnauthorized(t, "update", c.Update(ctx, "DROP ALL"), tc.status, s)
 				_, err = session.NewStore(c).Load(ctx, root.ID)
 				if !errors.Is(err, kg.ErrUnauthorized) {

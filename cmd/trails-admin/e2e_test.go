@@ -713,7 +713,7 @@ func TestDeleteJSON(t *testing.T) {
 // tripleCount counts the triples of every named graph.
 func tripleCount(tb testing.TB, c *kg.Client) int {
 	tb.Helper()
-	res, err := c.Query(context.Background(), "SELECT (COUNT(*) AS ?n) WHERE { GRAPH ?g { ?s ?p ?o } }")
+	res, err := c.Select(context.Background(), "SELECT (COUNT(*) AS ?n) WHERE { GRAPH ?g { ?s ?p ?o } }")
 	if err != nil {
 		tb.Fatalf("count triples: %v", err)
 	}

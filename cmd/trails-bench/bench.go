@@ -123,7 +123,7 @@ func median(xs []float64) float64 {
 
 // count runs a COUNT query with one variable ?n.
 func (b *bench) count(ctx context.Context, q string) (int, error) {
-	res, err := b.c.Query(ctx, q)
+	res, err := b.c.Select(ctx, q)
 	if err != nil {
 		return 0, err
 	}

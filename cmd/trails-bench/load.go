@@ -182,11 +182,19 @@ func sameTurn(a, b session.Turn) bool {
 	return a.Index == b.Index && a.Role == b.Role && a.Content == b.Content && a.Branch == b.Branch && a.Created.Equal(b.Created)
 }
 
+// selecter is what the load baselines need of the store: whole answers to
+// SELECT queries, read as tab-separated results like Load's.
+type selecter interface {
+	Select(ctx context.Context, query string) (*kg.Results, error)
+}
+
+var _ selecter = (*kg.Client)(nil)
+
 // naiveLoad is the naive walker: from the session up, one query per
 // session for its parent link and fork point, then one query per session
 // for the turns it contributes. It reads turns from the same tab-separated
 // results as Load, so that only the number of round trips differs.
-func naiveLoad(ctx context.Context, c *kg.Client, id string) ([]session.Turn, error) {
+func naiveLoad(ctx context.Context, c selecter, id string) ([]session.Turn, error) {
 	type hop struct {
 		s  rdf.IRI
 		at int
@@ -200,7 +208,7 @@ func naiveLoad(ctx context.Context, c *kg.Client, id string) ([]session.Turn, er
 		if err != nil {
 			return nil, err
 		}
-		res, err := c.Query(ctx, q)
+		res, err := c.Select(ctx, q)
 		if err != nil {
 			return nil, err
 		}
@@ -248,7 +256,7 @@ func naiveLoad(ctx context.Context, c *kg.Client, id string) ([]session.Turn, er
 // floorLoad is the floor: one hand-written SELECT of exactly the turns of
 // the history, given the sessions that own them and their ranges (what
 // Load must first discover), read like Load reads its results.
-func floorLoad(ctx context.Context, c *kg.Client, ranges []turnRange) ([]session.Turn, error) {
+func floorLoad(ctx context.Context, c selecter, ranges []turnRange) ([]session.Turn, error) {
 	rows := make([][]rdf.Term, len(ranges))
 	for k, r := range ranges {
 		rows[k] = []rdf.Term{sessionIRI(r.id), kg.Int(r.lo), kg.Int(r.hi)}
