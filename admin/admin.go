@@ -15,8 +15,10 @@
 package admin
 
 import (
+	"context"
 	"embed"
 	"fmt"
+	"io"
 	"net/url"
 	"strings"
 	"time"
@@ -33,7 +35,7 @@ import (
 // dataset with any number of Stores and Datasets. It is safe for
 // concurrent use.
 type Dataset struct {
-	c     *kg.Client
+	c     Querier
 	st    *session.Store // unscoped: it sees every session
 	clock func() time.Time
 }
@@ -47,8 +49,45 @@ func WithClock(now func() time.Time) Option {
 	return func(ds *Dataset) { ds.clock = now }
 }
 
+// Querier is what a Dataset needs of the SPARQL transport: a Store's
+// queries and updates, SHACL validation and the Graph Store Protocol.
+// *kg.Client implements it.
+type Querier interface {
+	session.Querier
+	// Validate validates the union graph (graph "") against shapes.
+	Validate(ctx context.Context, shapes []byte, graph string) (*kg.Report, error)
+	// GetGraph returns graph g as N-Triples.
+	GetGraph(ctx context.Context, g rdf.IRI) ([]byte, error)
+	// PutGraph replaces graph g with data of the given media type.
+	PutGraph(ctx context.Context, g rdf.IRI, mediaType string, data []byte) error
+	// Dump writes the whole dataset as N-Quads to w.
+	Dump(ctx context.Context, w io.Writer) error
+	// LoadQuads adds N-Quads to the dataset.
+	LoadQuads(ctx context.Context, nquads []byte) error
+}
+
+var _ Querier = (*kg.Client)(nil)
+
+// eachRow runs a SELECT query on c and calls row with each solution as it
+// arrives, so that a large answer is never held whole. An answer cut off
+// after its first rows is not asked for again: the call fails with
+// kg.ErrUnavailable and the operation (Check, Export) can be run again.
+func eachRow(ctx context.Context, c Querier, q string, row func(kg.Solution) error) error {
+	rows, err := c.Rows(ctx, q)
+	if err != nil {
+		return err
+	}
+	defer rows.Close()
+	for rows.Next() {
+		if err := row(rows.Solution()); err != nil {
+			return err
+		}
+	}
+	return rows.Err()
+}
+
 // New returns the Dataset of client c.
-func New(c *kg.Client, opts ...Option) *Dataset {
+func New(c Querier, opts ...Option) *Dataset {
 	ds := &Dataset{c: c, clock: time.Now}
 	for _, o := range opts {
 		o(ds)

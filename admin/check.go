@@ -142,7 +142,7 @@ func (ds *Dataset) Check(ctx context.Context) ([]Finding, error) {
 // checkCycle reports every session that is its own ancestor, with the
 // cycle it is on.
 func (ds *Dataset) checkCycle(ctx context.Context) ([]Finding, error) {
-	res, err := ds.c.Query(ctx, qCheckCycle)
+	res, err := ds.c.Select(ctx, qCheckCycle)
 	if err != nil {
 		return nil, err
 	}
@@ -183,7 +183,7 @@ func (ds *Dataset) checkDepth(ctx context.Context) ([]Finding, error) {
 	if err != nil {
 		return nil, err
 	}
-	res, err := ds.c.Query(ctx, q)
+	res, err := ds.c.Select(ctx, q)
 	if err != nil {
 		return nil, err
 	}
@@ -198,7 +198,7 @@ func (ds *Dataset) checkDepth(ctx context.Context) ([]Finding, error) {
 // checkForkPoint reports every fork whose fork point lies beyond its
 // parent's effective history.
 func (ds *Dataset) checkForkPoint(ctx context.Context) ([]Finding, error) {
-	res, err := ds.c.Query(ctx, qCheckForkPoint)
+	res, err := ds.c.Select(ctx, qCheckForkPoint)
 	if err != nil {
 		return nil, err
 	}
@@ -263,7 +263,7 @@ func (ds *Dataset) checkForkPoint(ctx context.Context) ([]Finding, error) {
 
 // checkOrphan reports every fork whose parent is not stored.
 func (ds *Dataset) checkOrphan(ctx context.Context) ([]Finding, error) {
-	res, err := ds.c.Query(ctx, qCheckOrphan)
+	res, err := ds.c.Select(ctx, qCheckOrphan)
 	if err != nil {
 		return nil, err
 	}
@@ -278,7 +278,7 @@ func (ds *Dataset) checkOrphan(ctx context.Context) ([]Finding, error) {
 // checkDuplicateIndex reports every index at which a session holds more
 // than one turn, naming the turns.
 func (ds *Dataset) checkDuplicateIndex(ctx context.Context) ([]Finding, error) {
-	res, err := ds.c.Query(ctx, qCheckDuplicateIndex)
+	res, err := ds.c.Select(ctx, qCheckDuplicateIndex)
 	if err != nil {
 		return nil, err
 	}
@@ -314,7 +314,7 @@ func (ds *Dataset) checkDuplicateIndex(ctx context.Context) ([]Finding, error) {
 // exactly its fork point up to the fork point plus their number, minus one,
 // naming the first index missing.
 func (ds *Dataset) checkIndexGap(ctx context.Context) ([]Finding, error) {
-	res, err := ds.c.Query(ctx, qCheckIndexGap)
+	res, err := ds.c.Select(ctx, qCheckIndexGap)
 	if err != nil {
 		return nil, err
 	}
@@ -405,7 +405,7 @@ func (ds *Dataset) turnsOf(ctx context.Context, sessions []string) (map[string]m
 // checkTurnCount reports every session whose trails:ownTurns differs from
 // the number of turns stored for it.
 func (ds *Dataset) checkTurnCount(ctx context.Context) ([]Finding, error) {
-	res, err := ds.c.Query(ctx, qCheckTurnCount)
+	res, err := ds.c.Select(ctx, qCheckTurnCount)
 	if err != nil {
 		return nil, err
 	}
@@ -419,7 +419,7 @@ func (ds *Dataset) checkTurnCount(ctx context.Context) ([]Finding, error) {
 
 // checkMissingProv reports every fork with no PROV record of its fork.
 func (ds *Dataset) checkMissingProv(ctx context.Context) ([]Finding, error) {
-	res, err := ds.c.Query(ctx, qCheckMissingProv)
+	res, err := ds.c.Select(ctx, qCheckMissingProv)
 	if err != nil {
 		return nil, err
 	}

@@ -62,12 +62,7 @@ func (ds *Dataset) checkChain(ctx context.Context) ([]Finding, error) {
 	var out []Finding
 	unchained := map[string]int{}
 	var order []string
-	err = ds.c.SelectRows(ctx, qCheckChainTurns, func([]string) error {
-		cc = newChainCheck(sessions) // a retried request starts over
-		out, order = out[:0], order[:0]
-		clear(unchained)
-		return nil
-	}, func(row kg.Solution) error {
+	add := func(row kg.Solution) error {
 		id := idOf(row.String("s"))
 		i, err := row.Int("i")
 		if err != nil {
@@ -97,7 +92,8 @@ func (ds *Dataset) checkChain(ctx context.Context) ([]Finding, error) {
 		}
 		cc.turn(id, t, d)
 		return nil
-	})
+	}
+	err = eachRow(ctx, ds.c, qCheckChainTurns, add)
 	if err != nil {
 		return nil, err
 	}

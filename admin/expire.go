@@ -56,7 +56,7 @@ func (ds *Dataset) due(ctx context.Context, now time.Time) ([]dueSession, error)
 	if err != nil {
 		return nil, err
 	}
-	res, err := ds.c.Query(ctx, q)
+	res, err := ds.c.Select(ctx, q)
 	if err != nil {
 		return nil, err
 	}

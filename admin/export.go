@@ -236,7 +236,7 @@ func (ds *Dataset) treeMembers(ctx context.Context, ids []string) ([]member, err
 		if err != nil {
 			return nil, err
 		}
-		res, err := ds.c.Query(ctx, q)
+		res, err := ds.c.Select(ctx, q)
 		if err != nil {
 			return nil, err
 		}
@@ -337,7 +337,7 @@ type jsonlTurn struct {
 
 // allMembers returns every session graph of the store, in export order.
 func (ds *Dataset) allMembers(ctx context.Context) ([]member, error) {
-	res, err := ds.c.Query(ctx, qExportGraphs)
+	res, err := ds.c.Select(ctx, qExportGraphs)
 	if err != nil {
 		return nil, err
 	}
@@ -447,10 +447,7 @@ func (ds *Dataset) exportBatch(ctx context.Context, out *graphWriter, rows [][]r
 	}
 	byGraph := make(map[string][]triple, len(rows))
 	var tw terms
-	err = ds.c.SelectRows(ctx, q, func([]string) error {
-		clear(byGraph) // a repeated request starts again
-		return nil
-	}, func(row kg.Solution) error {
+	err = eachRow(ctx, ds.c, q, func(row kg.Solution) error {
 		t, err := tw.triple(rdfio.Quad{S: row["s"], P: row["p"], O: row["o"]})
 		if err != nil {
 			return fmt.Errorf("%w: graph <%s>: %v", session.ErrCorrupt, row.String("g"), err)

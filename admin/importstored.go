@@ -193,7 +193,7 @@ func (ds *Dataset) selectTable(ctx context.Context, name, q, table string, t kg.
 		if err != nil {
 			return fmt.Errorf("%s: %w", name, err)
 		}
-		res, err := ds.c.Query(ctx, bound)
+		res, err := ds.c.Select(ctx, bound)
 		if err != nil {
 			return err
 		}

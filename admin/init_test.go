@@ -15,7 +15,7 @@ func TestInit(t *testing.T) {
 	ctx := context.Background()
 	count := func() int {
 		q, _ := kg.Bind("SELECT (COUNT(*) AS ?n) { GRAPH $g { ?s ?p ?o } }", kg.Params{"g": kg.MustIRI(ontology.OntologyGraph)})
-		res, err := c.Query(ctx, q)
+		res, err := c.Select(ctx, q)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -184,7 +184,7 @@ func TestShareDontCopy(t *testing.T) {
 	st, _, c := newStore(t)
 	ctx := context.Background()
 	count := func() int {
-		res, err := c.Query(ctx, "SELECT (COUNT(*) AS ?n) { GRAPH ?g { ?s ?p ?o } }")
+		res, err := c.Select(ctx, "SELECT (COUNT(*) AS ?n) { GRAPH ?g { ?s ?p ?o } }")
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -98,7 +98,7 @@ func (st *Store) anchor(ctx context.Context, id, name string, state map[string]s
 	if err != nil {
 		return Anchor{}, err
 	}
-	res, err := st.c.Query(ctx, q)
+	res, err := st.c.Select(ctx, q)
 	if err != nil {
 		return Anchor{}, err
 	}

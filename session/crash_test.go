@@ -369,7 +369,7 @@ func provCount(tb testing.TB, c *kg.Client, kind, p, id string) int {
 	if err != nil {
 		tb.Fatal(err)
 	}
-	res, err := c.Query(context.Background(), q)
+	res, err := c.Select(context.Background(), q)
 	if err != nil {
 		tb.Fatal(err)
 	}

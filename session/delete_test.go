@@ -43,7 +43,7 @@ SELECT ?fork ?del ?who WHERE {
   $s prov:wasGeneratedBy ?fork . ?fork a trails:Fork .
   ?del a trails:Deletion ; prov:invalidated $s ; prov:wasAssociatedWith/dcterms:identifier ?who .
 }`, kg.Params{"s": kg.MustIRI(ontology.SessionIRI(f.ID))})
-	res, err := c.Query(ctx, q)
+	res, err := c.Select(ctx, q)
 	if err != nil {
 		t.Fatal(err)
 	}

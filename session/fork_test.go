@@ -27,7 +27,7 @@ func provValues(tb testing.TB, c *kg.Client, child, p string) []string {
 	if err != nil {
 		tb.Fatal(err)
 	}
-	res, err := c.Query(context.Background(), q)
+	res, err := c.Select(context.Background(), q)
 	if err != nil {
 		tb.Fatal(err)
 	}
@@ -385,7 +385,7 @@ func TestTreeLimitsQuery(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	res, err := c.Query(ctx, text)
+	res, err := c.Select(ctx, text)
 	if err != nil {
 		t.Fatal(err)
 	}

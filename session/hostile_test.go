@@ -1014,7 +1014,7 @@ func outsideCounter(tb testing.TB, c *kg.Client, mine []*session.Session) func()
 	}
 	count := func(q, key string, skip map[string]bool) int {
 		tb.Helper()
-		res, err := c.Query(context.Background(), q)
+		res, err := c.Select(context.Background(), q)
 		if err != nil {
 			tb.Fatalf("count: %v", err)
 		}

@@ -141,7 +141,7 @@ func (st *Store) readSpans(ctx context.Context, q string, spans []span, owner fu
 	if upTo >= 0 {
 		tr.turns = make([]Turn, 0, upTo)
 	}
-	if err := st.c.SelectRows(ctx, bound, tr.start, tr.add); err != nil {
+	if err := tr.read(ctx, st.c, bound); err != nil {
 		return nil, err
 	}
 	return tr.done()

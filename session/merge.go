@@ -191,7 +191,7 @@ func (st *Store) mergeTarget(ctx context.Context, j *mergeJob, round int) (*Sess
 	if err != nil {
 		return nil, err
 	}
-	res, err := st.c.Query(ctx, q)
+	res, err := st.c.Select(ctx, q)
 	if err != nil {
 		return nil, err
 	}
@@ -337,7 +337,7 @@ func (st *Store) merges(ctx context.Context, id string) ([]MergeRecord, error) {
 	if err != nil {
 		return nil, err
 	}
-	res, err := st.c.Query(ctx, q)
+	res, err := st.c.Select(ctx, q)
 	if err != nil {
 		return nil, err
 	}

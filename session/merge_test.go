@@ -46,7 +46,7 @@ func graphTriples(tb testing.TB, c *kg.Client, g string) []string {
 	if err != nil {
 		tb.Fatal(err)
 	}
-	res, err := c.Query(context.Background(), q)
+	res, err := c.Select(context.Background(), q)
 	if err != nil {
 		tb.Fatal(err)
 	}

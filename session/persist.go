@@ -159,7 +159,7 @@ func (st *Store) persistOnce(ctx context.Context, s *Session) (bool, error) {
 	if err != nil {
 		return false, err
 	}
-	res, err := st.c.Query(ctx, q)
+	res, err := st.c.Select(ctx, q)
 	if err != nil {
 		return false, err
 	}

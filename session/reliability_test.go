@@ -279,7 +279,7 @@ SELECT ?t (COUNT(DISTINCT ?p) AS ?props) (COUNT(*) AS ?triples) (GROUP_CONCAT(ST
 	if err != nil {
 		tb.Fatal(err)
 	}
-	res, err := c.Query(context.Background(), q)
+	res, err := c.Select(context.Background(), q)
 	if err != nil {
 		tb.Fatalf("partial turns: %v", err)
 	}
@@ -458,7 +458,7 @@ SELECT (COUNT(DISTINCT ?a) AS ?acts) (COUNT(?t) AS ?starts) WHERE {
 	if err != nil {
 		tb.Fatal(err)
 	}
-	res, err := c.Query(context.Background(), q)
+	res, err := c.Select(context.Background(), q)
 	if err != nil {
 		tb.Fatal(err)
 	}
@@ -467,7 +467,7 @@ SELECT (COUNT(DISTINCT ?a) AS ?acts) (COUNT(?t) AS ?starts) WHERE {
 	q, _ = kg.Bind(`PREFIX prov: <http://www.w3.org/ns/prov#>
 SELECT (COUNT(*) AS ?n) WHERE { GRAPH ?g { $child prov:wasDerivedFrom $parent } }`,
 		kg.Params{"parent": kg.MustIRI(ontology.SessionIRI(parent)), "child": kg.MustIRI(ontology.SessionIRI(child))})
-	res, err = c.Query(context.Background(), q)
+	res, err = c.Select(context.Background(), q)
 	if err != nil {
 		tb.Fatal(err)
 	}

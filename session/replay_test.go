@@ -19,7 +19,7 @@ func TestReplay(t *testing.T) {
 	mustPersist(t, st, f)
 
 	triples := func() int {
-		res, err := c.Query(ctx, "SELECT (COUNT(*) AS ?n) { GRAPH ?g { ?s ?p ?o } }")
+		res, err := c.Select(ctx, "SELECT (COUNT(*) AS ?n) { GRAPH ?g { ?s ?p ?o } }")
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -260,7 +260,7 @@ func (st *Store) applyRewind(ctx context.Context, p *rewindPlan) (bool, error) {
 // the error to return.
 func (st *Store) rewindRefused(ctx context.Context, p *rewindPlan) (bool, error) {
 	q := bindOrPanic("rewind-why", qRewindWhy, kg.Params{"s": sessionIRI(p.s.ID), "branch": kg.String(p.archive.Branch)})
-	res, err := st.c.Query(ctx, q)
+	res, err := st.c.Select(ctx, q)
 	if err != nil {
 		return false, err
 	}
@@ -325,7 +325,7 @@ func (st *Store) rewinds(ctx context.Context, id string) ([]RewindRecord, error)
 	if _, err := st.Info(ctx, id); err != nil {
 		return nil, err
 	}
-	res, err := st.c.Query(ctx, bindOrPanic("rewinds", qRewinds, kg.Params{"s": sessionIRI(id)}))
+	res, err := st.c.Select(ctx, bindOrPanic("rewinds", qRewinds, kg.Params{"s": sessionIRI(id)}))
 	if err != nil {
 		return nil, err
 	}

@@ -47,7 +47,7 @@ SELECT ?g ?s ?i ?role ?content ?branch ?created WHERE {
 		if err != nil {
 			tb.Fatal(err)
 		}
-		res, err := c.Query(context.Background(), q)
+		res, err := c.Select(context.Background(), q)
 		if err != nil {
 			tb.Fatal(err)
 		}

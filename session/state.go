@@ -230,7 +230,7 @@ func ParseState(s string) (State, error) {
 // writer of conditional state changes (the operators' Expire, package
 // admin) learns which applied. It takes the client, not a Store. It
 // returns a store error wrapping the kg error.
-func StateChanges(ctx context.Context, c *kg.Client, acts []rdf.IRI) (map[string][]string, error) {
+func StateChanges(ctx context.Context, c Querier, acts []rdf.IRI) (map[string][]string, error) {
 	return NewStore(c).stateApplied(ctx, acts)
 }
 
@@ -245,7 +245,7 @@ func (st *Store) stateApplied(ctx context.Context, acts []rdf.IRI) (map[string][
 	if err != nil {
 		return nil, fmt.Errorf("state-applied: %w", err)
 	}
-	res, err := st.c.Query(ctx, q)
+	res, err := st.c.Select(ctx, q)
 	if err != nil {
 		return nil, err
 	}

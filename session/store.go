@@ -2,34 +2,32 @@ package session
 
 import (
 	"context"
-	"io"
 	"time"
 
-	"github.com/knakk/rdf"
 	"github.com/trails-kg/trails/kg"
 )
 
-// querier is what a Store needs of the SPARQL transport.
-type querier interface {
-	Query(ctx context.Context, query string) (*kg.Results, error)
+// Querier is what a Store needs of the SPARQL transport: *kg.Client
+// implements it, and a program may wrap one (to count, log or trace the
+// requests) and pass that to NewStore.
+type Querier interface {
+	// Select runs a SELECT query and returns its whole answer.
 	Select(ctx context.Context, query string) (*kg.Results, error)
-	SelectRows(ctx context.Context, query string, start func(vars []string) error, row func(kg.Solution) error) error
+	// Rows runs a SELECT query and returns its rows as they arrive.
+	Rows(ctx context.Context, query string) (*kg.Rows, error)
+	// Ask runs an ASK query.
 	Ask(ctx context.Context, query string) (bool, error)
+	// Update runs a SPARQL Update request, one atomic transaction.
 	Update(ctx context.Context, update string, opts ...kg.UpdateOption) error
-	Validate(ctx context.Context, shapes []byte, graph string) (*kg.Report, error)
-	GetGraph(ctx context.Context, g rdf.IRI) ([]byte, error)
-	PutGraph(ctx context.Context, g rdf.IRI, mediaType string, data []byte) error
-	Dump(ctx context.Context, w io.Writer) error
-	LoadQuads(ctx context.Context, nquads []byte) error
 }
 
-var _ querier = (*kg.Client)(nil)
+var _ Querier = (*kg.Client)(nil)
 
 // Store persists sessions in a Fuseki dataset. It holds no state of its own
 // besides its options, so any number of Stores (in one process or many) may
 // share a dataset. It is safe for concurrent use.
 type Store struct {
-	c        querier
+	c        Querier
 	clock    func() time.Time
 	maxDepth int
 	maxKids  int    // WithMaxChildren: the most forks a session may have, 0 for no limit
@@ -93,7 +91,7 @@ func WithMaxChildren(n int) StoreOption {
 }
 
 // NewStore returns a Store over the dataset of c.
-func NewStore(c *kg.Client, opts ...StoreOption) *Store {
+func NewStore(c Querier, opts ...StoreOption) *Store {
 	st := &Store{c: c, clock: now, maxDepth: MaxForkDepth, maxKids: DefaultMaxChildren}
 	for _, o := range opts {
 		o(st)

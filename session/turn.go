@@ -2,6 +2,7 @@ package session
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"slices"
 	"strings"
@@ -166,10 +167,43 @@ type turnRows struct {
 }
 
 // start drops what an earlier attempt of the request gathered.
-func (r *turnRows) start([]string) error {
+func (r *turnRows) start() {
 	clear(r.turns)
 	r.turns = r.turns[:0]
-	return nil
+}
+
+// cutRetries is how many times a turn query whose answer was cut off after
+// its first rows is asked again (kg retries a request itself only until
+// its first row arrives).
+const cutRetries = 2
+
+// read runs the turn query q on c and gathers its rows as they arrive, so
+// that a long history is never held twice. A SELECT is safe to repeat:
+// an answer cut off mid-way (kg.ErrUnavailable) is asked for again from
+// the start, up to cutRetries times.
+func (r *turnRows) read(ctx context.Context, c Querier, q string) error {
+	for attempt := 0; ; attempt++ {
+		r.start()
+		err := r.readOnce(ctx, c, q)
+		if err == nil || attempt == cutRetries || ctx.Err() != nil || !errors.Is(err, kg.ErrUnavailable) {
+			return err
+		}
+	}
+}
+
+// readOnce is one attempt of read.
+func (r *turnRows) readOnce(ctx context.Context, c Querier, q string) error {
+	rows, err := c.Rows(ctx, q)
+	if err != nil {
+		return err
+	}
+	defer rows.Close()
+	for rows.Next() {
+		if err := r.add(rows.Solution()); err != nil {
+			return err
+		}
+	}
+	return rows.Err()
 }
 
 // add reads one row.
@@ -230,7 +264,7 @@ var (
 // the operators' Check (package admin) does, not a Store. It returns
 // ErrCorrupt for a count that is not an integer, or a store error wrapping
 // the kg error.
-func CountTurns(ctx context.Context, c *kg.Client, sessions []string) (map[string]int, error) {
+func CountTurns(ctx context.Context, c Querier, sessions []string) (map[string]int, error) {
 	return NewStore(c).countTurns(ctx, sessions)
 }
 
@@ -244,7 +278,7 @@ func (st *Store) countTurns(ctx context.Context, sessions []string) (map[string]
 	if err != nil {
 		return nil, err
 	}
-	res, err := st.c.Query(ctx, q)
+	res, err := st.c.Select(ctx, q)
 	if err != nil {
 		return nil, err
 	}

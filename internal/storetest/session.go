@@ -174,7 +174,7 @@ func QueryInt(tb testing.TB, c *kg.Client, q string, p kg.Params) int {
 	if err != nil {
 		tb.Fatal(err)
 	}
-	res, err := c.Query(context.Background(), bound)
+	res, err := c.Select(context.Background(), bound)
 	if err != nil {
 		tb.Fatalf("count: %v", err)
 	}

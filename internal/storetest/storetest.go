@@ -146,7 +146,7 @@ func Tamper(tb testing.TB, c *kg.Client, turn, pred string, v rdf.Term) {
 	if err != nil {
 		tb.Fatal(err)
 	}
-	res, err := c.Query(ctx, q)
+	res, err := c.Select(ctx, q)
 	if err != nil || len(res.Solutions) != 1 {
 		tb.Fatalf("tamper: got %d values of %s, %v; want one", len(res.Solutions), pred, err)
 	}
