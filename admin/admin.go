@@ -19,8 +19,6 @@ import (
 	"embed"
 	"fmt"
 	"io"
-	"net/url"
-	"strings"
 	"time"
 
 	"github.com/knakk/rdf"
@@ -122,14 +120,3 @@ func bind(name, q string, p kg.Params) (string, error) {
 
 // sessionIRI returns the IRI (and graph) of session id.
 func sessionIRI(id string) rdf.IRI { return kg.MustIRI(ontology.SessionIRI(id)) }
-
-// idOf returns the session id in a session IRI, or the IRI itself when it
-// is not one of ours.
-func idOf(iri string) string {
-	if rest, ok := strings.CutPrefix(iri, ontology.SessionBase); ok {
-		if id, err := url.PathUnescape(rest); err == nil {
-			return id
-		}
-	}
-	return iri
-}

@@ -7,6 +7,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/trails-kg/trails/kg"
+	"github.com/trails-kg/trails/ontology"
 	"github.com/trails-kg/trails/session"
 )
 
@@ -47,11 +48,11 @@ func (ds *Dataset) checkChain(ctx context.Context) ([]Finding, error) {
 	sessions := make(map[string]chainSession, len(res.Solutions))
 	branches := make(map[string]string, len(res.Solutions))
 	for _, row := range res.Solutions {
-		id := idOf(row.String("s"))
+		id := ontology.SessionID(row.String("s"))
 		if _, dup := sessions[id]; dup {
 			continue // damaged: other rules report it
 		}
-		s := chainSession{ParentID: idOf(row.String("parent"))}
+		s := chainSession{ParentID: ontology.SessionID(row.String("parent"))}
 		if _, ok := row["at"]; ok {
 			s.ForkedAt, _ = row.Int("at")
 		}
@@ -63,7 +64,7 @@ func (ds *Dataset) checkChain(ctx context.Context) ([]Finding, error) {
 	unchained := map[string]int{}
 	var order []string
 	add := func(row kg.Solution) error {
-		id := idOf(row.String("s"))
+		id := ontology.SessionID(row.String("s"))
 		i, err := row.Int("i")
 		if err != nil {
 			return nil // not an integer: the SHACL rule reports it

@@ -63,7 +63,7 @@ func (ds *Dataset) due(ctx context.Context, now time.Time) ([]dueSession, error)
 	out := make([]dueSession, 0, len(res.Solutions))
 	seen := make(map[string]bool, len(res.Solutions))
 	for _, row := range res.Solutions {
-		id := idOf(row.String("s"))
+		id := ontology.SessionID(row.String("s"))
 		if seen[id] {
 			continue // two expiries or states: trails-admin check reports it
 		}

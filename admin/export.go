@@ -245,7 +245,7 @@ func (ds *Dataset) treeMembers(ctx context.Context, ids []string) ([]member, err
 			if _, ok := row["exists"]; !ok {
 				continue // an ancestor whose graph is gone
 			}
-			sid := idOf(row.String("s"))
+			sid := ontology.SessionID(row.String("s"))
 			if sid == id {
 				found = true
 			}
@@ -255,7 +255,7 @@ func (ds *Dataset) treeMembers(ctx context.Context, ids []string) ([]member, err
 			seen[sid] = true
 			m := member{id: sid}
 			if p := row.String("parent"); p != "" {
-				m.parent = idOf(p)
+				m.parent = ontology.SessionID(p)
 			}
 			if _, ok := row["created"]; ok {
 				if m.created, err = row.Time("created"); err != nil {
@@ -351,7 +351,7 @@ func (ds *Dataset) allMembers(ctx context.Context) ([]member, error) {
 		seen[id] = true
 		m := member{id: id}
 		if p := row.String("parent"); p != "" {
-			m.parent = idOf(p)
+			m.parent = ontology.SessionID(p)
 		}
 		if _, ok := row["created"]; ok {
 			if m.created, err = row.Time("created"); err != nil {

@@ -221,7 +221,7 @@ var (
 // ss.
 func storedRow(ss *storedSession, r kg.Solution) error {
 	if r.String("parent") != "" {
-		ss.parent = idOf(r.String("parent"))
+		ss.parent = ontology.SessionID(r.String("parent"))
 	}
 	var err error
 	if _, ok := r["at"]; ok {
@@ -242,7 +242,7 @@ func storedRow(ss *storedSession, r kg.Solution) error {
 func (ds *Dataset) importSessions(ctx context.Context, ids map[string]bool) (map[string]storedSession, error) {
 	out := make(map[string]storedSession, len(ids))
 	err := ds.selectTable(ctx, "import-sessions", qImportSessions, "sessions", sessionRows(ids), nil, func(r kg.Solution) error {
-		id := idOf(r.String("s"))
+		id := ontology.SessionID(r.String("s"))
 		ss := out[id]
 		ss.exists = ss.exists || r.String("exists") == "true"
 		if _, ok := r["rewinds"]; ok {
@@ -277,7 +277,7 @@ func (ds *Dataset) importAncestors(ctx context.Context, starts []string) (map[st
 		if err := storedRow(&ss, r); err != nil {
 			return err
 		}
-		out[idOf(r.String("s"))] = ss
+		out[ontology.SessionID(r.String("s"))] = ss
 		return nil
 	})
 	return out, err
@@ -296,7 +296,7 @@ func (ds *Dataset) checkTaken(ctx context.Context, in *importInput) error {
 	}
 	return ds.selectTable(ctx, "import-branches", qImportBranches, "branches", t, nil, func(r kg.Solution) error {
 		s := by[r.String("b")]
-		if other := idOf(r.String("s")); s != nil && other != s.id {
+		if other := ontology.SessionID(r.String("s")); s != nil && other != s.id {
 			in.faults.addf(s.fields[sfBranch].line, RuleStored, session.ErrConflict, "session %s: branch %q is taken by the stored session %s", s.id, s.hdr.Branch, other)
 		}
 		return nil
@@ -432,7 +432,7 @@ func (ds *Dataset) checkTurns(ctx context.Context, in *importInput, stored map[s
 			if err != nil {
 				return err
 			}
-			chain.base(idOf(r.String("s")), i, r.String("d"))
+			chain.base(ontology.SessionID(r.String("s")), i, r.String("d"))
 			return nil
 		})
 		if err != nil {

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 
+	"github.com/trails-kg/trails/ontology"
 	"github.com/trails-kg/trails/session"
 )
 
@@ -47,7 +48,7 @@ func (ds *Dataset) Rechain(ctx context.Context, progress func(done, total int)) 
 		if err := ctx.Err(); err != nil {
 			return stats, fmt.Errorf("rechain: %w", err)
 		}
-		id := idOf(row.String("s"))
+		id := ontology.SessionID(row.String("s"))
 		n, _ := row.Int("n")
 		if _, err := ds.st.Rechain(ctx, id); err != nil {
 			if errors.Is(err, session.ErrParentMissing) || errors.Is(err, session.ErrCorrupt) || errors.Is(err, session.ErrInvalid) || errors.Is(err, session.ErrNotFound) {

@@ -3,11 +3,23 @@ package ontology
 import (
 	"net/url"
 	"strconv"
+	"strings"
 )
 
 // SessionIRI returns the IRI of the session with the given id, which is also
 // the IRI of the session's named graph.
 func SessionIRI(id string) string { return SessionBase + url.PathEscape(id) }
+
+// SessionID returns the id of the session whose IRI is iri (the inverse
+// of SessionIRI), or iri itself when it is not a session IRI.
+func SessionID(iri string) string {
+	if rest, ok := strings.CutPrefix(iri, SessionBase); ok {
+		if id, err := url.PathUnescape(rest); err == nil {
+			return id
+		}
+	}
+	return iri
+}
 
 // TurnIRI returns the IRI of the turn at index i in the graph of the session
 // with IRI session.

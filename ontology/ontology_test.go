@@ -193,3 +193,22 @@ func TestTermsUsed(t *testing.T) {
 		})
 	}
 }
+
+// TestSessionID: SessionID undoes SessionIRI, escapes included, and hands
+// back any other IRI as it is.
+func TestSessionID(t *testing.T) {
+	for _, tc := range []struct {
+		name, iri, want string
+	}{
+		{"uuid", ontology.SessionIRI("0190a000-0000-7000-8000-00000000000a"), "0190a000-0000-7000-8000-00000000000a"},
+		{"escaped", ontology.SessionIRI("a b/c%d"), "a b/c%d"},
+		{"not a session", "http://example.org/x", "http://example.org/x"},
+		{"bad escape", ontology.SessionBase + "%zz", ontology.SessionBase + "%zz"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := ontology.SessionID(tc.iri); got != tc.want {
+				t.Fatalf("got %q, want %q", got, tc.want)
+			}
+		})
+	}
+}

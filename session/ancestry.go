@@ -58,28 +58,28 @@ func readLink(row kg.Solution) (*link, error) {
 	var err error
 	if _, ok := row["at"]; ok {
 		if l.at, err = row.Int("at"); err != nil || l.at < 0 {
-			return nil, fmt.Errorf("%w: session %s: fork point %q", ErrCorrupt, idOf(l.iri), row.String("at"))
+			return nil, fmt.Errorf("%w: session %s: fork point %q", ErrCorrupt, ontology.SessionID(l.iri), row.String("at"))
 		}
 	}
 	if _, ok := row["own"]; ok {
 		if l.own, err = row.Int("own"); err != nil || l.own < 0 {
-			return nil, fmt.Errorf("%w: session %s: turn count %q", ErrCorrupt, idOf(l.iri), row.String("own"))
+			return nil, fmt.Errorf("%w: session %s: turn count %q", ErrCorrupt, ontology.SessionID(l.iri), row.String("own"))
 		}
 		l.hasOwn = true
 	}
 	if _, ok := row["created"]; ok {
 		if l.created, err = row.Time("created"); err != nil {
-			return nil, fmt.Errorf("%w: session %s: %v", ErrCorrupt, idOf(l.iri), err)
+			return nil, fmt.Errorf("%w: session %s: %v", ErrCorrupt, ontology.SessionID(l.iri), err)
 		}
 	}
 	if _, ok := row["rewinds"]; ok {
 		if l.rewinds, err = row.Int("rewinds"); err != nil || l.rewinds < 0 || l.rewinds > maxIndex {
-			return nil, fmt.Errorf("%w: session %s: rewind count %s", ErrCorrupt, idOf(l.iri), termsafe.Quote(row.String("rewinds")))
+			return nil, fmt.Errorf("%w: session %s: rewind count %s", ErrCorrupt, ontology.SessionID(l.iri), termsafe.Quote(row.String("rewinds")))
 		}
 	}
 	_, l.archive = row["rewoundFrom"]
 	if l.life, err = readLifecycle(row); err != nil {
-		return nil, fmt.Errorf("%w: session %s: %v", ErrCorrupt, idOf(l.iri), err)
+		return nil, fmt.Errorf("%w: session %s: %v", ErrCorrupt, ontology.SessionID(l.iri), err)
 	}
 	return l, nil
 }
@@ -135,9 +135,9 @@ func chainExtra(row kg.Solution, anchors map[string][]Anchor, tags map[string][]
 	}
 	a, err := readAnchor(row, "aindex", "astate", "acreated")
 	if err != nil {
-		return true, fmt.Errorf("session %s: %w", idOf(s), err)
+		return true, fmt.Errorf("session %s: %w", ontology.SessionID(s), err)
 	}
-	a.Name, a.Session = row.String("aname"), idOf(s)
+	a.Name, a.Session = row.String("aname"), ontology.SessionID(s)
 	anchors[s] = append(anchors[s], a)
 	return true, nil
 }
@@ -185,7 +185,7 @@ func addLink(links map[string]*link, row kg.Solution) error {
 		return err
 	}
 	if _, dup := links[l.iri]; dup {
-		return fmt.Errorf("%w: session %s has two parents, fork points, branches or principals", ErrCorrupt, idOf(l.iri))
+		return fmt.Errorf("%w: session %s has two parents, fork points, branches or principals", ErrCorrupt, ontology.SessionID(l.iri))
 	}
 	links[l.iri] = l
 	return nil
@@ -204,7 +204,7 @@ func (st *Store) walk(links map[string]*link, id string) ([]*link, error) {
 	seen := make(map[string]bool)
 	for cur := self; cur != ""; {
 		if seen[cur] {
-			return nil, fmt.Errorf("%w: %s is its own ancestor", ErrForkCycle, idOf(cur))
+			return nil, fmt.Errorf("%w: %s is its own ancestor", ErrForkCycle, ontology.SessionID(cur))
 		}
 		seen[cur] = true
 		l := links[cur]
@@ -215,7 +215,7 @@ func (st *Store) walk(links map[string]*link, id string) ([]*link, error) {
 			if len(chain)-1 >= st.maxDepth {
 				break // too deep anyway: report that
 			}
-			return nil, &AncestorError{Session: id, Missing: idOf(cur)}
+			return nil, &AncestorError{Session: id, Missing: ontology.SessionID(cur)}
 		}
 		chain = append(chain, l)
 		cur = l.parent
@@ -225,14 +225,14 @@ func (st *Store) walk(links map[string]*link, id string) ([]*link, error) {
 	}
 	for k, l := range chain {
 		if l.parent != "" && l.branch == "" {
-			return nil, fmt.Errorf("%w: fork %s has no branch label", ErrCorrupt, idOf(l.iri))
+			return nil, fmt.Errorf("%w: fork %s has no branch label", ErrCorrupt, ontology.SessionID(l.iri))
 		}
 		if l.at > maxIndex || l.own > maxIndex {
-			return nil, fmt.Errorf("%w: session %s: fork point %d or turn count %d out of range", ErrCorrupt, idOf(l.iri), l.at, l.own)
+			return nil, fmt.Errorf("%w: session %s: fork point %d or turn count %d out of range", ErrCorrupt, ontology.SessionID(l.iri), l.at, l.own)
 		}
 		if k+1 < len(chain) {
 			if p := chain[k+1]; p.hasOwn && l.at > p.at+p.own {
-				return nil, fmt.Errorf("%w: fork %s is forked at %d, beyond the %d turns of its parent %s", ErrCorrupt, idOf(l.iri), l.at, p.at+p.own, idOf(p.iri))
+				return nil, fmt.Errorf("%w: fork %s is forked at %d, beyond the %d turns of its parent %s", ErrCorrupt, ontology.SessionID(l.iri), l.at, p.at+p.own, ontology.SessionID(p.iri))
 			}
 		}
 	}
@@ -312,7 +312,7 @@ func (st *Store) ancestry(ctx context.Context, id string) ([]Info, error) {
 	infos := make([]Info, len(chain))
 	for k, l := range chain {
 		in := Info{
-			ID:        idOf(l.iri),
+			ID:        ontology.SessionID(l.iri),
 			Principal: l.principal,
 			Branch:    branchOrMain(l.branch),
 			ForkedAt:  l.at,
@@ -321,7 +321,7 @@ func (st *Store) ancestry(ctx context.Context, id string) ([]Info, error) {
 			Tags:      splitTags(strings.Join(l.tags, " ")),
 		}
 		if l.parent != "" {
-			in.ParentID = idOf(l.parent)
+			in.ParentID = ontology.SessionID(l.parent)
 		}
 		l.life.setInfo(&in)
 		if !l.hasOwn {

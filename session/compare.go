@@ -127,7 +127,7 @@ func (st *Store) compare(ctx context.Context, a, b string) (*Comparison, error) 
 	}
 	for _, l := range chains[0] {
 		if onB[l.iri] {
-			c.Common = idOf(l.iri)
+			c.Common = ontology.SessionID(l.iri)
 			break
 		}
 	}
@@ -162,7 +162,7 @@ func (st *Store) chainLinks(ctx context.Context, a, b string) (map[string]*link,
 func chainIDs(chain []*link) []string {
 	ids := make([]string, len(chain))
 	for k, l := range chain {
-		ids[k] = idOf(l.iri)
+		ids[k] = ontology.SessionID(l.iri)
 	}
 	return ids
 }
@@ -217,7 +217,7 @@ func (st *Store) storedTurns(ctx context.Context, links map[string]*link, a, b [
 		}
 		if _, ok := row["created"]; ok {
 			if t.Created, err = row.Time("created"); err != nil {
-				return nil, fmt.Errorf("%w: turn %d of %s: %v", ErrCorrupt, i, idOf(s), err)
+				return nil, fmt.Errorf("%w: turn %d of %s: %v", ErrCorrupt, i, ontology.SessionID(s), err)
 			}
 		}
 		found := storedTurn{turn: t, iri: row.String("t"), origin: row.String("origin")}
@@ -228,7 +228,7 @@ func (st *Store) storedTurns(ctx context.Context, links map[string]*link, a, b [
 			out[s] = map[int]storedTurn{}
 		}
 		if _, dup := out[s][i]; dup {
-			return nil, fmt.Errorf("%w: session %s has two turns at index %d (or one copied from two)", ErrCorrupt, idOf(s), i)
+			return nil, fmt.Errorf("%w: session %s has two turns at index %d (or one copied from two)", ErrCorrupt, ontology.SessionID(s), i)
 		}
 		out[s][i] = found
 	}
@@ -260,12 +260,12 @@ func assemble(chain []*link, stored map[string]map[int]storedTurn) (history, err
 		want = self.at + self.own
 	}
 	if len(parts) != want {
-		return history{}, fmt.Errorf("%w: session %s: %d turns found, the chain says %d", ErrCorrupt, idOf(self.iri), len(parts), want)
+		return history{}, fmt.Errorf("%w: session %s: %d turns found, the chain says %d", ErrCorrupt, ontology.SessionID(self.iri), len(parts), want)
 	}
 	h := history{turns: make([]Turn, len(parts)), stored: make([]string, len(parts)), same: make([]string, len(parts))}
 	for i, p := range parts {
 		if p.turn.Index != i {
-			return history{}, fmt.Errorf("%w: session %s: no turn at index %d", ErrCorrupt, idOf(self.iri), i)
+			return history{}, fmt.Errorf("%w: session %s: no turn at index %d", ErrCorrupt, ontology.SessionID(self.iri), i)
 		}
 		h.turns[i], h.stored[i], h.same[i] = p.turn, p.iri, p.origin
 	}

@@ -248,7 +248,7 @@ func (st *Store) deleteBatch(ctx context.Context, steps []Step, principals []str
 	if len(res.Solutions) > 0 {
 		// The guard held the batch back: a fork appeared meanwhile.
 		for _, row := range res.Solutions {
-			left := idOf(row.String("s"))
+			left := ontology.SessionID(row.String("s"))
 			if err := st.refuseChildren(ctx, left); err != nil {
 				if len(steps) > 1 {
 					return fmt.Errorf("%s: %w", left, err)

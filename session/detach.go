@@ -84,7 +84,7 @@ func detachResult(s *Session, owners []string) DetachResult {
 	}
 	r := DetachResult{Copied: s.ForkedAt, From: map[string]int{}, Parent: s.ParentID}
 	for _, t := range s.Turns[:s.ForkedAt] {
-		r.From[idOf(owners[t.Index])]++
+		r.From[ontology.SessionID(owners[t.Index])]++
 	}
 	return r
 }

@@ -454,7 +454,7 @@ func sameFork(s *Session, row kg.Solution) error {
 		wantParent = ontology.SessionIRI(s.ParentID)
 	}
 	if got := row.String("parent"); got != wantParent {
-		return fmt.Errorf("%w: stored parent %q, the caller's %q (detached or forked elsewhere?)", ErrConflict, idOf(got), s.ParentID)
+		return fmt.Errorf("%w: stored parent %q, the caller's %q (detached or forked elsewhere?)", ErrConflict, ontology.SessionID(got), s.ParentID)
 	}
 	at := 0
 	if _, ok := row["at"]; ok {

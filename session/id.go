@@ -2,8 +2,6 @@ package session
 
 import (
 	"fmt"
-	"net/url"
-	"strings"
 
 	"github.com/google/uuid"
 	"github.com/knakk/rdf"
@@ -14,17 +12,6 @@ import (
 
 // sessionIRI returns the IRI (and graph) of session id.
 func sessionIRI(id string) rdf.IRI { return kg.MustIRI(ontology.SessionIRI(id)) }
-
-// idOf returns the session id in a session IRI, or the IRI itself when it
-// is not one of ours.
-func idOf(iri string) string {
-	if rest, ok := strings.CutPrefix(iri, ontology.SessionBase); ok {
-		if id, err := url.PathUnescape(rest); err == nil {
-			return id
-		}
-	}
-	return iri
-}
 
 // shownID returns session id as an error message shows it, escaped and
 // cut (termsafe.Cut): an id a caller gave may be anything.

@@ -9,6 +9,7 @@ import (
 
 	"github.com/knakk/rdf"
 	"github.com/trails-kg/trails/kg"
+	"github.com/trails-kg/trails/ontology"
 )
 
 // The queries of Info, read once.
@@ -114,10 +115,10 @@ func (st *Store) infos(ctx context.Context, q string) ([]Info, error) {
 		}
 		l.life.setInfo(&in)
 		if in.ID == "" {
-			in.ID = idOf(l.iri)
+			in.ID = ontology.SessionID(l.iri)
 		}
 		if l.parent != "" {
-			in.ParentID = idOf(l.parent)
+			in.ParentID = ontology.SessionID(l.parent)
 		}
 		if !l.hasOwn {
 			legacy = append(legacy, l.iri)

@@ -5,6 +5,7 @@ import (
 
 	"github.com/trails-kg/trails/internal/termsafe"
 	"github.com/trails-kg/trails/kg"
+	"github.com/trails-kg/trails/ontology"
 )
 
 // Kind says what a session is for (design note 002). It is fixed when the session
@@ -83,7 +84,7 @@ func storedKind(iri, kind string) error {
 	case "", KindMain, KindBranch, KindWorker:
 		return nil
 	}
-	return fmt.Errorf("%w: session %s: kind %s is none of %q, %q and %q", ErrCorrupt, idOf(iri), termsafe.Quote(kind), KindMain, KindBranch, KindWorker)
+	return fmt.Errorf("%w: session %s: kind %s is none of %q, %q and %q", ErrCorrupt, ontology.SessionID(iri), termsafe.Quote(kind), KindMain, KindBranch, KindWorker)
 }
 
 // sameKind checks that the stored kind of s (a row of state.rq) is the

@@ -118,7 +118,7 @@ func (st *Store) load(ctx context.Context, id string, upTo int) (*Session, []str
 	}
 	self.life.setOn(s)
 	if self.parent != "" {
-		s.ParentID = idOf(self.parent)
+		s.ParentID = ontology.SessionID(self.parent)
 	}
 	return s, owners, nil
 }

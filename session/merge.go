@@ -161,7 +161,7 @@ func (st *Store) merge(ctx context.Context, childID string, r MergeResult) (Turn
 		return Turn{}, fmt.Errorf("%w: %s has no turns of its own: there is no result to merge", ErrInvalid, childID)
 	}
 	j := &mergeJob{
-		child: childID, parent: idOf(self.parent), principal: self.principal,
+		child: childID, parent: ontology.SessionID(self.parent), principal: self.principal,
 		first: self.at, last: self.at + own - 1, result: r, artifacts: arts,
 		act: kg.MustIRI(ontology.ActivityIRI("merge", uuid.Must(uuid.NewV7()).String())),
 	}
@@ -391,7 +391,7 @@ func (st *Store) merges(ctx context.Context, id string) ([]MergeRecord, error) {
 // readMerge reads the row of one merge turn.
 func readMerge(row kg.Solution) (*MergeRecord, error) {
 	t := row.String("t")
-	rec := &MergeRecord{TurnID: t, Child: idOf(row.String("child")), Status: MergeStatus(row.String("status")), Summary: row.String("content")}
+	rec := &MergeRecord{TurnID: t, Child: ontology.SessionID(row.String("child")), Status: MergeStatus(row.String("status")), Summary: row.String("content")}
 	var err error
 	for v, p := range map[string]*int{"i": &rec.Index, "first": &rec.First, "last": &rec.Last} {
 		if *p, err = row.Int(v); err != nil {

@@ -331,7 +331,7 @@ func (st *Store) rewinds(ctx context.Context, id string) ([]RewindRecord, error)
 	}
 	recs := make([]RewindRecord, 0, len(res.Solutions))
 	for _, row := range res.Solutions {
-		r := RewindRecord{Archive: idOf(row.String("archive")), Principal: row.String("principal"), Reason: row.String("reason")}
+		r := RewindRecord{Archive: ontology.SessionID(row.String("archive")), Principal: row.String("principal"), Reason: row.String("reason")}
 		if r.To, err = row.Int("to"); err != nil {
 			return nil, fmt.Errorf("%w: rewind to %s: %v", ErrCorrupt, r.Archive, err)
 		}
@@ -339,7 +339,7 @@ func (st *Store) rewinds(ctx context.Context, id string) ([]RewindRecord, error)
 			return nil, fmt.Errorf("%w: rewind to %s: %v", ErrCorrupt, r.Archive, err)
 		}
 		for _, c := range strings.Fields(row.String("reparented")) {
-			r.Reparented = append(r.Reparented, idOf(c))
+			r.Reparented = append(r.Reparented, ontology.SessionID(c))
 		}
 		slices.Sort(r.Reparented)
 		recs = append(recs, r)

@@ -254,7 +254,7 @@ func (st *Store) stateApplied(ctx context.Context, acts []rdf.IRI) (map[string][
 		a := row.String("act")
 		flagged := applied[a]
 		if d := row.String("d"); d != "" {
-			flagged = append(flagged, idOf(d))
+			flagged = append(flagged, ontology.SessionID(d))
 		}
 		applied[a] = flagged
 	}
