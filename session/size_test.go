@@ -1,0 +1,134 @@
+package session_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/trails-kg/trails/internal/fusekitest"
+	"github.com/trails-kg/trails/kg"
+	"github.com/trails-kg/trails/session"
+)
+
+// Turns and sessions at the sizes Trails promises: a 10 MB turn (refused
+// over MaxTurnBytes), a 100,000-turn session.
+
+// TestHugeTurn stores turns of 1 MB and 10 MB (quotes, backslashes, line
+// breaks, NUL, non-ASCII) and loads them back byte for byte, on a Fuseki of
+// its own: a request the store is still working on when the client gives
+// up goes on blocking the store's one writer.
+//
+// A turn of 1 MB must work with the client's default settings. For 10 MB,
+// Persist must either store it or refuse it as over a documented limit
+// (ErrInvalid, before any request), within a minute.
+func TestHugeTurn(t *testing.T) {
+	fusekitest.Parallel(t)
+	srv, err := fusekitest.StartServer(fusekitest.Options{})
+	if err != nil {
+		t.Fatalf("start a Fuseki: %v", err)
+	}
+	t.Cleanup(func() { srv.Close() })
+	ct := &counter{next: &http.Transport{}}
+	c := fusekitest.Client(t, kg.Config{Endpoint: srv.Endpoint, HTTPClient: &http.Client{Transport: ct}})
+	st := session.NewStore(c)
+	piece := "A \"quoted\" \"\"\"long\"\"\" line\\ with } and # and $x\n\r\t\x00 café 🎉 — "
+	for _, size := range []int{1 << 20, 10 << 20} {
+		t.Run(fmt.Sprintf("%d MiB", size>>20), func(t *testing.T) {
+			ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+			defer cancel()
+			content := strings.Repeat(piece, size/len(piece)+1)[:size]
+			for !strings.HasSuffix(content, " ") { // do not cut a character in two
+				content = content[:len(content)-1]
+			}
+			s := session.New("huge")
+			s.Append("user", "short question")
+			s.Append("assistant", content)
+			s.Append("user", "and after it")
+
+			t0 := time.Now()
+			n := ct.requests.Load()
+			err := st.Persist(ctx, s)
+			persisted := time.Since(t0)
+			switch {
+			case err == nil:
+			case errors.Is(err, session.ErrInvalid) && size > 1<<20 && ct.requests.Load() == n:
+				t.Logf("a %.1f MB turn is refused before any request: %v", float64(len(content))/1e6, err)
+				return
+			default:
+				t.Fatalf("persist a %.1f MB turn: after %v, %d requests: %v; want it stored, or (over 1 MiB) ErrInvalid before any request",
+					float64(len(content))/1e6, persisted.Round(time.Millisecond), ct.requests.Load()-n, err)
+			}
+			before := ct.bytes.Load()
+			t0 = time.Now()
+			got, err := st.Load(ctx, s.ID)
+			if err != nil {
+				t.Fatalf("load: %v", err)
+			}
+			loaded := time.Since(t0)
+			sameSession(t, got, s)
+			t0 = time.Now()
+			turns, err := st.Replay(ctx, s.ID, session.UpTo(2))
+			if err != nil {
+				t.Fatalf("replay: %v", err)
+			}
+			sameHistory(t, turns, s.Turns[:2])
+			t.Logf("a %.1f MB turn: persist %v, load %v (%.1f MB received), replay %v",
+				float64(len(content))/1e6, persisted.Round(time.Millisecond), loaded.Round(time.Millisecond),
+				float64(ct.bytes.Load()-before)/1e6, time.Since(t0).Round(time.Millisecond))
+
+			// A fork of it shares the huge turn without copying it.
+			f := mustFork(t, s, 2)
+			f.Append("assistant", "shorter")
+			if err := st.Persist(ctx, f); err != nil {
+				t.Fatalf("persist a fork: %v", err)
+			}
+			sameSession(t, mustLoad(t, st, f.ID), f)
+		})
+	}
+}
+
+// TestHundredThousandTurns persists a session of 100,000 turns in batches
+// of 5,000, loads it and compares, and logs the timings.
+func TestHundredThousandTurns(t *testing.T) {
+	fusekitest.Parallel(t)
+	const total, batch = 100_000, 5_000
+	st, ct, _ := newStore(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 15*time.Minute)
+	defer cancel()
+	s := session.New("long-runner")
+	t0 := time.Now()
+	var batches []string
+	for len(s.Turns) < total {
+		for range batch {
+			i := len(s.Turns)
+			s.Append([]string{"user", "assistant"}[i%2], fmt.Sprintf("turn %d: \"%d\" squared is %d\n", i, i, i*i))
+		}
+		t1 := time.Now()
+		if err := st.Persist(ctx, s); err != nil {
+			t.Fatalf("persist turns up to %d: %v", len(s.Turns), err)
+		}
+		batches = append(batches, time.Since(t1).Round(time.Millisecond).String())
+	}
+	persist := time.Since(t0)
+	before := ct.bytes.Load()
+	t0 = time.Now()
+	got, err := st.Load(ctx, s.ID)
+	if err != nil {
+		t.Fatalf("load: %v", err)
+	}
+	load := time.Since(t0)
+	sameSession(t, got, s)
+	t0 = time.Now()
+	head, err := st.Replay(ctx, s.ID, session.UpTo(10))
+	if err != nil {
+		t.Fatalf("replay: %v", err)
+	}
+	sameHistory(t, head, s.Turns[:10])
+	t.Logf("%d turns in batches of %d: persist %v (batch by batch: %s), load %v (%.1f MB received), replay of the first 10 %v",
+		total, batch, persist.Round(time.Millisecond), strings.Join(batches, " "), load.Round(time.Millisecond),
+		float64(ct.bytes.Load()-before)/1e6, time.Since(t0).Round(time.Millisecond))
+}
