@@ -12,7 +12,8 @@ import (
 )
 
 // Hostile and broken input: ids that are not UUIDs, fork points out of
-// range, empty roles, turns that are not UTF-8.
+// range, turns and sessions Persist refuses (empty roles, indices out of
+// place, hostile branch labels, a session its own parent).
 
 // hostileIDs are session ids that are not canonical UUIDs.
 var hostileIDs = []string{
