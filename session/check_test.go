@@ -172,7 +172,7 @@ func TestCheck(t *testing.T) {
 	ctx := context.Background()
 	t.Run("sound", func(t *testing.T) {
 		st, _, _ := soundStore(t)
-		got, err := st.Check(ctx)
+		got, err := check(ctx, st)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -334,8 +334,8 @@ func TestCheck(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			st, c, fx := soundStore(t)
-			want := tc.corrupt(t, c, fx)
-			got, err := st.Check(ctx)
+			want := storeRules(tc.corrupt(t, c, fx))
+			got, err := check(ctx, st)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -382,4 +382,13 @@ func findingsText(fs []session.Finding) string {
 		fmt.Fprintf(&b, "  %s\t%s\t%s\n", f.Rule, f.Resource, f.Message)
 	}
 	return b.String()
+}
+
+// storeRules drops the findings of the shacl rule from want when the test
+// store has no SHACL endpoint, where Check runs every other rule.
+func storeRules(want []wantFinding) []wantFinding {
+	if fusekitest.TestStore() == kg.Fuseki {
+		return want
+	}
+	return slices.DeleteFunc(want, func(w wantFinding) bool { return w.rule == session.RuleSHACL })
 }

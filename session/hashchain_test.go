@@ -116,7 +116,7 @@ func TestForkOfLegacyParent(t *testing.T) {
 	if n := countUnchained(t, c, id); n != 0 {
 		t.Fatalf("got %d turns of the legacy parent without a digest, want 0", n)
 	}
-	fs, err := st.Check(ctx)
+	fs, err := check(ctx, st)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -267,7 +267,7 @@ func emptyStore(tb testing.TB) (*session.Store, *kg.Client) {
 
 func findings(tb testing.TB, st *session.Store) []session.Finding {
 	tb.Helper()
-	fs, err := st.Check(context.Background())
+	fs, err := check(context.Background(), st)
 	if err != nil {
 		tb.Fatal(err)
 	}

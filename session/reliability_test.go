@@ -85,7 +85,7 @@ func (l *limited) done(tb testing.TB) {
 // mustCheck fails tb unless Check finds nothing in the dataset of st.
 func mustCheck(tb testing.TB, st *session.Store) {
 	tb.Helper()
-	fs, err := st.Check(context.Background())
+	fs, err := check(context.Background(), st)
 	if err != nil {
 		tb.Fatalf("check: %v", err)
 	}
@@ -678,7 +678,8 @@ func hookedStore(tb testing.TB, ep string, match func(*http.Request) bool, hook 
 	tr := &http.Transport{}
 	tb.Cleanup(tr.CloseIdleConnections)
 	ht := &hookTransport{next: tr, match: match, hook: hook}
-	c := fusekitest.Client(tb, kg.Config{Endpoint: ep, HTTPClient: &http.Client{Transport: ht}})
+	// NoUpdateLock: hook writes from inside this client's request.
+	c := fusekitest.Client(tb, kg.Config{Endpoint: ep, HTTPClient: &http.Client{Transport: ht}, NoUpdateLock: true})
 	return session.NewStore(c)
 }
 

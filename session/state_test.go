@@ -462,7 +462,7 @@ func TestTTL(t *testing.T) {
 	if _, err := st.Init(ctx); err != nil {
 		t.Fatal(err)
 	}
-	findings, err := st.Check(ctx)
+	findings, err := check(ctx, st)
 	if err != nil || len(findings) != 0 {
 		t.Fatalf("check: got %v, %v; want no findings", findings, err)
 	}

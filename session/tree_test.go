@@ -194,7 +194,7 @@ func TestParentCycle(t *testing.T) {
 	addRawFork(&d, below, x, 0)
 	rawChange(t, c, nil, &d)
 
-	fs, err := st.Check(ctx)
+	fs, err := check(ctx, st)
 	if err != nil {
 		t.Fatal(err)
 	}
