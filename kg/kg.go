@@ -1,5 +1,7 @@
 // Package kg is the SPARQL transport of Trails: query, update, Graph Store
-// and SHACL requests to one Fuseki dataset over net/http. It knows nothing of
+// and SHACL requests to one dataset of a SPARQL 1.1 store over net/http;
+// the store's profile (Store: Fuseki, the default, Oxigraph or Generic)
+// says where each request goes and what the store offers. It knows nothing of
 // sessions; like database/sql/driver it imports no package of this module.
 //
 // Values enter SPARQL text only as RDF terms serialized by this package (see
