@@ -268,7 +268,7 @@ func TestCheck(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			st, c, fx := soundStore(t)
-			want := tc.corrupt(t, c, fx)
+			want := storeRules(tc.corrupt(t, c, fx))
 			got, err := st.Check(ctx)
 			if err != nil {
 				t.Fatal(err)
@@ -317,4 +317,13 @@ func TestMergeCheck(t *testing.T) {
 	if len(got) != 0 {
 		t.Fatalf("got %d findings after merges, want 0:\n%s", len(got), storetest.FindingsText(got))
 	}
+}
+
+// storeRules drops the findings of the shacl rule from want when the test
+// store has no SHACL endpoint, where Check runs every other rule.
+func storeRules(want []wantFinding) []wantFinding {
+	if fusekitest.TestStore() == kg.Fuseki {
+		return want
+	}
+	return slices.DeleteFunc(want, func(w wantFinding) bool { return w.rule == admin.RuleSHACL })
 }

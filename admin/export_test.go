@@ -717,7 +717,7 @@ func TestExportGolden(t *testing.T) {
 // Graph Store POST).
 func postData(tb testing.TB, c *kg.Client, mediaType string, data []byte) {
 	tb.Helper()
-	req, err := http.NewRequest(http.MethodPost, c.Endpoint()+"/data", bytes.NewReader(data))
+	req, err := http.NewRequest(http.MethodPost, c.GraphStoreURL(), bytes.NewReader(data))
 	if err != nil {
 		tb.Fatal(err)
 	}
@@ -729,7 +729,7 @@ func postData(tb testing.TB, c *kg.Client, mediaType string, data []byte) {
 	body, _ := io.ReadAll(resp.Body)
 	resp.Body.Close()
 	if resp.StatusCode/100 != 2 {
-		tb.Fatalf("Fuseki refused the %s: %s %s", mediaType, resp.Status, body)
+		tb.Fatalf("the store refused the %s: %s %s", mediaType, resp.Status, body)
 	}
 }
 

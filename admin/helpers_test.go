@@ -1,11 +1,13 @@
 package admin_test
 
 import (
+	"context"
 	"net/http"
 	"testing"
 
 	"github.com/trails-kg/trails/admin"
 	"github.com/trails-kg/trails/internal/fusekitest"
+	"github.com/trails-kg/trails/internal/storetest"
 	"github.com/trails-kg/trails/kg"
 	"github.com/trails-kg/trails/session"
 )
@@ -19,6 +21,12 @@ func TestMain(m *testing.M) { fusekitest.Main(m) }
 type store struct {
 	*session.Store
 	*admin.Dataset
+}
+
+// Check is Dataset.Check, less admin.ErrSHACLNotRun on a test store with
+// no SHACL endpoint (storetest.Check).
+func (s *store) Check(ctx context.Context) ([]admin.Finding, error) {
+	return storetest.Check(ctx, s.Dataset)
 }
 
 // openStore returns the store over c; opts configure its session.Store.

@@ -181,6 +181,8 @@ func validatorStore(tb testing.TB) (*store, *kg.Client, validatorFixture) {
 // (Jena) and pySHACL, run on an export of the same data, report the same
 // results, among them the damage; and that Check reports it too.
 func TestValidatorsAgree(t *testing.T) {
+	fusekitest.RequireFuseki(t, "the SHACL endpoint (compared with pySHACL)")
+	fusekitest.RequireFuseki(t, "the SHACL endpoint (compared with pySHACL)")
 	fusekitest.Parallel(t)
 	py := needPython(t, "pyshacl", "pyshacl", pySHACLVersion)
 	ctx := context.Background()

@@ -11,6 +11,7 @@ import (
 )
 
 func TestBasicAuth(t *testing.T) {
+	fusekitest.RequireFuseki(t, "HTTP basic authentication")
 	fusekitest.Parallel(t)
 	srv, err := fusekitest.StartServer(fusekitest.Options{Users: map[string]string{"trails": "s3cret pass:word"}})
 	if err != nil {

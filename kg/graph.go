@@ -5,7 +5,6 @@ import (
 	"context"
 	"io"
 	"net/http"
-	"net/url"
 
 	"github.com/knakk/rdf"
 )
@@ -25,8 +24,8 @@ const (
 // Protocol. It is retried while the store is unavailable.
 //
 // It returns an *Error matching ErrNotFound when the graph does not exist
-// (Fuseki keeps no empty graphs), ErrUnauthorized or ErrUnavailable, or a
-// context error.
+// or is empty (Fuseki keeps no empty graphs, Oxigraph does: both read as
+// none), ErrUnauthorized or ErrUnavailable, or a context error.
 func (c *Client) GetGraph(ctx context.Context, g rdf.IRI) ([]byte, error) {
 	u, err := c.graphURL(g)
 	if err != nil {
@@ -46,6 +45,11 @@ func (c *Client) GetGraph(ctx context.Context, g rdf.IRI) ([]byte, error) {
 	})
 	if err != nil {
 		return nil, err
+	}
+	if len(bytes.TrimSpace(buf.Bytes())) == 0 {
+		// Oxigraph keeps a named graph whose triples were all deleted and
+		// serves it empty; Fuseki keeps no empty graphs. Both read as none.
+		return nil, &Error{Op: "get graph", Status: http.StatusNotFound, Body: "the graph is empty"}
 	}
 	return buf.Bytes(), nil
 }
@@ -81,7 +85,9 @@ func (c *Client) DeleteGraph(ctx context.Context, g rdf.IRI) error {
 	return c.do(ctx, request{op: "delete graph", method: http.MethodDelete, url: u, idempotent: true})
 }
 
-// Dump streams the whole dataset, every named graph, to w as N-Quads. It
+// Dump streams the whole dataset, every named graph, to w as N-Quads: the
+// answer to a Graph Store GET without a graph, which is the whole dataset
+// on Fuseki (/data) and on Oxigraph (/store). It
 // makes one attempt, since what was written to w cannot be taken back.
 //
 // It returns an *Error matching ErrUnauthorized or ErrUnavailable (also when
@@ -99,11 +105,16 @@ func (c *Client) Dump(ctx context.Context, w io.Writer) error {
 	})
 }
 
+// GraphStoreURL returns the URL of the store's Graph Store Protocol
+// endpoint (Fuseki's /data, Oxigraph's /store), for a request kg does not
+// make, such as a POST of TriG.
+func (c *Client) GraphStoreURL() string { return c.dataURL }
+
 func (c *Client) graphURL(g rdf.IRI) (string, error) {
 	if _, err := IRI(g.String()); err != nil {
 		return "", err
 	}
-	return c.dataURL + "?graph=" + url.QueryEscape(g.String()), nil
+	return withParam(c.dataURL, "graph", g.String()), nil
 }
 
 // LoadQuads adds N-Quads to the dataset (Graph Store POST to the dataset),

@@ -1,5 +1,7 @@
 // Package kg is the SPARQL transport of Trails: query, update, Graph Store
-// and SHACL requests to one Fuseki dataset over net/http. It knows nothing of
+// and SHACL requests to one dataset of a SPARQL 1.1 store over net/http;
+// the store's profile (Store: Fuseki, the default, Oxigraph or Generic)
+// says where each request goes and what the store offers. It knows nothing of
 // sessions; like database/sql/driver it imports no package of this module.
 //
 // A SELECT query runs one way: Client.Rows sends it and returns a Rows that
@@ -29,14 +31,31 @@ const (
 	DefaultBackoff     = 100 * time.Millisecond
 )
 
-// Config configures a Client. Only Endpoint is required.
+// Config configures a Client. Only Endpoint is required, except for the
+// Generic store, which needs QueryURL, UpdateURL and GraphStoreURL instead.
 type Config struct {
 	// Endpoint is the dataset URL, e.g. http://127.0.0.1:3030/trails.
 	// Credentials in it (http://user:pw@host/...) are used as Username and
-	// Password unless those are set, and are never shown. Queries
-	// go to Endpoint+"/query", updates to "/update", Graph Store requests to
-	// "/data" and SHACL validation to "/shacl".
+	// Password unless those are set, and are never shown. Where requests go
+	// is set by Store: on Fuseki queries go to Endpoint+"/query", updates to
+	// "/update", Graph Store requests to "/data" and SHACL validation to
+	// "/shacl".
 	Endpoint string
+
+	// Store is the store's profile (see Store); "" means Fuseki.
+	Store Store
+
+	// QueryURL, UpdateURL and GraphStoreURL, when set, replace the
+	// profile's endpoints for SPARQL queries, SPARQL updates and the Graph
+	// Store Protocol. The Generic store needs all three.
+	QueryURL, UpdateURL, GraphStoreURL string
+
+	// NoUpdateLock sends this client's updates without waiting for the
+	// other updates of the process, even to a store whose updates are not
+	// serializable (see Store.SerialUpdates). Only for a client whose
+	// updates cannot race the others, such as a test that interleaves
+	// writes by hand from inside a request.
+	NoUpdateLock bool
 
 	// Username and Password, when Username is set, are sent as HTTP basic
 	// authentication with every request.
@@ -66,14 +85,16 @@ type Config struct {
 	UserAgent string
 }
 
-// Client sends SPARQL requests to one Fuseki dataset. It is safe for
+// Client sends SPARQL requests to one dataset of a SPARQL 1.1 store. It is safe for
 // concurrent use by multiple goroutines.
 type Client struct {
 	endpoint    string
 	queryURL    string
 	updateURL   string
 	dataURL     string
-	shaclURL    string
+	shaclURL    string // "" when the store has no SHACL endpoint
+	store       Store
+	serial      bool // updates wait for the process's others (lockUpdates)
 	username    string
 	password    string
 	hc          *http.Client
@@ -87,6 +108,9 @@ type Client struct {
 // call Ping to check that the store answers. It returns an error wrapping
 // ErrConfig when the endpoint is not an absolute http(s) URL.
 func New(cfg Config) (*Client, error) {
+	if cfg.Endpoint == "" && cfg.Store == Generic {
+		return newClient(cfg, "")
+	}
 	u, err := url.Parse(strings.TrimRight(cfg.Endpoint, "/"))
 	if err != nil {
 		return nil, fmt.Errorf("%w: endpoint: %v", ErrConfig, redact(err))
@@ -104,11 +128,17 @@ func New(cfg Config) (*Client, error) {
 		}
 		u.User = nil
 	}
+	return newClient(cfg, u.String())
+}
+
+// newClient returns the client of cfg, whose endpoint (credentials moved
+// out of it) is endpoint.
+func newClient(cfg Config, endpoint string) (*Client, error) {
 	if cfg.Password != "" && cfg.Username == "" {
 		return nil, fmt.Errorf("%w: a password without a username", ErrConfig)
 	}
 	c := &Client{
-		endpoint:    u.String(),
+		endpoint:    endpoint,
 		username:    cfg.Username,
 		password:    cfg.Password,
 		hc:          cfg.HTTPClient,
@@ -117,10 +147,9 @@ func New(cfg Config) (*Client, error) {
 		backoff:     cfg.Backoff,
 		userAgent:   cfg.UserAgent,
 	}
-	c.queryURL = c.endpoint + "/query"
-	c.updateURL = c.endpoint + "/update"
-	c.dataURL = c.endpoint + "/data"
-	c.shaclURL = c.endpoint + "/shacl"
+	if err := c.layout(cfg); err != nil {
+		return nil, err
+	}
 	if c.hc == nil {
 		c.hc = &http.Client{Transport: newTransport()}
 	}
@@ -150,7 +179,7 @@ func redact(err error) error {
 }
 
 // Endpoint returns the dataset URL the client talks to, without any
-// credentials.
+// credentials (for a Generic store given no Endpoint, its query URL).
 func (c *Client) Endpoint() string { return c.endpoint }
 
 // newTransport returns a transport of the client's own, tuned for many small

@@ -5,7 +5,6 @@ import (
 	"context"
 	"fmt"
 	"net/http"
-	"net/url"
 	"sort"
 
 	"github.com/knakk/rdf"
@@ -55,7 +54,9 @@ type ValidationResult struct {
 // DefaultGraph or a named graph's IRI. It is retried while the store is
 // unavailable.
 //
-// It returns an *Error matching ErrBadRequest (the shapes do not parse),
+// On a store whose profile has no SHACL endpoint (Oxigraph, Generic) it
+// sends nothing and returns an error matching ErrUnsupported. Otherwise it
+// returns an *Error matching ErrBadRequest (the shapes do not parse),
 // ErrNotFound (no SHACL endpoint), ErrUnauthorized, ErrUnavailable or
 // ErrProtocol, or a context error.
 func (c *Client) Validate(ctx context.Context, shapes []byte, graph string) (*Report, error) {
@@ -64,9 +65,12 @@ func (c *Client) Validate(ctx context.Context, shapes []byte, graph string) (*Re
 			return nil, err
 		}
 	}
+	if c.shaclURL == "" {
+		return nil, fmt.Errorf("validate: %w: %s has no SHACL endpoint", ErrUnsupported, c.store)
+	}
 	var rep *Report
 	err := c.do(ctx, request{
-		op: "validate", method: http.MethodPost, url: c.shaclURL + "?graph=" + url.QueryEscape(graph),
+		op: "validate", method: http.MethodPost, url: withParam(c.shaclURL, "graph", graph),
 		contentType: "text/turtle", accept: mediaNTriples, body: shapes, idempotent: true,
 		handle: func(resp *http.Response) error {
 			if err := checkContentType(resp, mediaNTriples); err != nil {

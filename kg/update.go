@@ -21,7 +21,9 @@ func Idempotent() UpdateOption {
 
 // Update sends a SPARQL Update request as an application/sparql-update body
 // (never form-encoded, so there is no size cap). Fuseki applies one request,
-// however many ';'-separated operations it holds, as one transaction. The
+// however many ';'-separated operations it holds, as one transaction. On a
+// store whose updates are not serializable (Store.SerialUpdates) it first
+// waits for the update in flight from this process to be answered. The
 // text must hold no value formatted by hand: build it with Bind or Data.
 //
 // It returns an *Error matching ErrBadRequest (the store refused the
@@ -39,5 +41,10 @@ func (c *Client) Update(ctx context.Context, update string, opts ...UpdateOption
 	for _, o := range opts {
 		o(&req)
 	}
+	unlock, err := c.lockUpdates(ctx) // one at a time where the store needs it (profile.go)
+	if err != nil {
+		return err
+	}
+	defer unlock()
 	return c.do(ctx, req)
 }

@@ -16,7 +16,7 @@ import (
 // intention the subagent starts from recorded in PROV.
 func ExampleStore_Anchor() {
 	ctx := context.Background()
-	c, err := kg.New(kg.Config{Endpoint: os.Getenv("TRAILS_ENDPOINT")})
+	c, err := kg.New(kg.Config{Endpoint: os.Getenv("TRAILS_ENDPOINT"), Store: kg.Store(os.Getenv("TRAILS_STORE"))})
 	if err != nil {
 		log.Fatal(err)
 	}

@@ -343,6 +343,7 @@ func TestAnchorScoped(t *testing.T) {
 // TestAnchorsAndTagsConform: a session graph with anchors and tags
 // conforms to the SHACL shapes.
 func TestAnchorsAndTagsConform(t *testing.T) {
+	fusekitest.RequireFuseki(t, "the SHACL endpoint")
 	fusekitest.Parallel(t)
 	st, _, c := newStore(t)
 	ctx := context.Background()

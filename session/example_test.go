@@ -14,7 +14,7 @@ import (
 // the fork back: the fork stores only its own turn and shares the prefix.
 func Example() {
 	ctx := context.Background()
-	c, err := kg.New(kg.Config{Endpoint: os.Getenv("TRAILS_ENDPOINT")}) // e.g. http://127.0.0.1:3030/trails
+	c, err := kg.New(kg.Config{Endpoint: os.Getenv("TRAILS_ENDPOINT"), Store: kg.Store(os.Getenv("TRAILS_STORE"))}) // e.g. http://127.0.0.1:3030/trails
 	if err != nil {
 		log.Fatal(err)
 	}

@@ -115,7 +115,7 @@ func TestForkOfLegacyParent(t *testing.T) {
 	if n := storetest.CountUnchained(t, c, id); n != 0 {
 		t.Fatalf("got %d turns of the legacy parent without a digest, want 0", n)
 	}
-	fs, err := admin.New(c).Check(ctx)
+	fs, err := storetest.Check(ctx, admin.New(c))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -16,13 +16,14 @@ import (
 )
 
 func TestMain(m *testing.M) {
-	// The Example reads its store from TRAILS_ENDPOINT, as a program would.
+	// The Example reads its store from TRAILS_ENDPOINT and TRAILS_STORE, as a program would.
 	ep, err := fusekitest.Start()
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(1)
 	}
 	os.Setenv("TRAILS_ENDPOINT", ep)
+	os.Setenv("TRAILS_STORE", string(fusekitest.TestStore()))
 	fusekitest.Main(m)
 }
 

@@ -18,6 +18,7 @@ import (
 
 	"github.com/trails-kg/trails/admin"
 	"github.com/trails-kg/trails/internal/fusekitest"
+	"github.com/trails-kg/trails/internal/storetest"
 	"github.com/trails-kg/trails/kg"
 	"github.com/trails-kg/trails/ontology"
 	"github.com/trails-kg/trails/session"
@@ -86,7 +87,7 @@ func (l *limited) done(tb testing.TB) {
 // mustCheck fails tb unless Check finds nothing in the dataset of c.
 func mustCheck(tb testing.TB, c *kg.Client) {
 	tb.Helper()
-	fs, err := admin.New(c).Check(context.Background())
+	fs, err := storetest.Check(context.Background(), admin.New(c))
 	if err != nil {
 		tb.Fatalf("check: %v", err)
 	}
@@ -679,7 +680,8 @@ func hookedStore(tb testing.TB, ep string, match func(*http.Request) bool, hook 
 	tr := &http.Transport{}
 	tb.Cleanup(tr.CloseIdleConnections)
 	ht := &hookTransport{next: tr, match: match, hook: hook}
-	c := fusekitest.Client(tb, kg.Config{Endpoint: ep, HTTPClient: &http.Client{Transport: ht}})
+	// NoUpdateLock: hook writes from inside this client's request.
+	c := fusekitest.Client(tb, kg.Config{Endpoint: ep, HTTPClient: &http.Client{Transport: ht}, NoUpdateLock: true})
 	return session.NewStore(c)
 }
 

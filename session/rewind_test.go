@@ -378,7 +378,8 @@ func rwHookedStore(tb testing.TB, match string, fn func()) *session.Store {
 	tr := &http.Transport{}
 	tb.Cleanup(tr.CloseIdleConnections)
 	h := &rwHook{match: match, fn: fn, next: tr}
-	c := fusekitest.Client(tb, kg.Config{Endpoint: fusekitest.Endpoint(tb), HTTPClient: &http.Client{Transport: h}})
+	// NoUpdateLock: fn writes from inside this client's request.
+	c := fusekitest.Client(tb, kg.Config{Endpoint: fusekitest.Endpoint(tb), HTTPClient: &http.Client{Transport: h}, NoUpdateLock: true})
 	return session.NewStore(c)
 }
 

@@ -472,7 +472,7 @@ func TestTTL(t *testing.T) {
 	if _, err := ds.Init(ctx); err != nil {
 		t.Fatal(err)
 	}
-	findings, err := ds.Check(ctx)
+	findings, err := storetest.Check(ctx, ds)
 	if err != nil || len(findings) != 0 {
 		t.Fatalf("check: got %v, %v; want no findings", findings, err)
 	}

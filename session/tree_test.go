@@ -196,7 +196,7 @@ func TestParentCycle(t *testing.T) {
 	storetest.AddRawFork(&d, below, x, 0)
 	storetest.RawChange(t, c, nil, &d)
 
-	fs, err := admin.New(c).Check(ctx)
+	fs, err := storetest.Check(ctx, admin.New(c))
 	if err != nil {
 		t.Fatal(err)
 	}

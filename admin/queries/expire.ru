@@ -5,22 +5,22 @@
 # is at or before $now. Like every move to a terminal state, it first flags
 # the descendants of $s that are active or suspended for cancellation,
 # under the same condition. Expire sends one such pair of operations per
-# session of a batch, in one request: one transaction.
-PREFIX trails: <https://w3id.org/trails/ns#>
-INSERT { GRAPH ?d { ?d trails:cancelRequested true ; trails:cancelRequestedBy $act } }
+# session of a batch, in one request: one transaction. Its IRIs are
+# written out, with no PREFIX: the copies of a batch are joined with ";",
+# and a prologue after a ";" (valid SPARQL 1.1) is refused by Oxigraph.
+INSERT { GRAPH ?d { ?d <https://w3id.org/trails/ns#cancelRequested> true ; <https://w3id.org/trails/ns#cancelRequestedBy> $act } }
 WHERE {
-  GRAPH $s { $s a trails:Session ; trails:expiresAt ?expires . OPTIONAL { $s trails:state ?old } }
+  GRAPH $s { $s a <https://w3id.org/trails/ns#Session> ; <https://w3id.org/trails/ns#expiresAt> ?expires . OPTIONAL { $s <https://w3id.org/trails/ns#state> ?old } }
   FILTER(COALESCE(?old, "active") = $from && ?expires <= $now)
-  ?d trails:parentSession+ $s .
-  GRAPH ?d { ?d a trails:Session . OPTIONAL { ?d trails:state ?dstate } }
+  ?d <https://w3id.org/trails/ns#parentSession>+ $s .
+  GRAPH ?d { ?d a <https://w3id.org/trails/ns#Session> . OPTIONAL { ?d <https://w3id.org/trails/ns#state> ?dstate } }
   FILTER(COALESCE(?dstate, "active") IN ("active", "suspended"))
 } ;
-PREFIX trails: <https://w3id.org/trails/ns#>
-DELETE { GRAPH $s { $s trails:state ?old } }
+DELETE { GRAPH $s { $s <https://w3id.org/trails/ns#state> ?old } }
 INSERT {
   #DATA
 }
 WHERE {
-  GRAPH $s { $s a trails:Session ; trails:expiresAt ?expires . OPTIONAL { $s trails:state ?old } }
+  GRAPH $s { $s a <https://w3id.org/trails/ns#Session> ; <https://w3id.org/trails/ns#expiresAt> ?expires . OPTIONAL { $s <https://w3id.org/trails/ns#state> ?old } }
   FILTER(COALESCE(?old, "active") = $from && ?expires <= $now)
 }

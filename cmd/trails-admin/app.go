@@ -69,6 +69,9 @@ const defaultEndpoint = "http://127.0.0.1:3030/trails"
 // limits (--max-children).
 type connFlags struct {
 	endpoint, user, password string
+	store                    string // kg.Store: fuseki, oxigraph or generic
+	queryURL, updateURL      string // kg.Config's overrides of the store's endpoints
+	graphStoreURL            string
 	timeout                  time.Duration
 	maxChildren              int // session.WithMaxChildren
 }
@@ -81,13 +84,22 @@ func defaultConn() connFlags {
 		password: os.Getenv("TRAILS_PASSWORD"),
 		timeout:  30 * time.Second,
 
+		store:         envOr("TRAILS_STORE", string(kg.Fuseki)),
+		queryURL:      os.Getenv("TRAILS_QUERY_URL"),
+		updateURL:     os.Getenv("TRAILS_UPDATE_URL"),
+		graphStoreURL: os.Getenv("TRAILS_GRAPH_STORE_URL"),
+
 		maxChildren: session.DefaultMaxChildren,
 	}
 }
 
 // register adds the connection flags to fs, with c's values as defaults.
 func (c *connFlags) register(fs *flag.FlagSet) {
-	fs.StringVar(&c.endpoint, "endpoint", c.endpoint, "Fuseki dataset URL ($TRAILS_ENDPOINT)")
+	fs.StringVar(&c.endpoint, "endpoint", c.endpoint, "dataset URL: Fuseki's dataset, Oxigraph's server ($TRAILS_ENDPOINT)")
+	fs.StringVar(&c.store, "store", c.store, "the store's profile: fuseki, oxigraph or generic ($TRAILS_STORE)")
+	fs.StringVar(&c.queryURL, "query-url", c.queryURL, "SPARQL query URL, instead of the profile's ($TRAILS_QUERY_URL)")
+	fs.StringVar(&c.updateURL, "update-url", c.updateURL, "SPARQL update URL, instead of the profile's ($TRAILS_UPDATE_URL)")
+	fs.StringVar(&c.graphStoreURL, "graph-store-url", c.graphStoreURL, "Graph Store Protocol URL, instead of the profile's ($TRAILS_GRAPH_STORE_URL)")
 	fs.StringVar(&c.user, "user", c.user, "user name for HTTP basic auth ($TRAILS_USER)")
 	fs.StringVar(&c.password, "password", c.password, "password for HTTP basic auth ($TRAILS_PASSWORD)")
 	fs.DurationVar(&c.timeout, "timeout", c.timeout, "time limit of each request to the store")
@@ -120,7 +132,14 @@ func (a *app) kg(ctx context.Context) (*kg.Client, error) {
 	if a.client != nil {
 		return a.client, nil
 	}
-	c, err := kg.New(kg.Config{Endpoint: a.conn.endpoint, Username: a.conn.user, Password: a.conn.password, Timeout: a.conn.timeout})
+	endpoint := a.conn.endpoint
+	if a.conn.store == string(kg.Generic) && endpoint == defaultEndpoint {
+		endpoint = "" // a generic store is its three URLs, not Fuseki's default
+	}
+	c, err := kg.New(kg.Config{
+		Endpoint: endpoint, Username: a.conn.user, Password: a.conn.password, Timeout: a.conn.timeout,
+		Store: kg.Store(a.conn.store), QueryURL: a.conn.queryURL, UpdateURL: a.conn.updateURL, GraphStoreURL: a.conn.graphStoreURL,
+	})
 	if err != nil {
 		return nil, usageErrorf("%v", err)
 	}

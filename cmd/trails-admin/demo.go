@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/trails-kg/trails/internal/termsafe"
+	"github.com/trails-kg/trails/kg"
 	"github.com/trails-kg/trails/prov"
 	"github.com/trails-kg/trails/session"
 )
@@ -202,7 +203,11 @@ func (c *demoCmd) run(ctx context.Context, a *app, args []string) error {
 	if err := tw.Flush(); err != nil {
 		return err
 	}
-	self := termsafe.String(selfCommand(os.Args[0], a.client.Endpoint()))
+	self := selfCommand(os.Args[0], a.client.Endpoint())
+	if st := a.client.Store(); st != kg.Fuseki && a.conn.queryURL == "" && a.conn.updateURL == "" && a.conn.graphStoreURL == "" {
+		self = "TRAILS_STORE=" + string(st) + " " + self
+	}
+	self = termsafe.String(self)
 	fmt.Fprintf(out, "\nNext: %[1]s sessions --principal %[2]s · %[1]s tree --format dot | dot -Tpng > tree.png · %[1]s check\n",
 		self, termsafe.String(shellWord(c.principal)))
 	return nil

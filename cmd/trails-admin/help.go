@@ -7,7 +7,7 @@ import (
 	"strings"
 )
 
-const helpHead = `trails-admin: see and repair the Trails sessions stored in Fuseki.
+const helpHead = `trails-admin: see and repair the Trails sessions stored in Fuseki or another SPARQL 1.1 store.
 
 Usage:
   trails-admin [connection flags] COMMAND [flags] [arguments]
@@ -18,7 +18,13 @@ Commands:
 
 const helpTail = `
 Connection flags (before or after the command):
-  --endpoint URL     Fuseki dataset URL (default $TRAILS_ENDPOINT, then http://127.0.0.1:3030/trails)
+  --endpoint URL     dataset URL (default $TRAILS_ENDPOINT, then http://127.0.0.1:3030/trails);
+                     for Oxigraph the server's URL, e.g. http://127.0.0.1:7878
+  --store S          fuseki (default), oxigraph or generic ($TRAILS_STORE)
+  --query-url URL    SPARQL query URL ($TRAILS_QUERY_URL); with --update-url
+  --update-url URL   ($TRAILS_UPDATE_URL) and --graph-store-url URL
+                     ($TRAILS_GRAPH_STORE_URL) replaces the store's own; the
+                     generic store needs all three
   --user U           HTTP basic auth user ($TRAILS_USER)
   --password P       HTTP basic auth password ($TRAILS_PASSWORD)
   --timeout D        time limit of each request to the store, > 0 (default 30s)
@@ -75,7 +81,7 @@ func writeCommandHelp(w io.Writer, c command, fs *flag.FlagSet) error {
 		}
 		b.WriteByte('\n')
 	})
-	b.WriteString("  and the connection flags: --endpoint, --user, --password, --timeout, --max-children (see trails-admin help)\n")
+	b.WriteString("  and the connection flags: --endpoint, --store, --user, --password, --timeout, --max-children (see trails-admin help)\n")
 	fmt.Fprintf(&b, "\nExample:\n")
 	for _, line := range strings.Split(c.example(), "\n") {
 		fmt.Fprintf(&b, "  %s\n", line)
@@ -96,7 +102,7 @@ func dashed(name string) string {
 
 func isConnFlag(name string) bool {
 	switch name {
-	case "endpoint", "user", "password", "timeout", "max-children":
+	case "endpoint", "store", "query-url", "update-url", "graph-store-url", "user", "password", "timeout", "max-children":
 		return true
 	}
 	return false

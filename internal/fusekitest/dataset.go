@@ -70,7 +70,7 @@ func dataset(tb testing.TB) string {
 	// A connection of its own, closed after: tests count goroutines.
 	tr := &http.Transport{DisableKeepAlives: true}
 	defer tr.CloseIdleConnections()
-	c, err := kg.New(kg.Config{Endpoint: ep, HTTPClient: &http.Client{Transport: tr}})
+	c, err := kg.New(kg.Config{Endpoint: ep, Store: TestStore(), HTTPClient: &http.Client{Transport: tr}})
 	if err == nil {
 		err = c.Update(context.Background(), "DROP ALL", kg.Idempotent())
 	}

@@ -1,11 +1,14 @@
-// Package fusekitest gives tests a real Fuseki. Each test binary gets a
+// Package fusekitest gives tests a real Fuseki, or a real Oxigraph when
+// TRAILS_TEST_STORE=oxigraph (see TestStore). Each test binary gets a
 // Fuseki of its own, found or started in this order: the dataset named by
 // TRAILS_TEST_ENDPOINT (wiped first), a container built from
 // fuseki/Dockerfile when a Docker engine is at hand, or the cached Fuseki
 // jar run with java on a free port. When none works the test fails with a
 // line saying what to run; it never skips. On the jar's Fuseki each
 // top-level test gets a dataset of its own (see Endpoint), so tests that
-// call Parallel run side by side.
+// call Parallel run side by side. On Oxigraph, which serves one dataset per
+// server, the binary starts a server per dataset instead (startOxigraphs),
+// and tests that need what only Fuseki has call RequireFuseki.
 //
 // Packages that use it call Main from TestMain so that the server stops
 // when the binary ends.
@@ -132,9 +135,13 @@ func Empty(tb testing.TB) *kg.Client {
 	return c
 }
 
-// Client returns a client for cfg, failing tb on a bad config.
+// Client returns a client for cfg, failing tb on a bad config. A cfg with
+// no Store gets the test store's (see TestStore).
 func Client(tb testing.TB, cfg kg.Config) *kg.Client {
 	tb.Helper()
+	if cfg.Store == "" {
+		cfg.Store = TestStore()
+	}
 	c, err := kg.New(cfg)
 	if err != nil {
 		tb.Fatalf("fusekitest: %v", err)
@@ -146,6 +153,9 @@ func Client(tb testing.TB, cfg kg.Config) *kg.Client {
 func start() (string, error) {
 	if ep := os.Getenv(EnvEndpoint); ep != "" {
 		return useEndpoint(ep)
+	}
+	if TestStore() == kg.Oxigraph {
+		return startOxigraphs()
 	}
 	if dockerAvailable() {
 		ep, err := startContainer()
@@ -166,10 +176,33 @@ func start() (string, error) {
 	return s.Endpoint, nil
 }
 
+// startOxigraphs starts the Oxigraph servers of the binary: one for the
+// shared dataset and one per spare dataset. Oxigraph serves one dataset per
+// server, so a test's dataset of its own is a server of its own; a server
+// takes a fraction of a second to start and some 25 MB, and keeps the
+// tests as parallel as on Fuseki (running them one by one would make the
+// suite several times slower).
+func startOxigraphs() (string, error) {
+	var eps []string
+	for i := 0; i <= spareDatasets; i++ {
+		s, err := StartServer(Options{})
+		if err != nil {
+			return "", err
+		}
+		onStop(func() { s.Close() })
+		eps = append(eps, s.Endpoint)
+	}
+	spare = make(chan string, spareDatasets)
+	for _, ep := range eps[1:] {
+		spare <- ep
+	}
+	return eps[0], nil
+}
+
 // useEndpoint takes the dataset named by TRAILS_TEST_ENDPOINT: it waits for
 // other test binaries using it to finish (a file lock), then wipes it.
 func useEndpoint(ep string) (string, error) {
-	c, err := kg.New(kg.Config{Endpoint: ep})
+	c, err := kg.New(kg.Config{Endpoint: ep, Store: TestStore()})
 	if err != nil {
 		return "", fmt.Errorf("%s: %w", EnvEndpoint, err)
 	}

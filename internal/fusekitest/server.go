@@ -15,6 +15,8 @@ import (
 	"strings"
 	"syscall"
 	"time"
+
+	"github.com/trails-kg/trails/kg"
 )
 
 // mainClass is Fuseki's plain server (no UI, no admin API).
@@ -50,7 +52,8 @@ type Options struct {
 }
 
 // Server is a Fuseki process started from the cached jar with the project's
-// configuration (fuseki/trails.ttl), listening on 127.0.0.1. Its methods are
+// configuration (fuseki/trails.ttl), or an Oxigraph server (see TestStore),
+// listening on 127.0.0.1. Its methods are
 // not safe for concurrent use.
 type Server struct {
 	Endpoint string   // dataset URL, http://127.0.0.1:PORT/trails
@@ -60,6 +63,7 @@ type Server struct {
 	Started  time.Duration // how long the last start took, until the ping answered
 
 	opts     Options
+	oxigraph bool // an Oxigraph server, not Fuseki
 	javaArgs []string
 	dir      string // scratch directory: rendered config, password file, log
 	cmd      *exec.Cmd
@@ -69,7 +73,13 @@ type Server struct {
 // StartServer starts a Fuseki from the cached jar (fetching it with
 // scripts/fuseki if needed) and waits until it answers. The process is
 // killed if the test binary dies.
+//
+// When TRAILS_TEST_STORE is oxigraph (see TestStore) it starts an Oxigraph
+// server instead (see startOxigraph).
 func StartServer(opts Options) (*Server, error) {
+	if TestStore() == kg.Oxigraph {
+		return startOxigraph(opts)
+	}
 	if _, err := exec.LookPath("java"); err != nil {
 		return nil, errors.New("java is not installed")
 	}
@@ -140,6 +150,10 @@ func (s *Server) start(port int) error {
 	}
 	defer logf.Close()
 	cmd := exec.Command("java", append(s.javaArgs, "--port="+strconv.Itoa(port))...)
+	if s.oxigraph {
+		cmd = exec.Command("oxigraph", "serve", "--location", s.opts.DataDir,
+			"--bind", "127.0.0.1:"+strconv.Itoa(port), "--union-default-graph")
+	}
 	cmd.Dir = s.dir
 	if s.opts.DataDir != "" {
 		cmd.Dir = s.opts.DataDir
@@ -152,6 +166,9 @@ func (s *Server) start(port int) error {
 	s.cmd, s.Port = cmd, port
 	base := "http://127.0.0.1:" + strconv.Itoa(port)
 	s.Endpoint = base + "/trails"
+	if s.oxigraph { // one dataset per server, at its root
+		s.Endpoint = base
+	}
 	s.Datasets = []string{s.Endpoint}
 	for i := 1; i <= s.opts.Datasets; i++ {
 		s.Datasets = append(s.Datasets, base+"/t"+strconv.Itoa(i))
@@ -184,16 +201,19 @@ func (s *Server) Start() error {
 			return nil
 		}
 		s.Kill()
-		if s.opts.Port != 0 || !strings.Contains(s.logTail(), "Address already in use") {
+		if s.opts.Port != 0 || !strings.Contains(s.logTail(), "ddress already in use") {
 			break
 		}
 		s.Port = 0 // a free port was taken between the probe and java: pick another
 	}
-	return fmt.Errorf("fuseki did not start: %v\n--- %s (tail) ---\n%s", err, s.Log, s.logTail())
+	return fmt.Errorf("%s did not start: %v\n--- %s (tail) ---\n%s", s.store(), err, s.Log, s.logTail())
 }
 
 func (s *Server) waitReady() error {
 	ping := "http://127.0.0.1:" + strconv.Itoa(s.Port) + "/$/ping"
+	if s.oxigraph {
+		ping = "http://127.0.0.1:" + strconv.Itoa(s.Port) + "/query?query=ASK%7B%7D"
+	}
 	hc := &http.Client{Timeout: 2 * time.Second}
 	deadline := time.Now().Add(startTimeout)
 	for time.Now().Before(deadline) {
@@ -259,7 +279,7 @@ func (s *Server) signal(sig syscall.Signal, grace time.Duration) error {
 	case <-time.After(grace):
 		s.cmd.Process.Kill()
 		<-s.exited
-		return fmt.Errorf("fuseki did not stop on %v within %v; killed", sig, grace)
+		return fmt.Errorf("%s did not stop on %v within %v; killed", s.store(), sig, grace)
 	}
 }
 

@@ -9,6 +9,7 @@ package storetest
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -18,6 +19,7 @@ import (
 
 	"github.com/knakk/rdf"
 	"github.com/trails-kg/trails/admin"
+	"github.com/trails-kg/trails/internal/fusekitest"
 	"github.com/trails-kg/trails/kg"
 	"github.com/trails-kg/trails/ontology"
 	"github.com/trails-kg/trails/prov"
@@ -172,4 +174,16 @@ func FindingsText(fs []admin.Finding) string {
 		fmt.Fprintf(&b, "  %s\t%s\t%s\n", f.Rule, f.Resource, f.Message)
 	}
 	return b.String()
+}
+
+// Check is ds.Check for the tests of Check's SPARQL rules: on a test store
+// without a SHACL endpoint (TRAILS_TEST_STORE=oxigraph) Check returns the
+// other rules' findings with admin.ErrSHACLNotRun, which Check drops
+// there, and only there.
+func Check(ctx context.Context, ds *admin.Dataset) ([]admin.Finding, error) {
+	fs, err := ds.Check(ctx)
+	if errors.Is(err, admin.ErrSHACLNotRun) && fusekitest.TestStore() != kg.Fuseki {
+		err = nil
+	}
+	return fs, err
 }

@@ -18,7 +18,7 @@ WHERE {
   OPTIONAL { $s trails:forkedAtIndex ?at }
   OPTIONAL { $s trails:principal ?agent . ?agent dcterms:identifier ?principal }
   FILTER($scope = "" || ?principal = $scope)
-  { SELECT (COUNT(?t) AS ?counted) WHERE { ?t trails:session $s } }
+  { SELECT (COUNT(DISTINCT ?t) AS ?counted) WHERE { ?t trails:session $s } }
   BIND(COALESCE(?at, 0) + COALESCE(?own, ?counted) AS ?index)
   FILTER NOT EXISTS { ?other trails:anchorOf $s ; trails:anchorName $name }
 }

@@ -15,7 +15,7 @@ PREFIX trails: <https://w3id.org/trails/ns#>
 DELETE { GRAPH ?s { ?x ?p ?o } }
 WHERE {
   {
-    SELECT (COUNT(?child) AS ?blocking) WHERE {
+    SELECT (COUNT(DISTINCT ?child) AS ?blocking) WHERE {
       $guard
       ?child trails:parentSession ?b .
       FILTER NOT EXISTS { $members FILTER(?m = ?child) }
@@ -28,7 +28,7 @@ WHERE {
 DELETE { GRAPH ?g { ?x ?p ?o } }
 WHERE {
   {
-    SELECT (COUNT(?child) AS ?blocking) WHERE {
+    SELECT (COUNT(DISTINCT ?child) AS ?blocking) WHERE {
       $guard
       ?child trails:parentSession ?b .
       FILTER NOT EXISTS { $members FILTER(?m = ?child) }
@@ -44,7 +44,7 @@ INSERT {
 }
 WHERE {
   {
-    SELECT (COUNT(?child) AS ?blocking) WHERE {
+    SELECT (COUNT(DISTINCT ?child) AS ?blocking) WHERE {
       $guard
       ?child trails:parentSession ?b .
       FILTER NOT EXISTS { $members FILTER(?m = ?child) }

@@ -7,7 +7,8 @@
 # flags every descendant of $s (trails:parentSession+) that is active or
 # suspended for cancellation, pointing at $act; it runs before the second
 # changes the state, under the same condition. One request, one
-# transaction.
+# transaction. The prologue comes once, at the start: SPARQL 1.1 allows
+# one after the ";" too, but Oxigraph refuses it.
 PREFIX trails: <https://w3id.org/trails/ns#>
 INSERT { GRAPH ?d { ?d trails:cancelRequested true ; trails:cancelRequestedBy $act } }
 WHERE {
@@ -18,7 +19,6 @@ WHERE {
   GRAPH ?d { ?d a trails:Session . OPTIONAL { ?d trails:state ?dstate } }
   FILTER(COALESCE(?dstate, "active") IN ("active", "suspended"))
 } ;
-PREFIX trails: <https://w3id.org/trails/ns#>
 DELETE { GRAPH $s { $s trails:state ?old } }
 INSERT {
   #DATA
