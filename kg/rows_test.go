@@ -232,12 +232,18 @@ func TestRowsContextCancelled(t *testing.T) {
 func TestRowsRefused(t *testing.T) {
 	fusekitest.Parallel(t)
 	ep := fusekitest.Endpoint(t)
+	// A dataset the store does not have: another Fuseki dataset name; on
+	// Oxigraph, whose endpoint is the server, a path below it.
+	missing := ep[:strings.LastIndexByte(ep, '/')] + "/no-such-dataset"
+	if fusekitest.TestStore() != kg.Fuseki {
+		missing = ep + "/no-such-dataset"
+	}
 	for _, tc := range []struct {
 		name, endpoint, query string
 		want                  error
 	}{
 		{"syntax error", ep, "SELECT ?x WHERE { ?x ?y }", kg.ErrBadRequest},
-		{"no dataset", ep[:strings.LastIndexByte(ep, '/')] + "/no-such-dataset", "SELECT * {}", kg.ErrNotFound},
+		{"no dataset", missing, "SELECT * {}", kg.ErrNotFound},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			c, b := tracked(t, tc.endpoint)
