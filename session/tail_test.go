@@ -3,6 +3,10 @@ package session_test
 import (
 	"context"
 	"errors"
+	"fmt"
+	"log"
+	"os"
+	"strings"
 	"testing"
 	"time"
 
@@ -311,4 +315,75 @@ func checkClean(tb testing.TB, c *kg.Client) {
 	for _, f := range fs {
 		tb.Errorf("check: %v", f)
 	}
+}
+
+// TestLoadTailCost: a tail costs its turns, not the history: the bytes a
+// tail load receives grow with the tail. A tail longer than what is read
+// by index is read by range, the same turns.
+func TestLoadTailCost(t *testing.T) {
+	fusekitest.Parallel(t)
+	st, ct, _ := newStore(t)
+	ctx := context.Background()
+	s := session.New("tail-agent")
+	pad := strings.Repeat("x", 500)
+	for i := range 1100 {
+		s.Append("user", itoa(i)+pad)
+		s.Turns[i].Created = at(i)
+	}
+	mustPersist(t, st, s)
+	whole := mustLoad(t, st, s.ID)
+	bytes := func(tail session.Tail, from int) int64 {
+		t.Helper()
+		before := ct.bytes.Load()
+		got, err := st.LoadTail(ctx, s.ID, tail)
+		if err != nil {
+			t.Fatal(err)
+		}
+		sameTail(t, got, whole, from)
+		return ct.bytes.Load() - before
+	}
+	// The history holds 550 KB of content; 10 turns hold 5 KB.
+	if n := bytes(session.Tail{Last: 10}, 1090); n > 50_000 {
+		t.Errorf("a tail of 10 turns received %d bytes, want under 50000", n)
+	}
+	if n := bytes(session.Tail{Since: at(1090)}, 1090); n > 50_000 {
+		t.Errorf("a tail since turn 1090 received %d bytes, want under 50000", n)
+	}
+	bytes(session.Tail{Last: 1050}, 50) // by range
+	bytes(session.Tail{Last: 1050, Since: at(60)}, 60)
+}
+
+// An agent that keeps a long conversation loads only its recent turns,
+// and goes on from there.
+func ExampleStore_LoadTail() {
+	ctx := context.Background()
+	c, err := kg.New(kg.Config{Endpoint: os.Getenv("TRAILS_ENDPOINT"), Store: kg.Store(os.Getenv("TRAILS_STORE"))})
+	if err != nil {
+		log.Fatal(err)
+	}
+	st := session.NewStore(c)
+	s := session.New("agent-7")
+	for i := range 100 {
+		s.Append("user", fmt.Sprintf("message %d", i))
+	}
+	if err := st.Persist(ctx, s); err != nil {
+		log.Fatal(err)
+	}
+
+	recent, err := st.LoadTail(ctx, s.ID, session.Tail{Last: 2})
+	if err != nil {
+		log.Fatal(err)
+	}
+	fmt.Println("from", recent.From)
+	for _, t := range recent.Turns {
+		fmt.Println(t.Index, t.Content)
+	}
+	recent.Append("assistant", "the next turn")
+	if err := st.Persist(ctx, recent); err != nil { // stored after the tail
+		log.Fatal(err)
+	}
+	// Output:
+	// from 98
+	// 98 message 98
+	// 99 message 99
 }
