@@ -26,7 +26,7 @@ var (
 // reads them again, more leniently, only when a stored turn lacks its branch
 // label or creation time). Each turn gets its ID; Anchors holds the
 // session's own anchors and those of its ancestors inside the prefix it
-// inherits.
+// inherits. LoadTail reads only the end of the history.
 //
 // It returns ErrInvalid for an id that is not a canonical UUID, ErrNotFound,
 // an *AncestorError (ErrParentMissing) naming a missing ancestor,
