@@ -132,7 +132,9 @@ func WithReason(reason string) ForkOption {
 // continues from there: a fresh id, s as parent, s's principal, a new
 // branch label "fork-" + 8 random hex characters, and the anchors of s at
 // or below at. 0 <= at <= len(s.Turns). The fork is of KindBranch, or
-// KindWorker with the option AsWorker.
+// KindWorker with the option AsWorker. For a tail (s.From > 0, see
+// LoadTail), at is an Index, s.From <= at <= s.From+len(s.Turns), and the
+// fork is a tail from s.From too.
 //
 // The fork point may instead come from an option: ForkAtAnchor(name) forks
 // at the index of an anchor of s.Anchors, ForkAtTurn(id) before the turn of
@@ -169,15 +171,15 @@ func (s *Session) Fork(at int, opts ...ForkOption) (*Session, error) {
 	if err != nil {
 		return nil, fmt.Errorf("fork %s: %w", s.ID, err)
 	}
-	if at < 0 || at > len(s.Turns) {
-		return nil, fmt.Errorf("fork %s at %d: %w: fork point out of range 0..%d", s.ID, at, ErrInvalid, len(s.Turns))
+	if at < s.From || at > s.From+len(s.Turns) {
+		return nil, fmt.Errorf("fork %s at %d: %w: fork point out of range %d..%d", s.ID, at, ErrInvalid, s.From, s.From+len(s.Turns))
 	}
 	if s.depth+1 > MaxForkDepth {
 		return nil, fmt.Errorf("fork %s: %w: the child would have %d ancestors, more than %d", s.ID, ErrForkDepth, s.depth+1, MaxForkDepth)
 	}
-	child.ForkedAt = at
-	child.Turns = make([]Turn, at, at+8)
-	copy(child.Turns, s.Turns[:at])
+	child.ForkedAt, child.From = at, s.From // a fork of a tail is a tail
+	child.Turns = make([]Turn, at-s.From, at-s.From+8)
+	copy(child.Turns, s.Turns[:at-s.From])
 	child.Anchors = anchorsUpTo(s.Anchors, at)
 	return child, nil
 }

@@ -26,7 +26,7 @@ var (
 // reads them again, more leniently, only when a stored turn lacks its branch
 // label or creation time). Each turn gets its ID; Anchors holds the
 // session's own anchors and those of its ancestors inside the prefix it
-// inherits.
+// inherits. LoadTail reads only the end of the history.
 //
 // It returns ErrInvalid for an id that is not a canonical UUID, ErrNotFound,
 // an *AncestorError (ErrParentMissing) naming a missing ancestor,
@@ -45,6 +45,20 @@ func (st *Store) Load(ctx context.Context, id string) (*Session, error) {
 // load assembles session id with the turns below upTo (upTo < 0: all). It
 // also returns, for each turn, the IRI of the session that stored it.
 func (st *Store) load(ctx context.Context, id string, upTo int) (*Session, []string, error) {
+	return st.loadWindow(ctx, id, window{upTo: upTo})
+}
+
+// window is the part of a history loadWindow reads: the turns below upTo
+// (upTo < 0: all), and of those only the tail when tail is set.
+type window struct {
+	upTo int
+	tail Tail
+	set  bool // tail is set
+}
+
+// loadWindow assembles session id with the turns of w. It also returns,
+// for each turn held, the IRI of the session that stored it.
+func (st *Store) loadWindow(ctx context.Context, id string, w window) (*Session, []string, error) {
 	if err := checkID(id); err != nil {
 		return nil, nil, err
 	}
@@ -58,6 +72,7 @@ func (st *Store) load(ctx context.Context, id string, upTo int) (*Session, []str
 	// The chain query fixed the session's turn count; the turns query reads
 	// only below it, so that turns a writer appends between the two
 	// requests do not show: Load returns the history as of one moment.
+	upTo := w.upTo
 	if self := chain[0]; self.hasOwn {
 		if n := self.at + self.own; upTo < 0 || n < upTo {
 			upTo = n
@@ -72,34 +87,36 @@ func (st *Store) load(ctx context.Context, id string, upTo int) (*Session, []str
 		}
 		return chain[0]
 	}
-	want := -1 // unknown for a legacy session: whatever is stored
-	if self := chain[0]; self.hasOwn {
-		want = self.at + self.own
-		if upTo >= 0 && upTo < want {
+	var turns []Turn
+	from := 0
+	switch {
+	case w.set && chain[0].hasOwn:
+		// The history's length is known: read only the tail.
+		turns, from, err = st.readTail(ctx, chain, spans, owner, upTo, w.tail)
+	default:
+		want := -1 // unknown for a legacy session: whatever is stored
+		if chain[0].hasOwn {
 			want = upTo
 		}
-	}
-	q := turnsQuery(chain)
-	turns, err := st.readSpans(ctx, q, spans, owner, upTo)
-	if err == nil && want >= 0 && len(turns) != want && q == qTurns {
-		// A turn lacks a branch label or a creation time, which turns.rq
-		// requires: read again, taking them as for a legacy turn.
-		turns, err = st.readSpans(ctx, qTurnsLegacy, spans, owner, upTo)
+		turns, err = st.readRange(ctx, chain, spans, owner, want)
+		if err == nil && w.set {
+			// A session stored before trails:ownTurns: its length is
+			// known only once read, so its tail is cut here.
+			turns, from = w.tail.cut(turns)
+		}
 	}
 	if err != nil {
 		return nil, nil, err
 	}
-	if want >= 0 && len(turns) != want {
-		return nil, nil, fmt.Errorf("%w: %d turns found, the chain says %d", ErrCorrupt, len(turns), want)
-	}
 	owners := make([]string, len(turns))
-	for i, t := range turns {
+	for k, t := range turns {
+		i := from + k
 		if t.Index != i {
 			return nil, nil, fmt.Errorf("%w: no turn at index %d", ErrCorrupt, i)
 		}
-		owners[i] = owner(i).iri
-		if turns[i].ID == "" { // read by turns-ids.rq after a rewind
-			turns[i].ID = ontology.TurnIRI(owners[i], i)
+		owners[k] = owner(i).iri
+		if turns[k].ID == "" { // read by turns.rq or turns-legacy.rq: not after a rewind
+			turns[k].ID = ontology.TurnIRI(owners[k], i)
 		}
 	}
 	self := chain[0]
@@ -111,7 +128,8 @@ func (st *Store) load(ctx context.Context, id string, upTo int) (*Session, []str
 		Branch:    branchOrMain(self.branch),
 		Kind:      kindOf(self.kind, self.parent),
 		Turns:     turns,
-		Anchors:   visibleAnchors(chain, len(turns)),
+		From:      from,
+		Anchors:   visibleAnchors(chain, from+len(turns)),
 		depth:     len(chain) - 1,
 		gen:       self.rewinds,
 		fresh:     len(turns),
@@ -123,9 +141,31 @@ func (st *Store) load(ctx context.Context, id string, upTo int) (*Session, []str
 	return s, owners, nil
 }
 
+// readRange reads the turns of spans with the chain's query
+// (turnsQuery), want of them (want < 0: unknown), sorted by index. When
+// the strict turns.rq finds fewer than want, a turn lacks a branch label
+// or a creation time, and the turns are read again, leniently.
+func (st *Store) readRange(ctx context.Context, chain []*link, spans []span, owner func(int) *link, want int) ([]Turn, error) {
+	q := turnsQuery(chain)
+	turns, err := st.readSpans(ctx, q, spans, owner, want)
+	if err == nil && want >= 0 && len(turns) != want && q == qTurns {
+		// A turn lacks a branch label or a creation time, which turns.rq
+		// requires: read again, taking them as for a legacy turn.
+		turns, err = st.readSpans(ctx, qTurnsLegacy, spans, owner, want)
+	}
+	if err != nil {
+		return nil, err
+	}
+	if want >= 0 && len(turns) != want {
+		return nil, fmt.Errorf("%w: %d turns found, the chain says %d", ErrCorrupt, len(turns), want)
+	}
+	return turns, nil
+}
+
 // readSpans reads the turns of spans with query q (turnsQuery), sorted by
-// index; owner names the session that wrote a turn.
-func (st *Store) readSpans(ctx context.Context, q string, spans []span, owner func(int) *link, upTo int) ([]Turn, error) {
+// index; owner names the session that wrote a turn, and about n are
+// expected (n < 0: unknown).
+func (st *Store) readSpans(ctx context.Context, q string, spans []span, owner func(int) *link, n int) ([]Turn, error) {
 	if len(spans) == 0 {
 		return nil, nil
 	}
@@ -138,8 +178,8 @@ func (st *Store) readSpans(ctx context.Context, q string, spans []span, owner fu
 		return nil, err
 	}
 	tr := turnRows{branchOf: func(i int) string { return branchOrMain(owner(i).branch) }}
-	if upTo >= 0 {
-		tr.turns = make([]Turn, 0, upTo)
+	if n >= 0 {
+		tr.turns = make([]Turn, 0, n)
 	}
 	if err := tr.read(ctx, st.c, bound); err != nil {
 		return nil, err

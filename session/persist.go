@@ -59,6 +59,9 @@ func (st *Store) Persist(ctx context.Context, s *Session) error {
 	if s == nil {
 		return fmt.Errorf("persist: %w: nil session", ErrInvalid)
 	}
+	if s.From != 0 {
+		return st.persistTail(ctx, s) // tail.go
+	}
 	// Turns this value stored already were checked and stamped when it
 	// stored them: an append costs what the new turns cost.
 	from := s.ForkedAt

@@ -56,7 +56,12 @@ type Session struct {
 	ForkedAt  int    // for a fork: it owns turns with Index >= ForkedAt; indices below belong to ancestors
 	Branch    string // MainBranch for a root New made, "fork-" + 8 hex chars for a fork (a root Detach made keeps its fork label)
 	Kind      Kind   // KindMain (a root), KindBranch (a fork) or KindWorker (AsWorker), stored with a new session; "": the default
-	Turns     []Turn // the whole effective history: inherited prefix, then its own turns
+	Turns     []Turn // the effective history (inherited prefix, then its own turns), or its tail when From > 0
+	// From is the Index of Turns[0]: 0 when Turns holds the whole
+	// history; for a tail (LoadTail) the index of the first turn held
+	// (Turns[k] is the turn at index From+k). Append, Fork and Persist
+	// take it into account.
+	From int
 	// Anchors are the named positions of the history, by name: the
 	// session's own and those of its ancestors inside the prefix it
 	// inherits (see Anchor). Set by Load and Fork; ForkAtAnchor reads it.
@@ -116,13 +121,14 @@ func New(principal string) *Session {
 // Append adds a turn at the end of the history, stamped now, and returns
 // it. Nothing is written to the store until Persist.
 func (s *Session) Append(role, content string) Turn {
+	i := s.From + len(s.Turns)
 	t := Turn{
-		Index:   len(s.Turns),
+		Index:   i,
 		Role:    role,
 		Content: content,
 		Branch:  s.Branch,
 		Created: now(),
-		ID:      s.turnID(len(s.Turns)),
+		ID:      s.turnID(i),
 	}
 	s.Turns = append(s.Turns, t)
 	return t
@@ -145,10 +151,14 @@ func (s *Session) validate(from int) error {
 	if err := s.checkHeader(); err != nil {
 		return err
 	}
-	if s.ParentID != "" && s.ForkedAt > len(s.Turns) {
-		return fmt.Errorf("%w: fork point %d out of range 0..%d", ErrInvalid, s.ForkedAt, len(s.Turns))
+	if s.From < 0 {
+		return fmt.Errorf("%w: From %d is negative", ErrInvalid, s.From)
 	}
-	for i, t := range s.Turns {
+	if s.ParentID != "" && s.ForkedAt > s.From+len(s.Turns) {
+		return fmt.Errorf("%w: fork point %d out of range 0..%d", ErrInvalid, s.ForkedAt, s.From+len(s.Turns))
+	}
+	for k, t := range s.Turns {
+		i := s.From + k
 		if t.Index != i {
 			return fmt.Errorf("%w: turn %d has index %d", ErrInvalid, i, t.Index)
 		}

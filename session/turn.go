@@ -56,8 +56,8 @@ func TurnID(sessionID string, i int) string {
 // generation (ontology.TurnIRIGen), which for a session never rewound is
 // TurnID(s.ID, i).
 func (s *Session) turnID(i int) string {
-	if i < s.fresh && i < len(s.Turns) && s.Turns[i].ID != "" {
-		return s.Turns[i].ID
+	if k := i - s.From; k >= 0 && k < s.fresh && k < len(s.Turns) && s.Turns[k].ID != "" {
+		return s.Turns[k].ID
 	}
 	return ontology.TurnIRIGen(ontology.SessionIRI(s.ID), i, s.gen)
 }

@@ -38,6 +38,9 @@ type plan struct {
 	wideParentTurns int // the parent's turns
 	wideForkTurns   int // each fork's own turns
 	wideOtherRoots  int // small roots stored beside it, for the root listing
+
+	tailTurns int // the long root whose tail is loaded
+	tailLast  int // the tail's turns, and the short root's
 }
 
 // persistPlan is one batch size of the persist scenario.
@@ -83,6 +86,8 @@ func fullPlan() plan {
 		wideParentTurns:  20,
 		wideForkTurns:    2,
 		wideOtherRoots:   30,
+		tailTurns:        100000,
+		tailLast:         50,
 	}
 }
 
@@ -114,5 +119,7 @@ func shortPlan() plan {
 		wideParentTurns:  5,
 		wideForkTurns:    2,
 		wideOtherRoots:   3,
+		tailTurns:        300,
+		tailLast:         50,
 	}
 }

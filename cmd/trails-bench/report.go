@@ -29,6 +29,7 @@ type results struct {
 	RSS           rssResult     `json:"rss"`
 	Concurrency   []concRow     `json:"concurrency"`
 	Wide          *wideTree     `json:"wide_tree"`
+	Tail          *tailResult   `json:"tail"`
 	Targets       []target      `json:"targets"`
 	Phases        []phase       `json:"phases"`
 }
@@ -55,6 +56,7 @@ const (
 	tWideBranch  = "wide: branches ≤ 2× floor"
 	tWideExport  = "wide: export ≤ 5 s"
 	tWideDelete  = "wide: delete ≥ 200 sessions/s"
+	tTail        = "tail: last 50 ≤ 1.5× whole 50"
 )
 
 // The wide tree's targets.
@@ -66,7 +68,7 @@ const (
 
 // targetColumns lists every target column, in report order.
 var targetColumns = []string{tForkTriples, tTrips, tFlat, tFloor, tNaive, tPersist, tScaling, tRSS,
-	tWideRoots, tWideTree, tWideBranch, tWideExport, tWideDelete}
+	tWideRoots, tWideTree, tWideBranch, tWideExport, tWideDelete, tTail}
 
 // The section headings; the CI test checks that each appears.
 var sections = []string{
@@ -78,6 +80,7 @@ var sections = []string{
 	"## 5. Client cost",
 	"## 6. Concurrency",
 	"## 7. Wide tree",
+	"## 8. Tail loads",
 }
 
 const (
@@ -147,7 +150,7 @@ func forkOK(rows []forkRow) bool {
 }
 
 // judge computes the targets from the measurements: all of them, or the
-// wide tree's alone after -only wide.
+// wide tree's or the tail loads' alone after -only.
 func (r *results) judge() {
 	var ts []target
 	if r.Only == "" {
@@ -166,6 +169,9 @@ func (r *results) judge() {
 			target{tWideExport, fmt.Sprintf("export of the tree: %.2f s (%s)", w.Export.D.Seconds(), n), w.Export.D > 0 && w.Export.D <= wideExportMax},
 			target{tWideDelete, fmt.Sprintf("delete --cascade: %.0f sessions/s (%s sessions in %.1f s)", w.DeleteRate(), thousands(w.DeleteSteps), w.Delete.Seconds()), w.DeleteRate() >= wideDeleteRate},
 		)
+	}
+	if t := r.Tail; t != nil {
+		ts = append(ts, t.judge())
 	}
 	r.Targets = ts
 }
@@ -274,6 +280,9 @@ func (r *results) markdown(w io.Writer) {
 	}
 	if wt := r.Wide; wt != nil {
 		wt.markdown(w)
+	}
+	if t := r.Tail; t != nil {
+		t.markdown(w)
 	}
 
 	fmt.Fprintf(w, "## Where the time went\n\n")
