@@ -102,6 +102,11 @@ func (st *Store) load(ctx context.Context, id string, upTo int) (*Session, []str
 			turns[i].ID = ontology.TurnIRI(owners[i], i)
 		}
 	}
+	if anyStructured(chain) {
+		if err := st.readStructure(ctx, spans, turns); err != nil {
+			return nil, nil, err
+		}
+	}
 	self := chain[0]
 	s := &Session{
 		ID:        id,
