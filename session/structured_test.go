@@ -98,6 +98,15 @@ func TestStructuredRoundTrip(t *testing.T) {
 			t.Errorf("%s: %s prov:wasGeneratedBy %s: got %v (%v), want true", tc.name, tc.turn, tc.by, ok, err)
 		}
 	}
+	// Compare carries the structured fields of the turns it returns.
+	cmp, err := st.Compare(ctx, root.ID, loaded.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sameHistory(t, cmp.Shared, root.Turns[:2])
+	sameHistory(t, cmp.A, root.Turns[2:])
+	sameHistory(t, cmp.B, loaded.Turns[2:])
+
 	fs, err := storetest.Check(ctx, admin.New(c))
 	if err != nil || len(fs) != 0 {
 		t.Fatalf("check: got %v (%v), want no findings", storetest.FindingsText(fs), err)
