@@ -1,6 +1,7 @@
 package session_test
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -284,4 +285,102 @@ func TestStructuredRewindDetach(t *testing.T) {
 	if err != nil || len(fs) != 0 {
 		t.Fatalf("check: got %v (%v), want no findings", storetest.FindingsText(fs), err)
 	}
+}
+
+// TestStructuredJSONL: a JSONL export carries every structured field, and
+// a plain turn's line keeps the fields it had before structured turns.
+func TestStructuredJSONL(t *testing.T) {
+	fusekitest.Parallel(t)
+	st, _, c := newStore(t)
+	ctx := context.Background()
+	s := session.New("agent")
+	agentLoop(s)
+	mustPersist(t, st, s)
+	var b strings.Builder
+	if _, err := admin.New(c).Export(ctx, &b, admin.JSONL, s.ID); err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.Split(strings.TrimSuffix(b.String(), "\n"), "\n")
+	if len(lines) != len(s.Turns) {
+		t.Fatalf("got %d lines, want %d", len(lines), len(s.Turns))
+	}
+	var plain map[string]any
+	if err := json.Unmarshal([]byte(lines[0]), &plain); err != nil {
+		t.Fatal(err)
+	}
+	if len(plain) != 9 {
+		t.Errorf("plain turn: got %d fields (%v), want 9", len(plain), plain)
+	}
+	type part struct {
+		Kind      string          `json:"kind"`
+		Text      *string         `json:"text"`
+		CallID    string          `json:"call_id"`
+		ToolName  string          `json:"tool_name"`
+		Arguments json.RawMessage `json:"arguments"`
+		Result    json.RawMessage `json:"result"`
+		IsError   bool            `json:"is_error"`
+		MIMEType  string          `json:"mime_type"`
+		Data      []byte          `json:"data"`
+		URI       string          `json:"uri"`
+	}
+	type jsonlLine struct {
+		Author       string                     `json:"author"`
+		InvocationID string                     `json:"invocation_id"`
+		Model        string                     `json:"model"`
+		FinishReason string                     `json:"finish_reason"`
+		Usage        map[string]int64           `json:"usage"`
+		Metadata     map[string]json.RawMessage `json:"metadata"`
+		Raw          struct {
+			Format string `json:"format"`
+			Data   []byte `json:"data"`
+		} `json:"raw"`
+		Parts []part `json:"parts"`
+	}
+	var line jsonlLine
+	for i := 1; i < len(lines); i++ {
+		line = jsonlLine{}
+		if err := json.Unmarshal([]byte(lines[i]), &line); err != nil {
+			t.Fatal(err)
+		}
+		x := s.Turns[i].Structure
+		if line.Author != x.Author || line.InvocationID != x.InvocationID || line.Model != x.Model || line.FinishReason != x.FinishReason {
+			t.Errorf("turn %d: got %q %q %q %q, want %q %q %q %q", i, line.Author, line.InvocationID, line.Model, line.FinishReason, x.Author, x.InvocationID, x.Model, x.FinishReason)
+		}
+		if len(line.Parts) != len(x.Parts) {
+			t.Fatalf("turn %d: got %d parts, want %d", i, len(line.Parts), len(x.Parts))
+		}
+		for k, p := range line.Parts {
+			w := x.Parts[k]
+			if p.Kind != string(w.Kind) || p.CallID != w.CallID || p.ToolName != w.ToolName || p.IsError != w.IsError ||
+				p.MIMEType != w.MIMEType || string(p.Data) != string(w.Data) || p.URI != w.URI ||
+				(p.Text != nil && *p.Text != w.Text) || !sameJSON(p.Arguments, w.Arguments) || !sameJSON(p.Result, w.Result) {
+				t.Errorf("turn %d part %d: got %+v, want %+v", i, k, p, w)
+			}
+		}
+	}
+	// Turn 1 holds usage, metadata and the raw copy.
+	line = jsonlLine{}
+	_ = json.Unmarshal([]byte(lines[1]), &line)
+	x := s.Turns[1].Structure
+	if u := line.Usage; u["input_tokens"] != x.Usage.Input || u["cached_input_tokens"] != x.Usage.Cached || u["total_tokens"] != x.Usage.Total {
+		t.Errorf("usage: got %v, want %+v", u, *x.Usage)
+	}
+	if line.Raw.Format != x.Raw.Format || string(line.Raw.Data) != string(x.Raw.Data) {
+		t.Errorf("raw: got %q %q, want %q %q", line.Raw.Format, line.Raw.Data, x.Raw.Format, x.Raw.Data)
+	}
+	for k, v := range x.Metadata {
+		if !sameJSON(line.Metadata[k], v) {
+			t.Errorf("metadata %q: got %s, want %s", k, line.Metadata[k], v)
+		}
+	}
+}
+
+// sameJSON reports whether a and b are the same JSON, whitespace aside
+// (JSONL embeds JSON values compacted).
+func sameJSON(a, b json.RawMessage) bool {
+	var x, y bytes.Buffer
+	if len(a) == 0 || len(b) == 0 {
+		return len(a) == len(b)
+	}
+	return json.Compact(&x, a) == nil && json.Compact(&y, b) == nil && x.String() == y.String()
 }
