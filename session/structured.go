@@ -7,6 +7,8 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strconv"
+	"strings"
 
 	"github.com/knakk/rdf"
 	"github.com/trails-kg/trails/internal/termsafe"
@@ -59,27 +61,47 @@ func addStructure(d *kg.Data, g, ti rdf.IRI, t Turn) {
 	if !t.Structured() {
 		return
 	}
-	x := t.Structure
 	d.Add(g, g, iri(ontology.StructuredTurns), kg.Bool(true))
+	eachStructureTriple(ti, t, func(s, p rdf.IRI, o rdf.Term) { d.Add(g, s, p, o) })
+}
+
+// StructureTriples returns the triples Persist writes for the structured
+// fields of turn t stored at IRI turn, as (subject, predicate, object):
+// all but the session's trails:structuredTurns mark and the links of
+// tool results to their calls. Import compares them with its input, so
+// that it stores only what Persist would. None for a plain turn.
+func StructureTriples(turn string, t Turn) [][3]rdf.Term {
+	if !t.Structured() {
+		return nil
+	}
+	var out [][3]rdf.Term
+	eachStructureTriple(kg.MustIRI(turn), t, func(s, p rdf.IRI, o rdf.Term) { out = append(out, [3]rdf.Term{s, p, o}) })
+	return out
+}
+
+// eachStructureTriple calls add with each triple of the structured fields
+// of turn t (structured) stored at ti.
+func eachStructureTriple(ti rdf.IRI, t Turn, add func(s, p rdf.IRI, o rdf.Term)) {
+	x := t.Structure
 	str := func(s rdf.IRI, p, v string) {
 		if v != "" {
-			d.Add(g, s, iri(p), kg.String(v))
+			add(s, iri(p), kg.String(v))
 		}
 	}
 	str(ti, ontology.Author, x.Author)
 	str(ti, ontology.InvocationID, x.InvocationID)
 	if len(x.Metadata) > 0 {
-		d.Add(g, ti, iri(ontology.Metadata), jsonLiteral([]byte(metadataJSON(x.Metadata))))
+		add(ti, iri(ontology.Metadata), jsonLiteral([]byte(metadataJSON(x.Metadata))))
 	}
 	if r := x.Raw; r != nil {
-		d.Add(g, ti, iri(ontology.RawFormat), kg.String(r.Format))
-		d.Add(g, ti, iri(ontology.Raw), bytesLiteral(r.Data))
+		add(ti, iri(ontology.RawFormat), kg.String(r.Format))
+		add(ti, iri(ontology.Raw), bytesLiteral(r.Data))
 	}
 	if x.hasInvocation() {
 		inv := kg.MustIRI(ontology.InvocationIRI(ti.String()))
-		d.Add(g, ti, iri(ontology.ProvWasGeneratedBy), inv)
-		d.Add(g, inv, iri(ontology.RDFType), iri(ontology.ModelInvocation))
-		d.Add(g, inv, iri(ontology.RDFType), iri(ontology.ProvActivity))
+		add(ti, iri(ontology.ProvWasGeneratedBy), inv)
+		add(inv, iri(ontology.RDFType), iri(ontology.ModelInvocation))
+		add(inv, iri(ontology.RDFType), iri(ontology.ProvActivity))
 		str(inv, ontology.Model, x.Model)
 		str(inv, ontology.FinishReason, x.FinishReason)
 		if u := x.Usage; u != nil {
@@ -88,43 +110,43 @@ func addStructure(d *kg.Data, g, ti rdf.IRI, t Turn) {
 				n int64
 			}{{ontology.InputTokens, u.Input}, {ontology.OutputTokens, u.Output}, {ontology.CachedInputTokens, u.Cached},
 				{ontology.ReasoningTokens, u.Reasoning}, {ontology.TotalTokens, u.Total}} {
-				d.Add(g, inv, iri(c.p), kg.Int(int(c.n)))
+				add(inv, iri(c.p), kg.Int(int(c.n)))
 			}
 		}
 	}
 	for k, p := range x.Parts {
 		pi := kg.MustIRI(ontology.PartIRI(ti.String(), k))
-		d.Add(g, pi, iri(ontology.RDFType), iri(ontology.Part))
-		d.Add(g, pi, iri(ontology.RDFType), iri(ontology.ProvEntity))
-		d.Add(g, pi, iri(ontology.RDFType), iri(partClasses[p.Kind]))
-		d.Add(g, pi, iri(ontology.PartOf), ti)
-		d.Add(g, pi, iri(ontology.PartIndex), kg.Int(k))
+		add(pi, iri(ontology.RDFType), iri(ontology.Part))
+		add(pi, iri(ontology.RDFType), iri(ontology.ProvEntity))
+		add(pi, iri(ontology.RDFType), iri(partClasses[p.Kind]))
+		add(pi, iri(ontology.PartOf), ti)
+		add(pi, iri(ontology.PartIndex), kg.Int(k))
 		switch p.Kind {
 		case PartText, PartReasoning:
-			d.Add(g, pi, iri(ontology.Text), kg.String(p.Text))
+			add(pi, iri(ontology.Text), kg.String(p.Text))
 		case PartToolCall, PartToolResult:
 			str(pi, ontology.ToolCallID, p.CallID)
 			str(pi, ontology.ToolName, p.ToolName)
 			if p.Kind == PartToolResult {
-				d.Add(g, pi, iri(ontology.Result), jsonLiteral(p.Result))
+				add(pi, iri(ontology.Result), jsonLiteral(p.Result))
 				if p.IsError {
-					d.Add(g, pi, iri(ontology.IsError), kg.Bool(true))
+					add(pi, iri(ontology.IsError), kg.Bool(true))
 				}
 				break
 			}
-			d.Add(g, pi, iri(ontology.Arguments), jsonLiteral(p.Arguments))
+			add(pi, iri(ontology.Arguments), jsonLiteral(p.Arguments))
 			call := kg.MustIRI(ontology.ToolCallIRI(ti.String(), k))
-			d.Add(g, call, iri(ontology.RDFType), iri(ontology.ToolCall))
-			d.Add(g, call, iri(ontology.RDFType), iri(ontology.ProvActivity))
-			d.Add(g, call, iri(ontology.ProvUsed), pi)
+			add(call, iri(ontology.RDFType), iri(ontology.ToolCall))
+			add(call, iri(ontology.RDFType), iri(ontology.ProvActivity))
+			add(call, iri(ontology.ProvUsed), pi)
 			str(call, ontology.ToolCallID, p.CallID)
 			str(call, ontology.ToolName, p.ToolName)
 		case PartData:
 			str(pi, ontology.MIMEType, p.MIMEType)
 			if p.URI != "" {
-				d.Add(g, pi, iri(ontology.DataIRI), kg.MustIRI(p.URI))
+				add(pi, iri(ontology.DataIRI), kg.MustIRI(p.URI))
 			} else {
-				d.Add(g, pi, iri(ontology.Data), bytesLiteral(p.Data))
+				add(pi, iri(ontology.Data), bytesLiteral(p.Data))
 			}
 		}
 	}
@@ -441,4 +463,46 @@ func (r *structureRows) done() error {
 // anyStructured reports whether a session of chain holds structured turns.
 func anyStructured(chain []*link) bool {
 	return slices.ContainsFunc(chain, func(l *link) bool { return l.structured })
+}
+
+// ParseStructure reads the structured fields of the turn stored at IRI
+// turn from triples about it, its model invocation and its parts (other
+// triples are ignored), as Load does. It returns ErrCorrupt for a value
+// Load could not read.
+func ParseStructure(turn string, triples [][3]rdf.Term) (*Structure, error) {
+	turns := []Turn{{ID: turn}}
+	sr := structureRows{turns: turns, byID: map[string]int{turn: 0}}
+	inv := ontology.InvocationIRI(turn)
+	for _, tr := range triples {
+		row := kg.Solution{"t": kg.MustIRI(turn), "p": tr[1], "o": tr[2]}
+		switch sub, p := tr[0].String(), tr[1].String(); {
+		case sub == turn:
+			if !slices.Contains([]string{ontology.Author, ontology.InvocationID, ontology.Metadata, ontology.RawFormat, ontology.Raw}, p) {
+				continue
+			}
+		case sub == inv:
+			if !slices.Contains([]string{ontology.Model, ontology.FinishReason, ontology.InputTokens, ontology.OutputTokens,
+				ontology.CachedInputTokens, ontology.ReasoningTokens, ontology.TotalTokens}, p) {
+				continue
+			}
+			row["x"] = tr[0]
+		default:
+			rest, ok := strings.CutPrefix(sub, turn+ontology.PartPath)
+			k, err := strconv.Atoi(rest)
+			if !ok || err != nil || strconv.Itoa(k) != rest {
+				continue // a tool call, or not about this turn
+			}
+			row["x"], row["k"] = tr[0], kg.Int(k)
+			if p == ontology.PartOf || p == ontology.PartIndex {
+				continue
+			}
+		}
+		if err := sr.add(row); err != nil {
+			return nil, err
+		}
+	}
+	if err := sr.done(); err != nil {
+		return nil, err
+	}
+	return turns[0].Structure, nil
 }
