@@ -48,9 +48,11 @@ type Part struct {
 	Text string
 	// CallID pairs a tool call with its result (gen_ai.tool.call.id).
 	CallID string
-	// ToolName is the tool called (gen_ai.tool.name).
+	// ToolName is the tool called (gen_ai.tool.name): required for a tool
+	// call, optional for a result (OpenAI's function_call_output has none).
 	ToolName string
-	// Arguments is a tool call's arguments, valid JSON, kept byte for byte.
+	// Arguments is a tool call's arguments, valid JSON, kept byte for byte
+	// (a model's malformed argument string goes in as a JSON string).
 	Arguments json.RawMessage
 	// Result is a tool result, valid JSON, kept byte for byte.
 	Result json.RawMessage
@@ -221,7 +223,7 @@ func checkPart(p Part) error {
 		}
 	}
 	switch {
-	case call && p.ToolName == "":
+	case args && p.ToolName == "":
 		return fmt.Errorf("a %s part needs a tool name", p.Kind)
 	case args && !validJSON(p.Arguments):
 		return fmt.Errorf("arguments are not valid UTF-8 JSON")

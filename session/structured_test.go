@@ -74,7 +74,7 @@ func TestStructuredRoundTrip(t *testing.T) {
 	// A fork between the tool call and its result answers the call itself.
 	fork := mustFork(t, root, 2)
 	fork.AppendTurn(session.Turn{Role: "tool", Content: "rain", Structure: &session.Structure{Parts: []session.Part{
-		{Kind: session.PartToolResult, CallID: "call_1 " + hostileText, ToolName: "get_weather", Result: json.RawMessage(`{"sky":"rain"}`)},
+		{Kind: session.PartToolResult, CallID: "call_1 " + hostileText, Result: json.RawMessage(`{"sky":"rain"}`)}, // OpenAI-style: no tool name
 	}}})
 	mustPersist(t, st, fork)
 	loaded := mustLoad(t, st, fork.ID)
