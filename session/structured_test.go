@@ -3,10 +3,17 @@ package session_test
 import (
 	"bytes"
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
+	"fmt"
+	"maps"
+	"slices"
+	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/trails-kg/trails/admin"
 	"github.com/trails-kg/trails/internal/fusekitest"
@@ -467,5 +474,64 @@ func TestStructuredExportImport(t *testing.T) {
 				t.Errorf("got %d quads written, want 0", n)
 			}
 		})
+	}
+}
+
+// TestStructuredDigestRecipe recomputes a structured turn's digest from
+// the recipe as documented (session/chain.go, trails:digest in
+// trails.ttl), outside the package, as an auditor would.
+func TestStructuredDigestRecipe(t *testing.T) {
+	s := session.New("agent")
+	agentLoop(s)
+	for _, tn := range s.Turns[1:] {
+		h := sha256.New()
+		f := func(v string) { fmt.Fprintf(h, "%d:%s", len(v), v) }
+		x := tn.Structure
+		f("trails-turn/2")
+		f("sha256:prev")
+		f(strconv.Itoa(tn.Index))
+		f(tn.Role)
+		f(tn.Content)
+		f(tn.Created.UTC().Format(time.RFC3339Nano))
+		f(tn.Branch)
+		f(x.Author)
+		f(x.InvocationID)
+		f(x.Model)
+		f(x.FinishReason)
+		if u := x.Usage; u != nil {
+			f("1")
+			for _, n := range []int64{u.Input, u.Output, u.Cached, u.Reasoning, u.Total} {
+				f(strconv.FormatInt(n, 10))
+			}
+		} else {
+			f("")
+		}
+		f(strconv.Itoa(len(x.Metadata)))
+		keys := slices.Sorted(maps.Keys(x.Metadata))
+		for _, k := range keys {
+			f(k)
+			f(string(x.Metadata[k]))
+		}
+		if x.Raw != nil {
+			f("1")
+			f(x.Raw.Format)
+			f(string(x.Raw.Data))
+		} else {
+			f("")
+		}
+		f(strconv.Itoa(len(x.Parts)))
+		for _, p := range x.Parts {
+			isErr := "0"
+			if p.IsError {
+				isErr = "1"
+			}
+			for _, v := range []string{string(p.Kind), p.Text, p.CallID, p.ToolName, string(p.Arguments), string(p.Result), isErr, p.MIMEType, string(p.Data), p.URI} {
+				f(v)
+			}
+		}
+		want := "sha256:" + hex.EncodeToString(h.Sum(nil))
+		if got := session.TurnDigest("sha256:prev", tn); got != want {
+			t.Errorf("turn %d: got %s, want %s", tn.Index, got, want)
+		}
 	}
 }
