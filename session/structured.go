@@ -355,9 +355,7 @@ func (r *structureRows) add(row kg.Solution) error {
 		if x.Usage == nil {
 			x.Usage = &Usage{}
 		}
-		*map[string]*int64{ontology.InputTokens: &x.Usage.Input, ontology.OutputTokens: &x.Usage.Output,
-			ontology.CachedInputTokens: &x.Usage.Cached, ontology.ReasoningTokens: &x.Usage.Reasoning,
-			ontology.TotalTokens: &x.Usage.Total}[p] = int64(n)
+		*x.Usage.count(p) = int64(n)
 	default:
 		return r.addPart(row, i, t, p, text, js, b64)
 	}
@@ -505,4 +503,19 @@ func ParseStructure(turn string, triples [][3]rdf.Term) (*Structure, error) {
 		return nil, err
 	}
 	return turns[0].Structure, nil
+}
+
+// count returns the field of u that predicate p (a token count) stores.
+func (u *Usage) count(p string) *int64 {
+	switch p {
+	case ontology.InputTokens:
+		return &u.Input
+	case ontology.OutputTokens:
+		return &u.Output
+	case ontology.CachedInputTokens:
+		return &u.Cached
+	case ontology.ReasoningTokens:
+		return &u.Reasoning
+	}
+	return &u.Total
 }
