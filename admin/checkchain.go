@@ -3,6 +3,7 @@ package admin
 import (
 	"cmp"
 	"context"
+	"errors"
 	"fmt"
 	"unicode/utf8"
 
@@ -47,6 +48,7 @@ func (ds *Dataset) checkChain(ctx context.Context) ([]Finding, error) {
 	}
 	sessions := make(map[string]chainSession, len(res.Solutions))
 	branches := make(map[string]string, len(res.Solutions))
+	structured := map[string]bool{} // sessions holding structured turns (trails:structuredTurns)
 	for _, row := range res.Solutions {
 		id := ontology.SessionID(row.String("s"))
 		if _, dup := sessions[id]; dup {
@@ -58,11 +60,33 @@ func (ds *Dataset) checkChain(ctx context.Context) ([]Finding, error) {
 		}
 		sessions[id] = s
 		branches[id] = cmp.Or(row.String("branch"), session.MainBranch)
+		_, structured[id] = row["structured"]
 	}
 	cc := newChainCheck(sessions)
 	var out []Finding
 	unchained := map[string]int{}
 	var order []string
+	// The turns of a session holding structured turns wait until the
+	// session's last one, and then get their structured fields, which
+	// their digests cover, in one query per such session.
+	var pend []session.Turn
+	var pendDigests []string
+	pendID := ""
+	flush := func() error {
+		if len(pend) == 0 {
+			return nil
+		}
+		if err := session.ReadStructures(ctx, ds.c, pend); errors.Is(err, session.ErrCorrupt) {
+			out = append(out, Finding{Rule: RuleChain, Resource: ontology.SessionIRI(pendID), Message: err.Error()})
+		} else if err != nil {
+			return err
+		}
+		for k, t := range pend {
+			cc.turn(pendID, t, pendDigests[k])
+		}
+		pend, pendDigests = pend[:0], pendDigests[:0]
+		return nil
+	}
 	add := func(row kg.Solution) error {
 		id := ontology.SessionID(row.String("s"))
 		i, err := row.Int("i")
@@ -91,10 +115,23 @@ func (ds *Dataset) checkChain(ctx context.Context) ([]Finding, error) {
 			}
 			unchained[id]++
 		}
+		if id != pendID {
+			if err := flush(); err != nil {
+				return err
+			}
+			pendID = id
+		}
+		if structured[id] {
+			pend, pendDigests = append(pend, t), append(pendDigests, d)
+			return nil
+		}
 		cc.turn(id, t, d)
 		return nil
 	}
 	err = eachRow(ctx, ds.c, qCheckChainTurns, add)
+	if err == nil {
+		err = flush()
+	}
 	if err != nil {
 		return nil, err
 	}

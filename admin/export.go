@@ -119,6 +119,20 @@ var (
 //	turn_branch  the branch label of the session that wrote the turn
 //	created      when the turn was created, RFC 3339 with fractional seconds, UTC
 //
+// and, only for a structured turn (session.Structure), the fields it has:
+//
+//	author, invocation_id, model, finish_reason   strings
+//	usage        {input_tokens, output_tokens, cached_input_tokens, reasoning_tokens, total_tokens}
+//	metadata     an object: each key with its JSON value
+//	raw          {format, data}, data in base64
+//	parts        an array, in order, of {kind, text, call_id, tool_name,
+//	             arguments, result, is_error, mime_type, data, uri}: kind one
+//	             of text, reasoning, tool_call, tool_result, data; arguments
+//	             and result JSON values, data in base64; absent fields left out
+//
+// JSON values are embedded as JSON (compacted, as encoding/json writes
+// them); N-Quads and TriG keep their bytes exactly.
+//
 // On error, w may hold part of the export.
 //
 // It returns ErrInvalid for an unknown format or a bad id, ErrNotFound when
@@ -311,6 +325,9 @@ func (ds *Dataset) exportJSONL(ctx context.Context, w *bufio.Writer, ids []strin
 				TurnBranch: t.Branch,
 				Created:    t.Created.UTC().Format(time.RFC3339Nano),
 			}
+			if t.Structured() {
+				line.jsonlStructure = newJSONLStructure(t.Structure)
+			}
 			if err := enc.Encode(&line); err != nil {
 				return err
 			}
@@ -333,6 +350,7 @@ type jsonlTurn struct {
 	Content    string `json:"content"`
 	TurnBranch string `json:"turn_branch"`
 	Created    string `json:"created"`
+	*jsonlStructure
 }
 
 // allMembers returns every session graph of the store, in export order.

@@ -79,6 +79,7 @@ const (
 	otherIRI    iriKind = iota
 	sessionRes          // SessionBase and a canonical UUID
 	turnRes             // a session IRI, TurnPath, an index, and maybe RewindSuffix and a generation
+	turnSubRes          // a turn IRI and "/invocation", or PartPath, an index and maybe "/call": a structured turn's resource
 	anchorRes           // a session IRI, AnchorPath and a name
 	badRes              // anything else under SessionBase
 	agentRes            // AgentBase and a principal
@@ -91,6 +92,7 @@ type resource struct {
 	id    string // the session, for sessionRes, turnRes and anchorRes
 	index int    // for turnRes
 	gen   int    // for turnRes: the generation (0: none)
+	turn  string // for turnSubRes: the IRI of its turn
 }
 
 // classify returns what the IRI s names.
@@ -107,6 +109,21 @@ func classify(s string) resource {
 			return resource{kind: anchorRes, id: id}
 		}
 		if n, ok := strings.CutPrefix(rest, ontology.TurnPath); ok {
+			base, sub := n, ""
+			for _, suffix := range []string{invocationSuffix, ontology.PartPath} {
+				if i := strings.Index(n, suffix); i >= 0 {
+					base, sub = n[:i], n[i:]
+					break
+				}
+			}
+			if sub != "" {
+				t := classify(ontology.SessionBase + id + ontology.TurnPath + base)
+				if t.kind != turnRes || !validTurnSub(sub) {
+					return resource{kind: badRes}
+				}
+				t.kind, t.turn = turnSubRes, ontology.SessionBase+id+ontology.TurnPath+base
+				return t
+			}
 			n, g, hasGen := strings.Cut(n, ontology.RewindSuffix)
 			index, ok := canonicalNat(n)
 			gen := 0
@@ -128,6 +145,23 @@ func classify(s string) resource {
 		return resource{kind: activityRes}
 	}
 	return resource{kind: otherIRI}
+}
+
+// invocationSuffix follows a turn IRI in the IRI of its model invocation
+// (ontology.InvocationIRI).
+const invocationSuffix = "/invocation"
+
+// validTurnSub reports whether sub, what follows a turn IRI, names one of
+// the turn's structured resources: "/invocation", or PartPath and an index,
+// maybe followed by "/call" (ontology.PartIRI, ToolCallIRI).
+func validTurnSub(sub string) bool {
+	if sub == invocationSuffix {
+		return true
+	}
+	k, ok := strings.CutPrefix(sub, ontology.PartPath)
+	k = strings.TrimSuffix(k, "/call")
+	_, nat := canonicalNat(k)
+	return ok && nat
 }
 
 // canonicalNat parses a natural number written without sign or leading
@@ -155,23 +189,25 @@ const (
 	sfRewoundFrom
 	sfState
 	sfExpiresAt
+	sfStructured
 	nSessionFields
 )
 
 var sessionFields = map[string]int{
-	ontology.DCTIdentifier: sfIdentifier,
-	ontology.Branch:        sfBranch,
-	ontology.Kind:          sfKind,
-	ontology.Created:       sfCreated,
-	ontology.Principal:     sfPrincipal,
-	ontology.ParentSession: sfParent,
-	ontology.ForkedAtIndex: sfForkedAt,
-	ontology.OwnTurns:      sfOwnTurns,
-	ontology.HeadDigest:    sfHeadDigest,
-	ontology.Rewinds:       sfRewinds,
-	ontology.RewoundFrom:   sfRewoundFrom,
-	ontology.State:         sfState,
-	ontology.ExpiresAt:     sfExpiresAt,
+	ontology.DCTIdentifier:   sfIdentifier,
+	ontology.Branch:          sfBranch,
+	ontology.Kind:            sfKind,
+	ontology.Created:         sfCreated,
+	ontology.Principal:       sfPrincipal,
+	ontology.ParentSession:   sfParent,
+	ontology.ForkedAtIndex:   sfForkedAt,
+	ontology.OwnTurns:        sfOwnTurns,
+	ontology.HeadDigest:      sfHeadDigest,
+	ontology.Rewinds:         sfRewinds,
+	ontology.RewoundFrom:     sfRewoundFrom,
+	ontology.State:           sfState,
+	ontology.ExpiresAt:       sfExpiresAt,
+	ontology.StructuredTurns: sfStructured,
 }
 
 // The fields of a turn Import reads, each with at most one value.
@@ -234,6 +270,16 @@ type importTurn struct {
 	digest  string
 	created time.Time
 	content int // the index of its content quad in its graph's lines
+	// structure holds the triples of its structured fields (its own
+	// structured predicates, its invocation, parts and tool calls), with
+	// the line of each, for checkTurns.
+	structure []structTriple
+}
+
+// structTriple is a triple of a turn's structured fields and its line.
+type structTriple struct {
+	t    [3]rdf.Term
+	line int
 }
 
 // importProv is what an import's input holds in the PROV graph.
@@ -340,6 +386,13 @@ func (in *importInput) sessionQuad(s *importSession, q rdfio.Quad, t triple, li 
 		return nil
 	case res.kind == turnRes:
 		return in.turnQuad(s, res, q, t, li)
+	case res.kind == turnSubRes:
+		tn, err := in.turnOf(s, classify(res.turn), res.turn, q.Line)
+		if err != nil {
+			return err
+		}
+		tn.structure = append(tn.structure, structTriple{[3]rdf.Term{t.s, t.p, t.o}, q.Line})
+		return nil
 	case res.kind == anchorRes && res.id == s.id:
 		if p == ontology.AnchorOf && t.o.String() != s.iri {
 			return fault(q.Line, RuleResource, "anchor <%s> in the graph of %s names another session, <%s>", subj, s.id, t.o.String())
@@ -359,18 +412,13 @@ func (in *importInput) sessionQuad(s *importSession, q rdfio.Quad, t triple, li 
 // turnQuad takes a quad about turn res in the graph of session s.
 func (in *importInput) turnQuad(s *importSession, res resource, q rdfio.Quad, t triple, li int) error {
 	subj, p := t.s.String(), t.p.String()
-	tn := s.turns[subj]
-	if tn == nil {
-		if res.id != s.id {
-			// A turn of another session: only an archive of a rewind holds
-			// such (the turns it took over, untouched); see checkForeign.
-			if other := in.foreign[subj]; other != nil {
-				return fault(q.Line, RuleResource, "turn <%s> is in the graphs of %s and %s", subj, other.id, s.id)
-			}
-			in.foreign[subj] = s
-		}
-		tn = &importTurn{iri: subj, res: res, line: q.Line, content: -1}
-		s.turns[subj] = tn
+	tn, err := in.turnOf(s, res, subj, q.Line)
+	if err != nil {
+		return err
+	}
+	if structuredTurnPredicates[p] || (p == ontology.ProvWasGeneratedBy && t.o.String() == subj+invocationSuffix) {
+		tn.structure = append(tn.structure, structTriple{[3]rdf.Term{t.s, t.p, t.o}, q.Line})
+		return nil
 	}
 	if p == ontology.RDFType {
 		if o := t.o.String(); o == ontology.Turn {
@@ -388,7 +436,6 @@ func (in *importInput) turnQuad(s *importSession, res resource, q rdfio.Quad, t 
 		return fault(q.Line, RuleTurn, "turn <%s> has two values of <%s> (line %d)", subj, p, l)
 	}
 	tn.lines[f] = q.Line
-	var err error
 	switch f {
 	case tfSession:
 		if t.o.String() != s.iri {
@@ -418,6 +465,31 @@ func (in *importInput) turnQuad(s *importSession, res resource, q rdfio.Quad, t 
 		return fault(q.Line, RuleTurn, "turn <%s>: <%s>: %v", subj, p, err)
 	}
 	return nil
+}
+
+// structuredTurnPredicates are the predicates of a structured turn's own
+// fields (session.Structure).
+var structuredTurnPredicates = map[string]bool{
+	ontology.Author: true, ontology.InvocationID: true, ontology.Metadata: true, ontology.RawFormat: true, ontology.Raw: true,
+}
+
+// turnOf returns the turn at IRI subj (what res says of it) in the graph
+// of session s, made at line when new.
+func (in *importInput) turnOf(s *importSession, res resource, subj string, line int) (*importTurn, error) {
+	tn := s.turns[subj]
+	if tn == nil {
+		if res.id != s.id {
+			// A turn of another session: only an archive of a rewind holds
+			// such (the turns it took over, untouched); see checkForeign.
+			if other := in.foreign[subj]; other != nil {
+				return nil, fault(line, RuleResource, "turn <%s> is in the graphs of %s and %s", subj, other.id, s.id)
+			}
+			in.foreign[subj] = s
+		}
+		tn = &importTurn{iri: subj, res: res, line: line, content: -1}
+		s.turns[subj] = tn
+	}
+	return tn, nil
 }
 
 // agentQuad checks a quad about an agent: Trails writes its type and its

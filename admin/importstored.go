@@ -10,9 +10,11 @@ import (
 	"fmt"
 	"maps"
 	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/knakk/rdf"
+	"github.com/trails-kg/trails/internal/termsafe"
 	"github.com/trails-kg/trails/kg"
 	"github.com/trails-kg/trails/ontology"
 	"github.com/trails-kg/trails/rdfio"
@@ -400,6 +402,16 @@ func (ds *Dataset) checkTurns(ctx context.Context, in *importInput, stored map[s
 			if t.Branch == "" && s.legacy {
 				t.Branch = s.hdr.Branch // as Load reads it
 			}
+			if len(it.structure) > 0 {
+				x, line, err := importStructure(it)
+				if err != nil {
+					f.add(line, RuleTurn, fmt.Errorf("session %s: %w", s.id, err))
+				}
+				t.Structure = x
+				if t.Structured() && !structuredMark(s) {
+					f.addf(line, RuleTurn, session.ErrInvalid, "session %s holds structured turn <%s> but no trails:structuredTurns true, without which Load does not read it", s.id, it.iri)
+				}
+			}
 			if err := session.CheckTurn(t); err != nil {
 				f.add(it.line, RuleTurn, fmt.Errorf("session %s: %w", s.id, err))
 			}
@@ -466,4 +478,53 @@ func lineContent(line string) (string, error) {
 		return "", errors.New("the content is not a literal")
 	}
 	return l.String(), nil
+}
+
+// importStructure reads the structured fields of turn it from its
+// triples (session.ParseStructure) and checks that they are exactly the
+// triples Persist writes for them (session.StructureTriples): nothing
+// more, nothing less, every literal in the form Persist gives it. On
+// error it also returns the line at fault.
+func importStructure(it *importTurn) (*session.Structure, int, error) {
+	triples := make([][3]rdf.Term, len(it.structure))
+	for i, st := range it.structure {
+		triples[i] = st.t
+	}
+	line := it.structure[0].line
+	x, err := session.ParseStructure(it.iri, triples)
+	if err != nil {
+		return nil, line, fmt.Errorf("%w: turn <%s>: %v", session.ErrInvalid, it.iri, err)
+	}
+	want := map[string]bool{}
+	for _, tr := range session.StructureTriples(it.iri, session.Turn{Structure: x}) {
+		want[termsKey(tr)] = true
+	}
+	for _, st := range it.structure {
+		k := termsKey(st.t)
+		if !want[k] {
+			return nil, st.line, fmt.Errorf("%w: turn <%s>: <%s> <%s> %s is not what Persist writes for the turn's structured fields", session.ErrInvalid, it.iri, st.t[0], st.t[1], termsafe.Quote(st.t[2].String()))
+		}
+		delete(want, k)
+	}
+	if len(want) > 0 {
+		return nil, line, fmt.Errorf("%w: turn <%s>: %d triples of its structured fields are missing", session.ErrInvalid, it.iri, len(want))
+	}
+	return x, 0, nil
+}
+
+// termsKey identifies a triple by its terms, a literal by its lexical
+// form, datatype and language.
+func termsKey(t [3]rdf.Term) string {
+	o := "<" + t[2].String() + ">"
+	if l, ok := t[2].(rdf.Literal); ok {
+		o = strconv.Quote(l.String()) + "^^" + l.DataType.String() + "@" + l.Lang()
+	}
+	return t[0].String() + " " + t[1].String() + " " + o
+}
+
+// structuredMark reports whether session s says it holds structured
+// turns (trails:structuredTurns true).
+func structuredMark(s *importSession) bool {
+	l, ok := s.fields[sfStructured].o.(rdf.Literal)
+	return ok && l.DataType.String() == ontology.XSDBoolean && l.String() == "true"
 }

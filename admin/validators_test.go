@@ -12,6 +12,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/knakk/rdf"
 	"github.com/trails-kg/trails/admin"
 	"github.com/trails-kg/trails/internal/fusekitest"
 	"github.com/trails-kg/trails/internal/storetest"
@@ -141,6 +142,7 @@ type validatorFixture struct {
 	checkFixture
 	other      string // a root unrelated to root
 	reparented string // a fork of rewound, re-parented to its archive
+	structured string // a root with structured turns: turn 1 holds a tool call at part 0
 }
 
 // validatorStore is soundStore (every kind of session and deletion) plus a
@@ -173,6 +175,21 @@ func validatorStore(tb testing.TB) (*store, *kg.Client, validatorFixture) {
 	if _, err := st.Anchor(ctx, fx.root.ID, "task_start", map[string]string{"k": "v"}); err != nil {
 		tb.Fatalf("anchor: %v", err)
 	}
+	agent := session.New("agent")
+	agent.Append("user", "weather?")
+	agent.AppendTurn(session.Turn{Role: "assistant", Structure: &session.Structure{Author: "a", Model: "m", FinishReason: "tool_calls",
+		Usage:    &session.Usage{Input: 3, Output: 2, Total: 5},
+		Metadata: map[string]json.RawMessage{"k": json.RawMessage(`[1, "ü"]`)},
+		Raw:      &session.Raw{Format: "adk.event/v2", Data: []byte{0, 1, 2}},
+		Parts: []session.Part{{Kind: session.PartToolCall, CallID: "c1", ToolName: "get_weather", Arguments: json.RawMessage(`{"city":"Paris"}`)},
+			{Kind: session.PartReasoning, Text: "thinking"}}}})
+	agent.AppendTurn(session.Turn{Role: "tool", Structure: &session.Structure{Parts: []session.Part{
+		{Kind: session.PartToolResult, CallID: "c1", ToolName: "get_weather", Result: json.RawMessage(`"sunny"`), IsError: true},
+		{Kind: session.PartData, MIMEType: "image/png", Data: []byte{0x89, 'P'}},
+		{Kind: session.PartData, MIMEType: "text/plain", URI: "https://example.org/f.txt"},
+		{Kind: session.PartText, Text: ""}}}})
+	storetest.MustPersist(tb, st, agent)
+	vf.structured = agent.ID
 	return st, c, vf
 }
 
@@ -233,6 +250,12 @@ func TestValidatorsAgree(t *testing.T) {
 				t.Fatal(err)
 			}
 			return []shaclResult{{storetest.SessionRef(fx.fork.ID).String(), ontology.ProvWasGeneratedBy, "", ontology.SHNS + "QualifiedMinCountConstraintComponent", "https://w3id.org/trails/shapes#ForkGeneratedBy"}}
+		}},
+		{"tool call part without arguments", func(t *testing.T, c *kg.Client, fx validatorFixture) []shaclResult {
+			g := storetest.SessionRef(fx.structured)
+			part := kg.MustIRI(ontology.PartIRI(ontology.TurnIRI(g.String(), 1), 0))
+			storetest.RawChange(t, c, storetest.RawTriple(g, part, ontology.Arguments, rdf.NewTypedLiteral(`{"city":"Paris"}`, kg.MustIRI(ontology.RDFJSON))), nil)
+			return []shaclResult{{part.String(), ontology.Arguments, "", ontology.SHNS + "MinCountConstraintComponent", "https://w3id.org/trails/shapes#ToolCallPartArguments"}}
 		}},
 		{"second prov:wasDerivedFrom", func(t *testing.T, c *kg.Client, fx validatorFixture) []shaclResult {
 			g := storetest.SessionRef(fx.fork.ID)

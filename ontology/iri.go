@@ -49,3 +49,17 @@ func AgentIRI(principal string) string { return AgentBase + url.PathEscape(princ
 // ActivityIRI returns the IRI of an activity of the given kind ("fork",
 // "detach", "deletion") with the given id.
 func ActivityIRI(kind, id string) string { return ActivityBase + kind + "/" + url.PathEscape(id) }
+
+// PartPath joins a turn IRI and a part index into a part IRI.
+const PartPath = "/part/"
+
+// PartIRI returns the IRI of part k of the turn with IRI turn.
+func PartIRI(turn string, k int) string { return turn + PartPath + strconv.Itoa(k) }
+
+// ToolCallIRI returns the IRI of the trails:ToolCall activity that the
+// tool call part k of the turn with IRI turn requests.
+func ToolCallIRI(turn string, k int) string { return PartIRI(turn, k) + "/call" }
+
+// InvocationIRI returns the IRI of the trails:ModelInvocation that
+// generated the turn with IRI turn.
+func InvocationIRI(turn string) string { return turn + "/invocation" }

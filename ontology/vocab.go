@@ -202,6 +202,85 @@ const (
 	Reparented = NS + "reparented"
 )
 
+// Structured turns (issue 13): what an agent framework's event holds
+// besides its text. Terms follow the OpenTelemetry GenAI semantic
+// conventions where one exists (trails.ttl names each).
+const (
+	// StructuredTurns marks a session holding at least one turn with
+	// structured fields, so that Load reads them (trails:structuredTurns).
+	StructuredTurns = NS + "structuredTurns"
+	// Author is the name of the agent that wrote a turn (trails:author).
+	Author = NS + "author"
+	// InvocationID is the id of the agent invocation a turn belongs to
+	// (trails:invocationId).
+	InvocationID = NS + "invocationId"
+	// Metadata is a turn's metadata, a JSON object (trails:metadata).
+	Metadata = NS + "metadata"
+	// RawFormat names the format of a turn's raw copy (trails:rawFormat).
+	RawFormat = NS + "rawFormat"
+	// Raw is the framework's own bytes of a turn (trails:raw).
+	Raw = NS + "raw"
+	// ModelInvocation is a model call that generated a turn
+	// (trails:ModelInvocation).
+	ModelInvocation = NS + "ModelInvocation"
+	// Model is the model that answered (trails:model).
+	Model = NS + "model"
+	// FinishReason is why the model stopped (trails:finishReason).
+	FinishReason = NS + "finishReason"
+	// InputTokens is the number of input tokens (trails:inputTokens).
+	InputTokens = NS + "inputTokens"
+	// OutputTokens is the number of output tokens (trails:outputTokens).
+	OutputTokens = NS + "outputTokens"
+	// CachedInputTokens is the number of input tokens read from a cache
+	// (trails:cachedInputTokens).
+	CachedInputTokens = NS + "cachedInputTokens"
+	// ReasoningTokens is the number of reasoning tokens
+	// (trails:reasoningTokens).
+	ReasoningTokens = NS + "reasoningTokens"
+	// TotalTokens is the total number of tokens (trails:totalTokens).
+	TotalTokens = NS + "totalTokens"
+	// Part is one part of a turn's content (trails:Part).
+	Part = NS + "Part"
+	// TextPart is a part holding text (trails:TextPart).
+	TextPart = NS + "TextPart"
+	// ReasoningPart is a part holding a model's reasoning
+	// (trails:ReasoningPart).
+	ReasoningPart = NS + "ReasoningPart"
+	// ToolCallPart is a part holding a tool call request
+	// (trails:ToolCallPart).
+	ToolCallPart = NS + "ToolCallPart"
+	// ToolResultPart is a part holding a tool's result
+	// (trails:ToolResultPart).
+	ToolResultPart = NS + "ToolResultPart"
+	// DataPart is a part holding bytes or a file's IRI (trails:DataPart).
+	DataPart = NS + "DataPart"
+	// PartOf links a part to its turn (trails:partOf).
+	PartOf = NS + "partOf"
+	// PartIndex is a part's position in its turn, from 0
+	// (trails:partIndex).
+	PartIndex = NS + "partIndex"
+	// Text is the text of a text or reasoning part (trails:text).
+	Text = NS + "text"
+	// ToolCall is the activity of calling a tool (trails:ToolCall).
+	ToolCall = NS + "ToolCall"
+	// ToolCallID is the id of a tool call (trails:toolCallId).
+	ToolCallID = NS + "toolCallId"
+	// ToolName is the name of the tool called (trails:toolName).
+	ToolName = NS + "toolName"
+	// Arguments is a tool call's arguments, JSON (trails:arguments).
+	Arguments = NS + "arguments"
+	// Result is a tool's result, JSON (trails:result).
+	Result = NS + "result"
+	// IsError marks a tool result that is an error (trails:isError).
+	IsError = NS + "isError"
+	// MIMEType is a data part's media type (trails:mimeType).
+	MIMEType = NS + "mimeType"
+	// Data is a data part's bytes (trails:data).
+	Data = NS + "data"
+	// DataIRI is the IRI of a data part's file (trails:dataIri).
+	DataIRI = NS + "dataIri"
+)
+
 // Terms returns the IRIs of all classes and properties defined in trails.ttl,
 // in a new slice on each call.
 func Terms() []string {
@@ -215,6 +294,10 @@ func Terms() []string {
 		Merge, MergedInto, MergeOf, MergeStatus, MergeFirst, MergeLast, Artifact, ArtifactText,
 		StateChange, State, ExpiresAt, CancelRequested, CancelRequestedBy, FromState, ToState,
 		Rewind, Rewinds, RewoundFrom, RewoundTo, Reparented,
+		StructuredTurns, Author, InvocationID, Metadata, RawFormat, Raw,
+		ModelInvocation, Model, FinishReason, InputTokens, OutputTokens, CachedInputTokens, ReasoningTokens, TotalTokens,
+		Part, TextPart, ReasoningPart, ToolCallPart, ToolResultPart, DataPart, PartOf, PartIndex, Text,
+		ToolCall, ToolCallID, ToolName, Arguments, Result, IsError, MIMEType, Data, DataIRI,
 	}
 }
 
@@ -269,6 +352,12 @@ const (
 	XSDInteger = "http://www.w3.org/2001/XMLSchema#integer"
 	// XSDDateTime is xsd:dateTime.
 	XSDDateTime = "http://www.w3.org/2001/XMLSchema#dateTime"
+	// XSDBase64Binary is xsd:base64Binary, the datatype of bytes.
+	XSDBase64Binary = "http://www.w3.org/2001/XMLSchema#base64Binary"
+	// XSDBoolean is xsd:boolean.
+	XSDBoolean = "http://www.w3.org/2001/XMLSchema#boolean"
+	// RDFJSON is rdf:JSON, the datatype of JSON values (RDF 1.2).
+	RDFJSON = "http://www.w3.org/1999/02/22-rdf-syntax-ns#JSON"
 )
 
 // PROV-O terms of the records Trails writes in ProvGraph.

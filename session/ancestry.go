@@ -41,6 +41,8 @@ type link struct {
 	rewinds int
 	// archive: it holds the abandoned turns of a rewind (trails:rewoundFrom).
 	archive bool
+	// structured: it holds structured turns (trails:structuredTurns).
+	structured bool
 }
 
 // readLink reads the description of a session from a row of chain.rq (or
@@ -78,6 +80,7 @@ func readLink(row kg.Solution) (*link, error) {
 		}
 	}
 	_, l.archive = row["rewoundFrom"]
+	_, l.structured = row["structured"]
 	if l.life, err = readLifecycle(row); err != nil {
 		return nil, fmt.Errorf("%w: session %s: %v", ErrCorrupt, ontology.SessionID(l.iri), err)
 	}

@@ -27,24 +27,50 @@ import (
 // in UTC with as many fractional digits as it needs (Go's
 // time.RFC3339Nano), and the branch label. Detach copies a turn with its
 // digest, Rewind moves it untouched, so neither breaks the chain.
+//
+// A structured turn (Turn.Structured: parts, author, model, usage,
+// metadata or a raw copy) is hashed with the tag "trails-turn/2" instead,
+// and after the branch label its structured fields, each length-prefixed
+// the same way, in this order: author, invocation id, model, finish
+// reason; "1" and the five token counts in decimal (input, output,
+// cached, reasoning, total) when it has usage, else ""; the number of
+// metadata keys in decimal, then each key and its JSON bytes as given,
+// keys sorted by their bytes; "1", the raw format and the raw bytes when
+// it has a raw copy, else ""; the number of parts, then for each part in
+// order its kind, text, call id, tool name, arguments, result, "1" or "0"
+// for the error flag, MIME type, data bytes and data IRI (a field the
+// part lacks as ""). A turn without structured fields keeps recipe 1, so
+// every turn stored before structured turns keeps its digest.
 
 // chainTag starts the input of every turn digest: the version of the
 // recipe above.
 const chainTag = "trails-turn/1"
 
+// chainTagStructured starts the input of a structured turn's digest.
+const chainTagStructured = "trails-turn/2"
+
 // chainDigest returns the trails:digest of turn t when the turn before it
 // in its effective history has digest prev ("" when t is the first).
 func chainDigest(prev string, t Turn) string {
 	h := sha256.New()
-	field(h, chainTag)
+	structured := t.Structured()
+	if structured {
+		field(h, chainTagStructured)
+	} else {
+		field(h, chainTag)
+	}
 	field(h, prev)
 	writeTurn(h, t) // index, role, content, created
 	field(h, t.Branch)
+	if structured {
+		writeStructure(h, t)
+	}
 	return sum(h)
 }
 
 // TurnDigest returns the trails:digest of turn t (its Index, Role,
-// Content, Created and Branch) when the turn before it in its effective
+// Content, Created and Branch, and its structured fields when it has any:
+// see the recipe above) when the turn before it in its effective
 // history has digest prev ("" when t is the first): what Persist writes
 // with t, and what an auditor recomputes to verify a chain outside Trails.
 func TurnDigest(prev string, t Turn) string { return chainDigest(prev, t) }

@@ -232,7 +232,37 @@ func (st *Store) storedTurns(ctx context.Context, links map[string]*link, a, b [
 		}
 		out[s][i] = found
 	}
+	if anyStructured(a) || anyStructured(b) {
+		if err := st.compareStructures(ctx, out); err != nil {
+			return nil, err
+		}
+	}
 	return out, nil
+}
+
+// compareStructures sets the structured fields of the stored turns, in
+// one more request, for chains that hold structured turns.
+func (st *Store) compareStructures(ctx context.Context, stored map[string]map[int]storedTurn) error {
+	type key struct {
+		s string
+		i int
+	}
+	var turns []Turn
+	var keys []key
+	for s, byIndex := range stored {
+		for i, t := range byIndex {
+			turns, keys = append(turns, t.turn), append(keys, key{s, i})
+		}
+	}
+	if err := ReadStructures(ctx, st.c, turns); err != nil {
+		return err
+	}
+	for k, t := range turns {
+		found := stored[keys[k].s][keys[k].i]
+		found.turn = t
+		stored[keys[k].s][keys[k].i] = found
+	}
+	return nil
 }
 
 // history is one session's effective history, with what each turn is.

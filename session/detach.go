@@ -114,14 +114,18 @@ func (st *Store) detach(ctx context.Context, id string, opts DetachOptions) (Det
 	}
 	var d kg.Data
 	act := kg.MustIRI(ontology.ActivityIRI("detach", uuid.Must(uuid.NewV7()).String()))
+	copies := make([]Turn, s.ForkedAt) // as stored in g: a copied tool result links the copied call
 	for i, t := range s.Turns[:s.ForkedAt] {
 		copyIRI := addTurn(&d, g, t, chain[i])
+		copies[i] = t
+		copies[i].ID = copyIRI.String()
 		d.Add(g, copyIRI, iri(ontology.CopiedFrom), kg.MustIRI(t.ID)) // Load read it: after a rewind, not always TurnIRI(owner, index)
 		d.Add(g, copyIRI, iri(ontology.ProvWasGeneratedBy), act)
 		for _, po := range facts[t.ID] {
 			d.Add(g, copyIRI, po.p, po.o)
 		}
 	}
+	linkResults(&d, g, copies, 0)
 	addInheritedAnchors(&d, g, s) // the positions named inside the prefix
 	addHead(&d, g, len(s.Turns), all)
 	prov.AddDetach(&d, act, prov.Detach{Session: id, Parent: s.ParentID, Copied: s.ForkedAt, Principal: principal, Time: st.now()})

@@ -119,6 +119,11 @@ func (st *Store) loadWindow(ctx context.Context, id string, w window) (*Session,
 			turns[k].ID = ontology.TurnIRI(owners[k], i)
 		}
 	}
+	if anyStructured(chain) {
+		if err := st.readStructure(ctx, spans, turns); err != nil {
+			return nil, nil, err
+		}
+	}
 	self := chain[0]
 	s := &Session{
 		ID:        id,

@@ -129,6 +129,7 @@ func (st *Store) appendSeen(ctx context.Context, s *Session) (bool, error) {
 	for i, t := range own[sn.own:] {
 		addTurn(&d, g, t, chain[i])
 	}
+	linkResults(&d, g, s.Turns, s.ForkedAt+sn.own)
 	addHead(&d, g, len(own), all)
 	u, err := withData("append", uAppend, &d, appendParams(s, g, sn.own, head, sn.chain))
 	if err != nil {
@@ -215,6 +216,7 @@ func (st *Store) persistOnce(ctx context.Context, s *Session) (bool, error) {
 	for i, t := range own[n:] {
 		addTurn(&d, g, t, chain[s.ForkedAt+n+i])
 	}
+	linkResults(&d, g, s.Turns, s.ForkedAt+n)
 	addHead(&d, g, len(own), all)
 	u, err := withData("append", uAppend, &d, appendParams(s, g, n, head, chainAt(chain, s.ForkedAt+n-1)))
 	if err != nil {
@@ -250,6 +252,7 @@ func (st *Store) create(ctx context.Context, s *Session, row kg.Solution) (bool,
 	for i, t := range own {
 		addTurn(&d, g, t, chain[s.ForkedAt+i])
 	}
+	linkResults(&d, g, s.Turns, s.ForkedAt)
 	_, head, state := digestsState(own, 0)
 	addHead(&d, g, len(own), head)
 	var u string
@@ -340,6 +343,7 @@ func (st *Store) appendLegacy(ctx context.Context, s *Session) (bool, error) {
 	for i, t := range own[len(stored):] {
 		addTurn(&d, g, t, chain[s.ForkedAt+len(stored)+i])
 	}
+	linkResults(&d, g, s.Turns, s.ForkedAt+len(stored))
 	_, head, state := digestsState(own, 0)
 	addHead(&d, g, len(own), head)
 	u, err := withData("append-legacy", uAppendOld, &d, kg.Params{"s": g, "next": kg.Int(len(stored))})

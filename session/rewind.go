@@ -224,6 +224,9 @@ func (st *Store) applyRewind(ctx context.Context, p *rewindPlan) (bool, error) {
 	addSession(&d, a, now)
 	addHead(&d, ga, len(moved), digest(moved))
 	d.Add(ga, ga, iri(ontology.RewoundFrom), g)
+	if slices.ContainsFunc(moved, Turn.Structured) {
+		d.Add(ga, ga, iri(ontology.StructuredTurns), kg.Bool(true)) // so that Load reads the moved turns' fields
+	}
 	prov.AddFork(&d, prov.Fork{Child: a.ID, Parent: s.ID, At: to, Principal: p.opts.By, Time: now, Reason: p.opts.Reason})
 	rec := prov.Rewind{Session: s.ID, Archive: a.ID, To: to, Principal: p.opts.By, Time: now, Reason: p.opts.Reason}
 	forks := make([][]rdf.Term, len(p.forks))

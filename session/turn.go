@@ -40,6 +40,11 @@ type Turn struct {
 	// Rewind moved to its archive keeps its ID. Set by Append, Persist, Load
 	// and Replay; ForkAtTurn takes it.
 	ID string
+
+	// Structure holds the turn's structured fields (part.go): what an
+	// agent framework's event holds besides its text. nil for a plain
+	// turn (what Append makes); a pointer, so that Turn stays comparable.
+	Structure *Structure
 }
 
 // TurnID returns the ID of the turn at index i written by session
@@ -94,7 +99,7 @@ func checkTurn(t Turn) error {
 	if !branchRE.MatchString(t.Branch) {
 		return fmt.Errorf("%w: turn %d: branch %s is not a branch label", ErrInvalid, i, termsafe.Quote(t.Branch))
 	}
-	return nil
+	return checkStructure(t)
 }
 
 // checkTurnBranch checks that s writes turn t under its own label: only a
@@ -121,7 +126,7 @@ func ownBranch(s *Session, turns []Turn) error {
 // sameTurn reports whether a and b are the same turn.
 func sameTurn(a, b Turn) bool {
 	return a.Index == b.Index && a.Role == b.Role && a.Content == b.Content &&
-		a.Branch == b.Branch && a.Created.Equal(b.Created) && a.ID == b.ID
+		a.Branch == b.Branch && a.Created.Equal(b.Created) && a.ID == b.ID && sameStructure(a, b)
 }
 
 // sameGen checks that the stored rewind count of s (?rewinds of
@@ -155,6 +160,7 @@ func addTurn(d *kg.Data, g rdf.IRI, t Turn, digest string) rdf.IRI {
 	d.Add(g, ti, iri(ontology.Branch), kg.String(t.Branch))
 	d.Add(g, ti, iri(ontology.Created), kg.DateTime(t.Created))
 	d.Add(g, ti, iri(ontology.Digest), kg.String(digest))
+	addStructure(d, g, ti, t)
 	return ti
 }
 

@@ -4,6 +4,7 @@ import (
 	"context"
 	"math/rand/v2"
 	"os"
+	"reflect"
 	"strings"
 	"sync"
 	"testing"
@@ -151,6 +152,9 @@ func SameHistory(tb testing.TB, got, want []session.Turn) {
 		if g.Index != w.Index || g.Role != w.Role || g.Content != w.Content || g.Branch != w.Branch || !g.Created.Equal(w.Created) {
 			tb.Fatalf("turn %d: got %+v, want %+v", i, g, w)
 		}
+		if gs, ws := Structure(g), Structure(w); !reflect.DeepEqual(gs, ws) {
+			tb.Fatalf("turn %d: structured fields: got %#v, want %#v", i, gs, ws)
+		}
 	}
 }
 
@@ -235,4 +239,13 @@ func DiskEndpoint(b *testing.B) string {
 		b.Fatalf("Fuseki on disk: %v", diskErr)
 	}
 	return diskEP
+}
+
+// Structure returns the structured fields of t, nil for a plain turn, for
+// comparing with reflect.DeepEqual.
+func Structure(t session.Turn) *session.Structure {
+	if !t.Structured() {
+		return nil
+	}
+	return t.Structure
 }

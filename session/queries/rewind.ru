@@ -1,5 +1,5 @@
 # rewind: rewind session $s to index $to (design note 004), in one request, so in
-# one transaction: all of it or nothing. Four operations:
+# one transaction: all of it or nothing. Five operations:
 #
 # 1. The compare and swap: only if $s still holds $own turns of its own
 #    with head digest $head, has parent $parent ($s itself for a root),
@@ -9,7 +9,10 @@
 #    archive $a and the PROV records (Rewind puts them where the DATA comment
 #    stands), and give $s its new count $keep, digest $keepHead and rewind
 #    count $gen.
-# 2. Move the turns of $s at index $to and beyond into the graph of $a,
+# 2. Move the structured fields of those turns (parts, tool calls, model
+#    invocations: session/structured.go) into the graph of $a, untouched;
+#    only when $s holds structured turns.
+#    Then move the turns of $s at index $to and beyond into the graph of $a,
 #    untouched but for their trails:session.
 # 3. Move the anchors of $s beyond $to into the graph of $a, renamed into
 #    $a's IRI space, their trails:anchorOf made $a.
@@ -48,6 +51,25 @@ WHERE {
   FILTER NOT EXISTS {
     $forks
     FILTER NOT EXISTS { ?c trails:parentSession $s ; trails:forkedAtIndex ?cat2 . FILTER(?cat2 > $to) }
+  }
+} ;
+
+# The structured fields of the moved turns (their parts, tool calls and
+# model invocations, resources of their own under the turn's IRI) move
+# with them, untouched; asked before the turns move, while they still say
+# trails:session $s.
+DELETE { GRAPH $s { ?x ?p ?o } }
+INSERT { GRAPH $a { ?x ?p ?o } }
+WHERE {
+  GRAPH $a { $a trails:rewoundFrom $s }
+  GRAPH $s {
+    $s trails:rewinds $gen ; trails:ownTurns $keep ; trails:headDigest $keepHead ; trails:structuredTurns true .
+    ?t trails:session $s ; trails:index ?i .
+    FILTER(?i >= $to)
+    { ?x trails:partOf ?t }
+    UNION { ?t prov:wasGeneratedBy ?x . ?x a trails:ModelInvocation }
+    UNION { ?part trails:partOf ?t . ?x prov:used ?part ; a trails:ToolCall }
+    ?x ?p ?o .
   }
 } ;
 

@@ -1,0 +1,70 @@
+package admin
+
+import (
+	"encoding/json"
+
+	"github.com/trails-kg/trails/session"
+)
+
+// jsonlStructure is the structured fields of a turn in a JSONL export
+// (see Export), all left out when empty, so that a plain turn's line is
+// what it was before structured turns.
+type jsonlStructure struct {
+	Author       string                     `json:"author,omitempty"`
+	InvocationID string                     `json:"invocation_id,omitempty"`
+	Model        string                     `json:"model,omitempty"`
+	FinishReason string                     `json:"finish_reason,omitempty"`
+	Usage        *jsonlUsage                `json:"usage,omitempty"`
+	Metadata     map[string]json.RawMessage `json:"metadata,omitempty"`
+	Raw          *jsonlRaw                  `json:"raw,omitempty"`
+	Parts        []jsonlPart                `json:"parts,omitempty"`
+}
+
+type jsonlUsage struct {
+	Input     int64 `json:"input_tokens"`
+	Output    int64 `json:"output_tokens"`
+	Cached    int64 `json:"cached_input_tokens"`
+	Reasoning int64 `json:"reasoning_tokens"`
+	Total     int64 `json:"total_tokens"`
+}
+
+type jsonlRaw struct {
+	Format string `json:"format"`
+	Data   []byte `json:"data"` // base64, as encoding/json writes []byte
+}
+
+type jsonlPart struct {
+	Kind      session.PartKind `json:"kind"`
+	Text      *string          `json:"text,omitempty"` // a text part's, even when empty
+	CallID    string           `json:"call_id,omitempty"`
+	ToolName  string           `json:"tool_name,omitempty"`
+	Arguments json.RawMessage  `json:"arguments,omitempty"`
+	Result    json.RawMessage  `json:"result,omitempty"`
+	IsError   bool             `json:"is_error,omitempty"`
+	MIMEType  string           `json:"mime_type,omitempty"`
+	Data      []byte           `json:"data,omitempty"`
+	URI       string           `json:"uri,omitempty"`
+}
+
+// newJSONLStructure returns x as a JSONL export writes it.
+func newJSONLStructure(x *session.Structure) *jsonlStructure {
+	out := &jsonlStructure{Author: x.Author, InvocationID: x.InvocationID, Model: x.Model, FinishReason: x.FinishReason, Metadata: x.Metadata}
+	if u := x.Usage; u != nil {
+		out.Usage = &jsonlUsage{u.Input, u.Output, u.Cached, u.Reasoning, u.Total}
+	}
+	if r := x.Raw; r != nil {
+		out.Raw = &jsonlRaw{Format: r.Format, Data: r.Data}
+		if out.Raw.Data == nil {
+			out.Raw.Data = []byte{}
+		}
+	}
+	for _, p := range x.Parts {
+		jp := jsonlPart{Kind: p.Kind, CallID: p.CallID, ToolName: p.ToolName, Arguments: p.Arguments, Result: p.Result,
+			IsError: p.IsError, MIMEType: p.MIMEType, Data: p.Data, URI: p.URI}
+		if p.Kind == session.PartText || p.Kind == session.PartReasoning {
+			jp.Text = &p.Text
+		}
+		out.Parts = append(out.Parts, jp)
+	}
+	return out
+}

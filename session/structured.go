@@ -1,0 +1,521 @@
+package session
+
+import (
+	"context"
+	"encoding/base64"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/knakk/rdf"
+	"github.com/trails-kg/trails/internal/termsafe"
+	"github.com/trails-kg/trails/kg"
+	"github.com/trails-kg/trails/ontology"
+)
+
+// How structured turns are stored (trails.ttl has the vocabulary): the
+// turn-level fields on the turn; model, finish reason and usage on a
+// trails:ModelInvocation at the turn's IRI + "/invocation" that the turn
+// prov:wasGeneratedBy; part k at the turn's IRI + "/part/" + k; a tool
+// call part's trails:ToolCall activity at the part's IRI + "/call". All of
+// it in the graph of the session that writes the turn, next to the turn,
+// so that Rewind and Detach, which move or copy a turn's graph triples,
+// find it there. The session is marked trails:structuredTurns, so that
+// Load reads these fields (one more request for the whole chain) only for
+// a chain that holds some.
+
+// The queries of structured fields, read once.
+var (
+	qStructure   = query("structure.rq")
+	qStructureOf = query("structure-of.rq")
+)
+
+// Literal datatypes of structured fields.
+var (
+	dtJSON   = iri(ontology.RDFJSON)
+	dtBase64 = iri(ontology.XSDBase64Binary)
+)
+
+func jsonLiteral(b []byte) rdf.Literal { return rdf.NewTypedLiteral(string(b), dtJSON) }
+
+func bytesLiteral(b []byte) rdf.Literal {
+	return rdf.NewTypedLiteral(base64.StdEncoding.EncodeToString(b), dtBase64)
+}
+
+// partClasses maps each part kind to its class.
+var partClasses = map[PartKind]string{
+	PartText:       ontology.TextPart,
+	PartReasoning:  ontology.ReasoningPart,
+	PartToolCall:   ontology.ToolCallPart,
+	PartToolResult: ontology.ToolResultPart,
+	PartData:       ontology.DataPart,
+}
+
+// addStructure adds the structured fields of turn t, stored at ti in the
+// graph of session g, to d, and marks g as holding structured turns.
+// Nothing for a turn without any.
+func addStructure(d *kg.Data, g, ti rdf.IRI, t Turn) {
+	if !t.Structured() {
+		return
+	}
+	d.Add(g, g, iri(ontology.StructuredTurns), kg.Bool(true))
+	eachStructureTriple(ti, t, func(s, p rdf.IRI, o rdf.Term) { d.Add(g, s, p, o) })
+}
+
+// StructureTriples returns the triples Persist writes for the structured
+// fields of turn t stored at IRI turn, as (subject, predicate, object):
+// all but the session's trails:structuredTurns mark and the links of
+// tool results to their calls. Import compares them with its input, so
+// that it stores only what Persist would. None for a plain turn.
+func StructureTriples(turn string, t Turn) [][3]rdf.Term {
+	if !t.Structured() {
+		return nil
+	}
+	var out [][3]rdf.Term
+	eachStructureTriple(kg.MustIRI(turn), t, func(s, p rdf.IRI, o rdf.Term) { out = append(out, [3]rdf.Term{s, p, o}) })
+	return out
+}
+
+// eachStructureTriple calls add with each triple of the structured fields
+// of turn t (structured) stored at ti.
+func eachStructureTriple(ti rdf.IRI, t Turn, add func(s, p rdf.IRI, o rdf.Term)) {
+	x := t.Structure
+	str := func(s rdf.IRI, p, v string) {
+		if v != "" {
+			add(s, iri(p), kg.String(v))
+		}
+	}
+	str(ti, ontology.Author, x.Author)
+	str(ti, ontology.InvocationID, x.InvocationID)
+	if len(x.Metadata) > 0 {
+		add(ti, iri(ontology.Metadata), jsonLiteral([]byte(metadataJSON(x.Metadata))))
+	}
+	if r := x.Raw; r != nil {
+		add(ti, iri(ontology.RawFormat), kg.String(r.Format))
+		add(ti, iri(ontology.Raw), bytesLiteral(r.Data))
+	}
+	if x.hasInvocation() {
+		inv := kg.MustIRI(ontology.InvocationIRI(ti.String()))
+		add(ti, iri(ontology.ProvWasGeneratedBy), inv)
+		add(inv, iri(ontology.RDFType), iri(ontology.ModelInvocation))
+		add(inv, iri(ontology.RDFType), iri(ontology.ProvActivity))
+		str(inv, ontology.Model, x.Model)
+		str(inv, ontology.FinishReason, x.FinishReason)
+		if u := x.Usage; u != nil {
+			for _, c := range []struct {
+				p string
+				n int64
+			}{{ontology.InputTokens, u.Input}, {ontology.OutputTokens, u.Output}, {ontology.CachedInputTokens, u.Cached},
+				{ontology.ReasoningTokens, u.Reasoning}, {ontology.TotalTokens, u.Total}} {
+				add(inv, iri(c.p), kg.Int(int(c.n)))
+			}
+		}
+	}
+	for k, p := range x.Parts {
+		pi := kg.MustIRI(ontology.PartIRI(ti.String(), k))
+		add(pi, iri(ontology.RDFType), iri(ontology.Part))
+		add(pi, iri(ontology.RDFType), iri(ontology.ProvEntity))
+		add(pi, iri(ontology.RDFType), iri(partClasses[p.Kind]))
+		add(pi, iri(ontology.PartOf), ti)
+		add(pi, iri(ontology.PartIndex), kg.Int(k))
+		switch p.Kind {
+		case PartText, PartReasoning:
+			add(pi, iri(ontology.Text), kg.String(p.Text))
+		case PartToolCall, PartToolResult:
+			str(pi, ontology.ToolCallID, p.CallID)
+			str(pi, ontology.ToolName, p.ToolName)
+			if p.Kind == PartToolResult {
+				add(pi, iri(ontology.Result), jsonLiteral(p.Result))
+				if p.IsError {
+					add(pi, iri(ontology.IsError), kg.Bool(true))
+				}
+				break
+			}
+			add(pi, iri(ontology.Arguments), jsonLiteral(p.Arguments))
+			call := kg.MustIRI(ontology.ToolCallIRI(ti.String(), k))
+			add(call, iri(ontology.RDFType), iri(ontology.ToolCall))
+			add(call, iri(ontology.RDFType), iri(ontology.ProvActivity))
+			add(call, iri(ontology.ProvUsed), pi)
+			str(call, ontology.ToolCallID, p.CallID)
+			str(call, ontology.ToolName, p.ToolName)
+		case PartData:
+			str(pi, ontology.MIMEType, p.MIMEType)
+			if p.URI != "" {
+				add(pi, iri(ontology.DataIRI), kg.MustIRI(p.URI))
+			} else {
+				add(pi, iri(ontology.Data), bytesLiteral(p.Data))
+			}
+		}
+	}
+}
+
+// linkResults adds to d, for each turn of turns from index lo on that holds
+// a tool result, that the turn prov:wasGeneratedBy the trails:ToolCall it
+// answers: the latest tool call part before it (or earlier in the same
+// turn) with the same call id, wherever in the effective history turns
+// that is. A result whose call id is empty or not found gets no link.
+// Each turn's ID must be its IRI (Persist stamps it first).
+func linkResults(d *kg.Data, g rdf.IRI, turns []Turn, lo int) {
+	for i := lo; i < len(turns); i++ {
+		t := turns[i]
+		if !t.Structured() {
+			continue
+		}
+		for k, p := range t.Structure.Parts {
+			if p.Kind != PartToolResult || p.CallID == "" {
+				continue
+			}
+			if call := findCall(turns[:i+1], k, p.CallID); call != "" {
+				d.Add(g, kg.MustIRI(t.ID), iri(ontology.ProvWasGeneratedBy), kg.MustIRI(call))
+			}
+		}
+	}
+}
+
+// findCall returns the IRI of the trails:ToolCall with call id id in
+// turns, searched from the last turn's part before part k backwards; "" if
+// none.
+func findCall(turns []Turn, k int, id string) string {
+	for i := len(turns) - 1; i >= 0; i-- {
+		var parts []Part
+		if turns[i].Structure != nil {
+			parts = turns[i].Structure.Parts
+		}
+		if i == len(turns)-1 {
+			parts = parts[:k]
+		}
+		for j := len(parts) - 1; j >= 0; j-- {
+			if p := parts[j]; p.Kind == PartToolCall && p.CallID == id && turns[i].ID != "" {
+				return ontology.ToolCallIRI(turns[i].ID, j)
+			}
+		}
+	}
+	return ""
+}
+
+// readStructure reads the structured fields of the turns of spans (their
+// IDs set) in one query, and sets them on turns.
+func (st *Store) readStructure(ctx context.Context, spans []span, turns []Turn) error {
+	if len(spans) == 0 || len(turns) == 0 {
+		return nil
+	}
+	rows := make([][]rdf.Term, len(spans))
+	for k, sp := range spans {
+		rows[k] = []rdf.Term{kg.MustIRI(sp.l.iri), kg.Int(sp.lo), kg.Int(sp.hi)}
+	}
+	q, err := kg.BindTables(qStructure, nil, map[string]kg.Table{"ranges": {Vars: []string{"s", "lo", "hi"}, Rows: rows}})
+	if err != nil {
+		return err
+	}
+	return readStructureQuery(ctx, st.c, q, turns)
+}
+
+// ReadStructures sets the structured fields (Turn.Structure) of turns,
+// each named by its ID (its IRI in the store), as stored, in one query,
+// whatever their principal: it takes the client, as the operators' Check
+// (package admin) does, not a Store. A turn stored without structured
+// fields gets none. It returns ErrCorrupt for a structured field it
+// cannot read, or a store error wrapping the kg error.
+func ReadStructures(ctx context.Context, c Querier, turns []Turn) error {
+	if len(turns) == 0 {
+		return nil
+	}
+	rows := make([][]rdf.Term, len(turns))
+	for i, t := range turns {
+		rows[i] = []rdf.Term{kg.MustIRI(t.ID)}
+	}
+	q, err := kg.BindTables(qStructureOf, nil, map[string]kg.Table{"turns": {Vars: []string{"t"}, Rows: rows}})
+	if err != nil {
+		return err
+	}
+	return readStructureQuery(ctx, c, q, turns)
+}
+
+// readStructureQuery runs q, a structure query (structure.rq), and sets
+// the fields it reads on turns, found by ID.
+func readStructureQuery(ctx context.Context, c Querier, q string, turns []Turn) error {
+	byID := make(map[string]int, len(turns))
+	for i, t := range turns {
+		byID[t.ID] = i
+	}
+	sr := structureRows{turns: turns, byID: byID}
+	var err error
+	for attempt := 0; ; attempt++ {
+		sr.start()
+		err = sr.readOnce(ctx, c, q)
+		if err == nil || attempt == cutRetries || ctx.Err() != nil || !errors.Is(err, kg.ErrUnavailable) {
+			break
+		}
+	}
+	if err != nil {
+		return err
+	}
+	return sr.done()
+}
+
+// structureRows gathers the rows of structure.rq (?t ?x ?k ?p ?o: turn,
+// part or invocation, part index, predicate, object).
+type structureRows struct {
+	turns []Turn
+	byID  map[string]int
+	parts map[int]map[int]*Part // turn position → part index → part
+}
+
+func (r *structureRows) start() {
+	r.parts = nil
+	for i := range r.turns {
+		r.turns[i].Structure = nil
+	}
+}
+
+func (r *structureRows) readOnce(ctx context.Context, c Querier, q string) error {
+	rows, err := c.Rows(ctx, q)
+	if err != nil {
+		return err
+	}
+	defer rows.Close()
+	for rows.Next() {
+		if err := r.add(rows.Solution()); err != nil {
+			return err
+		}
+	}
+	return rows.Err()
+}
+
+// add reads one row.
+func (r *structureRows) add(row kg.Solution) error {
+	i, ok := r.byID[row.String("t")]
+	if !ok {
+		return nil // a turn of the spans Load did not keep
+	}
+	t := &r.turns[i]
+	if t.Structure == nil {
+		t.Structure = &Structure{}
+	}
+	x := t.Structure
+	p := row.String("p")
+	o := row["o"]
+	bad := func(what string) error {
+		return fmt.Errorf("%w: turn %d (%s): %s %s", ErrCorrupt, t.Index, t.ID, what, termsafe.Quote(row.String("o")))
+	}
+	lit, isLit := o.(rdf.Literal)
+	text := func(dt string) (string, error) {
+		if !isLit || lit.DataType.String() != dt {
+			return "", bad("<" + p + "> is not a <" + dt + ">:")
+		}
+		return lit.String(), nil
+	}
+	b64 := func() ([]byte, error) {
+		s, err := text(ontology.XSDBase64Binary)
+		if err != nil {
+			return nil, err
+		}
+		b, err := base64.StdEncoding.DecodeString(s)
+		if err != nil {
+			return nil, bad("bad base64 in <" + p + ">:")
+		}
+		return b, nil
+	}
+	js := func() (json.RawMessage, error) {
+		s, err := text(ontology.RDFJSON)
+		if err != nil {
+			return nil, err
+		}
+		return json.RawMessage(s), nil
+	}
+	var err error
+	switch p {
+	case ontology.Author:
+		x.Author, err = text(ontology.XSDString)
+	case ontology.InvocationID:
+		x.InvocationID, err = text(ontology.XSDString)
+	case ontology.Metadata:
+		var s string
+		if s, err = text(ontology.RDFJSON); err == nil {
+			if x.Metadata, err = parseMetadata(s); err != nil {
+				err = fmt.Errorf("%w: turn %d: %v", ErrCorrupt, t.Index, err)
+			}
+		}
+	case ontology.RawFormat:
+		r.raw(x).Format, err = text(ontology.XSDString)
+	case ontology.Raw:
+		r.raw(x).Data, err = b64()
+	case ontology.Model:
+		x.Model, err = text(ontology.XSDString)
+	case ontology.FinishReason:
+		x.FinishReason, err = text(ontology.XSDString)
+	case ontology.InputTokens, ontology.OutputTokens, ontology.CachedInputTokens, ontology.ReasoningTokens, ontology.TotalTokens:
+		var n int
+		if n, err = row.Int("o"); err != nil || n < 0 {
+			return bad("token count")
+		}
+		if x.Usage == nil {
+			x.Usage = &Usage{}
+		}
+		*x.Usage.count(p) = int64(n)
+	default:
+		return r.addPart(row, i, t, p, text, js, b64)
+	}
+	return err
+}
+
+// raw returns t's raw copy, made when absent.
+func (r *structureRows) raw(x *Structure) *Raw {
+	if x.Raw == nil {
+		x.Raw = &Raw{}
+	}
+	return x.Raw
+}
+
+// addPart reads one row about a part of turn t (at position i).
+func (r *structureRows) addPart(row kg.Solution, i int, t *Turn, p string, text func(string) (string, error),
+	js func() (json.RawMessage, error), b64 func() ([]byte, error)) error {
+	k, err := row.Int("k")
+	if err != nil || k < 0 || k > maxIndex {
+		return fmt.Errorf("%w: turn %d (%s): part index %s", ErrCorrupt, t.Index, t.ID, termsafe.Quote(row.String("k")))
+	}
+	if r.parts == nil {
+		r.parts = make(map[int]map[int]*Part)
+	}
+	if r.parts[i] == nil {
+		r.parts[i] = make(map[int]*Part)
+	}
+	part := r.parts[i][k]
+	if part == nil {
+		part = &Part{}
+		r.parts[i][k] = part
+	}
+	switch p {
+	case ontology.RDFType:
+		for kind, c := range partClasses {
+			if row.String("o") == c {
+				if part.Kind != "" && part.Kind != kind {
+					return fmt.Errorf("%w: turn %d (%s): part %d has two kinds", ErrCorrupt, t.Index, t.ID, k)
+				}
+				part.Kind = kind
+			}
+		}
+	case ontology.Text:
+		part.Text, err = text(ontology.XSDString)
+	case ontology.ToolCallID:
+		part.CallID, err = text(ontology.XSDString)
+	case ontology.ToolName:
+		part.ToolName, err = text(ontology.XSDString)
+	case ontology.Arguments:
+		part.Arguments, err = js()
+	case ontology.Result:
+		part.Result, err = js()
+	case ontology.IsError:
+		var s string
+		if s, err = text(ontology.XSDBoolean); err == nil {
+			part.IsError = s == "true" || s == "1"
+		}
+	case ontology.MIMEType:
+		part.MIMEType, err = text(ontology.XSDString)
+	case ontology.Data:
+		part.Data, err = b64()
+	case ontology.DataIRI:
+		if _, ok := row["o"].(rdf.IRI); !ok {
+			return fmt.Errorf("%w: turn %d (%s): part %d: trails:dataIri is not an IRI", ErrCorrupt, t.Index, t.ID, k)
+		}
+		part.URI = row.String("o")
+	}
+	return err
+}
+
+// done puts the parts in order on their turns: each turn's part indices
+// must be 0..n-1, each part of a known kind.
+func (r *structureRows) done() error {
+	for i, byIndex := range r.parts {
+		t := &r.turns[i]
+		t.Structure.Parts = make([]Part, len(byIndex))
+		for k, p := range byIndex {
+			if k >= len(byIndex) {
+				return fmt.Errorf("%w: turn %d (%s): parts numbered beyond %d", ErrCorrupt, t.Index, t.ID, len(byIndex)-1)
+			}
+			if p.Kind == "" {
+				return fmt.Errorf("%w: turn %d (%s): part %d has no kind", ErrCorrupt, t.Index, t.ID, k)
+			}
+			if len(p.Data) == 0 {
+				p.Data = nil // as Persist takes it: no bytes
+			}
+			t.Structure.Parts[k] = *p
+		}
+	}
+	for i := range r.turns {
+		if r.turns[i].Structure == nil {
+			continue
+		}
+		if raw := r.turns[i].Structure.Raw; raw != nil && raw.Format == "" {
+			return fmt.Errorf("%w: turn %d: a trails:raw without its trails:rawFormat", ErrCorrupt, r.turns[i].Index)
+		} else if raw != nil && len(raw.Data) == 0 {
+			raw.Data = nil
+		}
+	}
+	return nil
+}
+
+// anyStructured reports whether a session of chain holds structured turns.
+func anyStructured(chain []*link) bool {
+	return slices.ContainsFunc(chain, func(l *link) bool { return l.structured })
+}
+
+// ParseStructure reads the structured fields of the turn stored at IRI
+// turn from triples about it, its model invocation and its parts (other
+// triples are ignored), as Load does. It returns ErrCorrupt for a value
+// Load could not read.
+func ParseStructure(turn string, triples [][3]rdf.Term) (*Structure, error) {
+	turns := []Turn{{ID: turn}}
+	sr := structureRows{turns: turns, byID: map[string]int{turn: 0}}
+	inv := ontology.InvocationIRI(turn)
+	for _, tr := range triples {
+		row := kg.Solution{"t": kg.MustIRI(turn), "p": tr[1], "o": tr[2]}
+		switch sub, p := tr[0].String(), tr[1].String(); {
+		case sub == turn:
+			if !slices.Contains([]string{ontology.Author, ontology.InvocationID, ontology.Metadata, ontology.RawFormat, ontology.Raw}, p) {
+				continue
+			}
+		case sub == inv:
+			if !slices.Contains([]string{ontology.Model, ontology.FinishReason, ontology.InputTokens, ontology.OutputTokens,
+				ontology.CachedInputTokens, ontology.ReasoningTokens, ontology.TotalTokens}, p) {
+				continue
+			}
+			row["x"] = tr[0]
+		default:
+			rest, ok := strings.CutPrefix(sub, turn+ontology.PartPath)
+			k, err := strconv.Atoi(rest)
+			if !ok || err != nil || strconv.Itoa(k) != rest {
+				continue // a tool call, or not about this turn
+			}
+			row["x"], row["k"] = tr[0], kg.Int(k)
+			if p == ontology.PartOf || p == ontology.PartIndex {
+				continue
+			}
+		}
+		if err := sr.add(row); err != nil {
+			return nil, err
+		}
+	}
+	if err := sr.done(); err != nil {
+		return nil, err
+	}
+	return turns[0].Structure, nil
+}
+
+// count returns the field of u that predicate p (a token count) stores.
+func (u *Usage) count(p string) *int64 {
+	switch p {
+	case ontology.InputTokens:
+		return &u.Input
+	case ontology.OutputTokens:
+		return &u.Output
+	case ontology.CachedInputTokens:
+		return &u.Cached
+	case ontology.ReasoningTokens:
+		return &u.Reasoning
+	}
+	return &u.Total
+}
