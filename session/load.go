@@ -120,7 +120,7 @@ func (st *Store) loadWindow(ctx context.Context, id string, w window) (*Session,
 		}
 	}
 	if anyStructured(chain) {
-		if err := st.readStructure(ctx, spans, turns); err != nil {
+		if err := st.readStructure(ctx, spansFrom(spans, from), turns); err != nil {
 			return nil, nil, err
 		}
 	}

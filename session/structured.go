@@ -213,6 +213,24 @@ func (st *Store) readStructure(ctx context.Context, spans []span, turns []Turn) 
 	return readStructureQuery(ctx, st.c, q, turns)
 }
 
+// spansFrom returns spans cut to the indices at or above from (the first
+// index a tail holds), leaving out the spans wholly below it, so that a
+// tail reads the structure of its own turns only.
+func spansFrom(spans []span, from int) []span {
+	if from <= 0 {
+		return spans
+	}
+	out := make([]span, 0, len(spans))
+	for _, sp := range spans {
+		sp.lo = max(sp.lo, from)
+		if sp.hi >= 0 && sp.hi <= sp.lo {
+			continue
+		}
+		out = append(out, sp)
+	}
+	return out
+}
+
 // ReadStructures sets the structured fields (Turn.Structure) of turns,
 // each named by its ID (its IRI in the store), as stored, in one query,
 // whatever their principal: it takes the client, as the operators' Check

@@ -121,6 +121,31 @@ func TestStructuredRoundTrip(t *testing.T) {
 	}
 }
 
+// TestStructuredTail: a tail of a fork holding structured turns, own and
+// inherited, carries their structure, and only theirs.
+func TestStructuredTail(t *testing.T) {
+	fusekitest.Parallel(t)
+	st, _, _ := newStore(t)
+	ctx := context.Background()
+	root := session.New("agent")
+	agentLoop(root)
+	mustPersist(t, st, root)
+	fork := mustFork(t, root, 3)
+	fork.AppendTurn(session.Turn{Role: "assistant", Content: "rain", Structure: &session.Structure{Model: "m",
+		Parts: []session.Part{{Kind: session.PartText, Text: "rain"}}}})
+	mustPersist(t, st, fork)
+	for _, last := range []int{1, 2, 3} {
+		got, err := st.LoadTail(ctx, fork.ID, session.Tail{Last: last})
+		if err != nil {
+			t.Fatalf("last %d: %v", last, err)
+		}
+		if got.From != len(fork.Turns)-last {
+			t.Fatalf("last %d: got From %d, want %d", last, got.From, len(fork.Turns)-last)
+		}
+		sameHistory(t, got.Turns, fork.Turns[len(fork.Turns)-last:])
+	}
+}
+
 // TestPlainTurnsNoStructureQuery: a session without structured turns loads
 // in the requests it took before structured turns existed (two), one with
 // them in one more, whatever the depth.
