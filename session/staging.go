@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/google/uuid"
 	"github.com/knakk/rdf"
@@ -39,10 +40,11 @@ var _ graphStore = (*kg.Client)(nil)
 
 // staging carries the long contents of one write around the SPARQL
 // parser: each is sent ahead (send) through the Graph Store Protocol as
-// {graph}/{n} trails:stagedContent "..." into a staging graph of its own,
-// which no query of Trails reads as session data, and the write's one
-// conditional update (bind) takes it from there as a variable: its WHERE
-// binds ?stagedN from the staging graph, its INSERT template writes
+// {graph}/{n}/{k} trails:stagedContent "..." (chunks k of at most
+// stageChunk bytes) into a staging graph of its own, which no query of
+// Trails reads as session data, and the write's one conditional update
+// (bind) takes it from there as a variable: its WHERE binds ?stagedN to
+// the concatenated chunks from the staging graph, its INSERT template writes
 // ?stagedN as the turn's trails:content, and a DROP SILENT GRAPH after it,
 // in the same request and so the same transaction, removes the staging
 // graph whether or not the condition held. A copy (Detach) binds ?stagedN
@@ -99,9 +101,45 @@ func (sg *staging) content(d *kg.Data, g, ti rdf.IRI, t Turn) {
 	if sg.graph == (rdf.IRI{}) {
 		sg.graph = kg.MustIRI(ontology.StagingBase + uuid.Must(uuid.NewV7()).String())
 	}
-	subj := kg.MustIRI(sg.graph.String() + "/" + strconv.Itoa(sg.n-1))
-	sg.where.WriteString("GRAPH " + term(&sg.err, sg.graph) + " { " + term(&sg.err, subj) + " " + term(&sg.err, iri(ontology.StagedContent)) + " " + v + " }\n")
-	sg.nt.WriteString(term(&sg.err, subj) + " " + term(&sg.err, iri(ontology.StagedContent)) + " " + term(&sg.err, kg.String(t.Content)) + " .\n")
+	pred := term(&sg.err, iri(ontology.StagedContent))
+	chunks := chunk(t.Content, stageChunk)
+	sg.where.WriteString("{ GRAPH " + term(&sg.err, sg.graph) + " {")
+	vars := make([]string, len(chunks))
+	for k, c := range chunks {
+		subj := term(&sg.err, kg.MustIRI(sg.graph.String()+"/"+strconv.Itoa(sg.n-1)+"/"+strconv.Itoa(k)))
+		vars[k] = v + "_" + strconv.Itoa(k)
+		sg.where.WriteString(" " + subj + " " + pred + " " + vars[k] + " .")
+		sg.nt.WriteString(subj + " " + pred + " " + term(&sg.err, kg.String(c)) + " .\n")
+	}
+	sg.where.WriteString(" } BIND(")
+	if len(vars) == 1 {
+		sg.where.WriteString(vars[0])
+	} else {
+		sg.where.WriteString("CONCAT(" + strings.Join(vars, ", ") + ")")
+	}
+	sg.where.WriteString(" AS " + v + ") }\n")
+}
+
+// stageChunk is the most content one staged literal holds: Oxigraph's
+// N-Triples parser takes no token over 16 MiB, and escaping may make a
+// literal six times as long as its content (a control character becomes
+// \u0000). A longer content is staged in chunks, which the update
+// concatenates (CONCAT).
+const stageChunk = 1 << 20
+
+// chunk cuts s into pieces of at most n bytes (n >= 4), each valid UTF-8
+// when s is: it cuts only before the first byte of a character.
+func chunk(s string, n int) []string {
+	var out []string
+	for len(s) > n {
+		i := n
+		for i > 0 && !utf8.RuneStart(s[i]) {
+			i--
+		}
+		out = append(out, s[:i])
+		s = s[i:]
+	}
+	return append(out, s)
 }
 
 // term serializes t for a query, keeping the first error in *err.
