@@ -171,13 +171,16 @@ func TestBigTurnRefused(t *testing.T) {
 	clean(t, c)
 }
 
-// failingUpdates is a client whose updates fail after they were sent.
+// failingUpdates is a client whose updates that insert fail, unsent.
 type failingUpdates struct {
 	*kg.Client
 	failed atomic.Int64
 }
 
 func (f *failingUpdates) Update(ctx context.Context, u string, opts ...kg.UpdateOption) error {
+	if !strings.Contains(u, "INSERT") {
+		return f.Client.Update(ctx, u, opts...)
+	}
 	f.failed.Add(1)
 	return &kg.Error{Op: "update", Status: http.StatusServiceUnavailable, Body: "test: the store went away"}
 }

@@ -24,8 +24,8 @@ import (
 // Graph Store Protocol (whose N-Triples parser takes linear time) into a
 // staging graph, and the update, still one conditional compare and swap,
 // copies it into the session's graph and drops the staging graph. That
-// needs a Querier with the Graph Store methods of *kg.Client (PutGraph,
-// DeleteGraph); through one without them a turn may hold at most 1 MiB.
+// needs a Querier with the Graph Store method of *kg.Client (PutGraph);
+// through one without it a turn may hold at most 1 MiB.
 // Store larger artifacts elsewhere and put their IRI in the turn.
 const MaxTurnBytes = 16 << 20
 
