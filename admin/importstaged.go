@@ -37,7 +37,7 @@ func needsStaging(lines []string) bool {
 // graph is written whole or not at all, as by a LoadQuads batch.
 func (ds *Dataset) importStaged(ctx context.Context, lines []string) error {
 	var d kg.Data
-	var set staged.Set
+	set := staged.Set{Whole: staged.Whole(ds.c)}
 	dec := rdfio.NewDecoder(strings.NewReader(strings.Join(lines, "")), rdfio.NQuads)
 	for {
 		q, err := dec.Decode()

@@ -44,7 +44,7 @@ func (st *Store) newStaging() *staging {
 	if _, ok := st.c.(graphStore); !ok {
 		return nil
 	}
-	return &staging{}
+	return &staging{set: staged.Set{Whole: staged.Whole(st.c)}}
 }
 
 // newCopy returns the staging of a Detach: long contents are bound from

@@ -40,6 +40,13 @@ const Chunk = 1 << 20
 // Set is the staged literals of one update. The zero Set stages nothing
 // until Add is called; it is not safe for concurrent use.
 type Set struct {
+	// Whole stages each literal whole, not in chunks: for a store whose
+	// N-Triples parser takes a token of any length (Fuseki, see Whole).
+	// The update then writes the staged literal itself, which the store
+	// keeps once, rather than a joined copy of the chunks: on Fuseki a 16
+	// MiB turn is written once, not twice.
+	Whole bool
+
 	graph  rdf.IRI
 	nt     strings.Builder // the N-Triples to PUT into the staging graph
 	insert strings.Builder // INSERT template triples taking the variables
@@ -49,22 +56,30 @@ type Set struct {
 }
 
 // Add stages the triple (s p o) of graph g, o a literal over Above bytes
-// (any datatype or language; its chunks are joined and given o's datatype
-// or language again).
+// (any datatype or language). Unless st.Whole, o goes in chunks of at
+// most Chunk bytes, which the update joins and gives o's datatype or
+// language again.
 func (st *Set) Add(g, s, p rdf.IRI, o rdf.Literal) {
 	if st.graph == (rdf.IRI{}) {
 		st.graph = kg.MustIRI(ontology.StagingBase + uuid.Must(uuid.NewV7()).String())
 	}
 	v := st.variable(g, s, p)
 	pred := st.term(kg.MustIRI(ontology.StagedContent))
-	chunks := chunk(o.String(), Chunk)
+	subj := func(k int) string {
+		return st.term(kg.MustIRI(st.graph.String() + "/" + strconv.Itoa(st.n-1) + "/" + strconv.Itoa(k)))
+	}
 	st.where.WriteString("{ GRAPH " + st.term(st.graph) + " {")
+	if st.Whole {
+		st.where.WriteString(" " + subj(0) + " " + pred + " " + v + " . } }\n")
+		st.nt.WriteString(subj(0) + " " + pred + " " + st.term(o) + " .\n")
+		return
+	}
+	chunks := chunk(o.String(), Chunk)
 	vars := make([]string, len(chunks))
 	for k, c := range chunks {
-		subj := st.term(kg.MustIRI(st.graph.String() + "/" + strconv.Itoa(st.n-1) + "/" + strconv.Itoa(k)))
 		vars[k] = v + "_" + strconv.Itoa(k)
-		st.where.WriteString(" " + subj + " " + pred + " " + vars[k] + " .")
-		st.nt.WriteString(subj + " " + pred + " " + st.term(kg.String(c)) + " .\n")
+		st.where.WriteString(" " + subj(k) + " " + pred + " " + vars[k] + " .")
+		st.nt.WriteString(subj(k) + " " + pred + " " + st.term(kg.String(c)) + " .\n")
 	}
 	joined := "CONCAT(" + strings.Join(vars, ", ") + ")" // of xsd:strings: an xsd:string
 	switch dt := o.DataType.String(); {
@@ -74,6 +89,14 @@ func (st *Set) Add(g, s, p rdf.IRI, o rdf.Literal) {
 		joined = "STRDT(" + joined + ", " + st.term(o.DataType) + ")"
 	}
 	st.where.WriteString(" } BIND(" + joined + " AS " + v + ") }\n")
+}
+
+// Whole reports whether the store of client c takes a literal of any
+// length in N-Triples (Set.Whole): Fuseki does; Oxigraph takes no token
+// over 16 MiB, and a store kg does not know is given chunks.
+func Whole(c any) bool {
+	s, ok := c.(interface{ Store() kg.Store })
+	return ok && s.Store() == kg.Fuseki
 }
 
 // Copy writes (s p ?v) into graph g, ?v bound in the store to the object
