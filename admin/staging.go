@@ -67,7 +67,7 @@ func (ds *Dataset) checkStaging(ctx context.Context) ([]Finding, error) {
 			made = "at " + sg.made.Format(time.RFC3339)
 		}
 		out = append(out, Finding{RuleStaging, sg.g.String(),
-			"a staging graph made " + made + " outlived its write (the writer stopped between sending it and its update): its contents are no session's data; SweepStaging removes it"})
+			"a staging graph made " + made + " outlived its write (the writer stopped between sending it and its update): its contents are no session's data; SweepStaging (trails-admin sweep) removes it"})
 	}
 	return out, nil
 }

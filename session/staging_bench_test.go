@@ -74,7 +74,7 @@ func BenchmarkStageThreshold(b *testing.B) {
 	c := fusekitest.Client(b, kg.Config{Endpoint: diskEndpoint(b)})
 	ctx := context.Background()
 	p := kg.MustIRI(ontology.Content)
-	for _, size := range []int{16 << 10, 64 << 10, 256 << 10, 1 << 20} {
+	for _, size := range []int{16 << 10, 64 << 10, 128 << 10, 256 << 10, 1 << 20} {
 		for _, how := range []string{"inline", "staged"} {
 			b.Run(fmt.Sprintf("%s/%dKiB", how, size>>10), func(b *testing.B) {
 				cs := make([]string, b.N)
