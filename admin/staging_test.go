@@ -92,6 +92,11 @@ func TestSweepStaging(t *testing.T) {
 	}
 	old := staged(time.Now().Add(-2 * admin.StagingGrace))
 	staged(time.Now()) // in flight
+	for _, f := range []admin.Format{admin.NQuads, admin.TriG, admin.JSONL} { // no session data
+		if data, _ := mustExport(t, st, f); strings.Contains(string(data), "staging") || strings.Contains(string(data), "left over") {
+			t.Fatalf("export %s holds the staging graphs:\n%s", f, data)
+		}
+	}
 	fs, err := st.Check(ctx)
 	if err != nil || len(fs) != 1 || fs[0].Rule != admin.RuleStaging || fs[0].Resource != old {
 		t.Fatalf("check: got %v %s, want one %s finding for %s", err, storetest.FindingsText(fs), admin.RuleStaging, old)
