@@ -54,20 +54,28 @@ func newCopy() *staging { return &staging{copy: true} }
 // content adds the triple (ti trails:content t.Content) to graph g: into d
 // as a literal when the content is short (or sg is nil), else through sg.
 func (sg *staging) content(d *kg.Data, g, ti rdf.IRI, t Turn) {
-	p := iri(ontology.Content)
-	switch {
-	case sg == nil || len(t.Content) <= staged.Above:
-		d.Add(g, ti, p, kg.String(t.Content))
-	case sg.copy:
-		from, err := kg.IRI(t.ID)
-		if err != nil {
-			d.Add(g, ti, p, kg.String(t.Content)) // not a stored turn's: inline, as before staging
-			return
-		}
-		sg.set.Copy(g, ti, p, from, t.Content)
-	default:
-		sg.set.Add(g, ti, p, kg.String(t.Content))
+	sg.literal(d, g, ti, iri(ontology.Content), kg.String(t.Content), t.ID)
+}
+
+// literal adds the triple (s p o) to graph g: into d when o is at most
+// staged.Above bytes long (or sg is nil), else through sg: sent ahead,
+// or for a copy (Detach) bound from resource from, which holds the same
+// value under p in the store (from not an IRI: into d after all).
+func (sg *staging) literal(d *kg.Data, g, s, p rdf.IRI, o rdf.Literal, from string) {
+	if sg == nil || len(o.String()) <= staged.Above {
+		d.Add(g, s, p, o)
+		return
 	}
+	if !sg.copy {
+		sg.set.Add(g, s, p, o)
+		return
+	}
+	f, err := kg.IRI(from)
+	if err != nil {
+		d.Add(g, s, p, o)
+		return
+	}
+	sg.set.Copy(g, s, p, f, o.String())
 }
 
 // withStaged is withData for a template with a "#STAGED" comment in its
