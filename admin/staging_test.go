@@ -91,7 +91,7 @@ func TestSweepStaging(t *testing.T) {
 		return g
 	}
 	old := staged(time.Now().Add(-2 * admin.StagingGrace))
-	staged(time.Now()) // in flight
+	staged(time.Now())                                                        // in flight
 	for _, f := range []admin.Format{admin.NQuads, admin.TriG, admin.JSONL} { // no session data
 		if data, _ := mustExport(t, st, f); strings.Contains(string(data), "staging") || strings.Contains(string(data), "left over") {
 			t.Fatalf("export %s holds the staging graphs:\n%s", f, data)
