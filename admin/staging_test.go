@@ -91,8 +91,9 @@ func TestSweepStaging(t *testing.T) {
 		return g
 	}
 	old := staged(time.Now().Add(-2 * admin.StagingGrace))
-	staged(time.Now())                                                        // in flight
-	for _, f := range []admin.Format{admin.NQuads, admin.TriG, admin.JSONL} { // no session data
+	staged(time.Now()) // in flight
+	// Staging graphs are no session data: no export holds them.
+	for _, f := range []admin.Format{admin.NQuads, admin.TriG, admin.JSONL} {
 		if data, _ := mustExport(t, st, f); strings.Contains(string(data), "staging") || strings.Contains(string(data), "left over") {
 			t.Fatalf("export %s holds the staging graphs:\n%s", f, data)
 		}
