@@ -60,6 +60,10 @@ const (
 	// longer than Persist accepts, or content that is not UTF-8. The
 	// Resource is the turn's IRI.
 	RuleTurnSize = "turn-size"
+	// RuleStaging: a staging graph older than StagingGrace: the long
+	// contents of a write that stopped between sending them and its
+	// update. The Resource is the graph's IRI; SweepStaging removes it.
+	RuleStaging = "staging"
 )
 
 // Finding is one integrity violation found by Check.
@@ -128,6 +132,7 @@ func (ds *Dataset) Check(ctx context.Context) ([]Finding, error) {
 		{RuleMissingProv, ds.checkMissingProv},
 		{RuleSHACL, ds.checkSHACL},
 		{RuleChain, ds.checkChain}, // also unchained and turn-size
+		{RuleStaging, ds.checkStaging},
 	} {
 		fs, err := r.run(ctx)
 		if r.name == RuleSHACL && errors.Is(err, kg.ErrUnsupported) {

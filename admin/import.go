@@ -78,7 +78,9 @@ type importGraph struct {
 // so importing the same input twice writes nothing the second time.
 //
 // Then it writes in batches, each one request (one transaction): each
-// session graph whole in one batch, the session graphs first, then the PROV
+// session graph whole in one batch (a graph holding a literal of over 1
+// MiB alone, its long literals sent ahead through a staging graph as
+// Persist sends them, session.MaxTurnBytes), the session graphs first, then the PROV
 // quads, those about one subject in one batch. progress, if not nil, is
 // called after each batch with the quads written so far and the total to
 // write. Between batches Import stops when ctx is done, returning its
@@ -150,14 +152,19 @@ func (ds *Dataset) importRDF(ctx context.Context, r io.Reader, f Format, progres
 		if err := ctx.Err(); err != nil {
 			return stats, err
 		}
-		buf.Reset()
-		buf.Grow(b.size)
-		for _, run := range b.runs {
-			for _, l := range run {
-				buf.WriteString(l)
+		if b.staged {
+			err = ds.importStaged(ctx, b.runs[0])
+		} else {
+			buf.Reset()
+			buf.Grow(b.size)
+			for _, run := range b.runs {
+				for _, l := range run {
+					buf.WriteString(l)
+				}
 			}
+			err = ds.c.LoadQuads(ctx, buf.Bytes())
 		}
-		if err := ds.c.LoadQuads(ctx, buf.Bytes()); err != nil {
+		if err != nil {
 			return stats, err
 		}
 		stats.Quads += b.quads
@@ -176,6 +183,7 @@ type importBatch struct {
 	quads    int
 	size     int
 	sessions int
+	staged   bool // one session graph with a line too long for LoadQuads: importStaged
 }
 
 // planImport cuts what in holds and the store lacks into batches: the
@@ -200,6 +208,12 @@ func planImport(in *importInput, provStored map[int]bool) ([]importBatch, int) {
 			continue
 		}
 		g := s.graph
+		if needsStaging(g.lines) {
+			flush()
+			out = append(out, importBatch{runs: [][]string{g.lines}, quads: len(g.lines), size: g.size, sessions: 1, staged: true})
+			total += len(g.lines)
+			continue
+		}
 		if full(len(g.lines), g.size) {
 			flush()
 		}

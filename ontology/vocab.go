@@ -50,6 +50,9 @@ const (
 	Role = NS + "role"
 	// Content is the text of a turn (trails:content).
 	Content = NS + "content"
+	// StagedContent holds, in a staging graph, a turn's content sent ahead
+	// of the update that stores the turn (trails:stagedContent).
+	StagedContent = NS + "stagedContent"
 	// Created is when a session or turn was created (trails:created).
 	Created = NS + "created"
 	// Principal links a session to the agent acting in it
@@ -287,7 +290,7 @@ func Terms() []string {
 	return []string{
 		Session, Turn, Fork, Detach, Deletion,
 		ParentSession, ForkedAtIndex, Branch, TurnSession, Index, Role,
-		Content, Created, Principal, ForkPoint, CopiedFrom, OwnTurns, HeadDigest, Digest, Detached, AcrossPrincipals,
+		Content, StagedContent, Created, Principal, ForkPoint, CopiedFrom, OwnTurns, HeadDigest, Digest, Detached, AcrossPrincipals,
 		Anchor, AnchorOf, AnchorName, AnchorIndex, AnchorState, Tag,
 		ForkType, CreatedBy, Reason, NextSteps, ContextSummary, FromAnchor, BeforeTurn,
 		Kind,
@@ -326,6 +329,12 @@ const (
 	AnchorPath = "/anchor/"
 	// AgentBase followed by the percent-encoded principal is an agent IRI.
 	AgentBase = "https://w3id.org/trails/id/agent/"
+	// StagingBase followed by a uuid (version 7: it holds the time the
+	// graph was made) is the IRI of a staging graph: large turn contents
+	// Persist sends through the Graph Store Protocol ahead of the update
+	// that copies them into a session graph and drops the staging graph
+	// (trails:stagedContent).
+	StagingBase = "https://w3id.org/trails/id/staging/"
 	// ActivityBase followed by a kind and a uuid is the IRI of a Fork,
 	// Detach, Deletion, Merge or StateChange activity (ActivityIRI).
 	ActivityBase = "https://w3id.org/trails/id/activity/"

@@ -434,16 +434,17 @@ func relabel(s *Session) {
 }
 
 // forkUpdate returns the update that creates new fork s, created at now,
-// from d, which holds its metadata, turns and head: it adds the fork's
+// from d, which holds its metadata, turns and head, and sg, which holds
+// its long contents (staging): it adds the fork's
 // PROV record (with what the fork's options asked to record) and binds
 // create-fork.ru, which checks the tree limits, the fork point (never
 // beyond the parent's end) and base at ForkedAt-1 again, atomically.
-func (st *Store) forkUpdate(d *kg.Data, s *Session, row kg.Solution, now time.Time, base string) (string, error) {
+func (st *Store) forkUpdate(d *kg.Data, sg *staging, s *Session, row kg.Solution, now time.Time, base string) (string, error) {
 	f := prov.Fork{Child: s.ID, Parent: s.ParentID, At: s.ForkedAt, Principal: s.Principal, Time: now,
 		AcrossPrincipals: s.across && !st.visible(row.String("pprincipal"))}
 	s.fork.describe(&f)
 	prov.AddFork(d, f)
-	return withData("create-fork", uCreateFork, d, kg.Params{
+	return withStaged("create-fork", uCreateFork, sg, d, kg.Params{
 		"s": sessionIRI(s.ID), "parent": sessionIRI(s.ParentID), "branch": kg.String(s.Branch), "max": kg.Int(st.maxKids),
 		"at": kg.Int(s.ForkedAt), "k": kg.Int(s.ForkedAt - 1), "base": kg.String(base),
 	})

@@ -102,7 +102,8 @@ var (
 // It returns the new turn. It returns ErrInvalid for a bad id, a status
 // other than MergeCompleted and MergeFailed, a blank summary, an artifact
 // with neither or both of IRI and Text, an IRI that is not absolute, text
-// that is not UTF-8, a result larger than MaxTurnBytes or with more than
+// that is not UTF-8, a result larger than 1 MiB (a merge result goes into
+// its SPARQL Update whole, unlike a turn Persist stages) or with more than
 // MaxArtifacts artifacts, a root (it has no parent to merge into) or a
 // child with no turns of its own (nothing is written); ErrNotFound when the
 // child is not stored or not visible to a scoped Store; an *AncestorError
@@ -243,7 +244,7 @@ func (st *Store) mergeOnce(ctx context.Context, j *mergeJob, p *Session) (Turn, 
 	prev := chainHead("", p.Turns) // the chain head the merge turn follows
 
 	var d kg.Data
-	ti := addTurn(&d, g, t, chainDigest(prev, t))
+	ti := addTurn(&d, nil, g, t, chainDigest(prev, t))
 	d.Add(g, ti, iri(ontology.MergeOf), child)
 	d.Add(g, ti, iri(ontology.MergeStatus), kg.String(string(j.result.Status)))
 	d.Add(g, ti, iri(ontology.MergeFirst), kg.Int(j.first))
@@ -268,7 +269,7 @@ func (st *Store) mergeOnce(ctx context.Context, j *mergeJob, p *Session) (Turn, 
 		return Turn{}, false, err
 	}
 	check := bindOrPanic("verify-merge", qVerifyMerge, kg.Params{"s": g, "t": ti, "child": child, "prov": pg, "act": j.act})
-	ok, err := st.apply(ctx, u, check)
+	ok, err := st.apply(ctx, u, check, nil)
 	if !ok || err != nil {
 		return Turn{}, false, err
 	}
@@ -307,8 +308,8 @@ func (r MergeResult) check() ([]Artifact, error) {
 			out = append(out, a)
 		}
 	}
-	if size > MaxTurnBytes {
-		return nil, fmt.Errorf("%w: a result of %d bytes (summary and artifacts), more than the %d a turn may hold (session.MaxTurnBytes)", ErrInvalid, size, MaxTurnBytes)
+	if size > maxInlineBytes {
+		return nil, fmt.Errorf("%w: a result of %d bytes (summary and artifacts), more than the %d a merge result may hold", ErrInvalid, size, maxInlineBytes)
 	}
 	return out, nil
 }

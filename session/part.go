@@ -106,7 +106,7 @@ type Raw struct {
 // fields) is kept as given. Nothing is written to the store until
 // Persist, which returns ErrInvalid for a turn it cannot store.
 func (s *Session) AppendTurn(t Turn) Turn {
-	t.Index = len(s.Turns)
+	t.Index = s.From + len(s.Turns)
 	t.Branch = s.Branch
 	if t.Created.IsZero() {
 		t.Created = now()

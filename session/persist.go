@@ -53,6 +53,15 @@ const maxPersistRounds = 4
 // append too; a fork of such a session is allowed), or a store error
 // wrapping the kg error.
 //
+// Contents over 64 KiB do not go into the SPARQL Update, whose parser
+// is slow on long literals: Persist sends them first through the Graph
+// Store Protocol into a staging graph of their own, which the update
+// copies from and drops in the same request, whether its compare and swap
+// applied or not; after a failed update Persist drops it itself
+// (MaxTurnBytes). A staging graph is never read as session data; one that
+// outlives its write (a crash between the two requests) is what the
+// operators' check reports and sweep removes (package admin, rule staging).
+//
 // A new session with a TTL gets its expiry (trails:expiresAt, its
 // creation time plus TTL) in the update that creates it.
 func (st *Store) Persist(ctx context.Context, s *Session) error {
@@ -69,6 +78,9 @@ func (st *Store) Persist(ctx context.Context, s *Session) error {
 		from = s.ForkedAt + sn.own
 	}
 	if err := s.validate(from); err != nil {
+		return fmt.Errorf("persist %s: %w", s.ID, err)
+	}
+	if err := st.checkStaging(s.Turns[from:]); err != nil {
 		return fmt.Errorf("persist %s: %w", s.ID, err)
 	}
 	if !st.visible(s.Principal) {
@@ -126,16 +138,17 @@ func (st *Store) appendSeen(ctx context.Context, s *Session) (bool, error) {
 	g := sessionIRI(s.ID)
 	chain := chainDigests(sn.chain, own[sn.own:])
 	var d kg.Data
+	sg := st.newStaging()
 	for i, t := range own[sn.own:] {
-		addTurn(&d, g, t, chain[i])
+		addTurn(&d, sg, g, t, chain[i])
 	}
 	linkResults(&d, g, s.Turns, s.ForkedAt+sn.own)
 	addHead(&d, g, len(own), all)
-	u, err := withData("append", uAppend, &d, appendParams(s, g, sn.own, head, sn.chain))
+	u, err := withStaged("append", uAppend, sg, &d, appendParams(s, g, sn.own, head, sn.chain))
 	if err != nil {
 		return false, err
 	}
-	return st.applySeen(ctx, s, u, appended(g, own[len(own)-1]), all, state, chain[len(chain)-1])
+	return st.applySeen(ctx, s, u, sg, appended(g, own[len(own)-1]), all, state, chain[len(chain)-1])
 }
 
 // appendParams binds append.ru for session s (graph g) holding own turns
@@ -213,16 +226,17 @@ func (st *Store) persistOnce(ctx context.Context, s *Session) (bool, error) {
 		return false, err
 	}
 	var d kg.Data
+	sg := st.newStaging()
 	for i, t := range own[n:] {
-		addTurn(&d, g, t, chain[s.ForkedAt+n+i])
+		addTurn(&d, sg, g, t, chain[s.ForkedAt+n+i])
 	}
 	linkResults(&d, g, s.Turns, s.ForkedAt+n)
 	addHead(&d, g, len(own), all)
-	u, err := withData("append", uAppend, &d, appendParams(s, g, n, head, chainAt(chain, s.ForkedAt+n-1)))
+	u, err := withStaged("append", uAppend, sg, &d, appendParams(s, g, n, head, chainAt(chain, s.ForkedAt+n-1)))
 	if err != nil {
 		return false, err
 	}
-	return st.applySeen(ctx, s, u, appended(g, own[len(own)-1]), all, state, chain[len(chain)-1])
+	return st.applySeen(ctx, s, u, sg, appended(g, own[len(own)-1]), all, state, chain[len(chain)-1])
 }
 
 // create writes s, which the store does not hold yet.
@@ -249,8 +263,9 @@ func (st *Store) create(ctx context.Context, s *Session, row kg.Solution) (bool,
 	var d kg.Data
 	addSession(&d, s, now)
 	addExpiry(&d, s, now)
+	sg := st.newStaging()
 	for i, t := range own {
-		addTurn(&d, g, t, chain[s.ForkedAt+i])
+		addTurn(&d, sg, g, t, chain[s.ForkedAt+i])
 	}
 	linkResults(&d, g, s.Turns, s.ForkedAt)
 	_, head, state := digestsState(own, 0)
@@ -258,14 +273,14 @@ func (st *Store) create(ctx context.Context, s *Session, row kg.Solution) (bool,
 	var u string
 	var err error
 	if s.ParentID == "" {
-		u, err = withData("create-root", uCreateRoot, &d, kg.Params{"s": g})
+		u, err = withStaged("create-root", uCreateRoot, sg, &d, kg.Params{"s": g})
 	} else {
-		u, err = st.forkUpdate(&d, s, row, now, base)
+		u, err = st.forkUpdate(&d, sg, s, row, now, base)
 	}
 	if err != nil {
 		return false, err
 	}
-	ok, err := st.applySeen(ctx, s, u, bindOrPanic("verify-create", qVerifyCreate, kg.Params{"s": g, "created": kg.DateTime(now)}), head, state, chainAt(chain, len(chain)-1))
+	ok, err := st.applySeen(ctx, s, u, sg, bindOrPanic("verify-create", qVerifyCreate, kg.Params{"s": g, "created": kg.DateTime(now)}), head, state, chainAt(chain, len(chain)-1))
 	if ok {
 		s.depth = depth
 	}
@@ -278,8 +293,18 @@ func (st *Store) create(ctx context.Context, s *Session, row kg.Solution) (bool,
 // question is about what this update wrote, not about the head, which
 // another writer may already have moved on. The update is safe to repeat
 // (its condition no longer holds once it applied).
-func (st *Store) apply(ctx context.Context, u, check string) (bool, error) {
+//
+// With sg (non-nil) the update takes long contents from a staging graph,
+// which apply sends first; the update drops it in the same request
+// (staging). When the update fails (the store may or may not have run
+// it), apply removes the staging graph itself.
+func (st *Store) apply(ctx context.Context, u, check string, sg *staging) (bool, error) {
+	if err := sg.send(ctx, st.c); err != nil {
+		sg.drop(ctx, st.c) // a PUT whose answer was lost may have landed
+		return false, err
+	}
 	if err := st.c.Update(ctx, u, kg.Idempotent()); err != nil {
+		sg.drop(ctx, st.c)
 		return false, err
 	}
 	return st.c.Ask(ctx, check)
@@ -289,8 +314,8 @@ func (st *Store) apply(ctx context.Context, u, check string) (bool, error) {
 // digest is head with hash state state, the last turn of its effective
 // history having chain digest chain: once it applied, s.seen says so, for
 // the next Persist's fast path.
-func (st *Store) applySeen(ctx context.Context, s *Session, u, check, head string, state hashState, chain string) (bool, error) {
-	ok, err := st.apply(ctx, u, check)
+func (st *Store) applySeen(ctx context.Context, s *Session, u string, sg *staging, check, head string, state hashState, chain string) (bool, error) {
+	ok, err := st.apply(ctx, u, check, sg)
 	if ok {
 		s.seen = seenAfter(s, head, state, chain)
 	}
@@ -340,18 +365,19 @@ func (st *Store) appendLegacy(ctx context.Context, s *Session) (bool, error) {
 	}
 	chain := chainDigests("", s.Turns)
 	var d kg.Data
+	sg := st.newStaging()
 	for i, t := range own[len(stored):] {
-		addTurn(&d, g, t, chain[s.ForkedAt+len(stored)+i])
+		addTurn(&d, sg, g, t, chain[s.ForkedAt+len(stored)+i])
 	}
 	linkResults(&d, g, s.Turns, s.ForkedAt+len(stored))
 	_, head, state := digestsState(own, 0)
 	addHead(&d, g, len(own), head)
-	u, err := withData("append-legacy", uAppendOld, &d, kg.Params{"s": g, "next": kg.Int(len(stored))})
+	u, err := withStaged("append-legacy", uAppendOld, sg, &d, kg.Params{"s": g, "next": kg.Int(len(stored))})
 	if err != nil {
 		return false, err
 	}
 	if len(own) == len(stored) {
-		return st.applySeen(ctx, s, u, bindOrPanic("verify-head", qVerifyHead, kg.Params{"s": g, "own": kg.Int(len(own)), "head": kg.String(head)}), head, state, chainAt(chain, len(chain)-1))
+		return st.applySeen(ctx, s, u, sg, bindOrPanic("verify-head", qVerifyHead, kg.Params{"s": g, "own": kg.Int(len(own)), "head": kg.String(head)}), head, state, chainAt(chain, len(chain)-1))
 	}
-	return st.applySeen(ctx, s, u, appended(g, own[len(own)-1]), head, state, chainAt(chain, len(chain)-1))
+	return st.applySeen(ctx, s, u, sg, appended(g, own[len(own)-1]), head, state, chainAt(chain, len(chain)-1))
 }

@@ -14,17 +14,15 @@ import (
 	"github.com/trails-kg/trails/session"
 )
 
-// Turns and sessions at the sizes Trails promises: a 10 MB turn (refused
-// over MaxTurnBytes), a 100,000-turn session.
+// Turns and sessions at the sizes Trails promises: a 16 MiB turn (one byte
+// more is refused), a 100,000-turn session.
 
-// TestHugeTurn stores turns of 1 MB and 10 MB (quotes, backslashes, line
-// breaks, NUL, non-ASCII) and loads them back byte for byte, on a Fuseki of
-// its own: a request the store is still working on when the client gives
-// up goes on blocking the store's one writer.
-//
-// A turn of 1 MB must work with the client's default settings. For 10 MB,
-// Persist must either store it or refuse it as over a documented limit
-// (ErrInvalid, before any request), within a minute.
+// TestHugeTurn stores turns of 1 MiB, 10 MiB and MaxTurnBytes (quotes,
+// backslashes, line breaks, NUL, non-ASCII) and loads them back byte for
+// byte, on a Fuseki of its own: a request the store is still working on
+// when the client gives up goes on blocking the store's one writer. Each
+// must be stored within a minute with the client's default settings; one
+// byte over MaxTurnBytes is refused (ErrInvalid, before any request).
 func TestHugeTurn(t *testing.T) {
 	fusekitest.Parallel(t)
 	srv, err := fusekitest.StartServer(fusekitest.Options{})
@@ -36,14 +34,15 @@ func TestHugeTurn(t *testing.T) {
 	c := fusekitest.Client(t, kg.Config{Endpoint: srv.Endpoint, HTTPClient: &http.Client{Transport: ct}})
 	st := session.NewStore(c)
 	piece := "A \"quoted\" \"\"\"long\"\"\" line\\ with } and # and $x\n\r\t\x00 café 🎉 — "
-	for _, size := range []int{1 << 20, 10 << 20} {
-		t.Run(fmt.Sprintf("%d MiB", size>>20), func(t *testing.T) {
+	for _, size := range []int{1 << 20, 10 << 20, session.MaxTurnBytes, session.MaxTurnBytes + 1} {
+		t.Run(fmt.Sprintf("%d bytes", size), func(t *testing.T) {
 			ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 			defer cancel()
 			content := strings.Repeat(piece, size/len(piece)+1)[:size]
 			for !strings.HasSuffix(content, " ") { // do not cut a character in two
 				content = content[:len(content)-1]
 			}
+			content += strings.Repeat("x", size-len(content)) // exactly size bytes
 			s := session.New("huge")
 			s.Append("user", "short question")
 			s.Append("assistant", content)
@@ -55,11 +54,11 @@ func TestHugeTurn(t *testing.T) {
 			persisted := time.Since(t0)
 			switch {
 			case err == nil:
-			case errors.Is(err, session.ErrInvalid) && size > 1<<20 && ct.requests.Load() == n:
+			case errors.Is(err, session.ErrInvalid) && len(content) > session.MaxTurnBytes && ct.requests.Load() == n:
 				t.Logf("a %.1f MB turn is refused before any request: %v", float64(len(content))/1e6, err)
 				return
 			default:
-				t.Fatalf("persist a %.1f MB turn: after %v, %d requests: %v; want it stored, or (over 1 MiB) ErrInvalid before any request",
+				t.Fatalf("persist a %.1f MB turn: after %v, %d requests: %v; want it stored, or (over MaxTurnBytes) ErrInvalid before any request",
 					float64(len(content))/1e6, persisted.Round(time.Millisecond), ct.requests.Load()-n, err)
 			}
 			before := ct.bytes.Load()

@@ -175,6 +175,24 @@ func linkResults(d *kg.Data, g rdf.IRI, turns []Turn, lo int) {
 	}
 }
 
+// callsFound reports whether every tool result of turns[lo:] with a call
+// id answers a call findCall finds in turns: false when its call lies
+// outside turns (before a tail), where linkResults cannot link it.
+func callsFound(turns []Turn, lo int) bool {
+	for i := lo; i < len(turns); i++ {
+		t := turns[i]
+		if !t.Structured() {
+			continue
+		}
+		for k, p := range t.Structure.Parts {
+			if p.Kind == PartToolResult && p.CallID != "" && findCall(turns[:i+1], k, p.CallID) == "" {
+				return false
+			}
+		}
+	}
+	return true
+}
+
 // findCall returns the IRI of the trails:ToolCall with call id id in
 // turns, searched from the last turn's part before part k backwards; "" if
 // none.

@@ -247,6 +247,12 @@ func (st *Store) appendTailSeen(ctx context.Context, s *Session) (bool, error) {
 	if err := ownBranch(s, more); err != nil {
 		return false, err
 	}
+	if err := st.checkStaging(more); err != nil {
+		return false, err
+	}
+	if !callsFound(s.Turns, start-s.From) {
+		return false, nil // a tool result answers a call before the tail: the full path links it
+	}
 	s.seen = seen{}
 	all, state, err := digestOn(sn.state, more)
 	if err != nil {
@@ -255,17 +261,19 @@ func (st *Store) appendTailSeen(ctx context.Context, s *Session) (bool, error) {
 	g := sessionIRI(s.ID)
 	chain := chainDigests(sn.chain, more)
 	var d kg.Data
+	sg := st.newStaging()
 	for i, t := range more {
-		addTurn(&d, g, t, chain[i])
+		addTurn(&d, sg, g, t, chain[i])
 	}
+	linkResults(&d, g, s.Turns, start-s.From)
 	own := sn.own + len(more)
 	addHead(&d, g, own, all)
-	u, err := withData("append", uAppend, &d, appendParams(s, g, sn.own, sn.head, sn.chain))
+	u, err := withStaged("append", uAppend, sg, &d, appendParams(s, g, sn.own, sn.head, sn.chain))
 	if err != nil {
 		return false, err
 	}
 	last := more[len(more)-1]
-	ok, err := st.apply(ctx, u, appended(g, last))
+	ok, err := st.apply(ctx, u, appended(g, last), sg)
 	if ok {
 		s.seen = seen{ok: true, own: own, head: all, state: state, last: last, chain: chain[len(chain)-1]}
 	}

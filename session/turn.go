@@ -16,12 +16,18 @@ import (
 )
 
 // MaxTurnBytes is the largest content of one turn Persist accepts (a role
-// may hold up to 1 KiB). Fuseki's SPARQL parser takes time that grows faster than the
-// length of a string literal (about 3 s for 1 MiB and minutes for 10 MiB on
-// a small machine, blocking the store's one writer meanwhile), so larger
-// turns are refused with ErrInvalid before anything is sent; store big
-// artifacts elsewhere and put their IRI in the turn.
-const MaxTurnBytes = 1 << 20
+// may hold up to 1 KiB); a larger turn is refused with ErrInvalid before
+// anything is sent. Jena's SPARQL parser takes time that grows faster than
+// the length of a string literal (about 3 s for 1 MiB, minutes for 10 MiB,
+// blocking the store's one writer meanwhile), so a content over 64 KiB
+// does not go into the SPARQL Update: Persist sends it ahead through the
+// Graph Store Protocol (whose N-Triples parser takes linear time) into a
+// staging graph, and the update, still one conditional compare and swap,
+// copies it into the session's graph and drops the staging graph. That
+// needs a Querier with the Graph Store method of *kg.Client (PutGraph);
+// through one without it a turn may hold at most 1 MiB.
+// Store larger artifacts elsewhere and put their IRI in the turn.
+const MaxTurnBytes = 16 << 20
 
 // maxRoleBytes is the longest role Persist accepts.
 const maxRoleBytes = 1024
@@ -148,15 +154,16 @@ func sameGen(s *Session, row kg.Solution) error {
 
 // addTurn adds turn t with its chain digest (chainDigest) to the graph of
 // session g in d, at the IRI its ID gives when that is one of g's (a turn
-// written after a rewind), else at TurnIRI(g, t.Index).
-func addTurn(d *kg.Data, g rdf.IRI, t Turn, digest string) rdf.IRI {
+// written after a rewind), else at TurnIRI(g, t.Index). A long content
+// goes through sg (nil: into d as well).
+func addTurn(d *kg.Data, sg *staging, g rdf.IRI, t Turn, digest string) rdf.IRI {
 	ti := kg.MustIRI(ownTurnIRI(g.String(), t))
 	d.Add(g, ti, iri(ontology.RDFType), iri(ontology.Turn))
 	d.Add(g, ti, iri(ontology.RDFType), iri(ontology.ProvEntity))
 	d.Add(g, ti, iri(ontology.TurnSession), g)
 	d.Add(g, ti, iri(ontology.Index), kg.Int(t.Index))
 	d.Add(g, ti, iri(ontology.Role), kg.String(t.Role))
-	d.Add(g, ti, iri(ontology.Content), kg.String(t.Content))
+	sg.content(d, g, ti, t)
 	d.Add(g, ti, iri(ontology.Branch), kg.String(t.Branch))
 	d.Add(g, ti, iri(ontology.Created), kg.DateTime(t.Created))
 	d.Add(g, ti, iri(ontology.Digest), kg.String(digest))

@@ -3,6 +3,10 @@
 # index $next or beyond, and never to a session in a terminal state
 # (completed, failed, expired). Persist puts the quads where the DATA
 # comment stands.
+# Contents too long for the SPARQL parser arrive as variables: the
+# writer puts their patterns where the STAGED comment stands (a staging
+# graph sent ahead through the Graph Store, dropped after this update in
+# the same request; session/staging.go).
 PREFIX trails: <https://w3id.org/trails/ns#>
 INSERT {
   #DATA
@@ -12,4 +16,5 @@ WHERE {
   FILTER NOT EXISTS { $s trails:ownTurns ?any }
   FILTER NOT EXISTS { ?t trails:session $s ; trails:index ?i . FILTER(?i >= $next) }
   FILTER NOT EXISTS { GRAPH $s { $s trails:state ?st } FILTER(?st IN ("completed", "failed", "expired")) }
+  #STAGED
 }

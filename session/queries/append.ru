@@ -8,6 +8,10 @@
 # writer's history says (a turn stored before the hash chain has none and
 # passes). Persist puts the new turns, count and digest where the DATA
 # comment stands.
+# Contents too long for the SPARQL parser arrive as variables: the
+# writer puts their patterns where the STAGED comment stands (a staging
+# graph sent ahead through the Graph Store, dropped after this update in
+# the same request; session/staging.go).
 PREFIX trails: <https://w3id.org/trails/ns#>
 DELETE { GRAPH $s { $s trails:ownTurns ?n ; trails:headDigest ?h } }
 INSERT {
@@ -20,4 +24,5 @@ WHERE {
   OPTIONAL { GRAPH $s { $s trails:rewinds ?k } }
   FILTER(COALESCE(?k, 0) = $gen)
   FILTER NOT EXISTS { GRAPH $s { $s trails:state ?st } FILTER(?st IN ("completed", "failed", "expired")) }
+  #STAGED
 }

@@ -14,6 +14,10 @@
 # lies in the nearest session of $parent's chain ($parent itself or an
 # ancestor) whose fork point is at most $k; found by the digest, it costs
 # the same whatever the history's length.
+# Contents too long for the SPARQL parser arrive as variables: the
+# writer puts their patterns where the STAGED comment stands (a staging
+# graph sent ahead through the Graph Store, dropped after this update in
+# the same request; session/staging.go).
 PREFIX trails: <https://w3id.org/trails/ns#>
 PREFIX prov:   <http://www.w3.org/ns/prov#>
 INSERT {
@@ -47,4 +51,5 @@ WHERE {
       FILTER(COALESCE(?nat, 0) <= $k)
     }
   })
+  #STAGED
 }

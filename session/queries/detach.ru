@@ -3,6 +3,9 @@
 # replace its count and digest, only if all four are still as read. Detach
 # puts the copied prefix, the new count and digest and the PROV record where
 # the DATA comment stands. prov:wasDerivedFrom stays.
+# Long contents are copied inside the store: the writer puts patterns
+# binding them from the original turns (checked by SHA-256) where the
+# STAGED comment stands (session/staging.go).
 PREFIX trails: <https://w3id.org/trails/ns#>
 DELETE {
   GRAPH $s { $s trails:parentSession ?p ; trails:forkedAtIndex ?at ;
@@ -15,4 +18,5 @@ WHERE {
   GRAPH $s { $s trails:parentSession ?p ; trails:forkedAtIndex ?at ;
                 trails:ownTurns ?n ; trails:headDigest ?h }
   FILTER(?p = $parent && ?at = $at && ?n = $own && ?h = $head)
+  #STAGED
 }
