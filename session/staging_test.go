@@ -2,6 +2,7 @@ package session_test
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"net/http"
@@ -287,5 +288,43 @@ func TestDetachBigTurn(t *testing.T) {
 		t.Fatalf("delete the former parent: %v", err)
 	}
 	sameHistory(t, mustLoad(t, st, f.ID).Turns, f.Turns)
+	clean(t, c)
+}
+
+// TestBigStructuredTurn: a tool's long result and a file's bytes in a
+// structured turn go through the staging graph as a long content does
+// (one PUT, not the update's text), come back byte for byte, and a fork
+// over them detaches with copies made inside the store.
+func TestBigStructuredTurn(t *testing.T) {
+	fusekitest.Parallel(t)
+	st, m, c := newCountingStore(t)
+	ctx := context.Background()
+	result, err := json.Marshal(map[string]string{"page": bigContent("result", 3<<20)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := session.New("big")
+	s.Append("user", "fetch the page and the file")
+	s.AppendTurn(session.Turn{Role: "tool", Content: "fetched", Structure: &session.Structure{Parts: []session.Part{
+		{Kind: session.PartToolResult, CallID: "c1", ToolName: "fetch", Result: result},
+		{Kind: session.PartData, MIMEType: "application/octet-stream", Data: []byte(bigContent("file", 2<<20))},
+	}}})
+	puts := m.count(http.MethodPut)
+	mustPersist(t, st, s)
+	if got := m.count(http.MethodPut) - puts; got != 1 {
+		t.Errorf("PUT requests of the create: got %d, want 1 (the staging graph)", got)
+	}
+	sameSession(t, mustLoad(t, st, s.ID), s)
+	f := mustFork(t, s, 2)
+	f.Append("user", "go on")
+	mustPersist(t, st, f)
+	if err := st.Detach(ctx, f.ID, session.DetachOptions{}); err != nil {
+		t.Fatalf("detach: %v", err)
+	}
+	got := mustLoad(t, st, f.ID)
+	if got.ParentID != "" {
+		t.Fatalf("parent after detach: got %q, want none", got.ParentID)
+	}
+	sameHistory(t, got.Turns, f.Turns)
 	clean(t, c)
 }

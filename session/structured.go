@@ -56,13 +56,21 @@ var partClasses = map[PartKind]string{
 
 // addStructure adds the structured fields of turn t, stored at ti in the
 // graph of session g, to d, and marks g as holding structured turns.
-// Nothing for a turn without any.
-func addStructure(d *kg.Data, g, ti rdf.IRI, t Turn) {
+// Nothing for a turn without any. A long value (a tool's result, a file's
+// bytes) goes through sg as a long content does: sent ahead, or for a copy
+// (Detach) bound from the same resource of the original turn, t.ID.
+func addStructure(d *kg.Data, sg *staging, g, ti rdf.IRI, t Turn) {
 	if !t.Structured() {
 		return
 	}
 	d.Add(g, g, iri(ontology.StructuredTurns), kg.Bool(true))
-	eachStructureTriple(ti, t, func(s, p rdf.IRI, o rdf.Term) { d.Add(g, s, p, o) })
+	eachStructureTriple(ti, t, func(s, p rdf.IRI, o rdf.Term) {
+		if lit, ok := o.(rdf.Literal); ok {
+			sg.literal(d, g, s, p, lit, t.ID+strings.TrimPrefix(s.String(), ti.String()))
+			return
+		}
+		d.Add(g, s, p, o)
+	})
 }
 
 // StructureTriples returns the triples Persist writes for the structured

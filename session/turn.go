@@ -167,7 +167,7 @@ func addTurn(d *kg.Data, sg *staging, g rdf.IRI, t Turn, digest string) rdf.IRI 
 	d.Add(g, ti, iri(ontology.Branch), kg.String(t.Branch))
 	d.Add(g, ti, iri(ontology.Created), kg.DateTime(t.Created))
 	d.Add(g, ti, iri(ontology.Digest), kg.String(digest))
-	addStructure(d, g, ti, t)
+	addStructure(d, sg, g, ti, t)
 	return ti
 }
 
