@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/base64"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"slices"
 	"strconv"
@@ -286,15 +285,7 @@ func readStructureQuery(ctx context.Context, c Querier, q string, turns []Turn) 
 		byID[t.ID] = i
 	}
 	sr := structureRows{turns: turns, byID: byID}
-	var err error
-	for attempt := 0; ; attempt++ {
-		sr.start()
-		err = sr.readOnce(ctx, c, q)
-		if err == nil || attempt == cutRetries || ctx.Err() != nil || !errors.Is(err, kg.ErrUnavailable) {
-			break
-		}
-	}
-	if err != nil {
+	if err := readRows(ctx, c, q, sr.start, sr.add); err != nil {
 		return err
 	}
 	return sr.done()
@@ -313,20 +304,6 @@ func (r *structureRows) start() {
 	for i := range r.turns {
 		r.turns[i].Structure = nil
 	}
-}
-
-func (r *structureRows) readOnce(ctx context.Context, c Querier, q string) error {
-	rows, err := c.Rows(ctx, q)
-	if err != nil {
-		return err
-	}
-	defer rows.Close()
-	for rows.Next() {
-		if err := r.add(rows.Solution()); err != nil {
-			return err
-		}
-	}
-	return rows.Err()
 }
 
 // add reads one row.

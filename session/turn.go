@@ -185,34 +185,40 @@ func (r *turnRows) start() {
 	r.turns = r.turns[:0]
 }
 
-// cutRetries is how many times a turn query whose answer was cut off after
+// cutRetries is how many times a SELECT whose answer was cut off after
 // its first rows is asked again (kg retries a request itself only until
 // its first row arrives).
 const cutRetries = 2
 
 // read runs the turn query q on c and gathers its rows as they arrive, so
-// that a long history is never held twice. A SELECT is safe to repeat:
-// an answer cut off mid-way (kg.ErrUnavailable) is asked for again from
-// the start, up to cutRetries times.
+// that a long history is never held twice.
 func (r *turnRows) read(ctx context.Context, c Querier, q string) error {
+	return readRows(ctx, c, q, r.start, r.add)
+}
+
+// readRows runs SELECT q on c and hands each solution to row as it
+// arrives, after start. A SELECT is safe to repeat: an answer cut off
+// mid-way (kg.ErrUnavailable) is asked for again, start called again
+// first, up to cutRetries times.
+func readRows(ctx context.Context, c Querier, q string, start func(), row func(kg.Solution) error) error {
 	for attempt := 0; ; attempt++ {
-		r.start()
-		err := r.readOnce(ctx, c, q)
+		start()
+		err := readOnce(ctx, c, q, row)
 		if err == nil || attempt == cutRetries || ctx.Err() != nil || !errors.Is(err, kg.ErrUnavailable) {
 			return err
 		}
 	}
 }
 
-// readOnce is one attempt of read.
-func (r *turnRows) readOnce(ctx context.Context, c Querier, q string) error {
+// readOnce is one attempt of readRows.
+func readOnce(ctx context.Context, c Querier, q string, row func(kg.Solution) error) error {
 	rows, err := c.Rows(ctx, q)
 	if err != nil {
 		return err
 	}
 	defer rows.Close()
 	for rows.Next() {
-		if err := r.add(rows.Solution()); err != nil {
+		if err := row(rows.Solution()); err != nil {
 			return err
 		}
 	}
