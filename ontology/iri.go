@@ -63,3 +63,25 @@ func ToolCallIRI(turn string, k int) string { return PartIRI(turn, k) + "/call" 
 // InvocationIRI returns the IRI of the trails:ModelInvocation that
 // generated the turn with IRI turn.
 func InvocationIRI(turn string) string { return turn + "/invocation" }
+
+// AppIRI returns the IRI of the app named name.
+func AppIRI(name string) string { return AppBase + url.PathEscape(name) }
+
+// ValuePath joins a turn (or session) IRI and a change's position into the
+// IRI of a trails:ValueChange.
+const ValuePath = "/value/"
+
+// ValueChangeIRI returns the IRI of change k (in key order) that the turn
+// or session with IRI owner makes.
+func ValueChangeIRI(owner string, k int) string { return owner + ValuePath + strconv.Itoa(k) }
+
+// SharedValueIRI returns the IRI of the current value of key held by
+// holder (an agent or app IRI): "principal/" or "app/", the holder's and
+// the key's percent-encoded names.
+func SharedValueIRI(holder, key string) string {
+	kind, name := "app/", strings.TrimPrefix(holder, AppBase)
+	if rest, ok := strings.CutPrefix(holder, AgentBase); ok {
+		kind, name = "principal/", rest
+	}
+	return SharedValueBase + kind + name + "/" + url.PathEscape(key)
+}

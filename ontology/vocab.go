@@ -284,6 +284,46 @@ const (
 	DataIRI = NS + "dataIri"
 )
 
+// Session state (issue 13): key/value state that turns change with a
+// delta, in the scopes agents use (the session's own, its principal's,
+// its app's).
+const (
+	// App links a session to the app it belongs to (trails:app).
+	App = NS + "app"
+	// AppClass is an application whose sessions share app-scoped values
+	// (trails:App).
+	AppClass = NS + "App"
+	// Changes links a turn (or a session, for the values it starts with)
+	// to a change of a value it makes (trails:changes).
+	Changes = NS + "changes"
+	// ValueChange is the setting or removal of one key (trails:ValueChange).
+	ValueChange = NS + "ValueChange"
+	// Key is the key a change sets or removes, with its scope's prefix
+	// (trails:key).
+	Key = NS + "key"
+	// Scope is the scope of a change's key (trails:scope): ScopeSession,
+	// ScopePrincipal or ScopeApp.
+	Scope = NS + "scope"
+	// The values of Scope.
+	ScopeSession   = "session"
+	ScopePrincipal = "principal"
+	ScopeApp       = "app"
+	// Value is the JSON value a change sets, or a shared value holds
+	// (trails:value).
+	Value = NS + "value"
+	// Removed marks a change that removes its key (trails:removed).
+	Removed = NS + "removed"
+	// SharedValue is the current value of a principal's or an app's key
+	// (trails:SharedValue), in ValuesGraph.
+	SharedValue = NS + "SharedValue"
+	// ValueOf links a shared value to the principal's agent or the app
+	// that holds it (trails:valueOf).
+	ValueOf = NS + "valueOf"
+	// ChangedAt is when the turn that last changed a shared value was
+	// created (trails:changedAt).
+	ChangedAt = NS + "changedAt"
+)
+
 // Terms returns the IRIs of all classes and properties defined in trails.ttl,
 // in a new slice on each call.
 func Terms() []string {
@@ -301,6 +341,8 @@ func Terms() []string {
 		ModelInvocation, Model, FinishReason, InputTokens, OutputTokens, CachedInputTokens, ReasoningTokens, TotalTokens,
 		Part, TextPart, ReasoningPart, ToolCallPart, ToolResultPart, DataPart, PartOf, PartIndex, Text,
 		ToolCall, ToolCallID, ToolName, Arguments, Result, IsError, MIMEType, Data, DataIRI,
+		App, AppClass, Changes, ValueChange, Key, Scope, Value, Removed,
+		SharedValue, ValueOf, ChangedAt,
 	}
 }
 
@@ -311,6 +353,9 @@ const (
 	ProvGraph = "https://w3id.org/trails/graph/prov"
 	// OntologyGraph holds the vocabulary and the SHACL shapes.
 	OntologyGraph = "https://w3id.org/trails/graph/ontology"
+	// ValuesGraph holds the current values of principals' and apps' keys
+	// (trails:SharedValue).
+	ValuesGraph = "https://w3id.org/trails/graph/values"
 )
 
 // Bases of the resource IRIs Trails mints.
@@ -329,6 +374,11 @@ const (
 	AnchorPath = "/anchor/"
 	// AgentBase followed by the percent-encoded principal is an agent IRI.
 	AgentBase = "https://w3id.org/trails/id/agent/"
+	// AppBase followed by the percent-encoded app name is an app IRI.
+	AppBase = "https://w3id.org/trails/id/app/"
+	// SharedValueBase is where the IRIs of shared values begin
+	// (SharedValueIRI).
+	SharedValueBase = "https://w3id.org/trails/id/value/"
 	// StagingBase followed by a uuid (version 7: it holds the time the
 	// graph was made) is the IRI of a staging graph: large turn contents
 	// Persist sends through the Graph Store Protocol ahead of the update
