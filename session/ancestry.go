@@ -7,6 +7,7 @@ package session
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"strings"
 	"time"
@@ -43,6 +44,11 @@ type link struct {
 	archive bool
 	// structured: it holds structured turns (trails:structuredTurns).
 	structured bool
+	app        string        // its app (trails:app), "" for none
+	initial    []valueChange // the values it starts with (values.go)
+	// shared holds, on the chain's first link only, the current values of
+	// its principal's user: keys and its app's app: keys.
+	shared map[string]json.RawMessage
 }
 
 // readLink reads the description of a session from a row of chain.rq (or
@@ -81,6 +87,7 @@ func readLink(row kg.Solution) (*link, error) {
 	}
 	_, l.archive = row["rewoundFrom"]
 	_, l.structured = row["structured"]
+	l.app = row.String("app")
 	if l.life, err = readLifecycle(row); err != nil {
 		return nil, fmt.Errorf("%w: session %s: %v", ErrCorrupt, ontology.SessionID(l.iri), err)
 	}
@@ -158,7 +165,14 @@ func (st *Store) chain(ctx context.Context, id string) ([]*link, error) {
 	}
 	links := make(map[string]*link, len(res.Solutions))
 	anchors, tags := map[string][]Anchor{}, map[string][]string{}
+	var vals chainValues
 	for _, row := range res.Solutions {
+		if extra, err := vals.add(row); extra || err != nil {
+			if err != nil {
+				return nil, err
+			}
+			continue
+		}
 		if extra, err := chainExtra(row, anchors, tags); extra || err != nil {
 			if err != nil {
 				return nil, err
@@ -176,7 +190,12 @@ func (st *Store) chain(ctx context.Context, id string) ([]*link, error) {
 	for _, l := range chain {
 		l.anchors, l.tags = anchors[l.iri], tags[l.iri]
 		sortAnchors(l.anchors)
+		l.initial = vals.initial[l.iri]
+		for k := range l.initial {
+			l.initial[k].pos = 2 * l.at
+		}
 	}
+	chain[0].shared = vals.shared
 	return chain, nil
 }
 

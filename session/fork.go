@@ -181,6 +181,7 @@ func (s *Session) Fork(at int, opts ...ForkOption) (*Session, error) {
 	child.Turns = make([]Turn, at-s.From, at-s.From+8)
 	copy(child.Turns, s.Turns[:at-s.From])
 	child.Anchors = anchorsUpTo(s.Anchors, at)
+	s.forkValues(child, at)
 	return child, nil
 }
 

@@ -119,9 +119,15 @@ func (st *Store) loadWindow(ctx context.Context, id string, w window) (*Session,
 			turns[k].ID = ontology.TurnIRI(owners[k], i)
 		}
 	}
+	var pre []valueChange // a tail's values before it
 	if anyStructured(chain) {
 		if err := st.readStructure(ctx, spansFrom(spans, from), turns); err != nil {
 			return nil, nil, err
+		}
+		if from > 0 {
+			if pre, err = st.readValues(ctx, spansBelow(spans, from)); err != nil {
+				return nil, nil, err
+			}
 		}
 	}
 	self := chain[0]
@@ -140,6 +146,8 @@ func (st *Store) loadWindow(ctx context.Context, id string, w window) (*Session,
 		fresh:     len(turns),
 	}
 	self.life.setOn(s)
+	s.App = self.app
+	setValues(s, chain, pre)
 	if self.parent != "" {
 		s.ParentID = ontology.SessionID(self.parent)
 	}

@@ -81,6 +81,11 @@ type Structure struct {
 	Metadata     map[string]json.RawMessage // string keys, JSON values kept byte for byte
 	Raw          *Raw                       // the framework's own bytes, for a byte-exact round trip
 	Parts        []Part                     // text, reasoning, tool calls, tool results, data, in order
+	// Delta is the state the turn changes (ADK's Actions.StateDelta): key
+	// → new JSON value, a nil value (not JSON null) removing the key. A
+	// key's prefix gives its scope (AppPrefix, UserPrefix, TempPrefix;
+	// none: the session's own); Persist stores no temp: key.
+	Delta map[string]json.RawMessage
 }
 
 // Usage is the token usage a model reported for one turn
@@ -115,15 +120,17 @@ func (s *Session) AppendTurn(t Turn) Turn {
 	}
 	t.ID = s.turnID(t.Index)
 	s.Turns = append(s.Turns, t)
+	s.Values = applyDelta(s.Values, deltaOf(t))
 	return t
 }
 
 // Structured reports whether t has any structured field: parts, author,
-// invocation id, model, finish reason, usage, metadata or a raw copy.
+// invocation id, model, finish reason, usage, metadata, a raw copy or a
+// state delta.
 func (t Turn) Structured() bool {
 	x := t.Structure
 	return x != nil && (len(x.Parts) > 0 || x.Author != "" || x.InvocationID != "" || x.hasInvocation() ||
-		len(x.Metadata) > 0 || x.Raw != nil)
+		len(x.Metadata) > 0 || x.Raw != nil || len(x.Delta) > 0)
 }
 
 // hasInvocation reports whether x records a model invocation (a model, a
@@ -265,6 +272,9 @@ func turnBytes(t Turn) int {
 		n += len(p.Text) + len(p.CallID) + len(p.ToolName) + len(p.Arguments) + len(p.Result) +
 			len(p.MIMEType) + b64Len(len(p.Data)) + len(p.URI)
 	}
+	for k, v := range x.Delta {
+		n += len(k) + len(v)
+	}
 	return n
 }
 
@@ -376,6 +386,20 @@ func writeStructure(h interface{ Write([]byte) (int, error) }, t Turn) {
 		f(string(p.Data))
 		f(p.URI)
 	}
+	if len(x.Delta) == 0 {
+		return // as before state deltas: every digest stored before them holds
+	}
+	f(strconv.Itoa(len(x.Delta)))
+	for _, k := range slices.Sorted(maps.Keys(x.Delta)) {
+		f(k)
+		if v := x.Delta[k]; v != nil {
+			f("1")
+			f(string(v))
+		} else {
+			f("0")
+			f("")
+		}
+	}
 }
 
 // sameStructure reports whether a and b have the same structured fields.
@@ -394,6 +418,9 @@ func sameStructure(at, bt Turn) bool {
 		return false
 	}
 	if !maps.EqualFunc(a.Metadata, b.Metadata, func(x, y json.RawMessage) bool { return bytes.Equal(x, y) }) {
+		return false
+	}
+	if !maps.EqualFunc(a.Delta, b.Delta, func(x, y json.RawMessage) bool { return (x == nil) == (y == nil) && bytes.Equal(x, y) }) {
 		return false
 	}
 	return slices.EqualFunc(a.Parts, b.Parts, func(x, y Part) bool {

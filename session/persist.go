@@ -5,6 +5,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
+	"time"
 
 	"github.com/knakk/rdf"
 	"github.com/trails-kg/trails/kg"
@@ -77,6 +78,7 @@ func (st *Store) Persist(ctx context.Context, s *Session) error {
 	if sn := s.seen; sn.ok && s.ForkedAt+sn.own <= len(s.Turns) {
 		from = s.ForkedAt + sn.own
 	}
+	dropTemps(s, from)
 	if err := s.validate(from); err != nil {
 		return fmt.Errorf("persist %s: %w", s.ID, err)
 	}
@@ -148,6 +150,7 @@ func (st *Store) appendSeen(ctx context.Context, s *Session) (bool, error) {
 	if err != nil {
 		return false, err
 	}
+	u += shareValues(g, s, time.Time{}, own[sn.own:])
 	return st.applySeen(ctx, s, u, sg, appended(g, own[len(own)-1]), all, state, chain[len(chain)-1])
 }
 
@@ -236,6 +239,7 @@ func (st *Store) persistOnce(ctx context.Context, s *Session) (bool, error) {
 	if err != nil {
 		return false, err
 	}
+	u += shareValues(g, s, time.Time{}, own[n:])
 	return st.applySeen(ctx, s, u, sg, appended(g, own[len(own)-1]), all, state, chain[len(chain)-1])
 }
 
@@ -264,6 +268,7 @@ func (st *Store) create(ctx context.Context, s *Session, row kg.Solution) (bool,
 	addSession(&d, s, now)
 	addExpiry(&d, s, now)
 	sg := st.newStaging()
+	addInitial(&d, sg, g, s)
 	for i, t := range own {
 		addTurn(&d, sg, g, t, chain[s.ForkedAt+i])
 	}
@@ -280,6 +285,7 @@ func (st *Store) create(ctx context.Context, s *Session, row kg.Solution) (bool,
 	if err != nil {
 		return false, err
 	}
+	u += shareValues(g, s, now, own)
 	ok, err := st.applySeen(ctx, s, u, sg, bindOrPanic("verify-create", qVerifyCreate, kg.Params{"s": g, "created": kg.DateTime(now)}), head, state, chainAt(chain, len(chain)-1))
 	if ok {
 		s.depth = depth
@@ -376,6 +382,7 @@ func (st *Store) appendLegacy(ctx context.Context, s *Session) (bool, error) {
 	if err != nil {
 		return false, err
 	}
+	u += shareValues(g, s, time.Time{}, own[len(stored):])
 	if len(own) == len(stored) {
 		return st.applySeen(ctx, s, u, sg, bindOrPanic("verify-head", qVerifyHead, kg.Params{"s": g, "own": kg.Int(len(own)), "head": kg.String(head)}), head, state, chainAt(chain, len(chain)-1))
 	}

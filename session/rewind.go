@@ -303,6 +303,7 @@ func (p *rewindPlan) result() (*Session, RewindResult, error) {
 		r.Reparented = append(r.Reparented, f.ID)
 	}
 	s.Turns = slices.Clip(s.Turns[:to])
+	s.Values = foldValues(s.initials, 2*to, s.Turns, s.pre, sharedOf(s.Values))
 	s.Anchors = anchorsUpTo(s.Anchors, to)
 	s.gen++
 	s.fresh = to

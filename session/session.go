@@ -23,6 +23,7 @@
 package session
 
 import (
+	"encoding/json"
 	"fmt"
 	"regexp"
 	"strings"
@@ -81,12 +82,35 @@ type Session struct {
 	ExpiresAt       time.Time
 	CancelRequested bool
 
+	// App is the app the session belongs to ("": none): its sessions share
+	// the values of app: keys. Stored with a new session; a fork
+	// belongs to its parent's.
+	App string
+	// Initial holds the values the session starts with (key prefixes as
+	// for Structure.Delta), stored by the Persist that creates it, before
+	// its first own turn (after the prefix a fork inherits); ignored
+	// afterwards. Load does not set it: its values are part of Values.
+	Initial map[string]json.RawMessage
+	// Values is the session's state as of its last turn: the values of
+	// its own keys, changed by the deltas of its effective history and
+	// the values it and its ancestors started with (a fork sees them as
+	// of its fork point), and the current values of its principal's user:
+	// keys and its app's app: keys (shared, so changed by other sessions
+	// too). Set by Load and LoadTail; AppendTurn applies a turn's Delta
+	// (but no temp: key) to it; Fork computes it as of the fork point.
+	// Only Load and LoadTail read the shared values again.
+	Values map[string]json.RawMessage
+
 	depth  int       // number of ancestors, as far as this value knows
 	seen   seen      // what this value last stored, for Persist's fast path
 	across bool      // forked with AcrossPrincipals: may be persisted by a scoped Store whatever the parent's principal
 	fork   *forkSpec // how a new fork was asked for (position, metadata)
 	gen    int       // the session's rewinds when loaded (trails:rewinds): its turns' IRI generation (turnID)
 	fresh  int       // Turns[:fresh] were stored when this value was loaded or rewound: they keep their IDs
+	// initials are the values the sessions of its chain start with, root
+	// first (set by Load): what Fork needs to compute a fork's values.
+	initials []valueChange
+	pre      []valueChange // for a tail: the last change of each key before it
 }
 
 // seen is the stored state of a session as its last successful Persist
@@ -171,6 +195,9 @@ func (s *Session) validate(from int) error {
 		if err := s.checkTurnBranch(t); err != nil {
 			return err
 		}
+		if err := checkDelta(deltaOf(t), s); err != nil {
+			return fmt.Errorf("%w: turn %d: %v", ErrInvalid, i, err)
+		}
 	}
 	return nil
 }
@@ -193,6 +220,12 @@ func (s *Session) checkHeader() error {
 	}
 	if err := s.checkKind(); err != nil {
 		return err
+	}
+	if !utf8.ValidString(s.App) || len(s.App) > maxShortBytes {
+		return fmt.Errorf("%w: app %s must be UTF-8 of at most %d bytes", ErrInvalid, termsafe.Quote(s.App), maxShortBytes)
+	}
+	if err := checkDelta(s.Initial, s); err != nil {
+		return fmt.Errorf("%w: initial values: %v", ErrInvalid, err)
 	}
 	if s.ParentID == "" {
 		// A root's branch is MainBranch, or the fork label it kept when it
@@ -228,6 +261,7 @@ func addSession(d *kg.Data, s *Session, t time.Time) {
 	d.Add(g, g, iri(ontology.Created), kg.DateTime(t))
 	agent := prov.AddAgent(d, g, s.Principal)
 	d.Add(g, g, iri(ontology.Principal), agent)
+	addApp(d, g, s)
 	if s.ParentID != "" {
 		p := sessionIRI(s.ParentID)
 		d.Add(g, g, iri(ontology.ParentSession), p)

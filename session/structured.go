@@ -121,6 +121,7 @@ func eachStructureTriple(ti rdf.IRI, t Turn, add func(s, p rdf.IRI, o rdf.Term))
 			}
 		}
 	}
+	eachValueTriple(ti, x.Delta, add)
 	for k, p := range x.Parts {
 		pi := kg.MustIRI(ontology.PartIRI(ti.String(), k))
 		add(pi, iri(ontology.RDFType), iri(ontology.Part))
@@ -297,10 +298,12 @@ type structureRows struct {
 	turns []Turn
 	byID  map[string]int
 	parts map[int]map[int]*Part // turn position → part index → part
+	// changes: turn position → change IRI → the change's key and value
+	changes map[int]map[string]*deltaRow
 }
 
 func (r *structureRows) start() {
-	r.parts = nil
+	r.parts, r.changes = nil, nil
 	for i := range r.turns {
 		r.turns[i].Structure = nil
 	}
@@ -377,6 +380,8 @@ func (r *structureRows) add(row kg.Solution) error {
 			x.Usage = &Usage{}
 		}
 		*x.Usage.count(p) = int64(n)
+	case ontology.Key, ontology.Value, ontology.Removed:
+		return r.addChange(row, i, t, p, text)
 	default:
 		return r.addPart(row, i, t, p, text, js, b64)
 	}
@@ -450,6 +455,9 @@ func (r *structureRows) addPart(row kg.Solution, i int, t *Turn, p string, text 
 // done puts the parts in order on their turns: each turn's part indices
 // must be 0..n-1, each part of a known kind.
 func (r *structureRows) done() error {
+	if err := r.doneChanges(); err != nil {
+		return err
+	}
 	for i, byIndex := range r.parts {
 		t := &r.turns[i]
 		t.Structure.Parts = make([]Part, len(byIndex))
@@ -502,6 +510,11 @@ func ParseStructure(turn string, triples [][3]rdf.Term) (*Structure, error) {
 		case sub == inv:
 			if !slices.Contains([]string{ontology.Model, ontology.FinishReason, ontology.InputTokens, ontology.OutputTokens,
 				ontology.CachedInputTokens, ontology.ReasoningTokens, ontology.TotalTokens}, p) {
+				continue
+			}
+			row["x"] = tr[0]
+		case strings.HasPrefix(sub, turn+ontology.ValuePath):
+			if !slices.Contains([]string{ontology.Key, ontology.Value, ontology.Removed}, p) {
 				continue
 			}
 			row["x"] = tr[0]

@@ -228,6 +228,7 @@ func (st *Store) appendTailSeen(ctx context.Context, s *Session) (bool, error) {
 	if !sn.ok || sn.state == nil || start >= end || start < s.From {
 		return false, nil
 	}
+	dropTemps(s, start)
 	if err := s.validate(start); err != nil {
 		return false, err
 	}
@@ -272,6 +273,7 @@ func (st *Store) appendTailSeen(ctx context.Context, s *Session) (bool, error) {
 	if err != nil {
 		return false, err
 	}
+	u += shareValues(g, s, time.Time{}, more)
 	last := more[len(more)-1]
 	ok, err := st.apply(ctx, u, appended(g, last), sg)
 	if ok {

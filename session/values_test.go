@@ -1,0 +1,222 @@
+package session_test
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"maps"
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/trails-kg/trails/admin"
+	"github.com/trails-kg/trails/internal/fusekitest"
+	"github.com/trails-kg/trails/internal/storetest"
+	"github.com/trails-kg/trails/session"
+)
+
+// values is shorthand for a state map: "key", "json", ...; a value "-"
+// stands for nil (a removal in a delta).
+func values(kv ...string) map[string]json.RawMessage {
+	m := make(map[string]json.RawMessage)
+	for i := 0; i < len(kv); i += 2 {
+		if kv[i+1] == "-" {
+			m[kv[i]] = nil
+			continue
+		}
+		m[kv[i]] = json.RawMessage(kv[i+1])
+	}
+	return m
+}
+
+// sameValues fails unless got holds exactly want, byte for byte (a nil
+// value and JSON null told apart).
+func sameValues(tb testing.TB, what string, got, want map[string]json.RawMessage) {
+	tb.Helper()
+	eq := maps.EqualFunc(got, want, func(a, b json.RawMessage) bool { return (a == nil) == (b == nil) && string(a) == string(b) })
+	if !eq || len(got) != len(want) {
+		show := func(m map[string]json.RawMessage) string {
+			var s string
+			for _, k := range slices.Sorted(maps.Keys(m)) {
+				v := string(m[k])
+				if m[k] == nil {
+					v = "<nil>"
+				}
+				s += k + "=" + v + " "
+			}
+			return s
+		}
+		tb.Fatalf("%s: got %s, want %s", what, show(got), show(want))
+	}
+}
+
+// deltaTurn is a turn that changes the state by d.
+func deltaTurn(content string, d map[string]json.RawMessage) session.Turn {
+	return session.Turn{Role: "assistant", Content: content, Structure: &session.Structure{Delta: d}}
+}
+
+// TestValues: the state of a session through Persist, Load, a tail, a
+// fork before a state change, a rewind and a detach; temp: keys never
+// stored; the values of user: and app: keys shared.
+func TestValues(t *testing.T) {
+	fusekitest.Parallel(t)
+	st, _, c := newStore(t)
+	ctx := context.Background()
+	root := session.New("alice")
+	root.App = "shop"
+	root.Initial = values("a", `1`, "user:name", `"Al"`, "app:quota", `10`, "temp:scratch", `1`)
+	root.AppendTurn(deltaTurn("t0", values("a", `2`, "b", `{"x": [1, 2]}`, "temp:t", `true`)))
+	root.AppendTurn(session.Turn{Role: "user", Content: "plain"})
+	root.AppendTurn(deltaTurn("t2", values("a", "-", "c", `null`)))
+	mustPersist(t, st, root)
+	if _, ok := root.Initial["temp:scratch"]; ok {
+		t.Errorf("Persist left temp:scratch in Initial")
+	}
+	if _, ok := root.Turns[0].Structure.Delta["temp:t"]; ok {
+		t.Errorf("Persist left temp:t in the turn's delta")
+	}
+	want := values("b", `{"x": [1, 2]}`, "c", `null`, "user:name", `"Al"`, "app:quota", `10`)
+	got := mustLoad(t, st, root.ID)
+	sameValues(t, "root loaded", got.Values, want)
+	sameValues(t, "root in memory", root.Values, values("b", `{"x": [1, 2]}`, "c", `null`))
+	sameValues(t, "turn 2's delta loaded", got.Turns[2].Structure.Delta, values("a", "-", "c", `null`))
+	if got.App != "shop" {
+		t.Errorf("app: got %q, want shop", got.App)
+	}
+
+	// A fork before the change at turn 2 sees the state as of turn 1.
+	fork := mustFork(t, got, 2)
+	asOf1 := values("a", `2`, "b", `{"x": [1, 2]}`, "user:name", `"Al"`, "app:quota", `10`)
+	sameValues(t, "fork in memory", fork.Values, asOf1)
+	fork.AppendTurn(deltaTurn("f2", values("d", `4`, "user:name", `"Alice"`)))
+	mustPersist(t, st, fork)
+	asOfFork := values("a", `2`, "b", `{"x": [1, 2]}`, "d", `4`, "user:name", `"Alice"`, "app:quota", `10`)
+	sameValues(t, "fork loaded", mustLoad(t, st, fork.ID).Values, asOfFork)
+	// The principal's key is shared: the root sees the fork's change.
+	want["user:name"] = json.RawMessage(`"Alice"`)
+	sameValues(t, "root after the fork's user: change", mustLoad(t, st, root.ID).Values, want)
+
+	// A tail has the values of its last turn.
+	for _, n := range []int{1, 2, 3} {
+		tail, err := st.LoadTail(ctx, root.ID, session.Tail{Last: n})
+		if err != nil {
+			t.Fatal(err)
+		}
+		sameValues(t, "tail of the root", tail.Values, want)
+		ft, err := st.LoadTail(ctx, fork.ID, session.Tail{Last: n})
+		if err != nil {
+			t.Fatal(err)
+		}
+		sameValues(t, "tail of the fork", ft.Values, asOfFork)
+	}
+
+	// Another principal's session of the same app shares app: keys only.
+	other := session.New("bob")
+	other.App = "shop"
+	other.AppendTurn(deltaTurn("o0", values("app:quota", `9`, "user:name", `"Bob"`)))
+	mustPersist(t, st, other)
+	want["app:quota"] = json.RawMessage(`9`)
+	sameValues(t, "root after bob's app: change", mustLoad(t, st, root.ID).Values, want)
+	sameValues(t, "bob", mustLoad(t, st, other.ID).Values, values("app:quota", `9`, "user:name", `"Bob"`))
+
+	// Rewind to 2 undoes the session's own change at turn 2; detach keeps
+	// the fork's values.
+	rew, _ := storetest.MustRewind(t, st, root.ID, 2)
+	wantRew := values("a", `2`, "b", `{"x": [1, 2]}`, "user:name", `"Alice"`, "app:quota", `9`)
+	sameValues(t, "rewound (returned)", rew.Values, wantRew)
+	sameValues(t, "rewound (loaded)", mustLoad(t, st, root.ID).Values, wantRew)
+	if err := st.Detach(ctx, fork.ID, session.DetachOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	asOfFork["app:quota"] = json.RawMessage(`9`)
+	sameValues(t, "detached fork", mustLoad(t, st, fork.ID).Values, asOfFork)
+	assertCheckClean(t, c)
+}
+
+// TestValuesLateChange: a shared key keeps the change of the latest turn
+// by creation time, whichever is stored last.
+func TestValuesLateChange(t *testing.T) {
+	fusekitest.Parallel(t)
+	st, _, _ := newStore(t)
+	early, late := time.Now().UTC().Add(-time.Hour), time.Now().UTC()
+	a := session.New("carol")
+	tu := deltaTurn("new", values("user:mood", `"new"`))
+	tu.Created = late
+	a.AppendTurn(tu)
+	mustPersist(t, st, a)
+	b := session.New("carol")
+	tu = deltaTurn("old", values("user:mood", `"old"`))
+	tu.Created = early
+	b.AppendTurn(tu)
+	mustPersist(t, st, b)
+	sameValues(t, "b", mustLoad(t, st, b.ID).Values, values("user:mood", `"new"`))
+	// A removal is a change too.
+	c := session.New("carol")
+	c.AppendTurn(deltaTurn("gone", values("user:mood", "-")))
+	mustPersist(t, st, c)
+	sameValues(t, "a", mustLoad(t, st, a.ID).Values, nil)
+}
+
+// TestValuesInvalid: a bad delta or initial value is refused with
+// ErrInvalid and nothing is stored.
+func TestValuesInvalid(t *testing.T) {
+	fusekitest.Parallel(t)
+	st, _, _ := newStore(t)
+	ctx := context.Background()
+	for name, mod := range map[string]func(s *session.Session){
+		"app key without app":  func(s *session.Session) { s.AppendTurn(deltaTurn("x", values("app:k", `1`))) },
+		"invalid JSON":         func(s *session.Session) { s.AppendTurn(deltaTurn("x", values("k", `{`))) },
+		"empty key":            func(s *session.Session) { s.AppendTurn(deltaTurn("x", values("", `1`))) },
+		"initial invalid JSON": func(s *session.Session) { s.Initial = values("k", `nope`) },
+		"app not UTF-8":        func(s *session.Session) { s.App = "\xff" },
+	} {
+		s := session.New("dave")
+		mod(s)
+		if err := st.Persist(ctx, s); !errors.Is(err, session.ErrInvalid) {
+			t.Errorf("%s: got %v, want ErrInvalid", name, err)
+		}
+		if _, err := st.Load(ctx, s.ID); !errors.Is(err, session.ErrNotFound) {
+			t.Errorf("%s: load after the refused persist: got %v, want ErrNotFound", name, err)
+		}
+	}
+}
+
+// TestValuesRoundTrips: Load of a depth-32 chain whose sessions change
+// the state costs three requests: the chain (with the values sessions
+// start with and the shared values), the turns, their structure.
+func TestValuesRoundTrips(t *testing.T) {
+	fusekitest.Parallel(t)
+	st, ct, _ := newStore(t)
+	ctx := context.Background()
+	s := session.New("erin")
+	s.App = "deep"
+	s.Initial = values("depth", `0`)
+	for d := range session.MaxForkDepth + 1 {
+		if d > 0 {
+			s = mustFork(t, s, len(s.Turns))
+		}
+		s.AppendTurn(deltaTurn("d", values("depth", storetest.Itoa(d), "app:last", storetest.Itoa(d))))
+		mustPersist(t, st, s)
+	}
+	before := ct.requests.Load()
+	got, err := st.Load(ctx, s.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := ct.requests.Load() - before; n != 3 {
+		t.Errorf("requests: got %d, want 3", n)
+	}
+	sameValues(t, "depth 32", got.Values, values("depth", "32", "app:last", "32"))
+}
+
+// assertCheckClean fails when the operators' check finds a problem.
+func assertCheckClean(tb testing.TB, c admin.Querier) {
+	tb.Helper()
+	fs, err := storetest.Check(context.Background(), admin.New(c))
+	if err != nil {
+		tb.Fatal(err)
+	}
+	if len(fs) > 0 {
+		tb.Fatalf("check: %s", storetest.FindingsText(fs))
+	}
+}
