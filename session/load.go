@@ -24,7 +24,11 @@ var (
 // chain (a property path anchored at the session) with the anchors of its
 // sessions, one fetches exactly the turns each session contributes (a third
 // reads them again, more leniently, only when a stored turn lacks its branch
-// label or creation time). Each turn gets its ID; Anchors holds the
+// label or creation time), and a chain holding structured turns one more
+// for their fields (structure.rq). Values, the state as of the last turn,
+// costs none more: the chain query brings the values its sessions start
+// with and the shared values, the structure query the deltas (values.go;
+// a tail needs one more, for the changes before it). Each turn gets its ID; Anchors holds the
 // session's own anchors and those of its ancestors inside the prefix it
 // inherits. LoadTail reads only the end of the history.
 //

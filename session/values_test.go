@@ -12,6 +12,7 @@ import (
 	"github.com/trails-kg/trails/admin"
 	"github.com/trails-kg/trails/internal/fusekitest"
 	"github.com/trails-kg/trails/internal/storetest"
+	"github.com/trails-kg/trails/prov"
 	"github.com/trails-kg/trails/session"
 )
 
@@ -219,4 +220,56 @@ func assertCheckClean(tb testing.TB, c admin.Querier) {
 	if len(fs) > 0 {
 		tb.Fatalf("check: %s", storetest.FindingsText(fs))
 	}
+}
+
+// TestStateAtQuery: the auditors' state-at query gives the state of a
+// session as of turn k, inherited changes included as of the fork point,
+// as Load gives it for the whole history.
+func TestStateAtQuery(t *testing.T) {
+	fusekitest.Parallel(t)
+	st, _, c := newStore(t)
+	ctx := context.Background()
+	root := session.New("frank")
+	root.Initial = values("a", `1`)
+	root.AppendTurn(deltaTurn("t0", values("a", `2`, "b", `1`)))
+	root.Append("user", "t1")
+	root.AppendTurn(deltaTurn("t2", values("a", `3`, "b", "-")))
+	mustPersist(t, st, root)
+	fork := mustFork(t, root, 2)
+	fork.Initial = values("c", `1`)
+	fork.AppendTurn(deltaTurn("f2", values("b", `5`)))
+	mustPersist(t, st, fork)
+	q, ok := prov.Lookup("state-at")
+	if !ok {
+		t.Fatal("no state-at query")
+	}
+	for _, tc := range []struct {
+		id   string
+		k    int
+		want map[string]json.RawMessage
+	}{
+		{root.ID, 0, values("a", `2`, "b", `1`)},
+		{root.ID, 2, values("a", `3`, "b", "-")},
+		{fork.ID, 1, values("a", `2`, "b", `1`)},
+		{fork.ID, 2, values("a", `2`, "b", `5`, "c", `1`)},
+	} {
+		text, err := q.Bind(map[string]string{"session": tc.id, "k": storetest.Itoa(tc.k)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		res, err := c.Select(ctx, text)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got := make(map[string]json.RawMessage)
+		for _, row := range res.Solutions {
+			if _, ok := row["value"]; ok {
+				got[row.String("key")] = json.RawMessage(row.String("value"))
+			} else {
+				got[row.String("key")] = nil
+			}
+		}
+		sameValues(t, "state-at "+storetest.Itoa(tc.k), got, tc.want)
+	}
+	sameValues(t, "fork loaded", mustLoad(t, st, fork.ID).Values, values("a", `2`, "b", `5`, "c", `1`))
 }
