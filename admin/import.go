@@ -174,7 +174,30 @@ func (ds *Dataset) importRDF(ctx context.Context, r io.Reader, f Format, progres
 			progress(stats.Quads, total)
 		}
 	}
-	return stats, nil
+	return stats, ds.shareValues(ctx, in)
+}
+
+// shareValues sets the shared values (app: and user: keys, in
+// ontology.ValuesGraph) from the changes of the sessions in imported, as
+// Persist does when it stores them: they are derived data, which an export
+// does not carry. Each key keeps the change of the latest turn by creation
+// time, so an import run again changes nothing.
+func (ds *Dataset) shareValues(ctx context.Context, in *importInput) error {
+	for _, s := range in.order {
+		if s.stored || s.hdr == nil {
+			continue
+		}
+		var created time.Time
+		if v := s.fields[sfCreated]; v.o != nil {
+			created, _ = timeValue(v.o) // checked before
+		}
+		if u := session.SharedValuesUpdate(s.hdr, created, s.read); u != "" {
+			if err := ds.c.Update(ctx, u, kg.Idempotent()); err != nil {
+				return fmt.Errorf("import: the shared values of session %s: %w", s.id, err)
+			}
+		}
+	}
+	return nil
 }
 
 // importBatch is what one request of an import writes.

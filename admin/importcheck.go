@@ -13,6 +13,7 @@ package admin
 
 import (
 	"cmp"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"net/url"
@@ -20,6 +21,7 @@ import (
 	"strings"
 
 	"github.com/knakk/rdf"
+	"github.com/trails-kg/trails/internal/termsafe"
 	"github.com/trails-kg/trails/ontology"
 	"github.com/trails-kg/trails/session"
 )
@@ -143,6 +145,21 @@ func (in *importInput) checkSession(s *importSession) {
 		}
 		s.archive = true
 	}
+	if v := fv(sfApp); v.o != nil {
+		rest, ok := strings.CutPrefix(v.o.String(), ontology.AppBase)
+		a, err := url.PathUnescape(rest)
+		if _, isIRI := v.o.(rdf.IRI); !isIRI || !ok || err != nil || ontology.AppIRI(a) != v.o.String() {
+			bad(sfApp, fmt.Errorf("app %s is not an app IRI", v.o))
+		}
+		hdr.App = a
+	}
+	if len(s.values) > 0 {
+		initial, line, err := importValues(s)
+		if err != nil {
+			f.add(line, RuleSession, fmt.Errorf("session %s: %w", s.id, err))
+		}
+		hdr.Initial = initial
+	}
 	if err := hdr.CheckHeader(); err != nil {
 		f.add(s.line, RuleSession, fmt.Errorf("session %s: %w", s.id, err))
 	}
@@ -258,4 +275,35 @@ func (in *importInput) checkTree() {
 			seen[cur.id] = true
 		}
 	}
+}
+
+// importValues reads the values session s starts with from its triples
+// (session.ParseValues) and checks that they are exactly the triples
+// Persist writes for them (session.ValueTriples). On error it also
+// returns the line at fault.
+func importValues(s *importSession) (map[string]json.RawMessage, int, error) {
+	triples := make([][3]rdf.Term, len(s.values))
+	for i, st := range s.values {
+		triples[i] = st.t
+	}
+	line := s.values[0].line
+	d, err := session.ParseValues(s.iri, triples)
+	if err != nil {
+		return nil, line, fmt.Errorf("%w: its values: %v", session.ErrInvalid, err)
+	}
+	want := map[string]bool{}
+	for _, tr := range session.ValueTriples(s.iri, d) {
+		want[termsKey(tr)] = true
+	}
+	for _, st := range s.values {
+		k := termsKey(st.t)
+		if !want[k] {
+			return nil, st.line, fmt.Errorf("%w: <%s> <%s> %s is not what Persist writes for the values a session starts with", session.ErrInvalid, st.t[0], st.t[1], termsafe.Quote(st.t[2].String()))
+		}
+		delete(want, k)
+	}
+	if len(want) > 0 {
+		return nil, line, fmt.Errorf("%w: %d triples of the values it starts with are missing", session.ErrInvalid, len(want))
+	}
+	return d, 0, nil
 }

@@ -76,14 +76,16 @@ func (f *faults) err() error {
 type iriKind int
 
 const (
-	otherIRI    iriKind = iota
-	sessionRes          // SessionBase and a canonical UUID
-	turnRes             // a session IRI, TurnPath, an index, and maybe RewindSuffix and a generation
-	turnSubRes          // a turn IRI and "/invocation", or PartPath, an index and maybe "/call": a structured turn's resource
-	anchorRes           // a session IRI, AnchorPath and a name
-	badRes              // anything else under SessionBase
-	agentRes            // AgentBase and a principal
-	activityRes         // ActivityBase and more
+	otherIRI      iriKind = iota
+	sessionRes            // SessionBase and a canonical UUID
+	turnRes               // a session IRI, TurnPath, an index, and maybe RewindSuffix and a generation
+	turnSubRes            // a turn IRI and "/invocation", or PartPath, an index and maybe "/call": a structured turn's resource
+	anchorRes             // a session IRI, AnchorPath and a name
+	badRes                // anything else under SessionBase
+	agentRes              // AgentBase and a principal
+	appRes                // AppBase and an app name
+	sessionSubRes         // a session IRI, ValuePath and an index: a change of the values it starts with
+	activityRes           // ActivityBase and more
 )
 
 // resource is what an IRI says of itself.
@@ -108,9 +110,15 @@ func classify(s string) resource {
 		if name, ok := strings.CutPrefix(rest, ontology.AnchorPath); ok && name != "" {
 			return resource{kind: anchorRes, id: id}
 		}
+		if k, ok := strings.CutPrefix(rest, ontology.ValuePath); ok {
+			if _, nat := canonicalNat(k); nat {
+				return resource{kind: sessionSubRes, id: id}
+			}
+			return resource{kind: badRes}
+		}
 		if n, ok := strings.CutPrefix(rest, ontology.TurnPath); ok {
 			base, sub := n, ""
-			for _, suffix := range []string{invocationSuffix, ontology.PartPath} {
+			for _, suffix := range []string{invocationSuffix, ontology.PartPath, ontology.ValuePath} {
 				if i := strings.Index(n, suffix); i >= 0 {
 					base, sub = n[:i], n[i:]
 					break
@@ -141,6 +149,9 @@ func classify(s string) resource {
 	if rest, ok := strings.CutPrefix(s, ontology.AgentBase); ok && rest != "" {
 		return resource{kind: agentRes}
 	}
+	if rest, ok := strings.CutPrefix(s, ontology.AppBase); ok && rest != "" {
+		return resource{kind: appRes}
+	}
 	if rest, ok := strings.CutPrefix(s, ontology.ActivityBase); ok && rest != "" {
 		return resource{kind: activityRes}
 	}
@@ -153,10 +164,15 @@ const invocationSuffix = "/invocation"
 
 // validTurnSub reports whether sub, what follows a turn IRI, names one of
 // the turn's structured resources: "/invocation", or PartPath and an index,
-// maybe followed by "/call" (ontology.PartIRI, ToolCallIRI).
+// maybe followed by "/call" (ontology.PartIRI, ToolCallIRI), or ValuePath
+// and an index (a state change, ontology.ValueChangeIRI).
 func validTurnSub(sub string) bool {
 	if sub == invocationSuffix {
 		return true
+	}
+	if k, ok := strings.CutPrefix(sub, ontology.ValuePath); ok {
+		_, nat := canonicalNat(k)
+		return nat
 	}
 	k, ok := strings.CutPrefix(sub, ontology.PartPath)
 	k = strings.TrimSuffix(k, "/call")
@@ -190,6 +206,7 @@ const (
 	sfState
 	sfExpiresAt
 	sfStructured
+	sfApp
 	nSessionFields
 )
 
@@ -207,6 +224,7 @@ var sessionFields = map[string]int{
 	ontology.RewoundFrom:     sfRewoundFrom,
 	ontology.State:           sfState,
 	ontology.ExpiresAt:       sfExpiresAt,
+	ontology.App:             sfApp,
 	ontology.StructuredTurns: sfStructured,
 }
 
@@ -255,6 +273,12 @@ type importSession struct {
 	rewinds int              // its trails:rewinds
 	ordered []*importTurn    // its turns by index
 	stored  bool             // the store holds its graph with the same triples
+	// values holds the triples of the values it starts with (its
+	// trails:changes and their trails:ValueChange resources).
+	values []structTriple
+	// Set by checkTurns: its turns as read, for the shared values Import
+	// sets once they are stored.
+	read []session.Turn
 }
 
 // importTurn is what an import's input says of one turn.
@@ -377,6 +401,10 @@ func (in *importInput) sessionQuad(s *importSession, q rdfio.Quad, t triple, li 
 			}
 			return nil
 		}
+		if p == ontology.Changes {
+			s.values = append(s.values, structTriple{[3]rdf.Term{t.s, t.p, t.o}, q.Line})
+			return nil
+		}
 		if f, ok := sessionFields[p]; ok {
 			if v := s.fields[f]; v.o != nil {
 				return fault(q.Line, RuleSession, "session %s has two values of <%s> (line %d)", s.id, p, v.line)
@@ -403,6 +431,11 @@ func (in *importInput) sessionQuad(s *importSession, q rdfio.Quad, t triple, li 
 		return nil
 	case res.kind == agentRes:
 		return agentQuad(q, t)
+	case res.kind == appRes:
+		return appQuad(q, t)
+	case res.kind == sessionSubRes && res.id == s.id:
+		s.values = append(s.values, structTriple{[3]rdf.Term{t.s, t.p, t.o}, q.Line})
+		return nil
 	case res.kind == sessionRes:
 		return fault(q.Line, RuleResource, "the graph of session %s holds a quad about session %s: a session's graph describes that session alone", s.id, res.id)
 	}
@@ -471,6 +504,7 @@ func (in *importInput) turnQuad(s *importSession, res resource, q rdfio.Quad, t 
 // fields (session.Structure).
 var structuredTurnPredicates = map[string]bool{
 	ontology.Author: true, ontology.InvocationID: true, ontology.Metadata: true, ontology.RawFormat: true, ontology.Raw: true,
+	ontology.Changes: true,
 }
 
 // turnOf returns the turn at IRI subj (what res says of it) in the graph
@@ -507,6 +541,22 @@ func agentQuad(q rdfio.Quad, t triple) error {
 		}
 	}
 	return fault(q.Line, RuleResource, "agent <%s>: Trails describes an agent by its type prov:Agent and its identifier, the principal its IRI names, only", subj)
+}
+
+// appQuad takes a quad about an app in a session's graph.
+func appQuad(q rdfio.Quad, t triple) error {
+	subj, p := t.s.String(), t.p.String()
+	switch p {
+	case ontology.RDFType:
+		if t.o.String() == ontology.AppClass {
+			return nil
+		}
+	case ontology.DCTIdentifier:
+		if v, err := stringValue(t.o); err == nil && ontology.AppIRI(v) == subj {
+			return nil
+		}
+	}
+	return fault(q.Line, RuleResource, "app <%s>: Trails describes an app by its type trails:App and its identifier, the name its IRI names, only", subj)
 }
 
 // provQuad takes a quad of the PROV graph.

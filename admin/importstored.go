@@ -425,6 +425,7 @@ func (ds *Dataset) checkTurns(ctx context.Context, in *importInput, stored map[s
 			turns = append(turns, t)
 			chain.turn(s.id, t, it.digest)
 		}
+		s.read = turns
 		if v := s.fields[sfHeadDigest]; v.o != nil {
 			if head, _ := stringValue(v.o); head != session.HeadDigest(turns) {
 				f.addf(v.line, RuleTurn, session.ErrInvalid, "session %s: trails:headDigest %s, and its turns give %s", s.id, head, session.HeadDigest(turns))

@@ -452,3 +452,49 @@ func (s *Session) forkValues(child *Session, at int) {
 	child.pre = slices.DeleteFunc(slices.Clone(s.pre), func(c valueChange) bool { return c.pos > 2*at })
 	child.Values = foldValues(child.initials, 2*at, s.Turns[:at-s.From], child.pre, sharedOf(s.Values))
 }
+
+// ValueTriples returns the triples Persist writes for the changes d that
+// the turn or session at IRI owner makes, as (subject, predicate, object).
+// Import compares them with its input.
+func ValueTriples(owner string, d map[string]json.RawMessage) [][3]rdf.Term {
+	var out [][3]rdf.Term
+	eachValueTriple(kg.MustIRI(owner), d, func(s, p rdf.IRI, o rdf.Term) { out = append(out, [3]rdf.Term{s, p, o}) })
+	return out
+}
+
+// ParseValues reads the changes that the turn or session at IRI owner
+// makes from triples about it and its trails:ValueChange resources (other
+// triples are ignored), as Load does. It returns ErrCorrupt for a change
+// Load could not read.
+func ParseValues(owner string, triples [][3]rdf.Term) (map[string]json.RawMessage, error) {
+	turns := []Turn{{ID: owner, Structure: &Structure{}}}
+	sr := structureRows{turns: turns, byID: map[string]int{owner: 0}}
+	for _, tr := range triples {
+		if !strings.HasPrefix(tr[0].String(), owner+ontology.ValuePath) {
+			continue
+		}
+		p := tr[1].String()
+		if p != ontology.Key && p != ontology.Value && p != ontology.Removed {
+			continue
+		}
+		row := kg.Solution{"t": kg.MustIRI(owner), "x": tr[0], "p": tr[1], "o": tr[2]}
+		if err := sr.add(row); err != nil {
+			return nil, err
+		}
+	}
+	if err := sr.doneChanges(); err != nil {
+		return nil, err
+	}
+	return turns[0].Structure.Delta, nil
+}
+
+// SharedValuesUpdate returns a SPARQL Update that sets the shared values
+// (app: and user: keys) from the changes of session s, created at
+// created, and of its turns (each with its ID and Created), once they are
+// stored: what Persist sends with them, for the operators' Import. Each
+// key keeps the change of the latest turn by creation time, so it may be
+// sent again, or after newer changes, harmlessly. "" when nothing is
+// shared.
+func SharedValuesUpdate(s *Session, created time.Time, turns []Turn) string {
+	return strings.TrimPrefix(shareValues(sessionIRI(s.ID), s, created, turns), " ;\n")
+}

@@ -1,17 +1,20 @@
 package session_test
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
 	"maps"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
 	"github.com/trails-kg/trails/admin"
 	"github.com/trails-kg/trails/internal/fusekitest"
 	"github.com/trails-kg/trails/internal/storetest"
+	"github.com/trails-kg/trails/ontology"
 	"github.com/trails-kg/trails/prov"
 	"github.com/trails-kg/trails/session"
 )
@@ -272,4 +275,64 @@ func TestStateAtQuery(t *testing.T) {
 		sameValues(t, "state-at "+storetest.Itoa(tc.k), got, tc.want)
 	}
 	sameValues(t, "fork loaded", mustLoad(t, st, fork.ID).Values, values("a", `2`, "b", `5`, "c", `1`))
+}
+
+// TestValuesExportImport: sessions with state (an app, start values, a
+// removal, a fork) survive an N-Quads or TriG export and import into an
+// empty store, the shared values rebuilt from the imported changes; a
+// forged start value is refused.
+func TestValuesExportImport(t *testing.T) {
+	fusekitest.Parallel(t)
+	ctx := context.Background()
+	c := fusekitest.Empty(t)
+	st := session.NewStore(c)
+	root := session.New("gina")
+	root.App = "bank/ü"
+	root.Initial = values("k", `"v"`, "user:lang", `"it"`, "app:rate", `0.5`)
+	root.AppendTurn(deltaTurn("t0", values("k", "-", "n", `[1,{"a":"\u00e9\n"}]`)))
+	mustPersist(t, st, root)
+	fork := mustFork(t, root, 1)
+	fork.AppendTurn(deltaTurn("f1", values("user:lang", `"de"`)))
+	mustPersist(t, st, fork)
+	want := map[string]*session.Session{root.ID: mustLoad(t, st, root.ID), fork.ID: mustLoad(t, st, fork.ID)}
+	sameValues(t, "root", want[root.ID].Values, values("n", `[1,{"a":"\u00e9\n"}]`, "user:lang", `"de"`, "app:rate", `0.5`))
+	for _, f := range []admin.Format{admin.NQuads, admin.TriG} {
+		var b bytes.Buffer
+		if _, err := admin.New(c).Export(ctx, &b, f); err != nil {
+			t.Fatal(err)
+		}
+		c2 := fusekitest.Empty(t)
+		for range 2 { // a second import changes nothing
+			if _, err := admin.New(c2).Import(ctx, bytes.NewReader(b.Bytes()), f, nil); err != nil {
+				t.Fatalf("%s: import: %v", f, err)
+			}
+		}
+		st2 := session.NewStore(c2)
+		for id, w := range want {
+			got := mustLoad(t, st2, id)
+			sameSession(t, got, w)
+			sameValues(t, string(f)+" "+id, got.Values, w.Values)
+			if got.App != w.App {
+				t.Errorf("%s: app: got %q, want %q", f, got.App, w.App)
+			}
+		}
+		assertCheckClean(t, c2)
+	}
+
+	// A forged start value is refused, and nothing is written.
+	var b bytes.Buffer
+	if _, err := admin.New(c).Export(ctx, &b, admin.NQuads, root.ID); err != nil {
+		t.Fatal(err)
+	}
+	forged := strings.Replace(b.String(), `"\"v\""^^<`+ontology.RDFJSON+`>`, `"\"w\"" `, 1)
+	if forged == b.String() {
+		t.Fatal("the export holds no start value to forge")
+	}
+	c3 := fusekitest.Empty(t)
+	if _, err := admin.New(c3).Import(ctx, strings.NewReader(forged), admin.NQuads, nil); !errors.Is(err, session.ErrInvalid) {
+		t.Fatalf("forged start value: got %v, want ErrInvalid", err)
+	}
+	if n := storetest.CountQuads(t, c3, ""); n != 0 {
+		t.Fatalf("forged import wrote %d quads", n)
+	}
 }

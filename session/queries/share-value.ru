@@ -6,26 +6,25 @@
 # an owner created at $at, the time this writer stamped), and only over a
 # value changed no later, so that a retried or late request never undoes a
 # newer change. A removal leaves the node without trails:value (its
-# trails:changedAt still guards it).
-PREFIX trails: <https://w3id.org/trails/ns#>
-PREFIX prov:   <http://www.w3.org/ns/prov#>
+# trails:changedAt still guards it). No PREFIX: it follows another
+# operation in its request, and not every store takes a prologue there.
 DELETE { GRAPH <https://w3id.org/trails/graph/values> { $node ?p ?o } }
 INSERT {
   GRAPH <https://w3id.org/trails/graph/values> {
-    $node a trails:SharedValue , prov:Entity ;
-      trails:valueOf $holder ;
-      trails:key $key ;
-      trails:changedAt $at ;
-      prov:wasDerivedFrom $change ;
-      trails:value ?v .
+    $node a <https://w3id.org/trails/ns#SharedValue> , <http://www.w3.org/ns/prov#Entity> ;
+      <https://w3id.org/trails/ns#valueOf> $holder ;
+      <https://w3id.org/trails/ns#key> $key ;
+      <https://w3id.org/trails/ns#changedAt> $at ;
+      <http://www.w3.org/ns/prov#wasDerivedFrom> $change ;
+      <https://w3id.org/trails/ns#value> ?v .
   }
 }
 WHERE {
   GRAPH $g {
-    $owner trails:created $at ; trails:changes $change .
-    $change trails:key $key .
-    OPTIONAL { $change trails:value ?v }
+    $owner <https://w3id.org/trails/ns#created> $at ; <https://w3id.org/trails/ns#changes> $change .
+    $change <https://w3id.org/trails/ns#key> $key .
+    OPTIONAL { $change <https://w3id.org/trails/ns#value> ?v }
   }
-  FILTER NOT EXISTS { GRAPH <https://w3id.org/trails/graph/values> { $node trails:changedAt ?c } FILTER(?c > $at) }
+  FILTER NOT EXISTS { GRAPH <https://w3id.org/trails/graph/values> { $node <https://w3id.org/trails/ns#changedAt> ?c } FILTER(?c > $at) }
   OPTIONAL { GRAPH <https://w3id.org/trails/graph/values> { $node ?p ?o } }
 }
