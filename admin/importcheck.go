@@ -278,21 +278,22 @@ func (in *importInput) checkTree() {
 }
 
 // importValues reads the values session s starts with from its triples
-// (session.ParseValues) and checks that they are exactly the triples
-// Persist writes for them (session.ValueTriples). On error it also
-// returns the line at fault.
+// (session.ParseStartValues) and checks that they are exactly the triples
+// Persist (or Detach) writes for them (session.StartValueTriples). It
+// returns its own start values, not the copies of its ancestors' that a
+// detach made. On error it also returns the line at fault.
 func importValues(s *importSession) (map[string]json.RawMessage, int, error) {
 	triples := make([][3]rdf.Term, len(s.values))
 	for i, st := range s.values {
 		triples[i] = st.t
 	}
 	line := s.values[0].line
-	d, err := session.ParseValues(s.iri, triples)
+	vs, err := session.ParseStartValues(s.iri, triples)
 	if err != nil {
 		return nil, line, fmt.Errorf("%w: its values: %v", session.ErrInvalid, err)
 	}
 	want := map[string]bool{}
-	for _, tr := range session.ValueTriples(s.iri, d) {
+	for _, tr := range session.StartValueTriples(s.iri, vs) {
 		want[termsKey(tr)] = true
 	}
 	for _, st := range s.values {
@@ -305,5 +306,15 @@ func importValues(s *importSession) (map[string]json.RawMessage, int, error) {
 	if len(want) > 0 {
 		return nil, line, fmt.Errorf("%w: %d triples of the values it starts with are missing", session.ErrInvalid, len(want))
 	}
-	return d, 0, nil
+	own := make(map[string]json.RawMessage)
+	for _, v := range vs {
+		if v.CopiedFrom != "" {
+			continue
+		}
+		if _, dup := own[v.Key]; dup {
+			return nil, line, fmt.Errorf("%w: it starts with two values of key %s", session.ErrInvalid, termsafe.Quote(v.Key))
+		}
+		own[v.Key] = v.Value
+	}
+	return own, 0, nil
 }

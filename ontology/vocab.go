@@ -311,6 +311,10 @@ const (
 	// Value is the JSON value a change sets, or a shared value holds
 	// (trails:value).
 	Value = NS + "value"
+	// AtIndex places a change of the values a session starts with before
+	// the turn at that index, when not at the session's fork point
+	// (trails:atIndex; Detach writes it).
+	AtIndex = NS + "atIndex"
 	// Removed marks a change that removes its key (trails:removed).
 	Removed = NS + "removed"
 	// SharedValue is the current value of a principal's or an app's key
@@ -341,7 +345,7 @@ func Terms() []string {
 		ModelInvocation, Model, FinishReason, InputTokens, OutputTokens, CachedInputTokens, ReasoningTokens, TotalTokens,
 		Part, TextPart, ReasoningPart, ToolCallPart, ToolResultPart, DataPart, PartOf, PartIndex, Text,
 		ToolCall, ToolCallID, ToolName, Arguments, Result, IsError, MIMEType, Data, DataIRI,
-		App, AppClass, Changes, ValueChange, Key, Scope, Value, Removed,
+		App, AppClass, Changes, ValueChange, Key, Scope, Value, Removed, AtIndex,
 		SharedValue, ValueOf, ChangedAt,
 	}
 }

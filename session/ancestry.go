@@ -9,6 +9,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -191,9 +192,13 @@ func (st *Store) chain(ctx context.Context, id string) ([]*link, error) {
 		l.anchors, l.tags = anchors[l.iri], tags[l.iri]
 		sortAnchors(l.anchors)
 		l.initial = vals.initial[l.iri]
-		for k := range l.initial {
+		for k, c := range l.initial {
 			l.initial[k].pos = 2 * l.at
+			if c.at >= 0 {
+				l.initial[k].pos = 2 * c.at
+			}
 		}
+		slices.SortFunc(l.initial, startOrder)
 	}
 	chain[0].shared = vals.shared
 	return chain, nil

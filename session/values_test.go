@@ -336,3 +336,61 @@ func TestValuesExportImport(t *testing.T) {
 		t.Fatalf("forged import wrote %d quads", n)
 	}
 }
+
+// TestValuesDetach: a detached fork keeps its state at every turn, the
+// values its ancestors started with included (copied, each where it
+// applied), and keeps it through an export and import.
+func TestValuesDetach(t *testing.T) {
+	fusekitest.Parallel(t)
+	ctx := context.Background()
+	c := fusekitest.Empty(t)
+	st := session.NewStore(c)
+	root := session.New("hana")
+	root.Initial = values("w", `1`, "x", `1`)
+	root.AppendTurn(deltaTurn("t0", values("x", `2`)))
+	root.Append("user", "t1")
+	mustPersist(t, st, root)
+	f1 := mustFork(t, root, 2)
+	f1.Initial = values("x", `3`, "y", `1`)
+	f1.AppendTurn(deltaTurn("t2", values("z", `1`)))
+	mustPersist(t, st, f1)
+	f2 := mustFork(t, mustLoad(t, st, f1.ID), 3)
+	f2.Initial = values("y", `2`)
+	f2.AppendTurn(deltaTurn("t3", values("x", `4`)))
+	mustPersist(t, st, f2)
+	want := values("w", `1`, "x", `4`, "y", `2`, "z", `1`)
+	sameValues(t, "before the detach", mustLoad(t, st, f2.ID).Values, want)
+	atTurn := func(st *session.Store, k int) map[string]json.RawMessage {
+		s, err := st.Load(ctx, f2.ID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		fork, err := s.Fork(k)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return fork.Values
+	}
+	var before []map[string]json.RawMessage
+	for k := range 5 {
+		before = append(before, atTurn(st, k))
+	}
+	if err := st.Detach(ctx, f2.ID, session.DetachOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	sameValues(t, "after the detach", mustLoad(t, st, f2.ID).Values, want)
+	for k := range 5 {
+		sameValues(t, "detached, as of turn "+storetest.Itoa(k), atTurn(st, k), before[k])
+	}
+	assertCheckClean(t, c)
+	var b bytes.Buffer
+	if _, err := admin.New(c).Export(ctx, &b, admin.NQuads, f2.ID); err != nil {
+		t.Fatal(err)
+	}
+	c2 := fusekitest.Empty(t)
+	if _, err := admin.New(c2).Import(ctx, bytes.NewReader(b.Bytes()), admin.NQuads, nil); err != nil {
+		t.Fatalf("import: %v", err)
+	}
+	sameValues(t, "imported", mustLoad(t, session.NewStore(c2), f2.ID).Values, want)
+	assertCheckClean(t, c2)
+}
