@@ -46,7 +46,7 @@ type link struct {
 	// structured: it holds structured turns (trails:structuredTurns).
 	structured bool
 	app        string        // its app (trails:app), "" for none
-	initial    []valueChange // the values it starts with (values.go)
+	initial    []valueChange // the values it starts with (Session.Initial, as stored)
 	// shared holds, on the chain's first link only, the current values of
 	// its principal's user: keys and its app's app: keys.
 	shared map[string]json.RawMessage

@@ -131,7 +131,7 @@ func (st *Store) detach(ctx context.Context, id string, opts DetachOptions) (Det
 	}
 	linkResults(&d, g, copies, 0)
 	addInheritedAnchors(&d, g, s) // the positions named inside the prefix
-	addDetachedStart(&d, g, s)    // the values its ancestors started with (values.go)
+	addDetachedStart(&d, g, s)    // the values its ancestors started with
 	addHead(&d, g, len(s.Turns), all)
 	prov.AddDetach(&d, act, prov.Detach{Session: id, Parent: s.ParentID, Copied: s.ForkedAt, Principal: principal, Time: st.now()})
 	u, err := withStaged("detach", uDetach, sg, &d, kg.Params{

@@ -27,10 +27,11 @@ var (
 // label or creation time), and a chain holding structured turns one more
 // for their fields (structure.rq). Values, the state as of the last turn,
 // costs none more: the chain query brings the values its sessions start
-// with and the shared values, the structure query the deltas (values.go;
-// a tail needs one more, for the changes before it). Each turn gets its ID; Anchors holds the
-// session's own anchors and those of its ancestors inside the prefix it
-// inherits. LoadTail reads only the end of the history.
+// with and the shared values, the structure query the deltas (a tail
+// needs one more, for the changes before it). Each turn gets its ID;
+// Anchors holds the session's own anchors and those of its ancestors
+// inside the prefix it inherits. LoadTail reads only the end of the
+// history.
 //
 // It returns ErrInvalid for an id that is not a canonical UUID, ErrNotFound,
 // an *AncestorError (ErrParentMissing) naming a missing ancestor,
