@@ -129,6 +129,11 @@ var (
 //	             arguments, result, is_error, mime_type, data, uri}: kind one
 //	             of text, reasoning, tool_call, tool_result, data; arguments
 //	             and result JSON values, data in base64; absent fields left out
+//	state_delta  an object: each key the turn sets with its JSON value
+//	state_removed an array of the keys the turn removes
+//
+// The session's app and start values are not in the lines (N-Quads and
+// TriG carry them).
 //
 // JSON values are embedded as JSON (compacted, as encoding/json writes
 // them); N-Quads and TriG keep their bytes exactly.

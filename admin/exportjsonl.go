@@ -2,6 +2,8 @@ package admin
 
 import (
 	"encoding/json"
+	"maps"
+	"slices"
 
 	"github.com/trails-kg/trails/session"
 )
@@ -18,6 +20,8 @@ type jsonlStructure struct {
 	Metadata     map[string]json.RawMessage `json:"metadata,omitempty"`
 	Raw          *jsonlRaw                  `json:"raw,omitempty"`
 	Parts        []jsonlPart                `json:"parts,omitempty"`
+	StateDelta   map[string]json.RawMessage `json:"state_delta,omitempty"`
+	StateRemoved []string                   `json:"state_removed,omitempty"`
 }
 
 type jsonlUsage struct {
@@ -56,6 +60,16 @@ func newJSONLStructure(x *session.Structure) *jsonlStructure {
 		out.Raw = &jsonlRaw{Format: r.Format, Data: r.Data}
 		if out.Raw.Data == nil {
 			out.Raw.Data = []byte{}
+		}
+	}
+	for _, k := range slices.Sorted(maps.Keys(x.Delta)) {
+		if v := x.Delta[k]; v != nil {
+			if out.StateDelta == nil {
+				out.StateDelta = make(map[string]json.RawMessage)
+			}
+			out.StateDelta[k] = v
+		} else {
+			out.StateRemoved = append(out.StateRemoved, k)
 		}
 	}
 	for _, p := range x.Parts {

@@ -394,3 +394,29 @@ func TestValuesDetach(t *testing.T) {
 	sameValues(t, "imported", mustLoad(t, session.NewStore(c2), f2.ID).Values, want)
 	assertCheckClean(t, c2)
 }
+
+// TestValuesJSONL: a JSONL export carries each turn's changes, removals
+// apart from JSON null.
+func TestValuesJSONL(t *testing.T) {
+	fusekitest.Parallel(t)
+	ctx := context.Background()
+	st, _, c := newStore(t)
+	s := session.New("ivan")
+	s.AppendTurn(deltaTurn("t0", values("a", `null`, "b", "-", "user:c", `{"d":1}`)))
+	mustPersist(t, st, s)
+	var b bytes.Buffer
+	if _, err := admin.New(c).Export(ctx, &b, admin.JSONL, s.ID); err != nil {
+		t.Fatal(err)
+	}
+	var line struct {
+		Delta   map[string]json.RawMessage `json:"state_delta"`
+		Removed []string                   `json:"state_removed"`
+	}
+	if err := json.Unmarshal(b.Bytes(), &line); err != nil {
+		t.Fatal(err)
+	}
+	sameValues(t, "state_delta", line.Delta, values("a", `null`, "user:c", `{"d":1}`))
+	if !slices.Equal(line.Removed, []string{"b"}) {
+		t.Fatalf("state_removed: got %v, want [b]", line.Removed)
+	}
+}
