@@ -2,6 +2,8 @@ package langchaingo_test
 
 import (
 	"context"
+	"fmt"
+	"os"
 	"reflect"
 	"testing"
 
@@ -12,7 +14,17 @@ import (
 	"github.com/trails-kg/trails/session"
 )
 
-func TestMain(m *testing.M) { fusekitest.Main(m) }
+func TestMain(m *testing.M) {
+	// The Example reads its store from TRAILS_ENDPOINT and TRAILS_STORE, as a program would.
+	ep, err := fusekitest.Start()
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	os.Setenv("TRAILS_ENDPOINT", ep)
+	os.Setenv("TRAILS_STORE", string(fusekitest.TestStore()))
+	fusekitest.Main(m)
+}
 
 // newStore returns a Store over tb's own dataset of the test Fuseki, and
 // its client.

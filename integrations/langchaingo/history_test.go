@@ -3,6 +3,8 @@ package langchaingo_test
 import (
 	"context"
 	"errors"
+	"strconv"
+	"sync"
 	"testing"
 
 	"github.com/tmc/langchaingo/llms"
@@ -267,5 +269,66 @@ func TestSessionID(t *testing.T) {
 	a, b := langchaingo.NewHistory(st, "").SessionID(), langchaingo.NewHistory(st, "").SessionID()
 	if a == b || session.CheckID(a) != nil {
 		t.Errorf("got %s and %s, want two fresh ids", a, b)
+	}
+}
+
+// TestConcurrentWriters: goroutines sharing one History all land (its
+// calls run one at a time); two History values writing at once each land
+// or get ErrConflict, and the store holds exactly the messages that
+// landed, each once.
+func TestConcurrentWriters(t *testing.T) {
+	fusekitest.Parallel(t)
+	st, _ := newStore(t)
+	ctx := context.Background()
+	const n = 6
+	shared := langchaingo.NewHistory(st, "")
+	var wg sync.WaitGroup
+	errs := make([]error, 2*n)
+	for i := range n {
+		wg.Go(func() { errs[i] = shared.AddUserMessage(ctx, "m"+strconv.Itoa(i)) })
+	}
+	wg.Wait()
+	for i, err := range errs[:n] {
+		if err != nil {
+			t.Fatalf("writer %d of one History: %v", i, err)
+		}
+	}
+	msgs, err := shared.Messages(ctx)
+	if err != nil || len(msgs) != n {
+		t.Fatalf("got %d messages (%v), want %d", len(msgs), err, n)
+	}
+
+	hs := []*langchaingo.History{langchaingo.NewHistory(st, shared.SessionID()), langchaingo.NewHistory(st, shared.SessionID())}
+	for _, h := range hs {
+		if _, err := h.Messages(ctx); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for i := range 2 * n {
+		wg.Go(func() { errs[i] = hs[i%2].AddAIMessage(ctx, "w"+strconv.Itoa(i)) })
+	}
+	wg.Wait()
+	landed := map[string]bool{}
+	for i, err := range errs {
+		switch {
+		case err == nil:
+			landed["w"+strconv.Itoa(i)] = true
+		case !errors.Is(err, session.ErrConflict):
+			t.Fatalf("writer %d: got %v, want nil or %v", i, err, session.ErrConflict)
+		}
+	}
+	msgs, err = langchaingo.NewHistory(st, shared.SessionID()).Messages(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := map[string]bool{}
+	for _, m := range msgs[n:] {
+		if got[m.GetContent()] || !landed[m.GetContent()] {
+			t.Fatalf("stored %q twice or without its writer's success: got %v, landed %v", m.GetContent(), msgs, landed)
+		}
+		got[m.GetContent()] = true
+	}
+	if len(got) != len(landed) || len(landed) == 0 {
+		t.Fatalf("got %d messages stored, want the %d that landed", len(got), len(landed))
 	}
 }
