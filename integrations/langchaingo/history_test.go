@@ -332,3 +332,39 @@ func TestConcurrentWriters(t *testing.T) {
 		t.Fatalf("got %d messages stored, want the %d that landed", len(got), len(landed))
 	}
 }
+
+// TestFork: the history of a fork reads the prefix it shares with its
+// parent; SetMessages rewinds only the fork's own turns, and Clear, which
+// would rewind into the parent's, is refused with ErrInvalid, changing
+// nothing.
+func TestFork(t *testing.T) {
+	fusekitest.Parallel(t)
+	st, _ := newStore(t)
+	ctx := context.Background()
+	parent := langchaingo.NewHistory(st, "")
+	q, a1, a2 := llms.HumanChatMessage{Content: "Name a prime."}, llms.AIChatMessage{Content: "7"}, llms.AIChatMessage{Content: "13"}
+	mustAdd(t, parent, q, a1)
+	s, err := st.Load(ctx, parent.SessionID())
+	if err != nil {
+		t.Fatal(err)
+	}
+	f, err := s.Fork(1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := st.Persist(ctx, f); err != nil {
+		t.Fatal(err)
+	}
+	fork := langchaingo.NewHistory(st, f.ID)
+	mustAdd(t, fork, a2)
+	sameMessages(t, st, fork, []llms.ChatMessage{q, a2})
+	if err := fork.SetMessages(ctx, []llms.ChatMessage{q, a1}); err != nil {
+		t.Fatal(err)
+	}
+	sameMessages(t, st, fork, []llms.ChatMessage{q, a1})
+	if err := fork.Clear(ctx); !errors.Is(err, session.ErrInvalid) {
+		t.Fatalf("clear of a fork: got %v, want %v", err, session.ErrInvalid)
+	}
+	sameMessages(t, st, fork, []llms.ChatMessage{q, a1})
+	sameMessages(t, st, parent, []llms.ChatMessage{q, a1})
+}

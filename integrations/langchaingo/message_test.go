@@ -185,6 +185,9 @@ func TestRefused(t *testing.T) {
 		})
 	}
 	sameMessages(t, st, h, []llms.ChatMessage{first})
+	if recs, err := st.Rewinds(ctx, h.SessionID()); err != nil || len(recs) != 0 {
+		t.Fatalf("got %d rewinds (%v), want none", len(recs), err)
+	}
 	second := llms.AIChatMessage{Content: "still works"}
 	mustAdd(t, h, second)
 	sameMessages(t, st, h, []llms.ChatMessage{first, second})
