@@ -7,6 +7,7 @@ import (
 	"maps"
 	"slices"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/trails-kg/trails/internal/termsafe"
 	"github.com/trails-kg/trails/session"
@@ -283,13 +284,14 @@ func diffItemLines(t session.Turn, other *session.Turn, width int) (lines, marks
 	}
 	for _, it := range items(t) {
 		mark, d := " ", -1
+		body := termsafe.String(it.body)
 		if theirs != nil {
 			o, ok := theirs[it.key]
 			switch {
 			case !ok || o.label != it.label || o.head != it.head:
 				mark, d = "*", 0
 			case o.body != it.body:
-				mark, d = "*", firstDiff(termsafe.String(it.body), termsafe.String(o.body))
+				mark, d = "*", firstDiff(body, termsafe.String(o.body))
 			}
 		}
 		head := strings.TrimSpace(it.label + " " + it.head)
@@ -299,7 +301,7 @@ func diffItemLines(t session.Turn, other *session.Turn, width int) (lines, marks
 		if it.body == "" {
 			continue
 		}
-		for _, l := range bodyLines(termsafe.String(it.body), width-2, diffBodyLines, d) {
+		for _, l := range bodyLines(body, width-2, diffBodyLines, d) {
 			lines, marks = append(lines, "  "+l), append(marks, mark)
 		}
 	}
@@ -309,12 +311,14 @@ func diffItemLines(t session.Turn, other *session.Turn, width int) (lines, marks
 // firstDiff returns the index of the first character at which a and b
 // differ (the shorter's length if one starts the other).
 func firstDiff(a, b string) int {
-	ra, rb := []rune(a), []rune(b)
 	k := 0
-	for k < len(ra) && k < len(rb) && ra[k] == rb[k] {
+	for k < len(a) && k < len(b) && a[k] == b[k] {
 		k++
 	}
-	return k
+	for k > 0 && k < len(a) && !utf8.RuneStart(a[k]) {
+		k-- // back to the start of the character that differs
+	}
+	return utf8.RuneCountInString(a[:k])
 }
 
 // bodyLines cuts s (escaped) into lines of width characters, at most
@@ -324,8 +328,8 @@ func firstDiff(a, b string) int {
 // by "…" at the start.
 func bodyLines(s string, width, maxLines, d int) []string {
 	width = max(width, 8)
-	r := []rune(s)
 	capacity := width * maxLines
+	r := []rune(prefixRunes(s, max(d, 0)+capacity+1)) // no more than can be shown
 	if len(r) > capacity {
 		const before = 8 // characters shown before the difference
 		if d >= 0 && d > capacity-1-before {

@@ -98,3 +98,25 @@ func TestItems(t *testing.T) {
 		t.Errorf("got\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
 	}
 }
+
+// TestFirstDiff: the index, in characters, of the first character that
+// differs, a character of several bytes counted once.
+func TestFirstDiff(t *testing.T) {
+	fusekitest.Parallel(t)
+	tests := []struct {
+		a, b string
+		want int
+	}{
+		{"abc", "abc", 3},
+		{"abc", "abd", 2},
+		{"ab", "abc", 2},
+		{"éa", "éb", 1},
+		{"é", "è", 0}, // the same first byte
+		{"", "x", 0},
+	}
+	for _, tt := range tests {
+		if got := firstDiff(tt.a, tt.b); got != tt.want {
+			t.Errorf("firstDiff(%q, %q): got %d, want %d", tt.a, tt.b, got, tt.want)
+		}
+	}
+}
