@@ -23,7 +23,7 @@ type diffCmd struct {
 func (*diffCmd) name() string  { return "diff" }
 func (*diffCmd) usage() string { return "A B [--blocks] [--json]" }
 func (*diffCmd) synopsis() string {
-	return "compare two sessions: common ancestor, divergence, shared turns, then the two tails side by side"
+	return "compare two sessions: common ancestor, divergence, shared turns, then the two tails side by side, the parts that differ marked"
 }
 func (*diffCmd) example() string {
 	return "trails-admin diff 019aa4c5-6f1e-7c3a-9d2b-5e8f0a1b2c3d 019aa4c5-7a02-7d4e-8c1f-2b3a4c5d6e7f"
@@ -79,8 +79,10 @@ const (
 
 // writeDiff prints cmp: a header, the shared turns marked "=", then the two
 // tails, side by side in two columns marked "<" (a) and ">" (b), or, with
-// blocks, one after the other. A turn is a line "[index] role branch" and
-// its content, wrapped.
+// blocks, one after the other. A turn is a line "[index] role branch", its
+// content, wrapped, and its parts (diffItemLines); a part that differs
+// from the same part of the other side's turn at the same index is marked
+// "*", its value shown where it differs.
 func writeDiff(w io.Writer, a, b string, cmp *session.Comparison, blocks bool) {
 	la, lb := cmp.Divergence+len(cmp.A), cmp.Divergence+len(cmp.B)
 	fmt.Fprintf(w, diffLabel, "a", a+"  "+plural(la, "turn"))
@@ -117,9 +119,9 @@ func writeDiff(w io.Writer, a, b string, cmp *session.Comparison, blocks bool) {
 	}
 
 	fmt.Fprintf(w, "\n= shared: %s\n", turnRange(cmp.Shared, cmp.Divergence))
-	for _, t := range cmp.Shared {
-		for _, l := range turnLines(t, fullText) {
-			writeLine(w, "=  "+l)
+	for _, g := range cells("=", cmp.Shared, nil, fullText) {
+		for _, l := range g {
+			writeLine(w, l)
 		}
 	}
 	if len(cmp.A) == 0 && len(cmp.B) == 0 {
@@ -127,17 +129,22 @@ func writeDiff(w io.Writer, a, b string, cmp *session.Comparison, blocks bool) {
 	}
 	titleA, titleB := "< a: "+turnRange(cmp.A, cmp.Divergence), "> b: "+turnRange(cmp.B, cmp.Divergence)
 	fmt.Fprintln(w)
+	defer func() {
+		if marked(cmp.A, cmp.B) {
+			fmt.Fprintf(w, "\n* marks a part that differs from the turn of the same index on the other side\n")
+		}
+	}()
 	if blocks {
 		for k, side := range []struct {
-			title  string
-			marker string
-			turns  []session.Turn
-		}{{titleA, "<  ", cmp.A}, {titleB, ">  ", cmp.B}} {
+			title         string
+			marker        string
+			turns, others []session.Turn
+		}{{titleA, "<", cmp.A, cmp.B}, {titleB, ">", cmp.B, cmp.A}} {
 			if k > 0 {
 				fmt.Fprintln(w)
 			}
 			writeLine(w, side.title)
-			for _, g := range cells(side.marker, side.turns, fullText) {
+			for _, g := range cells(side.marker, side.turns, side.others, fullText) {
 				for _, l := range g {
 					writeLine(w, l)
 				}
@@ -149,7 +156,7 @@ func writeDiff(w io.Writer, a, b string, cmp *session.Comparison, blocks bool) {
 	// turn of each starts on one row, a row of turns of one index; the
 	// shorter turn is padded with empty lines.
 	writeLine(w, pad(titleA, colWidth)+colBar+titleB)
-	left, right := cells("<  ", cmp.A, colText), cells(">  ", cmp.B, colText)
+	left, right := cells("<", cmp.A, cmp.B, colText), cells(">", cmp.B, cmp.A, colText)
 	for k := 0; k < max(len(left), len(right)); k++ {
 		var l, r []string
 		if k < len(left) {
@@ -186,21 +193,52 @@ func turnRange(turns []session.Turn, from int) string {
 }
 
 // turnLines is a turn as lines of at most width characters: a heading
-// "[index] role branch", then its content, wrapped; every field escaped.
+// "[index] role branch", then its content, wrapped (left out when empty
+// in a structured turn); every field escaped. The lines of its parts
+// follow (diffItemLines).
 func turnLines(t session.Turn, width int) []string {
-	return append([]string{fmt.Sprintf("[%d] %s %s", t.Index, termsafe.String(t.Role), termsafe.String(t.Branch))}, wrap(t.Content, width)...)
+	head := []string{fmt.Sprintf("[%d] %s %s", t.Index, termsafe.String(t.Role), termsafe.String(t.Branch))}
+	if t.Content == "" && t.Structured() {
+		return head
+	}
+	return append(head, wrap(t.Content, width)...)
 }
 
-// cells returns the lines of each turn (turnLines), each prefixed with
-// marker.
-func cells(marker string, turns []session.Turn, width int) [][]string {
+// cells returns the lines of each turn (turnLines, then its parts), each
+// prefixed with side ("<", ">" or "=") and a mark: "*" on the lines of a
+// part that differs from the same part of the turn at the same position
+// in others (the other side's tail; nil for the shared turns), else a
+// space, then a space.
+func cells(side string, turns, others []session.Turn, width int) [][]string {
 	out := make([][]string, len(turns))
 	for k, t := range turns {
 		for _, l := range turnLines(t, width) {
-			out[k] = append(out[k], marker+l)
+			out[k] = append(out[k], side+"  "+l)
+		}
+		var other *session.Turn
+		if k < len(others) {
+			other = &others[k]
+		}
+		lines, marks := diffItemLines(t, other, width)
+		for i, l := range lines {
+			out[k] = append(out[k], side+marks[i]+" "+l)
 		}
 	}
 	return out
+}
+
+// marked reports whether cells marks a part of a or b: whether a turn of
+// one, structured, has a part that differs from the turn at the same
+// position in the other.
+func marked(a, b []session.Turn) bool {
+	for k := range min(len(a), len(b)) {
+		for _, pair := range [][2]session.Turn{{a[k], b[k]}, {b[k], a[k]}} {
+			if _, marks := diffItemLines(pair[0], &pair[1], colText); slices.Contains(marks, "*") {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // wrap breaks s into lines of at most width characters, at spaces where it

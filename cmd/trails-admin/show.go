@@ -2,10 +2,12 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/trails-kg/trails/internal/termsafe"
@@ -17,6 +19,7 @@ import (
 type showCmd struct {
 	replay bool
 	upTo   int
+	last   int // > 0: only the last turns (Store.LoadTail)
 	json   bool
 }
 
@@ -29,27 +32,35 @@ func (c *showCmd) name() string {
 
 func (c *showCmd) usage() string {
 	if c.replay {
-		return "ID [--up-to N] [--json]"
+		return "ID [--up-to N] [--last N] [--json]"
 	}
-	return "ID [--json]"
+	return "ID [--last N] [--json]"
 }
 
 func (c *showCmd) synopsis() string {
 	if c.replay {
-		return "print the effective history read-only, cut at --up-to, each turn with its branch"
+		return "print the effective history read-only, cut at --up-to or to the --last turns, each turn with its branch and parts"
 	}
-	return "print a session and its effective history, each turn marked with the branch it came from"
+	return "print a session, its state and its effective history, each turn with its branch and parts (tool calls, results, model, usage, state changes)"
 }
 
 func (c *showCmd) example() string {
 	if c.replay {
-		return "trails-admin replay 019aa4c5-6f1e-7c3a-9d2b-5e8f0a1b2c3d --up-to 4"
+		return "trails-admin replay 019aa4c5-6f1e-7c3a-9d2b-5e8f0a1b2c3d --up-to 4\ntrails-admin replay 019aa4c5-6f1e-7c3a-9d2b-5e8f0a1b2c3d --last 20"
 	}
-	return "trails-admin show 019aa4c5-6f1e-7c3a-9d2b-5e8f0a1b2c3d --json"
+	return "trails-admin show 019aa4c5-6f1e-7c3a-9d2b-5e8f0a1b2c3d --last 10\ntrails-admin show 019aa4c5-6f1e-7c3a-9d2b-5e8f0a1b2c3d --json"
 }
 
 func (c *showCmd) flags(fs *flag.FlagSet) {
-	c.upTo = -1
+	c.upTo, c.last = -1, 0
+	fs.Func("last", "only the last `N` turns of the history (N >= 1), read without the turns before them", func(v string) error {
+		n, err := strconv.Atoi(v)
+		if err != nil || n < 1 {
+			return fmt.Errorf("want a whole number >= 1")
+		}
+		c.last = n
+		return nil
+	})
 	if c.replay {
 		fs.Func("up-to", "only turns with index < `N` (N >= 0)", func(v string) error {
 			n, err := strconv.Atoi(v)
@@ -74,7 +85,8 @@ func (c *showCmd) failed(id string, err error) error {
 	return fmt.Errorf("%s %s: %w", c.name(), termsafe.Cut(id, termsafe.MaxQuoted), err)
 }
 
-// turnJSON is the JSON form of a turn (stable names).
+// turnJSON is the JSON form of a turn (stable names), with the
+// structured fields of a structured turn inlined (structureJSON).
 type turnJSON struct {
 	ID      string    `json:"id,omitempty"` // the turn's IRI (Turn.ID), for fork --turn
 	Index   int       `json:"index"`
@@ -82,12 +94,14 @@ type turnJSON struct {
 	Content string    `json:"content"`
 	Branch  string    `json:"branch"`
 	Created time.Time `json:"created"`
+	*structureJSON
 }
 
 func toTurnsJSON(turns []session.Turn) []turnJSON {
 	out := make([]turnJSON, len(turns))
 	for i, t := range turns {
-		out[i] = turnJSON{ID: t.ID, Index: t.Index, Role: t.Role, Content: t.Content, Branch: t.Branch, Created: t.Created}
+		out[i] = turnJSON{ID: t.ID, Index: t.Index, Role: t.Role, Content: t.Content, Branch: t.Branch, Created: t.Created,
+			structureJSON: toStructureJSON(t)}
 	}
 	return out
 }
@@ -106,6 +120,9 @@ func (c *showCmd) run(ctx context.Context, a *app, args []string) error {
 		if c.upTo >= 0 {
 			opts = append(opts, session.UpTo(c.upTo))
 		}
+		if c.last > 0 {
+			opts = append(opts, session.WithTail(session.Tail{Last: c.last}))
+		}
 		turns, err := st.Replay(ctx, id, opts...)
 		if err != nil {
 			return err
@@ -119,7 +136,12 @@ func (c *showCmd) run(ctx context.Context, a *app, args []string) error {
 	if err != nil {
 		return c.failed(id, err)
 	}
-	s, err := st.Load(ctx, id)
+	var s *session.Session
+	if c.last > 0 {
+		s, err = st.LoadTail(ctx, id, session.Tail{Last: c.last})
+	} else {
+		s, err = st.Load(ctx, id)
+	}
 	if err != nil {
 		return c.failed(id, err)
 	}
@@ -133,15 +155,21 @@ func (c *showCmd) run(ctx context.Context, a *app, args []string) error {
 	}
 	if c.json {
 		return a.json(struct {
-			Session infoJSON       `json:"session"`
-			Fork    *forkRecJSON   `json:"fork"`
-			Anchors []anchorJSON   `json:"anchors"`
-			Merges  []mergeRecJSON `json:"merges"`
-			Turns   []turnJSON     `json:"turns"`
-		}{toInfoJSON(info), rec, toAnchorsJSON(s.Anchors), toMergesJSON(merges), toTurnsJSON(s.Turns)})
+			Session infoJSON                   `json:"session"`
+			App     string                     `json:"app,omitempty"`
+			Values  map[string]json.RawMessage `json:"values,omitempty"` // the state as of the last turn
+			Fork    *forkRecJSON               `json:"fork"`
+			Anchors []anchorJSON               `json:"anchors"`
+			Merges  []mergeRecJSON             `json:"merges"`
+			From    int                        `json:"from,omitempty"` // with --last: the index of the first turn
+			Turns   []turnJSON                 `json:"turns"`
+		}{toInfoJSON(info), s.App, s.Values, rec, toAnchorsJSON(s.Anchors), toMergesJSON(merges), s.From, toTurnsJSON(s.Turns)})
 	}
-	fmt.Fprintf(a.stdout, "session   %s\nprincipal %s\nbranch    %s\nkind      %s\n",
-		termsafe.String(info.ID), termsafe.String(info.Principal), termsafe.String(info.Branch), termsafe.String(string(info.Kind)))
+	fmt.Fprintf(a.stdout, "session   %s\nprincipal %s\n", termsafe.String(info.ID), termsafe.String(info.Principal))
+	if s.App != "" {
+		fmt.Fprintf(a.stdout, "app       %s\n", termsafe.String(s.App))
+	}
+	fmt.Fprintf(a.stdout, "branch    %s\nkind      %s\n", termsafe.String(info.Branch), termsafe.String(string(info.Kind)))
 	if info.ParentID != "" {
 		fmt.Fprintf(a.stdout, "parent    %s (forked at %d, %s)\n", termsafe.String(info.ParentID), info.ForkedAt, plural(s.Depth(), "ancestor"))
 	}
@@ -149,22 +177,33 @@ func (c *showCmd) run(ctx context.Context, a *app, args []string) error {
 	fmt.Fprintf(a.stdout, "turns     %d (%d own)\ncreated   %s\n", info.Turns, info.OwnTurns, info.Created.Format(time.RFC3339))
 	a.writeTagsAndAnchors(info, s)
 	a.writeMerges(merges)
+	a.writeValues(s.Values)
+	if c.last > 0 {
+		fmt.Fprintf(a.stdout, "tail      the last %s, from turn %d\n", plural(len(s.Turns), "turn"), s.From)
+	}
 	fmt.Fprintln(a.stdout)
 	return a.writeTurns(s.Turns)
 }
 
 // writeTurns prints turns one per line, with index, branch and role, the
-// content's further lines indented under its first. Branch and role are
-// printed on one line, and every field escaped (termsafe), so that only a
-// turn starts a line with an index: stored text cannot forge a turn or
-// act on the terminal.
+// content's further lines indented under its first, then a structured
+// turn's parts, one line each (writeItems). Branch and role are printed
+// on one line, and every field escaped (termsafe), so that only a turn
+// starts a line with an index and only a part has a label in the role
+// column: stored text cannot forge a turn or a part, or act on the
+// terminal.
 func (a *app) writeTurns(turns []session.Turn) error {
 	for _, t := range turns {
 		lines := termsafe.Lines(t.Content)
-		fmt.Fprintf(a.stdout, "%4d  %-13s  %-9s  %s\n", t.Index, termsafe.String(t.Branch), termsafe.String(t.Role), lines[0])
+		line := fmt.Sprintf("%4d  %-13s  %-9s  %s", t.Index, termsafe.String(t.Branch), termsafe.String(t.Role), lines[0])
+		if t.Structured() {
+			line = strings.TrimRight(line, " ") // a model's turn often has no text, only parts
+		}
+		fmt.Fprintln(a.stdout, line)
 		for _, l := range lines[1:] {
 			fmt.Fprintf(a.stdout, "%4s  %-13s  %-9s  %s\n", "", "", "", l)
 		}
+		a.writeItems(t)
 	}
 	return nil
 }
