@@ -95,6 +95,12 @@ func (c *Client) attempt(ctx context.Context, req request) (*answer, *Error) {
 		hr.Header.Set("Accept", req.accept)
 	}
 	hr.Header.Set("User-Agent", c.userAgent)
+	if req.idempotent {
+		// Lets net/http send the request again on a new connection when a
+		// kept-alive one turns out closed under it (a POST is not repeated
+		// otherwise); the key itself is not sent.
+		hr.Header["Idempotency-Key"] = nil
+	}
 	if c.username != "" {
 		hr.SetBasicAuth(c.username, c.password)
 	}
