@@ -88,8 +88,8 @@ func (s *SessionService) Create(ctx context.Context, req *session.CreateRequest)
 	}
 	ts.Initial = initial
 	// Persist takes a new session with no turns for the one stored under
-	// its id, so the id is checked first (see the package README: the core
-	// has no create-only persist).
+	// its id (it writes nothing and succeeds), so the id is checked first:
+	// two Creates racing on one id may both succeed.
 	if _, err := s.st.Info(ctx, ts.ID); err == nil {
 		return nil, fmt.Errorf("create %s: %w", id, ErrExists)
 	} else if !errors.Is(err, trails.ErrNotFound) {
@@ -160,8 +160,23 @@ func (s *SessionService) load(ctx context.Context, app, user, id string, t trail
 		return nil, fmt.Errorf("%w: %w", ErrNotFound, err)
 	case err != nil:
 		return nil, err
-	case ts.App != app || ts.Principal != user:
-		return nil, ErrNotFound // another app's or user's session with this UUID
+	case ts.Principal != user:
+		return nil, ErrNotFound // another user's session with this UUID
+	case ts.App != app:
+		// Trails' Rewind stores its archive without the session's App;
+		// this service tags the archive with the app (Rewind), so that tag
+		// says whose it is.
+		if ts.App != "" || ts.ParentID == "" {
+			return nil, ErrNotFound
+		}
+		info, err := s.st.Info(ctx, tid)
+		if err != nil {
+			return nil, err
+		}
+		if !slices.Contains(info.Tags, appTag(app)) {
+			return nil, ErrNotFound
+		}
+		ts.App = app
 	}
 	evs := make([]*session.Event, 0, len(ts.Turns))
 	for _, turn := range ts.Turns {
