@@ -1,0 +1,24 @@
+package adk
+
+import "errors"
+
+// Errors returned by this package, usable with errors.Is. An error that
+// comes from the Trails store also matches the session package's error
+// (session.ErrConflict, session.ErrInvalid, ...) and the kg error below
+// it.
+var (
+	// ErrNotFound: no ADK session has this app name, user id and session
+	// id (a session of another user or app is not found either).
+	ErrNotFound = errors.New("adk: session not found")
+	// ErrExists: Create was given a session id that is taken.
+	ErrExists = errors.New("adk: session exists")
+	// ErrInvalid: a request lacks a field ADK requires (app name, user
+	// id, session id), or holds a value Trails cannot store (a state
+	// value that is not JSON, a session id too long to record); nothing
+	// was sent to the store.
+	ErrInvalid = errors.New("adk: invalid request")
+	// ErrForeignSession: AppendEvent was given a session value that this
+	// service did not return (it holds the history the append is checked
+	// against).
+	ErrForeignSession = errors.New("adk: session value not from this service")
+)

@@ -1,0 +1,18 @@
+package adk_test
+
+import (
+	"testing"
+
+	"github.com/trails-kg/trails/integrations/adk"
+	"github.com/trails-kg/trails/internal/fusekitest"
+	trails "github.com/trails-kg/trails/session"
+)
+
+func TestMain(m *testing.M) { fusekitest.Main(m) }
+
+// newService returns a service over tb's dataset, wiped, and its store.
+func newService(tb testing.TB) (*adk.SessionService, *trails.Store) {
+	tb.Helper()
+	st := trails.NewStore(fusekitest.Empty(tb))
+	return adk.NewSessionService(st), st
+}
