@@ -153,6 +153,7 @@ func (st *Store) rewind(ctx context.Context, id string, to int, opts RewindOptio
 		p.archive = &Session{
 			ID:        uuid.Must(uuid.NewV7()).String(),
 			Principal: s.Principal,
+			App:       s.App,
 			ParentID:  id,
 			ForkedAt:  to,
 			Branch:    newBranch(),

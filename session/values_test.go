@@ -420,3 +420,29 @@ func TestValuesJSONL(t *testing.T) {
 		t.Fatalf("state_removed: got %v, want [b]", line.Removed)
 	}
 }
+
+// TestValuesRewindArchive: the archive a rewind makes belongs to the
+// rewound session's app, as any fork does, so that its app: keys are the
+// app's. Before, the archive was stored without the app: Load gave it
+// none, and its state lacked the app's values.
+func TestValuesRewindArchive(t *testing.T) {
+	fusekitest.Parallel(t)
+	st, _, c := newStore(t)
+	s := session.New("dora")
+	s.App = "shop"
+	s.AppendTurn(deltaTurn("t0", values("app:open", `true`, "k", `1`)))
+	s.AppendTurn(deltaTurn("t1", values("k", `2`)))
+	mustPersist(t, st, s)
+	_, r := storetest.MustRewind(t, st, s.ID, 1)
+	a := mustLoad(t, st, r.Archive)
+	if a.App != "shop" {
+		t.Errorf("archive's app: got %q, want shop", a.App)
+	}
+	sameValues(t, "archive", a.Values, values("app:open", `true`, "k", `2`))
+	// A fork of the archive is the app's too.
+	f := mustFork(t, a, 2)
+	f.AppendTurn(deltaTurn("f2", values("app:open", `false`)))
+	mustPersist(t, st, f)
+	sameValues(t, "rewound session", mustLoad(t, st, s.ID).Values, values("app:open", `false`, "k", `1`))
+	assertCheckClean(t, c)
+}
