@@ -191,6 +191,9 @@ func (st *Store) persistOnce(ctx context.Context, s *Session) (bool, error) {
 	if _, ok := row["exists"]; !ok {
 		return st.create(ctx, s, row)
 	}
+	if err := sameOwner(s, row); err != nil {
+		return false, err
+	}
 	if err := sameFork(s, row); err != nil {
 		return false, err
 	}

@@ -111,3 +111,48 @@ ASK { $f prov:wasGeneratedBy ?act . ?act trails:acrossPrincipals true ; prov:was
 	})
 
 }
+
+// TestPersistKeepsOwner: a session value that names a stored session of
+// another principal or app is not that session: Persist refuses it with
+// ErrConflict and the stored session is untouched, through a Store scoped
+// to the caller's principal too. Before, a turn appended to a value with a
+// stored session's id (one without turns, whose empty head any caller
+// matches) was written into the other principal's session.
+func TestPersistKeepsOwner(t *testing.T) {
+	fusekitest.Parallel(t)
+	st, _, c := newStore(t)
+	ctx := context.Background()
+	empty := session.New("alice")
+	empty.App = "shop"
+	mustPersist(t, st, empty)
+	asMallory := session.NewStore(c, session.ForPrincipal("mallory"))
+	for _, tc := range []struct {
+		name string
+		st   *session.Store
+		mod  func(s *session.Session)
+	}{
+		{"another principal, scoped store", asMallory, func(s *session.Session) { s.Principal = "mallory" }},
+		{"another principal", st, func(s *session.Session) { s.Principal = "mallory" }},
+		{"another app", st, func(s *session.Session) { s.App = "bank" }},
+	} {
+		v := session.New("alice")
+		v.ID, v.App = empty.ID, "shop"
+		tc.mod(v)
+		v.Append("user", "not yours")
+		if err := tc.st.Persist(ctx, v); !errors.Is(err, session.ErrConflict) {
+			t.Errorf("%s: got %v, want ErrConflict", tc.name, err)
+		}
+	}
+	got := mustLoad(t, st, empty.ID)
+	if len(got.Turns) != 0 || got.Principal != "alice" || got.App != "shop" {
+		t.Errorf("stored session: got %d turns, principal %q, app %q; want 0, alice, shop", len(got.Turns), got.Principal, got.App)
+	}
+	// A value without an app takes the stored one, and may append.
+	v := session.New("alice")
+	v.ID = empty.ID
+	v.Append("user", "mine")
+	mustPersist(t, st, v)
+	if v.App != "shop" || len(mustLoad(t, st, empty.ID).Turns) != 1 {
+		t.Errorf("the owner's append: app %q, want shop, and one turn stored", v.App)
+	}
+}

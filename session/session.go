@@ -278,3 +278,23 @@ func branchOrMain(b string) string {
 	}
 	return b
 }
+
+// sameOwner checks that the stored principal and app of s (a row of
+// state.rq) are the caller's: both are fixed when the session is created,
+// so a value that names a stored session with another principal or app is
+// not that session, and writing its turns there would put them in a
+// conversation their author never saw (through a Store scoped to the
+// author's principal, too). A caller without an app takes the stored one.
+func sameOwner(s *Session, row kg.Solution) error {
+	if p := row.String("principal"); p != s.Principal {
+		return fmt.Errorf("%w: session %s is stored with another principal than the caller's %s", ErrConflict, s.ID, termsafe.Quote(s.Principal))
+	}
+	switch app := row.String("app"); s.App {
+	case app:
+	case "":
+		s.App = app
+	default:
+		return fmt.Errorf("%w: session %s is stored with app %s, the caller's is %s (an app is fixed when the session is created)", ErrConflict, s.ID, termsafe.Quote(app), termsafe.Quote(s.App))
+	}
+	return nil
+}
