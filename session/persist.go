@@ -7,8 +7,10 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/google/uuid"
 	"github.com/knakk/rdf"
 	"github.com/trails-kg/trails/kg"
+	"github.com/trails-kg/trails/ontology"
 )
 
 // The queries of Persist, read once.
@@ -62,6 +64,13 @@ const maxPersistRounds = 4
 // (MaxTurnBytes). A staging graph is never read as session data; one that
 // outlives its write (a crash between the two requests) is what the
 // operators' check reports and sweep removes (package admin, rule staging).
+//
+// An append by a value that Persist stored before (an agent persisting
+// after every event) is one request on Fuseki and Oxigraph: the update's
+// compare and swap, when it does not hold, fails the whole request
+// (ackGraph), and Persist then takes the full path, which reads the
+// store's state and reports ErrConflict or ErrState as above. Elsewhere,
+// and on the full path, the update is followed by an ASK (apply).
 //
 // A new session with a TTL gets its expiry (trails:expiresAt, its
 // creation time plus TTL) in the update that creates it.
@@ -146,12 +155,73 @@ func (st *Store) appendSeen(ctx context.Context, s *Session) (bool, error) {
 	}
 	linkResults(&d, g, s.Turns, s.ForkedAt+sn.own)
 	addHead(&d, g, len(own), all)
+	ack, acks := st.ackGraph()
+	if acks {
+		d.Add(ack, ack, ack, ack) // written only if the compare and swap holds
+	}
 	u, err := withStaged("append", uAppend, sg, &d, appendParams(s, g, sn.own, head, sn.chain))
 	if err != nil {
 		return false, err
 	}
 	u += shareValues(g, s, time.Time{}, own[sn.own:])
-	return st.applySeen(ctx, s, u, sg, appended(g, own[len(own)-1]), all, state, chain[len(chain)-1])
+	if !acks {
+		return st.applySeen(ctx, s, u, sg, appended(g, own[len(own)-1]), all, state, chain[len(chain)-1])
+	}
+	if err := sg.send(ctx, st.c); err != nil {
+		sg.drop(ctx, st.c) // a PUT whose answer was lost may have landed
+		return false, err
+	}
+	// Not kg.Idempotent: a refused compare and swap answers with a server
+	// error, which must not be retried; the full path retries what failed.
+	if err := st.c.Update(ctx, u+acked(ack)); err != nil {
+		sg.drop(ctx, st.c) // the request, staging drop included, was rolled back
+		if ctx.Err() != nil {
+			return false, err
+		}
+		return false, nil // refused, or failed: the full path reads the store and says which
+	}
+	s.seen = seenAfter(s, all, state, chain[len(chain)-1])
+	return true, nil
+}
+
+// ackGraph returns a new graph IRI for acked, and whether the store is
+// one whose update fails on it (Fuseki and Oxigraph, whose profiles the
+// kg client tells); on another store the fast path asks, after its
+// update, whether it applied, as the full path does.
+//
+// SPARQL Update answers only "done", never how many triples a
+// conditional update changed. So the fast path's update writes a quad
+// into a graph of its own only if its compare and swap holds, and its
+// last operations (acked) fail the whole request when that graph does
+// not exist: the store rolls the request back and answers with an error.
+// An update that applied has been answered 2xx, in one round trip; one
+// that failed, for whatever reason, sends Persist down the full path,
+// whose state query says whether the session moved on (ErrConflict),
+// the update landed after all (an answer lost), or the store fails. The
+// graph is made and dropped in one request (one transaction), so no
+// reader ever sees it; it is named under the staging graphs' base
+// (ontology.StagingBase and a uuid), those of other short-lived writes.
+func (st *Store) ackGraph() (rdf.IRI, bool) {
+	p, ok := st.c.(profiled)
+	if !ok || (p.Store() != kg.Fuseki && p.Store() != kg.Oxigraph) {
+		return rdf.IRI{}, false
+	}
+	return kg.MustIRI(ontology.StagingBase + uuid.Must(uuid.NewV7()).String()), true
+}
+
+// profiled is what a Querier may tell of its store (kg.Client does).
+type profiled interface{ Store() kg.Store }
+
+var _ profiled = (*kg.Client)(nil)
+
+// acked returns the operations that end the fast path's update: they
+// fail when graph ack does not exist and remove it when it does. Fuseki
+// (Jena 5.6) treats a missing graph as empty in DROP but refuses it as
+// the source of ADD; Oxigraph (0.5.13) does the opposite: each store
+// refuses one of the two. No PREFIX (see share-value.ru).
+func acked(ack rdf.IRI) string {
+	g, _ := kg.Term(ack)
+	return " ;\nADD " + g + " TO " + g + " ;\nDROP GRAPH " + g + "\n"
 }
 
 // appendParams binds append.ru for session s (graph g) holding own turns

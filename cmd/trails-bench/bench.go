@@ -32,6 +32,7 @@ var (
 	qNaiveParent = query("naive-parent.rq")
 	qNaiveTurns  = query("naive-turns.rq")
 	qFloor       = query("floor.rq")
+	qFloorState  = query("floor-state.rq")
 )
 
 // principal is the principal of every session the benchmark writes.

@@ -99,6 +99,8 @@ func TestUsage(t *testing.T) {
 		{name: "argument", args: []string{"now"}, code: exitUsage, stderr: "takes flags only"},
 		{name: "data not empty", args: []string{"-data", full}, code: exitUsage, stderr: "not empty"},
 		{name: "child without arguments", args: []string{childFlag}, code: exitUsage, stderr: childFlag},
+		{name: "only what", args: []string{"-only", "everything"}, code: exitUsage, stderr: "wide, tail and agent"},
+		{name: "only agent without its markers", args: []string{"-only", "agent", "-o", filepath.Join(full, "x")}, code: exitUsage, stderr: "trails-bench:agent:begin"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -1,6 +1,10 @@
 package main
 
-import "time"
+import (
+	"time"
+
+	"github.com/trails-kg/trails/session"
+)
 
 // plan holds the sizes of a run: the for the full run, tiny ones
 // for -short (which checks that the code works, not how fast).
@@ -41,6 +45,12 @@ type plan struct {
 
 	tailTurns int // the long root whose tail is loaded
 	tailLast  int // the tail's turns, and the short root's
+
+	loopsPerRun   int // agent loops (four structured turns) per run of each way
+	bigTurnBytes  int // content of the big turn
+	stateTurns    int // history of the load with state
+	stateDepth    int // its chain's depth
+	appendsPerRun int // single-turn appends per run of each way
 }
 
 // persistPlan is one batch size of the persist scenario.
@@ -88,6 +98,11 @@ func fullPlan() plan {
 		wideOtherRoots:   30,
 		tailTurns:        100000,
 		tailLast:         50,
+		loopsPerRun:      20,
+		bigTurnBytes:     session.MaxTurnBytes - 4096, // what a turn's other triples leave of 16 MiB
+		stateTurns:       1000,
+		stateDepth:       32,
+		appendsPerRun:    60,
 	}
 }
 
@@ -121,5 +136,10 @@ func shortPlan() plan {
 		wideOtherRoots:   3,
 		tailTurns:        300,
 		tailLast:         50,
+		loopsPerRun:      2,
+		bigTurnBytes:     1 << 20,
+		stateTurns:       66,
+		stateDepth:       32,
+		appendsPerRun:    4,
 	}
 }

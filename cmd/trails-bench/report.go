@@ -30,6 +30,7 @@ type results struct {
 	Concurrency   []concRow     `json:"concurrency"`
 	Wide          *wideTree     `json:"wide_tree"`
 	Tail          *tailResult   `json:"tail"`
+	Agent         *agentResult  `json:"agent"`
 	Targets       []target      `json:"targets"`
 	Phases        []phase       `json:"phases"`
 }
@@ -57,6 +58,11 @@ const (
 	tWideExport  = "wide: export ≤ 5 s"
 	tWideDelete  = "wide: delete ≥ 200 sessions/s"
 	tTail        = "tail: last 50 ≤ 1.5× whole 50"
+	tLoop        = "agent loop: ≥ 80% of raw"
+	tBigTurn     = "16 MiB turn: ≤ 1.5× Graph Store POST"
+	tStateTrips  = "state, depth 32: ≤ 3 round trips"
+	tStateFloor  = "state, depth 32: ≤ 1.3× floor"
+	tAppend      = "single-turn append: ≥ 70% of raw"
 )
 
 // The wide tree's targets.
@@ -68,7 +74,7 @@ const (
 
 // targetColumns lists every target column, in report order.
 var targetColumns = []string{tForkTriples, tTrips, tFlat, tFloor, tNaive, tPersist, tScaling, tRSS,
-	tWideRoots, tWideTree, tWideBranch, tWideExport, tWideDelete, tTail}
+	tWideRoots, tWideTree, tWideBranch, tWideExport, tWideDelete, tTail, tLoop, tBigTurn, tStateTrips, tStateFloor, tAppend}
 
 // The section headings; the CI test checks that each appears.
 var sections = []string{
@@ -81,6 +87,7 @@ var sections = []string{
 	"## 6. Concurrency",
 	"## 7. Wide tree",
 	"## 8. Tail loads",
+	"## 9. Agent sessions",
 }
 
 const (
@@ -150,7 +157,7 @@ func forkOK(rows []forkRow) bool {
 }
 
 // judge computes the targets from the measurements: all of them, or the
-// wide tree's or the tail loads' alone after -only.
+// wide tree's, the tail loads' or the agent scenarios' alone after -only.
 func (r *results) judge() {
 	var ts []target
 	if r.Only == "" {
@@ -172,6 +179,9 @@ func (r *results) judge() {
 	}
 	if t := r.Tail; t != nil {
 		ts = append(ts, t.judge())
+	}
+	if a := r.Agent; a != nil {
+		ts = append(ts, a.judge()...)
 	}
 	r.Targets = ts
 }
@@ -283,6 +293,9 @@ func (r *results) markdown(w io.Writer) {
 	}
 	if t := r.Tail; t != nil {
 		t.markdown(w)
+	}
+	if a := r.Agent; a != nil {
+		a.markdown(w)
 	}
 
 	fmt.Fprintf(w, "## Where the time went\n\n")

@@ -32,13 +32,14 @@ const (
 	exitInterrupted = 130
 )
 
-const usageText = `Usage: trails-bench [-short] [-only wide|tail] [-o FILE] [-data DIR] [-json]
+const usageText = `Usage: trails-bench [-short] [-only wide|tail|agent] [-o FILE] [-data DIR] [-json]
                     [-cpuprofile FILE] [-memprofile FILE]
 
 Starts a Fuseki of its own (TDB2 on disk, fuseki/trails.ttl) from the cached
 jar, runs every benchmark scenario against it and prints a markdown report:
 fork cost, load vs chain depth, persist throughput, store-size scaling,
-client cost, concurrency, a wide fork tree and tail loads, each next to its baselines,
+client cost, concurrency, a wide fork tree, tail loads and agent sessions,
+each next to its baselines,
 with one column
 per target saying "meets" or "misses". Run it inside the Trails checkout
 (it finds the Fuseki jar and configuration there). The full run takes
@@ -51,12 +52,16 @@ Flags:
              forks), 1.5 minutes; its report has the Targets and section 7
   -only tail run scenario 8 alone (the last 50 turns of a 100,000-turn
              session against a whole 50-turn one), under a minute
+  -only agent
+             run issue 13's scenarios together: 9 (single-turn appends,
+             an agent loop of structured turns, a 16 MiB turn, a load with
+             state at depth 32) and 8 (tail loads), about 4 minutes
   -o FILE    write the report to FILE instead of stdout; if FILE has the
              lines <!-- trails-bench:begin --> and <!-- trails-bench:end -->,
              only the text between them is replaced; with -only wide the
              lines <!-- trails-bench:wide:begin --> and
              <!-- trails-bench:wide:end -->, which the file must have (and
-             likewise for -only tail)
+             likewise for -only tail and -only agent)
   -data DIR  keep the TDB2 database in DIR (new or empty) instead of a
              temporary directory removed at the end
   -json      print the measurements as JSON instead of markdown
@@ -140,8 +145,8 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	if fs.NArg() > 0 {
 		return usageErrorf("unexpected argument %q: trails-bench takes flags only", fs.Arg(0))
 	}
-	if *only != "" && *only != "wide" && *only != "tail" {
-		return usageErrorf("-only %q: the scenarios that run alone are wide and tail", *only)
+	if *only != "" && *only != "wide" && *only != "tail" && *only != "agent" {
+		return usageErrorf("-only %q: the scenarios that run alone are wide, tail and agent", *only)
 	}
 	if *only != "" && *out != "" {
 		old, err := os.ReadFile(*out)
@@ -306,13 +311,19 @@ func (b *bench) all(ctx context.Context, r *results, dir string) error {
 		r.Tail, err = b.tailLoads(ctx)
 		return err
 	}}
+	agent := step{"9. agent sessions (appends, agent loop, big turn, load with state)", func() (err error) {
+		r.Agent, err = b.agent(ctx)
+		return err
+	}}
 	switch r.Only {
 	case "wide":
 		steps = []step{steps[0], wide}
 	case "tail":
 		steps = []step{steps[0], tail}
+	case "agent":
+		steps = []step{steps[0], agent, tail}
 	default:
-		steps = slices.Insert(steps, len(steps)-1, tail) // before the big filler
+		steps = slices.Insert(steps, len(steps)-1, tail, agent) // before the big filler
 	}
 	r.Phases = append(r.Phases, phase{Name: steps[0].name, D: time.Since(b.t0)})
 	for _, s := range steps[1:] {

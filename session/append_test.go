@@ -1,0 +1,139 @@
+package session_test
+
+import (
+	"context"
+	"errors"
+	"io"
+	"net/http"
+	"strings"
+	"sync/atomic"
+	"testing"
+
+	"github.com/trails-kg/trails/internal/fusekitest"
+	"github.com/trails-kg/trails/kg"
+	"github.com/trails-kg/trails/session"
+)
+
+// TestAppendOneRoundTrip: an append by a value that stored the session
+// before (what an agent does after every event) is one request to the
+// store, and lands.
+func TestAppendOneRoundTrip(t *testing.T) {
+	fusekitest.Parallel(t)
+	st, ct, _ := newStore(t)
+	s := persisted(t, st, "appender", 2)
+	for i := range 3 {
+		s.Append("user", "turn "+itoa(i))
+		before := ct.requests.Load()
+		mustPersist(t, st, s)
+		if got := ct.requests.Load() - before; got != 1 {
+			t.Errorf("append %d: got %d requests, want 1", i, got)
+		}
+	}
+	sameSession(t, mustLoad(t, st, s.ID), s)
+}
+
+// TestAppendRefused: the one-request append of a value that stored the
+// session before is refused, with the error the full path gives and
+// nothing changed, when the session changed under the writer: another
+// writer appended, the session was rewound, or it reached a terminal
+// state; with a turn staged through the Graph Store too, whose staging
+// graph is gone afterwards.
+func TestAppendRefused(t *testing.T) {
+	fusekitest.Parallel(t)
+	ctx := context.Background()
+	st, _, c := newStore(t)
+	tests := []struct {
+		name    string
+		content string
+		meddle  func(t *testing.T, id string)
+		want    error
+	}{
+		{name: "another writer appended", meddle: func(t *testing.T, id string) {
+			b := mustLoad(t, st, id)
+			b.Append("user", "from b")
+			mustPersist(t, st, b)
+		}, want: session.ErrConflict},
+		{name: "another writer appended, big turn", content: bigContent("refused", 2<<20), meddle: func(t *testing.T, id string) {
+			b := mustLoad(t, st, id)
+			b.Append("user", "from b")
+			mustPersist(t, st, b)
+		}, want: session.ErrConflict},
+		{name: "rewound", meddle: func(t *testing.T, id string) {
+			if _, _, err := st.Rewind(ctx, id, 1, session.RewindOptions{}); err != nil {
+				t.Fatal(err)
+			}
+		}, want: session.ErrConflict},
+		{name: "completed", meddle: func(t *testing.T, id string) {
+			if _, err := st.SetState(ctx, id, session.StateCompleted, session.StateOptions{}); err != nil {
+				t.Fatal(err)
+			}
+		}, want: session.ErrState},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			a := persisted(t, st, "appender", 2)
+			a.Append("assistant", "stored by a")
+			mustPersist(t, st, a) // a's next Persist takes the fast path
+			tt.meddle(t, a.ID)
+			want := mustLoad(t, st, a.ID)
+			content := tt.content
+			if content == "" {
+				content = "refused turn"
+			}
+			a.Append("user", content)
+			if err := st.Persist(ctx, a); !errors.Is(err, tt.want) {
+				t.Fatalf("got %v, want %v", err, tt.want)
+			}
+			sameSession(t, mustLoad(t, st, a.ID), want)
+			if n := countStaging(t, c); n != 0 {
+				t.Errorf("staging graphs left: got %d, want 0", n)
+			}
+			if n := queryInt(t, c, `SELECT (COUNT(DISTINCT ?g) AS ?n) WHERE { GRAPH ?g { ?x ?p ?o } FILTER(STRSTARTS(STR(?g), "https://w3id.org/trails/id/staging/")) }`, nil); n != 0 {
+				t.Errorf("graphs under the staging base left: got %d, want 0", n)
+			}
+		})
+	}
+}
+
+// TestAppendAnswerLost: the store applied the one-request append but its
+// answer was lost (the update is reported failed): Persist learns from
+// the store that its turn is there and reports success, storing it once.
+func TestAppendAnswerLost(t *testing.T) {
+	fusekitest.Parallel(t)
+	ctx := context.Background()
+	ep := fusekitest.Endpoint(t)
+	wst := ownStore(t, ep)
+	s := persisted(t, wst, "lost", 2)
+	lt := &losingTransport{next: &http.Transport{}}
+	lst := session.NewStore(fusekitest.Client(t, kg.Config{Endpoint: ep, HTTPClient: &http.Client{Transport: lt}}))
+	a := mustLoad(t, lst, s.ID)
+	a.Append("user", "first")
+	mustPersist(t, lst, a) // full path; the next append takes the fast path
+	a.Append("assistant", "answer lost")
+	lt.lose.Store(true)
+	if err := lst.Persist(ctx, a); err != nil {
+		t.Fatalf("got %v, want nil: the append landed", err)
+	}
+	if lt.lose.Load() {
+		t.Fatal("no update was sent")
+	}
+	sameSession(t, mustLoad(t, wst, s.ID), a)
+}
+
+// losingTransport, once lose is set, sends the next update and then loses
+// its answer: the caller gets a transport error for an update the store
+// applied.
+type losingTransport struct {
+	next http.RoundTripper
+	lose atomic.Bool
+}
+
+func (l *losingTransport) RoundTrip(r *http.Request) (*http.Response, error) {
+	resp, err := l.next.RoundTrip(r)
+	if err != nil || !strings.HasSuffix(r.URL.Path, "/update") || !l.lose.CompareAndSwap(true, false) {
+		return resp, err
+	}
+	io.Copy(io.Discard, resp.Body)
+	resp.Body.Close()
+	return nil, errors.New("connection reset by the test")
+}
