@@ -44,6 +44,9 @@ var (
 	// transition SetState refuses (completed, failed and expired are
 	// terminal), or turns appended to a session in a terminal state.
 	ErrState = errors.New("session: state does not allow it")
+	// ErrExists: Store.Create was asked to create a session whose id is
+	// stored already, or was stored and deleted.
+	ErrExists = errors.New("session: already exists")
 	// ErrMerged: the child's result was merged into its parent already
 	// (Merge); a child is merged once.
 	ErrMerged = errors.New("session: already merged")

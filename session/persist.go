@@ -74,6 +74,31 @@ const maxPersistRounds = 4
 //
 // A new session with a TTL gets its expiry (trails:expiresAt, its
 // creation time plus TTL) in the update that creates it.
+// Create stores s, a session (root or fork) not stored yet, as Persist
+// does, but refuses when a session with its id is stored or was stored
+// and deleted: where Persist of a value with a stored session's id and no
+// new turns succeeds having written nothing (its Initial values
+// ignored), Create returns ErrExists. Of Creates racing on one id, one
+// succeeds. After a store error the session may have been created all
+// the same (the answer was lost): Load tells.
+//
+// It returns ErrExists (also for a value that was stored or loaded
+// already), or the errors of Persist.
+func (st *Store) Create(ctx context.Context, s *Session) error {
+	if s == nil {
+		return fmt.Errorf("create: %w: nil session", ErrInvalid)
+	}
+	if s.seen.ok || s.From != 0 {
+		return fmt.Errorf("create %s: %w: the value was stored or loaded already", s.ID, ErrExists)
+	}
+	s.create = true
+	defer func() { s.create = false }()
+	if err := st.Persist(ctx, s); err != nil {
+		return fmt.Errorf("create: %w", err)
+	}
+	return nil
+}
+
 func (st *Store) Persist(ctx context.Context, s *Session) error {
 	if s == nil {
 		return fmt.Errorf("persist: %w: nil session", ErrInvalid)
@@ -261,6 +286,9 @@ func (st *Store) persistOnce(ctx context.Context, s *Session) (bool, error) {
 	if _, ok := row["exists"]; !ok {
 		return st.create(ctx, s, row)
 	}
+	if s.create {
+		return false, fmt.Errorf("%w: a session with this id is stored", ErrExists)
+	}
 	if err := sameOwner(s, row); err != nil {
 		return false, err
 	}
@@ -321,7 +349,11 @@ func (st *Store) create(ctx context.Context, s *Session, row kg.Solution) (bool,
 	g := sessionIRI(s.ID)
 	own := s.Turns[s.ForkedAt:]
 	if _, ok := row["deleted"]; ok {
-		return false, fmt.Errorf("%w: the session was deleted (%s); a late write does not bring it back", ErrConflict, row.String("deleted"))
+		err := ErrConflict
+		if s.create {
+			err = ErrExists
+		}
+		return false, fmt.Errorf("%w: the session was deleted (%s); a late write does not bring it back", err, row.String("deleted"))
 	}
 	depth := 0
 	chain := chainDigests("", s.Turns)

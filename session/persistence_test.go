@@ -3,6 +3,7 @@ package session_test
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -290,5 +291,64 @@ func TestConflictLoserChangedNothing(t *testing.T) {
 		t.Fatalf("Persist returned %q, but A's turn %d is stored: the loser changed something", err, mine.Index)
 	case err != nil && !errors.Is(err, session.ErrConflict):
 		t.Fatalf("got %v, want nil or ErrConflict", err)
+	}
+}
+
+// TestCreate: Store.Create stores a new session and refuses, with
+// ErrExists and nothing written, an id that is stored or was deleted;
+// of Creates racing on one id exactly one succeeds. Persist, by
+// contrast, takes a turnless value for the stored session it names.
+func TestCreate(t *testing.T) {
+	fusekitest.Parallel(t)
+	st, _, _ := newStore(t)
+	ctx := context.Background()
+	s := session.New("erin")
+	s.Initial = map[string]json.RawMessage{"k": json.RawMessage(`1`)}
+	if err := st.Create(ctx, s); err != nil {
+		t.Fatal(err)
+	}
+	again := session.New("erin")
+	again.ID = s.ID
+	again.Initial = map[string]json.RawMessage{"k": json.RawMessage(`2`)}
+	if err := st.Create(ctx, again); !errors.Is(err, session.ErrExists) {
+		t.Errorf("create of a stored id: got %v, want ErrExists", err)
+	}
+	if err := st.Create(ctx, s); !errors.Is(err, session.ErrExists) {
+		t.Errorf("create of a value stored already: got %v, want ErrExists", err)
+	}
+	if got := mustLoad(t, st, s.ID).Values; string(got["k"]) != `1` {
+		t.Errorf("values after the refused create: got k=%s, want 1", got["k"])
+	}
+	if err := st.Delete(ctx, s.ID, session.DeleteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	gone := session.New("erin")
+	gone.ID = s.ID
+	if err := st.Create(ctx, gone); !errors.Is(err, session.ErrExists) {
+		t.Errorf("create of a deleted id: got %v, want ErrExists", err)
+	}
+
+	id := session.New("erin").ID
+	var wg sync.WaitGroup
+	var ok, exists atomic.Int32
+	for range 6 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			v := session.New("erin")
+			v.ID = id
+			switch err := st.Create(ctx, v); {
+			case err == nil:
+				ok.Add(1)
+			case errors.Is(err, session.ErrExists):
+				exists.Add(1)
+			default:
+				t.Errorf("racing create: %v", err)
+			}
+		}()
+	}
+	wg.Wait()
+	if ok.Load() != 1 || exists.Load() != 5 {
+		t.Errorf("racing creates: got %d created and %d ErrExists, want 1 and 5", ok.Load(), exists.Load())
 	}
 }

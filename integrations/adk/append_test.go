@@ -154,3 +154,48 @@ func TestAppendRefusedLeavesNothing(t *testing.T) {
 		t.Errorf("the caller's value holds %d events, want 1", n)
 	}
 }
+
+// TestCreateRace: of Creates racing on one session id, each with its own
+// initial state, exactly one succeeds and the others get ErrExists; the
+// stored state is the winner's. Before, each Create checked the id and
+// then stored: several succeeded, and all but one had their state
+// silently dropped.
+func TestCreateRace(t *testing.T) {
+	fusekitest.Parallel(t)
+	ctx := t.Context()
+	svc, _ := newService(t)
+	const n = 6
+	errs := make(chan error, n)
+	winner := make(chan string, n)
+	for i := range n {
+		go func() {
+			who := strings.Repeat("w", i+1)
+			_, err := svc.Create(ctx, &session.CreateRequest{AppName: "app", UserID: "u1", SessionID: "race",
+				State: map[string]any{"by": who}})
+			if err == nil {
+				winner <- who
+			}
+			errs <- err
+		}()
+	}
+	created := 0
+	for range n {
+		switch err := <-errs; {
+		case err == nil:
+			created++
+		case errors.Is(err, adk.ErrExists):
+		default:
+			t.Errorf("racing create: got %v, want nil or ErrExists", err)
+		}
+	}
+	if created != 1 {
+		t.Fatalf("racing creates: %d succeeded, want 1", created)
+	}
+	g, err := svc.Get(ctx, &session.GetRequest{AppName: "app", UserID: "u1", SessionID: "race"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if by, err := g.Session.State().Get("by"); err != nil || by != <-winner {
+		t.Errorf("stored state: by=%v (%v), want the winner's", by, err)
+	}
+}

@@ -87,16 +87,8 @@ func (s *SessionService) Create(ctx context.Context, req *session.CreateRequest)
 		return nil, fmt.Errorf("create %s: %w", id, err)
 	}
 	ts.Initial = initial
-	// Persist takes a new session with no turns for the one stored under
-	// its id (it writes nothing and succeeds), so the id is checked first:
-	// two Creates racing on one id may both succeed.
-	if _, err := s.st.Info(ctx, ts.ID); err == nil {
-		return nil, fmt.Errorf("create %s: %w", id, ErrExists)
-	} else if !errors.Is(err, trails.ErrNotFound) {
-		return nil, fmt.Errorf("create %s: %w", id, err)
-	}
-	if err := s.st.Persist(ctx, ts); err != nil {
-		if errors.Is(err, trails.ErrConflict) {
+	if err := s.st.Create(ctx, ts); err != nil {
+		if errors.Is(err, trails.ErrExists) {
 			return nil, fmt.Errorf("create %s: %w: %w", id, ErrExists, err)
 		}
 		return nil, fmt.Errorf("create %s: %w", id, err)
