@@ -96,7 +96,7 @@ func TestAuditAgentQueries(t *testing.T) {
 	golden(t, "audit-agent", []string{l.c.Endpoint()},
 		"an agent loop of agent-7 (a call of get_weather, its result, an answer) and a fork of agent-9 between the call and its result; then a result of a call never made",
 		calls, callsJSON, usage, tree, byPrincipal, invocations, clean, finding)
-	t.Logf("tool-calls of the fork:\n%s", calls.stdout)
+	t.Logf("trails-admin audit tool-calls --param session=%s\n%s\ntrails-admin audit usage-of-session --param session=%s\n%s", l.fork, calls.stdout, l.fork, usage.stdout)
 
 	// The fork's own result answers the root's call; the root's, its own.
 	rows := object(t, "tool-calls", decode[map[string]any](t, callsJSON))
