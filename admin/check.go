@@ -67,11 +67,11 @@ const (
 	// RuleToolResult: a tool result whose call is not in the effective
 	// history before it: a tool result part with a call id that no earlier
 	// tool call part of the history carries, or a turn prov:wasGeneratedBy
-	// a trails:ToolCall outside the history (a call of a sibling fork, or
-	// one a rewind moved into its archive). A result without a call id
-	// names no call and is not reported; a detached fork's own result may
-	// link to the original of a call its history holds a copy of. The
-	// Resource is the turn's IRI.
+	// a trails:ToolCall outside the history (a call of a sibling fork, one
+	// a rewind moved into its archive, one that does not exist). A result
+	// without a call id names no call and is not reported; a detached
+	// fork's own result may link to the original (deleted or not) of a
+	// call its history holds a copy of. The Resource is the turn's IRI.
 	RuleToolResult = "tool-result-without-call"
 )
 

@@ -29,8 +29,9 @@ func partsTurn(role string, parts ...session.Part) session.Turn {
 
 // TestCheckToolResult: the tool-result-without-call rule finds nothing in
 // what agents write as they should (a fork between a call and its result,
-// a fork of it detached, a rewind that archives a call and its result, a
-// call and its result in one turn), and finds a result whose call id no
+// such a fork detached, even once its parent is deleted, a rewind that
+// archives a call and its result, a call and its result in one turn), and
+// finds a result whose call id no
 // earlier call of its history carries (which Persist writes as given: a
 // result of a call never stored, one made in a fork before the call, one
 // before its call in the same turn), and a turn linked to a call outside
@@ -59,6 +60,16 @@ func TestCheckToolResult(t *testing.T) {
 	if err := st.Detach(ctx, detached.ID, session.DetachOptions{}); err != nil {
 		t.Fatal(err)
 	}
+	gone := session.New("agent") // the parent of a detached fork, deleted: its own result links to a call gone
+	gone.Append("user", "find y")
+	gone.AppendTurn(partsTurn("assistant", toolCall("c1")))
+	storetest.MustPersist(t, st, gone)
+	orphanedLink := storetest.MustFork(t, gone, 2)
+	orphanedLink.AppendTurn(partsTurn("tool", toolResult("c1")))
+	storetest.MustPersist(t, st, orphanedLink)
+	if err := st.Delete(ctx, gone.ID, session.DeleteOptions{DetachChildren: true}); err != nil {
+		t.Fatal(err)
+	}
 	ofBetween := storetest.MustFork(t, between, 3)
 	ofBetween.AppendTurn(partsTurn("assistant", toolCall("c1")))
 	ofBetween.AppendTurn(partsTurn("tool", toolResult("c1")))
@@ -85,17 +96,21 @@ func TestCheckToolResult(t *testing.T) {
 
 	// Links written by hand: the result of "before" linked to the call of
 	// its sibling (not in its history: the one finding on that turn), a
-	// result of the root to a later call of its own.
+	// result of the root to a later call of its own, another to a call
+	// that does not exist.
 	var d kg.Data
 	sibling := kg.MustIRI(ontology.ToolCallIRI(storetest.TurnRef(root.ID, 1).String(), 0))
 	later := kg.MustIRI(ontology.ToolCallIRI(storetest.TurnRef(root.ID, 3).String(), 0))
+	missing := kg.MustIRI(ontology.ToolCallIRI(storetest.TurnRef(root.ID, 9).String(), 0)) // no such turn
 	d.Add(storetest.SessionRef(before.ID), storetest.TurnRef(before.ID, 1), kg.MustIRI(ontology.ProvWasGeneratedBy), sibling)
 	d.Add(storetest.SessionRef(root.ID), storetest.TurnRef(root.ID, 2), kg.MustIRI(ontology.ProvWasGeneratedBy), later)
+	d.Add(storetest.SessionRef(root.ID), storetest.TurnRef(root.ID, 4), kg.MustIRI(ontology.ProvWasGeneratedBy), missing)
 	storetest.RawChange(t, c, nil, &d)
 	// The result linked to a call of its id is judged by its link alone.
 	want = append(want[:1:1], want[2],
 		wantFinding{admin.RuleToolResult, storetest.TurnRef(before.ID, 1).String(), "prov:wasGeneratedBy tool call <" + sibling.String() + ">, which is not in the turn's effective history"},
 		wantFinding{admin.RuleToolResult, storetest.TurnRef(root.ID, 2).String(), "prov:wasGeneratedBy tool call <" + later.String() + ">"},
+		wantFinding{admin.RuleToolResult, storetest.TurnRef(root.ID, 4).String(), "prov:wasGeneratedBy tool call <" + missing.String() + ">"},
 	)
 	sameFindings(t, "linked by hand", st, want)
 }

@@ -227,6 +227,14 @@ func TestToolCallsQuery(t *testing.T) {
 		}
 		want := append(first(d), callRow(d.Turns[4], 0, "search", "c3", `{"q":"rome"}`, &d.Turns[5], `{"hits":[1]}`, false))
 		sameRows(t, "tool-calls", run(t, w.c, "tool-calls", map[string]string{"session": d.ID}), want, vars...)
+		// Its own result links to the original call, which it still
+		// answers once the original is deleted (with the archive holding it).
+		for _, id := range []string{w.g.ID, w.a.ID} {
+			if err := w.st.Delete(context.Background(), id, trails.DeleteOptions{}); err != nil {
+				t.Fatal(err)
+			}
+		}
+		sameRows(t, "tool-calls, the original deleted", run(t, w.c, "tool-calls", map[string]string{"session": d.ID}), want, vars...)
 	})
 
 	t.Run("unknown session", func(t *testing.T) {
