@@ -64,6 +64,15 @@ const (
 	// contents of a write that stopped between sending them and its
 	// update. The Resource is the graph's IRI; SweepStaging removes it.
 	RuleStaging = "staging"
+	// RuleToolResult: a tool result whose call is not in the effective
+	// history before it: a tool result part with a call id that no earlier
+	// tool call part of the history carries, or a turn prov:wasGeneratedBy
+	// a trails:ToolCall outside the history (a call of a sibling fork, one
+	// a rewind moved into its archive, one that does not exist). A result
+	// without a call id names no call and is not reported; a detached
+	// fork's own result may link to the original (deleted or not) of a
+	// call its history holds a copy of. The Resource is the turn's IRI.
+	RuleToolResult = "tool-result-without-call"
 )
 
 // Finding is one integrity violation found by Check.
@@ -133,6 +142,7 @@ func (ds *Dataset) Check(ctx context.Context) ([]Finding, error) {
 		{RuleSHACL, ds.checkSHACL},
 		{RuleChain, ds.checkChain}, // also unchained and turn-size
 		{RuleStaging, ds.checkStaging},
+		{RuleToolResult, ds.checkToolResult},
 	} {
 		fs, err := r.run(ctx)
 		if r.name == RuleSHACL && errors.Is(err, kg.ErrUnsupported) {
