@@ -304,7 +304,9 @@ func TestBigStructuredTurn(t *testing.T) {
 		t.Fatal(err)
 	}
 	s := session.New("big")
-	s.Append("user", "fetch the page and the file")
+	s.AppendTurn(session.Turn{Role: "assistant", Content: "fetch the page and the file", Structure: &session.Structure{Parts: []session.Part{
+		{Kind: session.PartToolCall, CallID: "c1", ToolName: "fetch", Arguments: json.RawMessage(`{"url":"https://example.org/page"}`)},
+	}}})
 	s.AppendTurn(session.Turn{Role: "tool", Content: "fetched", Structure: &session.Structure{Parts: []session.Part{
 		{Kind: session.PartToolResult, CallID: "c1", ToolName: "fetch", Result: result},
 		{Kind: session.PartData, MIMEType: "application/octet-stream", Data: []byte(bigContent("file", 2<<20))},

@@ -34,7 +34,7 @@ const (
 const toolCallsQuery = "tool-calls"
 
 // toolCalls runs the audit query toolCallsQuery for a session.
-var toolCalls = func(ctx context.Context, c *kg.Client, sessionID string) (*kg.Results, error) {
+func toolCalls(ctx context.Context, c *kg.Client, sessionID string) (*kg.Results, error) {
 	return prov.NewReader(c).Run(ctx, toolCallsQuery, map[string]string{"session": sessionID})
 }
 
