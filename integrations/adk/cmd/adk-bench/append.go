@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	_ "embed"
 	"errors"
 	"fmt"
 	"slices"
@@ -11,7 +12,12 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/trails-kg/trails/integrations/adk"
+	"github.com/trails-kg/trails/kg"
+	"github.com/trails-kg/trails/ontology"
 )
+
+//go:embed queries/raw-copies.rq
+var qRawCopies string
 
 // appendResult is the append scenario: appends of the same events into
 // one session on each backend, and Fuseki's floor, raw INSERT DATA of
@@ -59,6 +65,11 @@ func mapKeys[V any](m map[string]V) func(func(string) bool) {
 // getResult is the Get scenario: a whole session of the append scenario's
 // events, and its tail.
 type getResult struct {
+	Floor        dist  `json:"floor"`      // raw-copies.rq over the whole session
+	FloorTail    dist  `json:"floor_tail"` // and over its tail
+	FloorBytes   int64 `json:"floor_bytes_received"`
+	FloorTailLen int64 `json:"floor_tail_bytes_received"`
+
 	Events       int        `json:"events"`
 	Tail         int        `json:"tail"`
 	SQLite       dist       `json:"sqlite"`
@@ -183,23 +194,32 @@ func (b *bench) appends(ctx context.Context) (appendResult, getResult, error) {
 	r.Requests = kindStats(kinds, n)
 	b.logf("appends: SQLite p50 %s ms, Trails p50 %s ms, floor p50 %s ms", ms(r.SQLite.P50), ms(r.Trails.P50), ms(r.Floor.P50))
 
-	g, err := b.gets(ctx, user, sS.ID(), sT.ID())
+	g, err := b.gets(ctx, user, sS.ID(), sT.ID(), tid)
 	return r, g, err
 }
 
 // gets measures Gets of the appends' session on each backend, whole and
-// its tail, alternating backends.
-func (b *bench) gets(ctx context.Context, user, idS, idT string) (getResult, error) {
+// its tail, alternating backends, and before each pair the Get floor
+// (rawCopies) on Fuseki.
+func (b *bench) gets(ctx context.Context, user, idS, idT, tid string) (getResult, error) {
 	g := getResult{Events: b.plan.appends, Tail: b.plan.tail}
 	for _, tail := range []bool{false, true} {
 		n := 0
 		if tail {
 			n = b.plan.tail
 		}
-		var dS, dT []time.Duration
+		var dS, dT, dF []time.Duration
 		kinds := map[string][]time.Duration{}
-		var tr traffic
+		var tr, trF traffic
 		for run := range b.plan.getRuns {
+			before := b.ct.snapshot()
+			t0 := time.Now()
+			err := b.rawCopies(ctx, tid, b.plan.appends-n, n)
+			dF = append(dF, time.Since(t0))
+			trF = b.ct.snapshot().minus(before)
+			if err != nil {
+				return g, err
+			}
 			ways := []backend{sqliteBackend, trailsBackend}
 			if run%2 == 1 {
 				ways[0], ways[1] = ways[1], ways[0]
@@ -240,15 +260,38 @@ func (b *bench) gets(ctx context.Context, user, idS, idT string) (getResult, err
 			g.SQLiteTail, g.TrailsTail = distOf(dS), distOf(dT)
 			g.TailTrips, g.TailReceived = tr.trips, tr.received
 			g.TailRequests = kindStats(kinds, b.plan.getRuns)
+			g.FloorTail, g.FloorTailLen = distOf(dF), trF.received
 		} else {
 			g.SQLite, g.Trails = distOf(dS), distOf(dT)
 			g.Trips, g.Received = tr.trips, tr.received
 			g.Requests = kindStats(kinds, b.plan.getRuns)
+			g.Floor, g.FloorBytes = distOf(dF), trF.received
 		}
 	}
 	b.logf("gets: %d events: SQLite %s ms, Trails %s ms; last %d: SQLite %s ms, Trails %s ms", g.Events,
 		ms(g.SQLite.P50), ms(g.Trails.P50), g.Tail, ms(g.SQLiteTail.P50), ms(g.TrailsTail.P50))
 	return g, nil
+}
+
+// rawCopies runs the Get floor, raw-copies.rq, on the Trails session of
+// Trails id tid from index from, and checks that it read want rows (all
+// when want is 0).
+func (b *bench) rawCopies(ctx context.Context, tid string, from, want int) error {
+	if want == 0 {
+		from, want = 0, b.plan.appends
+	}
+	q, err := kg.Bind(qRawCopies, kg.Params{"g": kg.MustIRI(ontology.SessionIRI(tid)), "from": kg.Int(from)})
+	if err != nil {
+		return err
+	}
+	res, err := b.c.Select(ctx, q)
+	if err != nil {
+		return fmt.Errorf("raw copies: %w", err)
+	}
+	if len(res.Solutions) != want {
+		return fmt.Errorf("raw copies: %d rows, want %d", len(res.Solutions), want)
+	}
+	return nil
 }
 
 // floorOf returns the raw INSERT DATA of what Trails' append update u

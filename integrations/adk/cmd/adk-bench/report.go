@@ -139,6 +139,9 @@ func (r *results) markdown(w io.Writer) {
 	fmt.Fprintln(w, "|---|---:|---:|---:|---:|---:|---:|")
 	fmt.Fprintf(w, "| whole session (%d events) | %s | %s | %s | %.2f× | %d | %.1f |\n", g.Events, ms(g.SQLite.P50), ms(g.Trails.P50), ms(g.Trails.P99), ratio(g.Trails.P50, g.SQLite.P50), g.Trips, float64(g.Received)/1000)
 	fmt.Fprintf(w, "| `NumRecentEvents: %d` | %s | %s | %s | %.2f× | %d | %.1f |\n", g.Tail, ms(g.SQLiteTail.P50), ms(g.TrailsTail.P50), ms(g.TrailsTail.P99), ratio(g.TrailsTail.P50, g.SQLiteTail.P50), g.TailTrips, float64(g.TailReceived)/1000)
+	fmt.Fprintf(w, "\nFuseki's floor for a Get: one query for the raw copies of the events and their indices, nothing else (`raw-copies.rq`, parsed by the kg client): "+
+		"%s ms for the whole session (%.1f KB), %s ms for the last %d (%.1f KB).\n",
+		ms(g.Floor.P50), float64(g.FloorBytes)/1000, ms(g.FloorTail.P50), g.Tail, float64(g.FloorTailLen)/1000)
 	fmt.Fprintln(w, "\nThe requests of a whole Get:")
 	fmt.Fprintln(w)
 	kindTable(w, g.Requests)
