@@ -129,7 +129,7 @@ func (r *results) markdown(w io.Writer) {
 	}{{"ADK on SQLite: `AppendEvent`", a.SQLite}, {"Trails on Fuseki: `AppendEvent`", a.Trails}, {"Fuseki's floor: raw `INSERT DATA`", a.Floor}} {
 		fmt.Fprintf(w, "| %s | %s | %s | %s |\n", row.name, ms(row.d.P50), ms(row.d.P99), ms(row.d.Max))
 	}
-	fmt.Fprintf(w, "\nA Trails append: %.2f round trips, %.1f KB sent, %.1f KB received. Its requests:\n\n", a.Trips, a.Sent/1000, a.Received/1000)
+	fmt.Fprintf(w, "\nA Trails append: %.3g round trips, %.1f KB sent, %.0f bytes received. Its requests (the state query only for the first append of the session value):\n\n", a.Trips, a.Sent/1000, a.Received)
 	kindTable(w, a.Requests)
 
 	g := r.Get
@@ -203,7 +203,7 @@ func kindTable(w io.Writer, ks []kindStat) {
 	fmt.Fprintln(w, "| request | per call | p50 ms | p99 ms |")
 	fmt.Fprintln(w, "|---|---:|---:|---:|")
 	for _, k := range ks {
-		fmt.Fprintf(w, "| `%s` | %.2f | %s | %s |\n", k.Kind, k.PerCall, ms(k.Time.P50), ms(k.Time.P99))
+		fmt.Fprintf(w, "| `%s` | %.3g | %s | %s |\n", k.Kind, k.PerCall, ms(k.Time.P50), ms(k.Time.P99))
 	}
 }
 
