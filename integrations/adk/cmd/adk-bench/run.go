@@ -59,7 +59,7 @@ a long session (ADK: a copy), concurrent writers on sessions of their own,
 two writers on one session, and Fuseki's floor for an append (raw INSERT
 DATA of the triples the append wrote). Run it inside the Trails checkout
 (it finds the Fuseki jar and configuration there). The full run takes
-about 3 minutes on an idle 2-core machine.
+3 to 5 minutes on a shared 2-core machine.
 
 Flags:
   -short   tiny sizes, to check that it works (CI)
