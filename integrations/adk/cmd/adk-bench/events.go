@@ -92,7 +92,6 @@ func event(prefix string, i int, at time.Time) *session.Event {
 // delta are new values.
 func copyEvent(ev *session.Event) *session.Event {
 	c := *ev
-	c.LLMResponse = ev.LLMResponse
 	if ev.Content != nil {
 		cc := *ev.Content
 		cc.Parts = append([]*genai.Part(nil), ev.Content.Parts...)
