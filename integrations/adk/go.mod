@@ -2,7 +2,26 @@ module github.com/trails-kg/trails/integrations/adk
 
 go 1.26.5
 
-require github.com/trails-kg/trails v0.0.0
+require (
+	github.com/glebarez/sqlite v1.11.0
+	github.com/trails-kg/trails v0.0.0
+	gorm.io/gorm v1.31.2
+)
+
+require (
+	github.com/dustin/go-humanize v1.0.1 // indirect
+	github.com/glebarez/go-sqlite v1.21.2 // indirect
+	github.com/jinzhu/inflection v1.0.0 // indirect
+	github.com/jinzhu/now v1.1.5 // indirect
+	github.com/mattn/go-isatty v0.0.20 // indirect
+	github.com/ncruces/go-strftime v1.0.0 // indirect
+	github.com/remyoudompheng/bigfft v0.0.0-20230129092748-24d4a6f8daec // indirect
+	golang.org/x/exp v0.0.0-20260112195511-716be5621a96 // indirect
+	modernc.org/libc v1.67.6 // indirect
+	modernc.org/mathutil v1.7.1 // indirect
+	modernc.org/memory v1.11.0 // indirect
+	modernc.org/sqlite v1.46.1 // indirect
+)
 
 require (
 	cloud.google.com/go v0.123.0 // indirect

@@ -1,0 +1,326 @@
+package main
+
+import (
+	"context"
+	_ "embed"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/google/uuid"
+
+	"github.com/trails-kg/trails/integrations/adk"
+	"github.com/trails-kg/trails/kg"
+	"github.com/trails-kg/trails/ontology"
+)
+
+//go:embed queries/raw-copies.rq
+var qRawCopies string
+
+// appendResult is the append scenario: appends of the same events into
+// one session on each backend, and Fuseki's floor, raw INSERT DATA of
+// what each Trails append inserted.
+type appendResult struct {
+	SQLite dist `json:"sqlite"`
+	Trails dist `json:"trails"`
+	Floor  dist `json:"floor"`
+
+	Trips    float64    `json:"trails_trips_per_append"`
+	Sent     float64    `json:"trails_bytes_sent_per_append"`
+	Received float64    `json:"trails_bytes_received_per_append"`
+	FloorLen float64    `json:"floor_bytes_per_insert"` // the INSERT DATA's length
+	Triples  float64    `json:"floor_triples_per_insert"`
+	Requests []kindStat `json:"trails_requests"` // what an append sends, by kind
+}
+
+// kindStat is one kind of request of an operation: how many per call and
+// how long each takes (until its response body is closed).
+type kindStat struct {
+	Kind    string  `json:"kind"`
+	PerCall float64 `json:"per_call"`
+	Time    dist    `json:"time"`
+}
+
+// kindStats summarizes the recorded request times of calls calls.
+func kindStats(kinds map[string][]time.Duration, calls int) []kindStat {
+	var out []kindStat
+	for _, k := range slices.Sorted(mapKeys(kinds)) {
+		out = append(out, kindStat{Kind: k, PerCall: float64(len(kinds[k])) / float64(calls), Time: distOf(kinds[k])})
+	}
+	return out
+}
+
+func mapKeys[V any](m map[string]V) func(func(string) bool) {
+	return func(yield func(string) bool) {
+		for k := range m {
+			if !yield(k) {
+				return
+			}
+		}
+	}
+}
+
+// getResult is the Get scenario: a whole session of the append scenario's
+// events, and its tail.
+type getResult struct {
+	Floor        dist  `json:"floor"`      // raw-copies.rq over the whole session
+	FloorTail    dist  `json:"floor_tail"` // and over its tail
+	FloorBytes   int64 `json:"floor_bytes_received"`
+	FloorTailLen int64 `json:"floor_tail_bytes_received"`
+
+	Events       int        `json:"events"`
+	Tail         int        `json:"tail"`
+	SQLite       dist       `json:"sqlite"`
+	Trails       dist       `json:"trails"`
+	SQLiteTail   dist       `json:"sqlite_tail"`
+	TrailsTail   dist       `json:"trails_tail"`
+	Trips        int64      `json:"trails_trips"`
+	Received     int64      `json:"trails_bytes_received"`
+	TailTrips    int64      `json:"trails_tail_trips"`
+	TailReceived int64      `json:"trails_tail_bytes_received"`
+	Requests     []kindStat `json:"trails_requests"`
+	TailRequests []kindStat `json:"trails_tail_requests"`
+}
+
+// warmUp appends the plan's warm-up events to a session of each backend
+// and Gets it, so that the JVM's compiler and SQLite's cache are warm.
+func (b *bench) warmUp(ctx context.Context) error {
+	for _, k := range []backend{sqliteBackend, trailsBackend} {
+		s, err := b.create(ctx, k, "warmup")
+		if err != nil {
+			return err
+		}
+		if err := b.fill(ctx, k, s, "w", b.plan.warmup); err != nil {
+			return err
+		}
+		for range 3 {
+			if _, err := b.get(ctx, k, "warmup", s.ID(), 0); err != nil {
+				return err
+			}
+			if _, err := b.get(ctx, k, "warmup", s.ID(), b.plan.tail); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// appends runs the append scenario and then the Get scenario on the
+// session it filled. The three ways take turns event by event (which goes
+// first rotates), so that load on the machine touches each alike; the
+// floor's INSERT DATA of event i follows the Trails append of event i it
+// copies.
+func (b *bench) appends(ctx context.Context) (appendResult, getResult, error) {
+	var r appendResult
+	n := b.plan.appends
+	user := "alice"
+	sS, err := b.create(ctx, sqliteBackend, user)
+	if err != nil {
+		return r, getResult{}, err
+	}
+	sT, err := b.create(ctx, trailsBackend, user)
+	if err != nil {
+		return r, getResult{}, err
+	}
+	tid := sT.(*adk.Session).TrailsID()
+	floorID := uuid.Must(uuid.NewV7()).String()
+	var dS, dT, dF []time.Duration
+	kinds := map[string][]time.Duration{}
+	var sent, received, floorLen, triples int64
+	var body string // the Trails append's update, for the floor
+	sqliteWay := func(i int) error {
+		ev := event("a", i, time.Now())
+		t0 := time.Now()
+		err := b.sqlite.AppendEvent(ctx, sS, ev)
+		dS = append(dS, time.Since(t0))
+		return err
+	}
+	trailsWay := func(i int) error {
+		ev := event("a", i, time.Now())
+		before := b.ct.snapshot()
+		b.ct.record()
+		t0 := time.Now()
+		err := b.trails.AppendEvent(ctx, sT, ev)
+		dT = append(dT, time.Since(t0))
+		ups, ks := b.ct.stop()
+		tr := b.ct.snapshot().minus(before)
+		sent, received = sent+tr.sent, received+tr.received
+		for k, v := range ks {
+			kinds[k] = append(kinds[k], v...)
+		}
+		if err == nil && len(ups) != 1 {
+			return fmt.Errorf("trails: append %d sent %d updates, want 1", i, len(ups))
+		}
+		if err == nil {
+			body = ups[0]
+		}
+		return err
+	}
+	floorWay := func(i int) error {
+		u, nt, err := floorOf(body, tid, floorID)
+		if err != nil {
+			return fmt.Errorf("floor of append %d: %w", i, err)
+		}
+		floorLen, triples = floorLen+int64(len(u)), triples+int64(nt)
+		t0 := time.Now()
+		err = b.c.Update(ctx, u)
+		dF = append(dF, time.Since(t0))
+		return err
+	}
+	orders := [][]func(int) error{{sqliteWay, trailsWay, floorWay}, {trailsWay, floorWay, sqliteWay}, {trailsWay, sqliteWay, floorWay}}
+	for i := range n {
+		for _, way := range orders[i%len(orders)] {
+			if err := way(i); err != nil {
+				return r, getResult{}, fmt.Errorf("append %d: %w", i, err)
+			}
+		}
+		if ctx.Err() != nil {
+			return r, getResult{}, ctx.Err()
+		}
+		if (i+1)%200 == 0 {
+			b.logf("appends: %d of %d", i+1, n)
+		}
+	}
+	r.SQLite, r.Trails, r.Floor = distOf(dS), distOf(dT), distOf(dF)
+	var trips int
+	for _, v := range kinds {
+		trips += len(v)
+	}
+	r.Trips = float64(trips) / float64(n)
+	r.Sent, r.Received = float64(sent)/float64(n), float64(received)/float64(n)
+	r.FloorLen, r.Triples = float64(floorLen)/float64(n), float64(triples)/float64(n)
+	r.Requests = kindStats(kinds, n)
+	b.logf("appends: SQLite p50 %s ms, Trails p50 %s ms, floor p50 %s ms", ms(r.SQLite.P50), ms(r.Trails.P50), ms(r.Floor.P50))
+
+	g, err := b.gets(ctx, user, sS.ID(), sT.ID(), tid)
+	return r, g, err
+}
+
+// gets measures Gets of the appends' session on each backend, whole and
+// its tail, alternating backends, and before each pair the Get floor
+// (rawCopies) on Fuseki.
+func (b *bench) gets(ctx context.Context, user, idS, idT, tid string) (getResult, error) {
+	g := getResult{Events: b.plan.appends, Tail: b.plan.tail}
+	for _, tail := range []bool{false, true} {
+		n := 0
+		if tail {
+			n = b.plan.tail
+		}
+		var dS, dT, dF []time.Duration
+		kinds := map[string][]time.Duration{}
+		var tr, trF traffic
+		for run := range b.plan.getRuns {
+			before := b.ct.snapshot()
+			t0 := time.Now()
+			err := b.rawCopies(ctx, tid, b.plan.appends-n, n)
+			dF = append(dF, time.Since(t0))
+			trF = b.ct.snapshot().minus(before)
+			if err != nil {
+				return g, err
+			}
+			ways := []backend{sqliteBackend, trailsBackend}
+			if run%2 == 1 {
+				ways[0], ways[1] = ways[1], ways[0]
+			}
+			for _, k := range ways {
+				id := idS
+				if k == trailsBackend {
+					id = idT
+					b.ct.record()
+				}
+				before := b.ct.snapshot()
+				t0 := time.Now()
+				s, err := b.get(ctx, k, user, id, n)
+				d := time.Since(t0)
+				if k == trailsBackend {
+					_, ks := b.ct.stop()
+					for kk, v := range ks {
+						kinds[kk] = append(kinds[kk], v...)
+					}
+					tr = b.ct.snapshot().minus(before)
+					dT = append(dT, d)
+				} else {
+					dS = append(dS, d)
+				}
+				if err != nil {
+					return g, err
+				}
+				want := b.plan.appends
+				if tail {
+					want = n
+				}
+				if got := s.Events().Len(); got != want {
+					return g, fmt.Errorf("%v: get (last %d): %d events, want %d", k, n, got, want)
+				}
+			}
+		}
+		if tail {
+			g.SQLiteTail, g.TrailsTail = distOf(dS), distOf(dT)
+			g.TailTrips, g.TailReceived = tr.trips, tr.received
+			g.TailRequests = kindStats(kinds, b.plan.getRuns)
+			g.FloorTail, g.FloorTailLen = distOf(dF), trF.received
+		} else {
+			g.SQLite, g.Trails = distOf(dS), distOf(dT)
+			g.Trips, g.Received = tr.trips, tr.received
+			g.Requests = kindStats(kinds, b.plan.getRuns)
+			g.Floor, g.FloorBytes = distOf(dF), trF.received
+		}
+	}
+	b.logf("gets: %d events: SQLite %s ms, Trails %s ms; last %d: SQLite %s ms, Trails %s ms", g.Events,
+		ms(g.SQLite.P50), ms(g.Trails.P50), g.Tail, ms(g.SQLiteTail.P50), ms(g.TrailsTail.P50))
+	return g, nil
+}
+
+// rawCopies runs the Get floor, raw-copies.rq, on the Trails session of
+// Trails id tid from index from, and checks that it read want rows (all
+// when want is 0).
+func (b *bench) rawCopies(ctx context.Context, tid string, from, want int) error {
+	if want == 0 {
+		from, want = 0, b.plan.appends
+	}
+	q, err := kg.Bind(qRawCopies, kg.Params{"g": kg.MustIRI(ontology.SessionIRI(tid)), "from": kg.Int(from)})
+	if err != nil {
+		return err
+	}
+	res, err := b.c.Select(ctx, q)
+	if err != nil {
+		return fmt.Errorf("raw copies: %w", err)
+	}
+	if len(res.Solutions) != want {
+		return fmt.Errorf("raw copies: %d rows, want %d", len(res.Solutions), want)
+	}
+	return nil
+}
+
+// floorOf returns the raw INSERT DATA of what Trails' append update u
+// inserts: the ground triples of each of its operations' INSERT
+// templates (the turn, its parts, usage and value changes, the new count
+// and digest; and the shared values of its app: and user: keys, whose
+// value the update copies from the stored change: here the JSON null),
+// with the session id from replaced by to, so that each insert adds
+// triples of its own to a session graph of the floor's. It also returns
+// the number of triples. A template with other variables makes an INSERT
+// DATA that Fuseki refuses, which the floor reports.
+func floorOf(u, from, to string) (string, int, error) {
+	ops := strings.Split(u, "\nINSERT {\n")
+	if len(ops) < 2 {
+		return "", 0, errors.New("no INSERT template in the update")
+	}
+	var d strings.Builder
+	d.WriteString("INSERT DATA {\n")
+	for _, op := range ops[1:] {
+		tmpl, _, ok := strings.Cut(op, "\nWHERE {")
+		if !ok {
+			return "", 0, errors.New("an INSERT template without WHERE")
+		}
+		tmpl = strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(tmpl), "}")) // without the template's closing brace
+		tmpl = strings.ReplaceAll(tmpl, " ?v .", ` "null"^^<http://www.w3.org/1999/02/22-rdf-syntax-ns#JSON> .`)
+		d.WriteString(strings.ReplaceAll(tmpl, from, to))
+		d.WriteString("\n")
+	}
+	d.WriteString("}\n")
+	s := d.String()
+	return s, strings.Count(s, " .\n") + strings.Count(s, " ;\n") + strings.Count(s, " ,"), nil
+}

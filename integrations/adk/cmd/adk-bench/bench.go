@@ -1,0 +1,214 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"math"
+	"os"
+	"path/filepath"
+	"slices"
+	"syscall"
+	"time"
+
+	"google.golang.org/adk/v2/session"
+
+	"github.com/trails-kg/trails/integrations/adk"
+	"github.com/trails-kg/trails/internal/fusekitest"
+	"github.com/trails-kg/trails/kg"
+)
+
+// app is the ADK app name of every session the benchmark writes.
+const app = "weather_app"
+
+// plan holds the sizes of one run.
+type plan struct {
+	name       string
+	warmup     int // events appended to each backend before anything is measured
+	appends    int // measured appends, into one session (then its Get)
+	getRuns    int // Gets of that session, and of its tail, measured
+	tail       int // NumRecentEvents of the tail Get
+	fork       int // events of the session forked
+	forkSmall  int // events of the smaller session forked (fork size against history length)
+	forkRuns   int // forks (and copies) measured
+	writers    int // concurrent writers, one session each
+	perWriter  int // appends of each of them
+	pairEvents int // appends of each of the two writers on one session
+}
+
+func fullPlan() plan {
+	return plan{name: "full", warmup: 200, appends: 1000, getRuns: 20, tail: 50, fork: 500, forkSmall: 50,
+		forkRuns: 3, writers: 8, perWriter: 200, pairEvents: 200}
+}
+
+func shortPlan() plan {
+	return plan{name: "short", warmup: 4, appends: 12, getRuns: 2, tail: 5, fork: 8, forkSmall: 4,
+		forkRuns: 1, writers: 3, perWriter: 4, pairEvents: 4}
+}
+
+// bench is one run: the two services, the Trails client's counter, the
+// paths whose size the fork scenario measures.
+type bench struct {
+	plan plan
+	log  io.Writer
+	t0   time.Time
+
+	srv     *fusekitest.Server
+	ct      *counter
+	c       *kg.Client
+	trails  *adk.SessionService
+	sqlite  session.Service
+	dbPath  string // the SQLite database file
+	dataDir string // Fuseki's TDB2 database
+}
+
+// backend names one of the two services under test.
+type backend int
+
+const (
+	sqliteBackend backend = iota
+	trailsBackend
+)
+
+func (k backend) String() string {
+	if k == sqliteBackend {
+		return "ADK database on SQLite"
+	}
+	return "Trails on Fuseki"
+}
+
+// svc returns the service of backend k.
+func (b *bench) svc(k backend) session.Service {
+	if k == sqliteBackend {
+		return b.sqlite
+	}
+	return b.trails
+}
+
+// logf writes a progress line to the diagnostics writer.
+func (b *bench) logf(format string, args ...any) {
+	fmt.Fprintf(b.log, "[%6.1fs] %s\n", time.Since(b.t0).Seconds(), fmt.Sprintf(format, args...))
+}
+
+// create creates a session of user on backend k.
+func (b *bench) create(ctx context.Context, k backend, user string) (session.Session, error) {
+	r, err := b.svc(k).Create(ctx, &session.CreateRequest{AppName: app, UserID: user})
+	if err != nil {
+		return nil, fmt.Errorf("%v: create: %w", k, err)
+	}
+	return r.Session, nil
+}
+
+// get returns session id of user on backend k, its last n events (all
+// when n is 0).
+func (b *bench) get(ctx context.Context, k backend, user, id string, n int) (session.Session, error) {
+	r, err := b.svc(k).Get(ctx, &session.GetRequest{AppName: app, UserID: user, SessionID: id, NumRecentEvents: n})
+	if err != nil {
+		return nil, fmt.Errorf("%v: get: %w", k, err)
+	}
+	return r.Session, nil
+}
+
+// fill appends events 0..n-1 (ids prefixed prefix) to s on backend k.
+func (b *bench) fill(ctx context.Context, k backend, s session.Session, prefix string, n int) error {
+	for i := range n {
+		if err := b.svc(k).AppendEvent(ctx, s, event(prefix, i, time.Now())); err != nil {
+			return fmt.Errorf("%v: append %d: %w", k, i, err)
+		}
+	}
+	return nil
+}
+
+// sqliteSize returns the bytes of the SQLite database: the file and any
+// journal or WAL beside it.
+func (b *bench) sqliteSize() (int64, error) {
+	matches, err := filepath.Glob(b.dbPath + "*")
+	if err != nil {
+		return 0, err
+	}
+	var n int64
+	for _, m := range matches {
+		fi, err := os.Stat(m)
+		if err != nil {
+			return 0, err
+		}
+		n += fi.Size()
+	}
+	return n, nil
+}
+
+// tdbSize returns the bytes of Fuseki's TDB2 directory: the files'
+// lengths and the disk blocks they hold (TDB2 grows its files in large
+// steps, and may leave them sparse).
+func (b *bench) tdbSize() (length, allocated int64, err error) {
+	err = filepath.WalkDir(b.dataDir, func(p string, d os.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return err
+		}
+		fi, err := d.Info()
+		if err != nil {
+			return err
+		}
+		length += fi.Size()
+		allocated += blocks(fi)
+		return nil
+	})
+	return length, allocated, err
+}
+
+// quads returns the number of quads Fuseki holds, in every graph.
+func (b *bench) quads(ctx context.Context) (int64, error) {
+	res, err := b.c.Select(ctx, "SELECT (COUNT(*) AS ?n) WHERE { GRAPH ?g { ?s ?p ?o } }")
+	if err != nil {
+		return 0, err
+	}
+	if len(res.Solutions) != 1 {
+		return 0, fmt.Errorf("count quads: %d rows", len(res.Solutions))
+	}
+	n, err := res.Solutions[0].Int("n")
+	return int64(n), err
+}
+
+// dist is a distribution of durations.
+type dist struct {
+	N   int           `json:"n"`
+	P50 time.Duration `json:"p50_ns"`
+	P99 time.Duration `json:"p99_ns"`
+	Max time.Duration `json:"max_ns"`
+}
+
+func distOf(ds []time.Duration) dist {
+	if len(ds) == 0 {
+		return dist{}
+	}
+	s := slices.Clone(ds)
+	slices.Sort(s)
+	return dist{N: len(s), P50: pct(s, 50), P99: pct(s, 99), Max: s[len(s)-1]}
+}
+
+// pct returns the p-th percentile of sorted s, nearest rank.
+func pct(s []time.Duration, p float64) time.Duration {
+	i := int(math.Ceil(p/100*float64(len(s)))) - 1
+	return s[max(0, min(i, len(s)-1))]
+}
+
+// ms formats d in milliseconds.
+func ms(d time.Duration) string {
+	v := float64(d) / float64(time.Millisecond)
+	switch {
+	case v >= 100:
+		return fmt.Sprintf("%.0f", v)
+	case v >= 10:
+		return fmt.Sprintf("%.1f", v)
+	}
+	return fmt.Sprintf("%.2f", v)
+}
+
+// blocks returns the bytes of disk a file holds (its blocks), its length
+// where the system does not say.
+func blocks(fi os.FileInfo) int64 {
+	if st, ok := fi.Sys().(*syscall.Stat_t); ok {
+		return st.Blocks * 512
+	}
+	return fi.Size()
+}

@@ -1,0 +1,189 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"google.golang.org/adk/v2/session"
+
+	"github.com/trails-kg/trails/integrations/adk"
+)
+
+// forkRow is the fork scenario for one history length: ADK has no fork,
+// so its way is to Get the session, Create a new one and append copies of
+// the events; Trails' is the adapter's Fork at the last event, which
+// shares the history in the store.
+type forkRow struct {
+	Events int  `json:"events"`
+	SQLite dist `json:"sqlite"`
+	Trails dist `json:"trails"`
+
+	SQLiteBytes int64      `json:"sqlite_bytes"`      // growth of the database file, per fork (the last)
+	Quads       int64      `json:"trails_quads"`      // quads added to Fuseki, per fork (the last)
+	TDBLength   int64      `json:"trails_tdb_length"` // growth of the TDB2 files' lengths, per fork (the last)
+	TDBBlocks   int64      `json:"trails_tdb_blocks"` // growth of the disk blocks they hold, per fork (the last)
+	Trips       int64      `json:"trails_trips"`      // round trips of a fork
+	Sent        int64      `json:"trails_bytes_sent"` // bytes it sends
+	Received    int64      `json:"trails_bytes_recv"` // bytes it receives
+	Requests    []kindStat `json:"trails_requests"`   // what a fork sends, by kind
+
+	// One more append to the session forked, for comparison.
+	AppendBytes  int64 `json:"sqlite_append_bytes"`
+	AppendQuads  int64 `json:"trails_append_quads"`
+	AppendBlocks int64 `json:"trails_append_tdb_blocks"`
+}
+
+// forks runs the fork scenario on a short and a long session.
+func (b *bench) forks(ctx context.Context) ([]forkRow, error) {
+	var rows []forkRow
+	for _, n := range []int{b.plan.forkSmall, b.plan.fork} {
+		row, err := b.forkOf(ctx, n)
+		if err != nil {
+			return nil, fmt.Errorf("fork of %d events: %w", n, err)
+		}
+		b.logf("fork of %d events: SQLite copy %s ms, +%d bytes; Trails fork %s ms, +%d quads", n,
+			ms(row.SQLite.P50), row.SQLiteBytes, ms(row.Trails.P50), row.Quads)
+		rows = append(rows, row)
+	}
+	return rows, nil
+}
+
+// forkOf fills a session of n events on each backend and forks it the
+// plan's number of times each way, the ways alternating.
+func (b *bench) forkOf(ctx context.Context, n int) (forkRow, error) {
+	row := forkRow{Events: n}
+	user := fmt.Sprintf("forker%d", n)
+	src := map[backend]session.Session{}
+	for _, k := range []backend{sqliteBackend, trailsBackend} {
+		s, err := b.create(ctx, k, user)
+		if err != nil {
+			return row, err
+		}
+		if err := b.fill(ctx, k, s, "f", n); err != nil {
+			return row, err
+		}
+		src[k] = s
+	}
+	last := src[trailsBackend].Events().At(n - 1).ID
+	var dS, dT []time.Duration
+	kinds := map[string][]time.Duration{}
+	for run := range b.plan.forkRuns {
+		ways := []backend{sqliteBackend, trailsBackend}
+		if run%2 == 1 {
+			ways[0], ways[1] = ways[1], ways[0]
+		}
+		for _, k := range ways {
+			if k == sqliteBackend {
+				size0, err := b.sqliteSize()
+				if err != nil {
+					return row, err
+				}
+				t0 := time.Now()
+				if err := b.copySession(ctx, user, src[k].ID(), n); err != nil {
+					return row, err
+				}
+				dS = append(dS, time.Since(t0))
+				size1, err := b.sqliteSize()
+				if err != nil {
+					return row, err
+				}
+				row.SQLiteBytes = size1 - size0
+				continue
+			}
+			q0, err := b.quads(ctx)
+			if err != nil {
+				return row, err
+			}
+			l0, a0, err := b.tdbSize()
+			if err != nil {
+				return row, err
+			}
+			before := b.ct.snapshot()
+			b.ct.record()
+			t0 := time.Now()
+			f, err := b.trails.Fork(ctx, adk.Key{AppName: app, UserID: user, SessionID: src[k].ID()}, adk.AtEvent(last), "")
+			d := time.Since(t0)
+			_, ks := b.ct.stop()
+			tr := b.ct.snapshot().minus(before)
+			if err != nil {
+				return row, fmt.Errorf("trails: fork: %w", err)
+			}
+			if got := f.Events().Len(); got != n {
+				return row, fmt.Errorf("trails: the fork holds %d events, want %d", got, n)
+			}
+			dT = append(dT, d)
+			for kk, v := range ks {
+				kinds[kk] = append(kinds[kk], v...)
+			}
+			row.Trips, row.Sent, row.Received = tr.trips, tr.sent, tr.received
+			q1, err := b.quads(ctx)
+			if err != nil {
+				return row, err
+			}
+			l1, a1, err := b.tdbSize()
+			if err != nil {
+				return row, err
+			}
+			row.Quads, row.TDBLength, row.TDBBlocks = q1-q0, l1-l0, a1-a0
+		}
+	}
+	row.SQLite, row.Trails = distOf(dS), distOf(dT)
+	row.Requests = kindStats(kinds, b.plan.forkRuns)
+
+	size0, err := b.sqliteSize()
+	if err != nil {
+		return row, err
+	}
+	if err := b.sqlite.AppendEvent(ctx, src[sqliteBackend], event("f", n, time.Now())); err != nil {
+		return row, err
+	}
+	size1, err := b.sqliteSize()
+	if err != nil {
+		return row, err
+	}
+	row.AppendBytes = size1 - size0
+	q0, err := b.quads(ctx)
+	if err != nil {
+		return row, err
+	}
+	_, a0, err := b.tdbSize()
+	if err != nil {
+		return row, err
+	}
+	if err := b.trails.AppendEvent(ctx, src[trailsBackend], event("f", n, time.Now())); err != nil {
+		return row, err
+	}
+	q1, err := b.quads(ctx)
+	if err != nil {
+		return row, err
+	}
+	_, a1, err := b.tdbSize()
+	if err != nil {
+		return row, err
+	}
+	row.AppendQuads, row.AppendBlocks = q1-q0, a1-a0
+	return row, nil
+}
+
+// copySession is ADK's fork: Get session id, Create a new session of the
+// same user and append copies of its n events.
+func (b *bench) copySession(ctx context.Context, user, id string, n int) error {
+	g, err := b.get(ctx, sqliteBackend, user, id, 0)
+	if err != nil {
+		return err
+	}
+	if got := g.Events().Len(); got != n {
+		return fmt.Errorf("sqlite: the session to copy holds %d events, want %d", got, n)
+	}
+	c, err := b.create(ctx, sqliteBackend, user)
+	if err != nil {
+		return err
+	}
+	for ev := range g.Events().All() {
+		if err := b.sqlite.AppendEvent(ctx, c, copyEvent(ev)); err != nil {
+			return fmt.Errorf("sqlite: copy event %s: %w", ev.ID, err)
+		}
+	}
+	return nil
+}

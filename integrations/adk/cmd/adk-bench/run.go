@@ -1,0 +1,325 @@
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"log"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"runtime"
+	"runtime/debug"
+	"strings"
+	"time"
+
+	"github.com/glebarez/sqlite"
+	"google.golang.org/adk/v2/session/database"
+	"gorm.io/gorm"
+	"gorm.io/gorm/logger"
+
+	"github.com/trails-kg/trails/integrations/adk"
+	"github.com/trails-kg/trails/internal/fusekitest"
+	"github.com/trails-kg/trails/kg"
+	trails "github.com/trails-kg/trails/session"
+)
+
+// Exit codes, listed in the usage text.
+const (
+	exitOK          = 0
+	exitFailure     = 1
+	exitUsage       = 2
+	exitInterrupted = 130
+)
+
+const usageText = `Usage: adk-bench [-short] [-o FILE] [-json]
+
+Runs the same agent events (user text, a model turn with a function call
+and usage, the function's response, model text; state changes of the
+session, user: and app: scopes) against two ADK Go v2 session services,
+one after the other or interleaved, and prints a markdown report judging
+issue 14's targets:
+
+  ADK's database service (google.golang.org/adk/v2/session/database) on
+  SQLite through github.com/glebarez/sqlite, default settings, a file in a
+  temporary directory;
+  Trails' service (github.com/trails-kg/trails/integrations/adk) on a
+  Fuseki it starts itself from the cached jar (TDB2 on disk, the project's
+  configuration).
+
+It measures AppendEvent, Get of a long session and of its tail, a fork of
+a long session (ADK: a copy), concurrent writers on sessions of their own,
+two writers on one session, and Fuseki's floor for an append (raw INSERT
+DATA of the triples the append wrote). Run it inside the Trails checkout
+(it finds the Fuseki jar and configuration there). The full run takes
+3 to 5 minutes on a shared 2-core machine.
+
+Flags:
+  -short   tiny sizes, to check that it works (CI)
+  -o FILE  write the report into FILE between the lines
+           <!-- adk-bench:begin --> and <!-- adk-bench:end -->, which the
+           file must have; a new FILE gets the report between them
+  -json    print the measurements as JSON instead of markdown
+
+Example:
+  go run ./integrations/adk/cmd/adk-bench -o BENCHMARKS.md
+
+Exit codes: 0 the report was written (whether targets were met or not),
+1 failure, 2 usage, 130 interrupted.
+`
+
+// Markers of the generated part of an output file.
+const (
+	beginMarker = "<!-- adk-bench:begin -->"
+	endMarker   = "<!-- adk-bench:end -->"
+)
+
+// usageError is a mistake on the command line.
+type usageError struct{ msg string }
+
+func (e *usageError) Error() string { return e.msg }
+
+func usageErrorf(format string, args ...any) error {
+	return &usageError{msg: fmt.Sprintf(format, args...)}
+}
+
+// exitCode maps the error run returned to the process's exit code.
+func exitCode(err error) int {
+	var ue *usageError
+	switch {
+	case err == nil:
+		return exitOK
+	case errors.As(err, &ue):
+		return exitUsage
+	case errors.Is(err, context.Canceled):
+		return exitInterrupted
+	default:
+		return exitFailure
+	}
+}
+
+// run is the command: it parses args, runs the benchmark and writes the
+// report. Errors are also printed to stderr.
+func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	err := runBench(ctx, args, stdout, stderr)
+	var ue *usageError
+	switch {
+	case err == nil:
+	case errors.As(err, &ue):
+		fmt.Fprintf(stderr, "adk-bench: %v\nRun \"adk-bench -h\" for the usage.\n", err)
+	default:
+		fmt.Fprintf(stderr, "adk-bench: %v\n", err)
+	}
+	return err
+}
+
+func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	fs := flag.NewFlagSet("adk-bench", flag.ContinueOnError)
+	fs.SetOutput(io.Discard)
+	short := fs.Bool("short", false, "")
+	out := fs.String("o", "", "")
+	asJSON := fs.Bool("json", false, "")
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			fmt.Fprint(stdout, usageText)
+			return nil
+		}
+		return usageErrorf("%v", err)
+	}
+	if fs.NArg() > 0 {
+		return usageErrorf("unexpected argument %q: adk-bench takes flags only", fs.Arg(0))
+	}
+	if *out != "" {
+		if old, err := os.ReadFile(*out); err == nil && !hasMarkers(old) {
+			return usageErrorf("-o %s: the file has no lines %s and %s, between which the report goes", *out, beginMarker, endMarker)
+		}
+	}
+	p := fullPlan()
+	if *short {
+		p = shortPlan()
+	}
+	tmp, err := os.MkdirTemp("", "adk-bench-")
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(tmp)
+
+	t0 := time.Now()
+	b := &bench{plan: p, log: stderr, t0: t0, ct: newCounter(),
+		dbPath: filepath.Join(tmp, "adk.db"), dataDir: filepath.Join(tmp, "tdb2")}
+	r := &results{
+		Command: strings.Join(append([]string{"go run ./integrations/adk/cmd/adk-bench"}, args...), " "),
+		Plan:    p,
+		Date:    t0,
+		LoadAvg: []string{loadAvg()},
+	}
+
+	// ADK's database service, as its own tests make it but on a file and
+	// with gorm's defaults (gorm's default logger writes to stdout: this
+	// one is the same but writes to stderr, without colours).
+	gormLog := logger.New(log.New(stderr, "\r\n", log.LstdFlags), logger.Config{SlowThreshold: 200 * time.Millisecond, LogLevel: logger.Warn})
+	if b.sqlite, err = database.NewSessionService(sqlite.Open(b.dbPath), &gorm.Config{Logger: gormLog}); err != nil {
+		return err
+	}
+	if err := database.AutoMigrate(b.sqlite); err != nil {
+		return err
+	}
+
+	b.logf("starting Fuseki on TDB2 in %s", b.dataDir)
+	srv, err := fusekitest.StartServer(fusekitest.Options{DataDir: b.dataDir})
+	if err != nil {
+		return err
+	}
+	defer srv.Close()
+	b.srv = srv
+	if b.c, err = kg.New(kg.Config{Endpoint: srv.Endpoint, HTTPClient: &http.Client{Transport: b.ct}}); err != nil {
+		return err
+	}
+	b.trails = adk.NewSessionService(trails.NewStore(b.c))
+	b.logf("Fuseki answers at %s (log %s)", srv.Endpoint, srv.Log)
+	r.Machine = describeMachine(srv)
+
+	steps := []struct {
+		name string
+		f    func() error
+	}{
+		{"warm up (append and Get on both)", func() error { return b.warmUp(ctx) }},
+		{"appends, floor and Gets", func() (err error) { r.Append, r.Get, err = b.appends(ctx); return err }},
+		{"forks", func() (err error) { r.Fork, err = b.forks(ctx); return err }},
+		{"concurrent writers", func() (err error) { r.Writers, err = b.writers(ctx); return err }},
+		{"two writers on one session", func() (err error) { r.Pair, err = b.pair(ctx); return err }},
+	}
+	r.Phases = append(r.Phases, phase{Name: "start Fuseki, migrate SQLite", D: time.Since(t0)})
+	for _, s := range steps {
+		t := time.Now()
+		b.logf("%s", s.name)
+		if err := s.f(); err != nil {
+			return fmt.Errorf("%s: %w", s.name, err)
+		}
+		r.Phases = append(r.Phases, phase{Name: s.name, D: time.Since(t)})
+	}
+	r.Wall = time.Since(t0)
+	r.LoadAvg = append(r.LoadAvg, loadAvg())
+	r.judge()
+	b.logf("done in %v", r.Wall.Round(time.Second))
+
+	var buf bytes.Buffer
+	if *asJSON {
+		enc := json.NewEncoder(&buf)
+		enc.SetIndent("", "  ")
+		if err := enc.Encode(r); err != nil {
+			return err
+		}
+	} else {
+		r.markdown(&buf)
+	}
+	if *out == "" {
+		_, err := stdout.Write(buf.Bytes())
+		return err
+	}
+	return writeReport(*out, buf.Bytes())
+}
+
+// hasMarkers reports whether b has the begin and end markers, in order.
+func hasMarkers(b []byte) bool {
+	i, j := bytes.Index(b, []byte(beginMarker)), bytes.Index(b, []byte(endMarker))
+	return i >= 0 && j > i
+}
+
+// writeReport writes report into path between the markers, or as a new
+// file with the markers around it.
+func writeReport(path string, report []byte) error {
+	old, err := os.ReadFile(path)
+	if errors.Is(err, os.ErrNotExist) {
+		old, err = []byte(beginMarker+"\n"+endMarker+"\n"), nil
+	}
+	if err != nil {
+		return err
+	}
+	if !hasMarkers(old) {
+		return fmt.Errorf("%s has no lines %s and %s", path, beginMarker, endMarker)
+	}
+	i, j := bytes.Index(old, []byte(beginMarker)), bytes.Index(old, []byte(endMarker))
+	var b bytes.Buffer
+	b.Write(old[:i+len(beginMarker)])
+	b.WriteString("\n")
+	b.Write(report)
+	b.Write(old[j:])
+	return os.WriteFile(path, b.Bytes(), 0o644)
+}
+
+// phase is one step of the run and how long it took.
+type phase struct {
+	Name string        `json:"name"`
+	D    time.Duration `json:"ns"`
+}
+
+// machine describes where the benchmark ran and what it ran.
+type machine struct {
+	CPUs     int               `json:"cpus"`
+	CPUModel string            `json:"cpu_model"`
+	OS       string            `json:"os"`
+	Go       string            `json:"go"`
+	Java     string            `json:"java"`
+	Fuseki   string            `json:"fuseki"`
+	Modules  map[string]string `json:"modules"` // versions of the modules measured
+	Source   string            `json:"source"`  // git describe of the checkout
+}
+
+func describeMachine(srv *fusekitest.Server) machine {
+	m := machine{CPUs: runtime.NumCPU(), Go: runtime.Version(), CPUModel: "unknown CPU", Java: "java (unknown version)",
+		Fuseki: "unknown version", OS: runtime.GOOS + "/" + runtime.GOARCH, Modules: map[string]string{}}
+	if f, err := os.Open("/proc/cpuinfo"); err == nil {
+		sc := bufio.NewScanner(f)
+		for sc.Scan() {
+			if k, v, ok := strings.Cut(sc.Text(), ":"); ok && strings.TrimSpace(k) == "model name" {
+				m.CPUModel = strings.TrimSpace(v)
+				break
+			}
+		}
+		f.Close()
+	}
+	if b, err := os.ReadFile("/proc/sys/kernel/osrelease"); err == nil {
+		m.OS = "Linux " + strings.TrimSpace(string(b)) + " " + runtime.GOARCH
+	}
+	if out, err := exec.Command("java", "-version").CombinedOutput(); err == nil {
+		m.Java = strings.TrimSpace(strings.SplitN(string(out), "\n", 2)[0])
+	}
+	if out, err := exec.Command("git", "describe", "--always", "--dirty").Output(); err == nil {
+		m.Source = strings.TrimSpace(string(out))
+	}
+	if b, err := os.ReadFile(srv.Log); err == nil {
+		if v := regexp.MustCompile(`Fuseki[^\n]*?(\d+\.\d+\.\d+)`).FindSubmatch(b); v != nil {
+			m.Fuseki = string(v[1])
+		}
+	}
+	if bi, ok := debug.ReadBuildInfo(); ok {
+		for _, d := range bi.Deps {
+			switch d.Path {
+			case "google.golang.org/adk/v2", "github.com/glebarez/sqlite", "modernc.org/sqlite", "gorm.io/gorm":
+				m.Modules[d.Path] = d.Version
+			}
+		}
+	}
+	return m
+}
+
+// loadAvg returns the first three fields of /proc/loadavg.
+func loadAvg() string {
+	b, err := os.ReadFile("/proc/loadavg")
+	if err != nil {
+		return "unknown"
+	}
+	f := strings.Fields(string(b))
+	if len(f) < 3 {
+		return "unknown"
+	}
+	return strings.Join(f[:3], " ")
+}
