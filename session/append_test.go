@@ -2,12 +2,14 @@ package session_test
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"io"
 	"net/http"
 	"strings"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/trails-kg/trails/internal/fusekitest"
 	"github.com/trails-kg/trails/kg"
@@ -136,4 +138,34 @@ func (l *losingTransport) RoundTrip(r *http.Request) (*http.Response, error) {
 	io.Copy(io.Discard, resp.Body)
 	resp.Body.Close()
 	return nil, errors.New("connection reset by the test")
+}
+
+// TestAppendSameTextOtherFields: two writers append, from the same stored
+// history, turns alike in role, text and creation time (to the
+// millisecond) but not in their other fields (an agent's events: a tool
+// call's arguments, an event id in the raw copy). The second is refused
+// with ErrConflict. Before, Persist compared a stored turn with the
+// caller's by role, text and time only (the head digest and the check that
+// an append applied), so it took the other writer's turn for its own and
+// acknowledged a turn the store never held.
+func TestAppendSameTextOtherFields(t *testing.T) {
+	fusekitest.Parallel(t)
+	st, _, _ := newStore(t)
+	s := persisted(t, st, "twin", 2)
+	at := time.Now().UTC().Truncate(time.Millisecond)
+	turn := func(args string) session.Turn {
+		return session.Turn{Role: "assistant", Content: "calling", Created: at, Structure: &session.Structure{
+			Parts: []session.Part{{Kind: session.PartToolCall, CallID: "c1", ToolName: "f", Arguments: json.RawMessage(args)}}}}
+	}
+	a, b := mustLoad(t, st, s.ID), mustLoad(t, st, s.ID)
+	a.AppendTurn(turn(`{"x":1}`))
+	mustPersist(t, st, a)
+	b.AppendTurn(turn(`{"x":2}`))
+	if err := st.Persist(context.Background(), b); !errors.Is(err, session.ErrConflict) {
+		t.Fatalf("the second writer's append: got %v, want ErrConflict", err)
+	}
+	got := mustLoad(t, st, s.ID)
+	if n := len(got.Turns); n != 3 || string(got.Turns[2].Structure.Parts[0].Arguments) != `{"x":1}` {
+		t.Errorf("stored: %d turns, last arguments %s; want 3 and the first writer's {\"x\":1}", n, got.Turns[n-1].Structure.Parts[0].Arguments)
+	}
 }

@@ -2,8 +2,6 @@ package session
 
 import (
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
 	"fmt"
 	"time"
 
@@ -190,7 +188,7 @@ func (st *Store) appendSeen(ctx context.Context, s *Session) (bool, error) {
 	}
 	u += shareValues(g, s, time.Time{}, own[sn.own:])
 	if !acks {
-		return st.applySeen(ctx, s, u, sg, appended(g, own[len(own)-1]), all, state, chain[len(chain)-1])
+		return st.applySeen(ctx, s, u, sg, appended(g, own[len(own)-1], chain[len(chain)-1]), all, state, chain[len(chain)-1])
 	}
 	if err := sg.send(ctx, st.c); err != nil {
 		sg.drop(ctx, st.c) // a PUT whose answer was lost may have landed
@@ -270,7 +268,7 @@ func (st *Store) persistOnce(ctx context.Context, s *Session) (bool, error) {
 	if s.ParentID != "" {
 		parent = sessionIRI(s.ParentID)
 	}
-	q, err := bind("state", qState, kg.Params{"s": g, "parent": parent, "branch": kg.String(s.Branch), "k": kg.Int(s.ForkedAt - 1)})
+	q, err := bind("state", qState, kg.Params{"s": g, "parent": parent, "branch": kg.String(s.Branch), "k": kg.Int(s.ForkedAt - 1), "last": kg.Int(len(s.Turns) - 1)})
 	if err != nil {
 		return false, err
 	}
@@ -320,6 +318,11 @@ func (st *Store) persistOnce(ctx context.Context, s *Session) (bool, error) {
 	}
 	chain := chainDigests("", s.Turns)
 	if n == len(own) {
+		// The head digest covers role, content and time: the chain digest
+		// of the last turn covers every field (and the turns before).
+		if d := row.String("lastdigest"); d != "" && n > 0 && d != chainAt(chain, len(chain)-1) {
+			return false, fmt.Errorf("%w: the %d stored turns differ from the caller's (in their fields beyond role, content and time)", ErrConflict, n)
+		}
 		s.seen = seenAfter(s, all, state, chainAt(chain, len(chain)-1))
 		return true, nil // nothing to write
 	}
@@ -341,7 +344,7 @@ func (st *Store) persistOnce(ctx context.Context, s *Session) (bool, error) {
 		return false, err
 	}
 	u += shareValues(g, s, time.Time{}, own[n:])
-	return st.applySeen(ctx, s, u, sg, appended(g, own[len(own)-1]), all, state, chain[len(chain)-1])
+	return st.applySeen(ctx, s, u, sg, appended(g, own[len(own)-1], chain[len(chain)-1]), all, state, chain[len(chain)-1])
 }
 
 // create writes s, which the store does not hold yet.
@@ -435,12 +438,13 @@ func (st *Store) applySeen(ctx context.Context, s *Session, u string, sg *stagin
 
 // appended is the question whether turn t of session g, as this writer
 // holds it, is stored: the last turn of an append, which wrote all or
-// nothing.
-func appended(g rdf.IRI, t Turn) string {
-	sum := sha256.Sum256([]byte(t.Content))
+// nothing, with chain digest digest (which covers every field of the turn
+// and of those before it, so another writer's turn alike in role, content
+// and time does not pass for it).
+func appended(g rdf.IRI, t Turn, digest string) string {
 	return bindOrPanic("verify-append", qVerifyAppend, kg.Params{
 		"s": g, "t": kg.MustIRI(t.ID), // stamped by Persist
-		"role": kg.String(t.Role), "created": kg.DateTime(t.Created), "hash": kg.String(hex.EncodeToString(sum[:])),
+		"digest": kg.String(digest),
 	})
 }
 
@@ -491,5 +495,5 @@ func (st *Store) appendLegacy(ctx context.Context, s *Session) (bool, error) {
 	if len(own) == len(stored) {
 		return st.applySeen(ctx, s, u, sg, bindOrPanic("verify-head", qVerifyHead, kg.Params{"s": g, "own": kg.Int(len(own)), "head": kg.String(head)}), head, state, chainAt(chain, len(chain)-1))
 	}
-	return st.applySeen(ctx, s, u, sg, appended(g, own[len(own)-1]), head, state, chainAt(chain, len(chain)-1))
+	return st.applySeen(ctx, s, u, sg, appended(g, own[len(own)-1], chainAt(chain, len(chain)-1)), head, state, chainAt(chain, len(chain)-1))
 }
