@@ -7,6 +7,7 @@ import (
 	"io"
 	"net/http"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -167,5 +168,60 @@ func TestAppendSameTextOtherFields(t *testing.T) {
 	got := mustLoad(t, st, s.ID)
 	if n := len(got.Turns); n != 3 || string(got.Turns[2].Structure.Parts[0].Arguments) != `{"x":1}` {
 		t.Errorf("stored: %d turns, last arguments %s; want 3 and the first writer's {\"x\":1}", n, got.Turns[n-1].Structure.Parts[0].Arguments)
+	}
+}
+
+// stateBarrier is a Querier whose first state query (Persist's) waits
+// until every writer sharing wg has read its state: so that two creates of
+// one id both find it free, and race in their updates.
+type stateBarrier struct {
+	*kg.Client
+	wg   *sync.WaitGroup
+	once *sync.Once
+}
+
+func (q stateBarrier) Select(ctx context.Context, query string) (*kg.Results, error) {
+	r, err := q.Client.Select(ctx, query)
+	if strings.Contains(query, "?lastdigest") {
+		q.once.Do(func() { q.wg.Done(); q.wg.Wait() })
+	}
+	return r, err
+}
+
+// TestCreateSameMillisecond: two writers create one session id in the
+// same millisecond, for the same principal, with turns alike in role,
+// text and time but not in their tool calls. One is stored; the other
+// gets ErrConflict. Before, a create learned that it applied from the
+// session's creation time alone, so both were acknowledged.
+func TestCreateSameMillisecond(t *testing.T) {
+	fusekitest.Parallel(t)
+	_, _, c := newStore(t)
+	at := time.Now().UTC().Truncate(time.Millisecond)
+	clock := func() time.Time { return at }
+	id := session.New("twin").ID
+	var wg sync.WaitGroup
+	wg.Add(2)
+	errs := make(chan error, 2)
+	for _, args := range []string{`{"x":1}`, `{"x":2}`} {
+		st := session.NewStore(stateBarrier{Client: c, wg: &wg, once: new(sync.Once)}, session.WithClock(clock))
+		s := session.New("twin")
+		s.ID = id
+		s.AppendTurn(session.Turn{Role: "assistant", Content: "calling", Created: at, Structure: &session.Structure{
+			Parts: []session.Part{{Kind: session.PartToolCall, CallID: "c1", ToolName: "f", Arguments: json.RawMessage(args)}}}})
+		go func() { errs <- st.Persist(context.Background(), s) }()
+	}
+	var ok, conflict int
+	for range 2 {
+		switch err := <-errs; {
+		case err == nil:
+			ok++
+		case errors.Is(err, session.ErrConflict):
+			conflict++
+		default:
+			t.Errorf("persist: got %v, want nil or ErrConflict", err)
+		}
+	}
+	if ok != 1 || conflict != 1 {
+		t.Errorf("got %d stored and %d ErrConflict, want 1 and 1", ok, conflict)
 	}
 }

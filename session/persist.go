@@ -394,7 +394,13 @@ func (st *Store) create(ctx context.Context, s *Session, row kg.Solution) (bool,
 		return false, err
 	}
 	u += shareValues(g, s, now, own)
-	ok, err := st.applySeen(ctx, s, u, sg, bindOrPanic("verify-create", qVerifyCreate, kg.Params{"s": g, "created": kg.DateTime(now)}), head, state, chainAt(chain, len(chain)-1))
+	last, lastDigest := g, ""
+	if len(own) > 0 {
+		last, lastDigest = kg.MustIRI(own[len(own)-1].ID), chainAt(chain, len(chain)-1)
+	}
+	verify := bindOrPanic("verify-create", qVerifyCreate, kg.Params{"s": g, "created": kg.DateTime(now),
+		"agent": kg.MustIRI(ontology.AgentIRI(s.Principal)), "t": last, "digest": kg.String(lastDigest)})
+	ok, err := st.applySeen(ctx, s, u, sg, verify, head, state, chainAt(chain, len(chain)-1))
 	if ok {
 		s.depth = depth
 	}
