@@ -126,7 +126,7 @@ func (st *Store) loadWindow(ctx context.Context, id string, w window) (*Session,
 	}
 	var pre []valueChange // a tail's values before it
 	if anyStructured(chain) {
-		if err := st.readStructure(ctx, spansFrom(spans, from), turns); err != nil {
+		if err := st.readStructure(ctx, spansFrom(spans, from), turns, from > 0); err != nil {
 			return nil, nil, err
 		}
 		if from > 0 {
