@@ -92,6 +92,13 @@ func (st *Store) loadWindow(ctx context.Context, id string, w window) (*Session,
 		}
 		return chain[0]
 	}
+	// The structure of a whole history (structure.rq) does not depend on
+	// its turns: it is read while they are.
+	var ahead *structureAhead
+	if !w.set && anyStructured(chain) {
+		ahead = st.readStructureAhead(ctx, spans)
+		defer ahead.stop()
+	}
 	var turns []Turn
 	from := 0
 	switch {
@@ -125,15 +132,17 @@ func (st *Store) loadWindow(ctx context.Context, id string, w window) (*Session,
 		}
 	}
 	var pre []valueChange // a tail's values before it
-	if anyStructured(chain) {
-		if err := st.readStructure(ctx, spansFrom(spans, from), turns, from > 0); err != nil {
-			return nil, nil, err
+	switch {
+	case ahead != nil:
+		err = ahead.apply(turns)
+	case anyStructured(chain):
+		err = st.readStructure(ctx, spansFrom(spans, from), turns, from > 0)
+		if err == nil && from > 0 {
+			pre, err = st.readValues(ctx, spansBelow(spans, from))
 		}
-		if from > 0 {
-			if pre, err = st.readValues(ctx, spansBelow(spans, from)); err != nil {
-				return nil, nil, err
-			}
-		}
+	}
+	if err != nil {
+		return nil, nil, err
 	}
 	self := chain[0]
 	s := &Session{

@@ -231,15 +231,81 @@ func (st *Store) readStructure(ctx context.Context, spans []span, turns []Turn, 
 	if tail && len(turns) <= maxTailRows {
 		return ReadStructures(ctx, st.c, turns)
 	}
-	rows := make([][]rdf.Term, len(spans))
-	for k, sp := range spans {
-		rows[k] = []rdf.Term{kg.MustIRI(sp.l.iri), kg.Int(sp.lo), kg.Int(sp.hi)}
-	}
-	q, err := kg.BindTables(qStructure, nil, map[string]kg.Table{"ranges": {Vars: []string{"s", "lo", "hi"}, Rows: rows}})
+	q, err := structureQuery(spans)
 	if err != nil {
 		return err
 	}
 	return readStructureQuery(ctx, st.c, q, turns)
+}
+
+// structureQuery returns structure.rq bound to spans.
+func structureQuery(spans []span) (string, error) {
+	rows := make([][]rdf.Term, len(spans))
+	for k, sp := range spans {
+		rows[k] = []rdf.Term{kg.MustIRI(sp.l.iri), kg.Int(sp.lo), kg.Int(sp.hi)}
+	}
+	return kg.BindTables(qStructure, nil, map[string]kg.Table{"ranges": {Vars: []string{"s", "lo", "hi"}, Rows: rows}})
+}
+
+// structureAhead is a structure query (structure.rq) that runs while Load
+// reads the turns, its rows kept until they are known: the two requests
+// are independent, so a Load of a structured chain waits for the longer
+// of them, not for both.
+type structureAhead struct {
+	rows   []kg.Solution
+	done   chan error // the query's outcome, sent once
+	ended  bool       // done has been received
+	cancel context.CancelFunc
+}
+
+// readStructureAhead starts the structure query of spans. The caller must
+// call stop once it no longer needs the rows (after apply too).
+func (st *Store) readStructureAhead(ctx context.Context, spans []span) *structureAhead {
+	ctx, cancel := context.WithCancel(ctx)
+	a := &structureAhead{done: make(chan error, 1), cancel: cancel}
+	q, err := structureQuery(spans)
+	if err != nil {
+		a.done <- err
+		return a
+	}
+	go func() {
+		a.done <- readRows(ctx, st.c, q, func() { a.rows = a.rows[:0] }, func(row kg.Solution) error {
+			a.rows = append(a.rows, row)
+			return nil
+		})
+	}()
+	return a
+}
+
+// apply waits for the query and sets the fields it read on turns (their
+// IDs set).
+func (a *structureAhead) apply(turns []Turn) error {
+	err := <-a.done
+	a.ended = true
+	if err != nil {
+		return err
+	}
+	byID := make(map[string]int, len(turns))
+	for i, t := range turns {
+		byID[t.ID] = i
+	}
+	sr := structureRows{turns: turns, byID: byID}
+	sr.start()
+	for _, row := range a.rows {
+		if err := sr.add(row); err != nil {
+			return err
+		}
+	}
+	return sr.done()
+}
+
+// stop cancels the query if it still runs and waits for it to end.
+func (a *structureAhead) stop() {
+	a.cancel()
+	if !a.ended {
+		<-a.done
+		a.ended = true
+	}
 }
 
 // spansFrom returns spans cut to the indices at or above from (the first
