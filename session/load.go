@@ -25,10 +25,12 @@ var (
 // sessions, one fetches exactly the turns each session contributes (a third
 // reads them again, more leniently, only when a stored turn lacks its branch
 // label or creation time), and a chain holding structured turns one more
-// for their fields (structure.rq). Values, the state as of the last turn,
-// costs none more: the chain query brings the values its sessions start
-// with and the shared values, the structure query the deltas (a tail
-// needs one more, for the changes before it). Each turn gets its ID;
+// for their fields (structure.rq), sent while the turns are read (a tail
+// names its turns in it, structure-of.rq, once they are read). Values,
+// the state as of the last turn, costs none more: the chain query brings
+// the values its sessions start with and the shared values, the
+// structure query the deltas (a tail needs one more, for the changes
+// before it). Each turn gets its ID;
 // Anchors holds the session's own anchors and those of its ancestors
 // inside the prefix it inherits. LoadTail reads only the end of the
 // history.

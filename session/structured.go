@@ -19,9 +19,11 @@ import (
 // call part's trails:ToolCall activity at the part's IRI + "/call". All of
 // it in the graph of the session that writes the turn, next to the turn,
 // so that Rewind and Detach, which move or copy a turn's graph triples,
-// find it there. The session is marked trails:structuredTurns, so that
-// Load reads these fields (one more request for the whole chain) only for
-// a chain that holds some.
+// find it there, and Load finds it through that graph's index
+// (structure.rq) without probing every turn. The session is marked
+// trails:structuredTurns, so that Load reads these fields (one more
+// request for the whole chain, sent while the turns are read) only for a
+// chain that holds some.
 
 // The queries of structured fields, read once.
 var (
