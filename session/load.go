@@ -25,10 +25,12 @@ var (
 // sessions, one fetches exactly the turns each session contributes (a third
 // reads them again, more leniently, only when a stored turn lacks its branch
 // label or creation time), and a chain holding structured turns one more
-// for their fields (structure.rq). Values, the state as of the last turn,
-// costs none more: the chain query brings the values its sessions start
-// with and the shared values, the structure query the deltas (a tail
-// needs one more, for the changes before it). Each turn gets its ID;
+// for their fields (structure.rq), sent while the turns are read (a tail
+// names its turns in it, structure-of.rq, once they are read). Values,
+// the state as of the last turn, costs none more: the chain query brings
+// the values its sessions start with and the shared values, the
+// structure query the deltas (a tail needs one more, for the changes
+// before it). Each turn gets its ID;
 // Anchors holds the session's own anchors and those of its ancestors
 // inside the prefix it inherits. LoadTail reads only the end of the
 // history.
@@ -92,6 +94,13 @@ func (st *Store) loadWindow(ctx context.Context, id string, w window) (*Session,
 		}
 		return chain[0]
 	}
+	// The structure of a whole history (structure.rq) does not depend on
+	// its turns: it is read while they are.
+	var ahead *structureAhead
+	if !w.set && anyStructured(chain) {
+		ahead = st.readStructureAhead(ctx, spans)
+		defer ahead.stop()
+	}
 	var turns []Turn
 	from := 0
 	switch {
@@ -125,15 +134,17 @@ func (st *Store) loadWindow(ctx context.Context, id string, w window) (*Session,
 		}
 	}
 	var pre []valueChange // a tail's values before it
-	if anyStructured(chain) {
-		if err := st.readStructure(ctx, spansFrom(spans, from), turns); err != nil {
-			return nil, nil, err
+	switch {
+	case ahead != nil:
+		err = ahead.apply(turns)
+	case anyStructured(chain):
+		err = st.readStructure(ctx, spansFrom(spans, from), turns, from > 0)
+		if err == nil && from > 0 {
+			pre, err = st.readValues(ctx, spansBelow(spans, from))
 		}
-		if from > 0 {
-			if pre, err = st.readValues(ctx, spansBelow(spans, from)); err != nil {
-				return nil, nil, err
-			}
-		}
+	}
+	if err != nil {
+		return nil, nil, err
 	}
 	self := chain[0]
 	s := &Session{

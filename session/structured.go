@@ -3,14 +3,11 @@ package session
 import (
 	"context"
 	"encoding/base64"
-	"encoding/json"
-	"fmt"
 	"slices"
 	"strconv"
 	"strings"
 
 	"github.com/knakk/rdf"
-	"github.com/trails-kg/trails/internal/termsafe"
 	"github.com/trails-kg/trails/kg"
 	"github.com/trails-kg/trails/ontology"
 )
@@ -22,9 +19,11 @@ import (
 // call part's trails:ToolCall activity at the part's IRI + "/call". All of
 // it in the graph of the session that writes the turn, next to the turn,
 // so that Rewind and Detach, which move or copy a turn's graph triples,
-// find it there. The session is marked trails:structuredTurns, so that
-// Load reads these fields (one more request for the whole chain) only for
-// a chain that holds some.
+// find it there, and Load finds it through that graph's index
+// (structure.rq) without probing every turn. The session is marked
+// trails:structuredTurns, so that Load reads these fields (one more
+// request for the whole chain, sent while the turns are read) only for a
+// chain that holds some.
 
 // The queries of structured fields, read once.
 var (
@@ -222,21 +221,93 @@ func findCall(turns []Turn, k int, id string) string {
 	return ""
 }
 
-// readStructure reads the structured fields of the turns of spans (their
-// IDs set) in one query, and sets them on turns.
-func (st *Store) readStructure(ctx context.Context, spans []span, turns []Turn) error {
+// readStructure reads the structured fields of turns (their IDs set), the
+// turns of spans, in one query, and sets them. For a tail (tail set) of at
+// most maxTailRows turns it names the turns (structure-of.rq), so that the
+// query costs the tail; otherwise it reads what the graphs of the spans'
+// sessions hold (structure.rq), which costs the structure stored there.
+func (st *Store) readStructure(ctx context.Context, spans []span, turns []Turn, tail bool) error {
 	if len(spans) == 0 || len(turns) == 0 {
 		return nil
 	}
-	rows := make([][]rdf.Term, len(spans))
-	for k, sp := range spans {
-		rows[k] = []rdf.Term{kg.MustIRI(sp.l.iri), kg.Int(sp.lo), kg.Int(sp.hi)}
+	if tail && len(turns) <= maxTailRows {
+		return ReadStructures(ctx, st.c, turns)
 	}
-	q, err := kg.BindTables(qStructure, nil, map[string]kg.Table{"ranges": {Vars: []string{"s", "lo", "hi"}, Rows: rows}})
+	q, err := structureQuery(spans)
 	if err != nil {
 		return err
 	}
 	return readStructureQuery(ctx, st.c, q, turns)
+}
+
+// structureQuery returns structure.rq bound to spans.
+func structureQuery(spans []span) (string, error) {
+	rows := make([][]rdf.Term, len(spans))
+	for k, sp := range spans {
+		rows[k] = []rdf.Term{kg.MustIRI(sp.l.iri), kg.Int(sp.lo), kg.Int(sp.hi)}
+	}
+	return kg.BindTables(qStructure, nil, map[string]kg.Table{"ranges": {Vars: []string{"s", "lo", "hi"}, Rows: rows}})
+}
+
+// structureAhead is a structure query (structure.rq) that runs while Load
+// reads the turns, its rows kept until they are known: the two requests
+// are independent, so a Load of a structured chain waits for the longer
+// of them, not for both.
+type structureAhead struct {
+	rows   []kg.Solution
+	done   chan error // the query's outcome, sent once
+	ended  bool       // done has been received
+	cancel context.CancelFunc
+}
+
+// readStructureAhead starts the structure query of spans. The caller must
+// call stop once it no longer needs the rows (after apply too).
+func (st *Store) readStructureAhead(ctx context.Context, spans []span) *structureAhead {
+	ctx, cancel := context.WithCancel(ctx)
+	a := &structureAhead{done: make(chan error, 1), cancel: cancel}
+	q, err := structureQuery(spans)
+	if err != nil {
+		a.done <- err
+		return a
+	}
+	go func() {
+		a.done <- readRows(ctx, st.c, q, func() { a.rows = a.rows[:0] }, func(row kg.Solution) error {
+			a.rows = append(a.rows, row)
+			return nil
+		})
+	}()
+	return a
+}
+
+// apply waits for the query and sets the fields it read on turns (their
+// IDs set).
+func (a *structureAhead) apply(turns []Turn) error {
+	err := <-a.done
+	a.ended = true
+	if err != nil {
+		return err
+	}
+	byID := make(map[string]int, len(turns))
+	for i, t := range turns {
+		byID[t.ID] = i
+	}
+	sr := structureRows{turns: turns, byID: byID}
+	sr.start()
+	for _, row := range a.rows {
+		if err := sr.add(row); err != nil {
+			return err
+		}
+	}
+	return sr.done()
+}
+
+// stop cancels the query if it still runs and waits for it to end.
+func (a *structureAhead) stop() {
+	a.cancel()
+	if !a.ended {
+		<-a.done
+		a.ended = true
+	}
 }
 
 // spansFrom returns spans cut to the indices at or above from (the first
@@ -292,201 +363,6 @@ func readStructureQuery(ctx context.Context, c Querier, q string, turns []Turn) 
 	return sr.done()
 }
 
-// structureRows gathers the rows of structure.rq (?t ?x ?k ?p ?o: turn,
-// part or invocation, part index, predicate, object).
-type structureRows struct {
-	turns []Turn
-	byID  map[string]int
-	parts map[int]map[int]*Part // turn position → part index → part
-	// changes: turn position → change IRI → the change's key and value
-	changes map[int]map[string]*deltaRow
-}
-
-func (r *structureRows) start() {
-	r.parts, r.changes = nil, nil
-	for i := range r.turns {
-		r.turns[i].Structure = nil
-	}
-}
-
-// add reads one row.
-func (r *structureRows) add(row kg.Solution) error {
-	i, ok := r.byID[row.String("t")]
-	if !ok {
-		return nil // a turn of the spans Load did not keep
-	}
-	t := &r.turns[i]
-	if t.Structure == nil {
-		t.Structure = &Structure{}
-	}
-	x := t.Structure
-	p := row.String("p")
-	o := row["o"]
-	bad := func(what string) error {
-		return fmt.Errorf("%w: turn %d (%s): %s %s", ErrCorrupt, t.Index, t.ID, what, termsafe.Quote(row.String("o")))
-	}
-	lit, isLit := o.(rdf.Literal)
-	text := func(dt string) (string, error) {
-		if !isLit || lit.DataType.String() != dt {
-			return "", bad("<" + p + "> is not a <" + dt + ">:")
-		}
-		return lit.String(), nil
-	}
-	b64 := func() ([]byte, error) {
-		s, err := text(ontology.XSDBase64Binary)
-		if err != nil {
-			return nil, err
-		}
-		b, err := base64.StdEncoding.DecodeString(s)
-		if err != nil {
-			return nil, bad("bad base64 in <" + p + ">:")
-		}
-		return b, nil
-	}
-	js := func() (json.RawMessage, error) {
-		s, err := text(ontology.RDFJSON)
-		if err != nil {
-			return nil, err
-		}
-		return json.RawMessage(s), nil
-	}
-	var err error
-	switch p {
-	case ontology.Author:
-		x.Author, err = text(ontology.XSDString)
-	case ontology.InvocationID:
-		x.InvocationID, err = text(ontology.XSDString)
-	case ontology.Metadata:
-		var s string
-		if s, err = text(ontology.RDFJSON); err == nil {
-			if x.Metadata, err = parseMetadata(s); err != nil {
-				err = fmt.Errorf("%w: turn %d: %v", ErrCorrupt, t.Index, err)
-			}
-		}
-	case ontology.RawFormat:
-		r.raw(x).Format, err = text(ontology.XSDString)
-	case ontology.Raw:
-		r.raw(x).Data, err = b64()
-	case ontology.Model:
-		x.Model, err = text(ontology.XSDString)
-	case ontology.FinishReason:
-		x.FinishReason, err = text(ontology.XSDString)
-	case ontology.InputTokens, ontology.OutputTokens, ontology.CachedInputTokens, ontology.ReasoningTokens, ontology.TotalTokens:
-		var n int
-		if n, err = row.Int("o"); err != nil || n < 0 {
-			return bad("token count")
-		}
-		if x.Usage == nil {
-			x.Usage = &Usage{}
-		}
-		*x.Usage.count(p) = int64(n)
-	case ontology.Key, ontology.Value, ontology.Removed:
-		return r.addChange(row, i, t, p, text)
-	default:
-		return r.addPart(row, i, t, p, text, js, b64)
-	}
-	return err
-}
-
-// raw returns t's raw copy, made when absent.
-func (r *structureRows) raw(x *Structure) *Raw {
-	if x.Raw == nil {
-		x.Raw = &Raw{}
-	}
-	return x.Raw
-}
-
-// addPart reads one row about a part of turn t (at position i).
-func (r *structureRows) addPart(row kg.Solution, i int, t *Turn, p string, text func(string) (string, error),
-	js func() (json.RawMessage, error), b64 func() ([]byte, error)) error {
-	k, err := row.Int("k")
-	if err != nil || k < 0 || k > maxIndex {
-		return fmt.Errorf("%w: turn %d (%s): part index %s", ErrCorrupt, t.Index, t.ID, termsafe.Quote(row.String("k")))
-	}
-	if r.parts == nil {
-		r.parts = make(map[int]map[int]*Part)
-	}
-	if r.parts[i] == nil {
-		r.parts[i] = make(map[int]*Part)
-	}
-	part := r.parts[i][k]
-	if part == nil {
-		part = &Part{}
-		r.parts[i][k] = part
-	}
-	switch p {
-	case ontology.RDFType:
-		for kind, c := range partClasses {
-			if row.String("o") == c {
-				if part.Kind != "" && part.Kind != kind {
-					return fmt.Errorf("%w: turn %d (%s): part %d has two kinds", ErrCorrupt, t.Index, t.ID, k)
-				}
-				part.Kind = kind
-			}
-		}
-	case ontology.Text:
-		part.Text, err = text(ontology.XSDString)
-	case ontology.ToolCallID:
-		part.CallID, err = text(ontology.XSDString)
-	case ontology.ToolName:
-		part.ToolName, err = text(ontology.XSDString)
-	case ontology.Arguments:
-		part.Arguments, err = js()
-	case ontology.Result:
-		part.Result, err = js()
-	case ontology.IsError:
-		var s string
-		if s, err = text(ontology.XSDBoolean); err == nil {
-			part.IsError = s == "true" || s == "1"
-		}
-	case ontology.MIMEType:
-		part.MIMEType, err = text(ontology.XSDString)
-	case ontology.Data:
-		part.Data, err = b64()
-	case ontology.DataIRI:
-		if _, ok := row["o"].(rdf.IRI); !ok {
-			return fmt.Errorf("%w: turn %d (%s): part %d: trails:dataIri is not an IRI", ErrCorrupt, t.Index, t.ID, k)
-		}
-		part.URI = row.String("o")
-	}
-	return err
-}
-
-// done puts the parts in order on their turns: each turn's part indices
-// must be 0..n-1, each part of a known kind.
-func (r *structureRows) done() error {
-	if err := r.doneChanges(); err != nil {
-		return err
-	}
-	for i, byIndex := range r.parts {
-		t := &r.turns[i]
-		t.Structure.Parts = make([]Part, len(byIndex))
-		for k, p := range byIndex {
-			if k >= len(byIndex) {
-				return fmt.Errorf("%w: turn %d (%s): parts numbered beyond %d", ErrCorrupt, t.Index, t.ID, len(byIndex)-1)
-			}
-			if p.Kind == "" {
-				return fmt.Errorf("%w: turn %d (%s): part %d has no kind", ErrCorrupt, t.Index, t.ID, k)
-			}
-			if len(p.Data) == 0 {
-				p.Data = nil // as Persist takes it: no bytes
-			}
-			t.Structure.Parts[k] = *p
-		}
-	}
-	for i := range r.turns {
-		if r.turns[i].Structure == nil {
-			continue
-		}
-		if raw := r.turns[i].Structure.Raw; raw != nil && raw.Format == "" {
-			return fmt.Errorf("%w: turn %d: a trails:raw without its trails:rawFormat", ErrCorrupt, r.turns[i].Index)
-		} else if raw != nil && len(raw.Data) == 0 {
-			raw.Data = nil
-		}
-	}
-	return nil
-}
-
 // anyStructured reports whether a session of chain holds structured turns.
 func anyStructured(chain []*link) bool {
 	return slices.ContainsFunc(chain, func(l *link) bool { return l.structured })
@@ -504,20 +380,14 @@ func ParseStructure(turn string, triples [][3]rdf.Term) (*Structure, error) {
 		row := kg.Solution{"t": kg.MustIRI(turn), "p": tr[1], "o": tr[2]}
 		switch sub, p := tr[0].String(), tr[1].String(); {
 		case sub == turn:
-			if !slices.Contains([]string{ontology.Author, ontology.InvocationID, ontology.Metadata, ontology.RawFormat, ontology.Raw}, p) {
-				continue
-			}
 		case sub == inv:
-			if !slices.Contains([]string{ontology.Model, ontology.FinishReason, ontology.InputTokens, ontology.OutputTokens,
-				ontology.CachedInputTokens, ontology.ReasoningTokens, ontology.TotalTokens}, p) {
-				continue
-			}
-			row["x"] = tr[0]
+			row["inv"] = tr[0]
 		case strings.HasPrefix(sub, turn+ontology.ValuePath):
-			if !slices.Contains([]string{ontology.Key, ontology.Value, ontology.Removed}, p) {
+			col, ok := map[string]string{ontology.Key: "key", ontology.Value: "value", ontology.Removed: "removed"}[p]
+			if !ok {
 				continue
 			}
-			row["x"] = tr[0]
+			row = kg.Solution{"t": row["t"], "c": tr[0], col: tr[2]}
 		default:
 			rest, ok := strings.CutPrefix(sub, turn+ontology.PartPath)
 			k, err := strconv.Atoi(rest)
@@ -525,9 +395,6 @@ func ParseStructure(turn string, triples [][3]rdf.Term) (*Structure, error) {
 				continue // a tool call, or not about this turn
 			}
 			row["x"], row["k"] = tr[0], kg.Int(k)
-			if p == ontology.PartOf || p == ontology.PartIndex {
-				continue
-			}
 		}
 		if err := sr.add(row); err != nil {
 			return nil, err

@@ -77,32 +77,31 @@ type deltaRow struct {
 	removed        bool
 }
 
-// addChange reads a row about a state change of turn t (at position i):
-// its key, value or removal mark.
-func (r *structureRows) addChange(row kg.Solution, i int, t *Turn, p string, text func(string) (string, error)) error {
+// addChange reads a value of the state change at IRI x of the turn at
+// position i: its key, value or removal mark (v.p).
+func (r *structureRows) addChange(i int, x string, v stored) error {
 	if r.changes == nil {
 		r.changes = make(map[int]map[string]*deltaRow)
 	}
 	if r.changes[i] == nil {
 		r.changes[i] = make(map[string]*deltaRow)
 	}
-	x := row.String("x")
 	c := r.changes[i][x]
 	if c == nil {
 		c = &deltaRow{}
 		r.changes[i][x] = c
 	}
 	var err error
-	switch p {
+	switch v.p {
 	case ontology.Key:
-		c.key, err = text(ontology.XSDString)
+		c.key, err = v.text(ontology.XSDString)
 		c.hasKey = true
 	case ontology.Value:
-		c.value, err = text(ontology.RDFJSON)
+		c.value, err = v.text(ontology.RDFJSON)
 		c.hasVal = true
 	case ontology.Removed:
 		var s string
-		s, err = text(ontology.XSDBoolean)
+		s, err = v.text(ontology.XSDBoolean)
 		c.removed = s == "true" || s == "1"
 	}
 	return err
@@ -116,7 +115,7 @@ func (r *structureRows) doneChanges() error {
 			if !c.hasKey || c.hasVal == c.removed {
 				return fmt.Errorf("%w: turn %d (%s): state change %s needs a key and either a value or trails:removed", ErrCorrupt, t.Index, t.ID, termsafe.Quote(x))
 			}
-			if t.Structure.Delta == nil {
+			if structure(t).Delta == nil {
 				t.Structure.Delta = make(map[string]json.RawMessage)
 			}
 			if _, dup := t.Structure.Delta[c.key]; dup {
