@@ -446,3 +446,28 @@ func TestValuesRewindArchive(t *testing.T) {
 	sameValues(t, "rewound session", mustLoad(t, st, s.ID).Values, values("app:open", `false`, "k", `1`))
 	assertCheckClean(t, c)
 }
+
+// TestValuesRewindMovesChanges: the state changes of the turns a rewind
+// moves go with them into the archive's graph, as their parts do, so that
+// the archive keeps them when the rewound session is deleted. Before, the
+// changes stayed in the rewound session's graph: deleting it took them,
+// and the archive's turns lost their deltas and its state.
+func TestValuesRewindMovesChanges(t *testing.T) {
+	fusekitest.Parallel(t)
+	st, _, c := newStore(t)
+	ctx := context.Background()
+	s := session.New("fay")
+	s.AppendTurn(deltaTurn("t0", values("k", `0`)))
+	s.AppendTurn(deltaTurn("t1", values("k", `1`, "gone", `true`)))
+	s.AppendTurn(deltaTurn("t2", values("gone", "-")))
+	mustPersist(t, st, s)
+	_, r := storetest.MustRewind(t, st, s.ID, 1)
+	if err := st.Delete(ctx, s.ID, session.DeleteOptions{DetachChildren: true}); err != nil {
+		t.Fatal(err)
+	}
+	a := mustLoad(t, st, r.Archive)
+	sameValues(t, "archive after its parent's deletion", a.Values, values("k", `1`))
+	sameValues(t, "archive's turn 1 delta", a.Turns[1].Structure.Delta, values("k", `1`, "gone", `true`))
+	sameValues(t, "archive's turn 2 delta", a.Turns[2].Structure.Delta, values("gone", "-"))
+	assertCheckClean(t, c)
+}

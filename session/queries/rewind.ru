@@ -10,7 +10,8 @@
 #    stands), and give $s its new count $keep, digest $keepHead and rewind
 #    count $gen.
 # 2. Move the structured fields of those turns (parts, tool calls, model
-#    invocations: session/structured.go) into the graph of $a, untouched;
+#    invocations, state changes: session/structured.go) into the graph of
+#    $a, untouched;
 #    only when $s holds structured turns.
 #    Then move the turns of $s at index $to and beyond into the graph of $a,
 #    untouched but for their trails:session.
@@ -54,8 +55,9 @@ WHERE {
   }
 } ;
 
-# The structured fields of the moved turns (their parts, tool calls and
-# model invocations, resources of their own under the turn's IRI) move
+# The structured fields of the moved turns (their parts, tool calls, model
+# invocations and state changes, resources of their own under the turn's
+# IRI) move
 # with them, untouched; asked before the turns move, while they still say
 # trails:session $s.
 DELETE { GRAPH $s { ?x ?p ?o } }
@@ -69,6 +71,7 @@ WHERE {
     { ?x trails:partOf ?t }
     UNION { ?t prov:wasGeneratedBy ?x . ?x a trails:ModelInvocation }
     UNION { ?part trails:partOf ?t . ?x prov:used ?part ; a trails:ToolCall }
+    UNION { ?t trails:changes ?x }
     ?x ?p ?o .
   }
 } ;
