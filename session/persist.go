@@ -2,6 +2,7 @@ package session
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"time"
 
@@ -64,7 +65,8 @@ const maxPersistRounds = 4
 // operators' check reports and sweep removes (package admin, rule staging).
 //
 // An append by a value that Persist stored before (an agent persisting
-// after every event) is one request on Fuseki and Oxigraph: the update's
+// after every event), and the update that creates a session or a fork, is
+// one request on Fuseki and Oxigraph: the update's
 // compare and swap, when it does not hold, fails the whole request
 // (ackGraph), and Persist then takes the full path, which reads the
 // store's state and reports ErrConflict or ErrState as above. Elsewhere,
@@ -383,6 +385,10 @@ func (st *Store) create(ctx context.Context, s *Session, row kg.Solution) (bool,
 	linkResults(&d, g, s.Turns, s.ForkedAt)
 	_, head, state := digestsState(own, 0)
 	addHead(&d, g, len(own), head)
+	ack, acks := st.ackGraph()
+	if acks {
+		d.Add(ack, ack, ack, ack) // written only if the session is new
+	}
 	var u string
 	var err error
 	if s.ParentID == "" {
@@ -400,7 +406,15 @@ func (st *Store) create(ctx context.Context, s *Session, row kg.Solution) (bool,
 	}
 	verify := bindOrPanic("verify-create", qVerifyCreate, kg.Params{"s": g, "created": kg.DateTime(now),
 		"agent": kg.MustIRI(ontology.AgentIRI(s.Principal)), "t": last, "digest": kg.String(lastDigest)})
-	ok, err := st.applySeen(ctx, s, u, sg, verify, head, state, chainAt(chain, len(chain)-1))
+	var ok bool
+	if acks {
+		ok, err = st.applyAcked(ctx, u+acked(ack), verify, sg)
+	} else {
+		ok, err = st.apply(ctx, u, verify, sg)
+	}
+	if ok {
+		s.seen = seenAfter(s, head, state, chainAt(chain, len(chain)-1))
+	}
 	if ok {
 		s.depth = depth
 	}
@@ -426,6 +440,35 @@ func (st *Store) apply(ctx context.Context, u, check string, sg *staging) (bool,
 	if err := st.c.Update(ctx, u, kg.Idempotent()); err != nil {
 		sg.drop(ctx, st.c)
 		return false, err
+	}
+	return st.c.Ask(ctx, check)
+}
+
+// applyAcked is apply for an update that ends with acked: it fails
+// whenever its condition does not hold, so that an answer tells whether
+// it applied. A success applied; a server error from the store did not
+// (the store rolled the request back; another error answer is returned);
+// only when no answer came (the
+// connection failed: the update may have applied) does it ask check. The
+// update is sent once: repeated after it applied, it would fail.
+func (st *Store) applyAcked(ctx context.Context, u, check string, sg *staging) (bool, error) {
+	if err := sg.send(ctx, st.c); err != nil {
+		sg.drop(ctx, st.c) // a PUT whose answer was lost may have landed
+		return false, err
+	}
+	err := st.c.Update(ctx, u)
+	if err == nil {
+		return true, nil
+	}
+	sg.drop(ctx, st.c)
+	var ke *kg.Error
+	switch {
+	case ctx.Err() != nil:
+		return false, err
+	case errors.As(err, &ke) && ke.Status >= 500:
+		return false, nil // refused and rolled back: Persist reads the state again
+	case ke != nil && ke.Status != 0:
+		return false, err // the store refused the request itself (credentials, ...)
 	}
 	return st.c.Ask(ctx, check)
 }
