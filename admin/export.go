@@ -331,7 +331,7 @@ func (ds *Dataset) exportJSONL(ctx context.Context, w *bufio.Writer, ids []strin
 				Created:    t.Created.UTC().Format(time.RFC3339Nano),
 			}
 			if t.Structured() {
-				line.jsonlStructure = newJSONLStructure(t.Structure)
+				line.StructureJSON = NewStructureJSON(t.Structure)
 			}
 			if err := enc.Encode(&line); err != nil {
 				return err
@@ -355,7 +355,7 @@ type jsonlTurn struct {
 	Content    string `json:"content"`
 	TurnBranch string `json:"turn_branch"`
 	Created    string `json:"created"`
-	*jsonlStructure
+	*StructureJSON
 }
 
 // allMembers returns every session graph of the store, in export order.

@@ -8,23 +8,26 @@ import (
 	"github.com/trails-kg/trails/session"
 )
 
-// jsonlStructure is the structured fields of a turn in a JSONL export
-// (see Export), all left out when empty, so that a plain turn's line is
-// what it was before structured turns.
-type jsonlStructure struct {
+// StructureJSON is the JSON form of a turn's structured fields, as a
+// JSONL export writes them inlined in a turn's line (see Export) and
+// trails-admin show --json in a turn's object: all left out when empty,
+// so that a plain turn's JSON is what it was before structured turns;
+// JSON values as JSON, bytes base64.
+type StructureJSON struct {
 	Author       string                     `json:"author,omitempty"`
 	InvocationID string                     `json:"invocation_id,omitempty"`
 	Model        string                     `json:"model,omitempty"`
 	FinishReason string                     `json:"finish_reason,omitempty"`
-	Usage        *jsonlUsage                `json:"usage,omitempty"`
+	Usage        *UsageJSON                 `json:"usage,omitempty"`
 	Metadata     map[string]json.RawMessage `json:"metadata,omitempty"`
-	Raw          *jsonlRaw                  `json:"raw,omitempty"`
-	Parts        []jsonlPart                `json:"parts,omitempty"`
+	Raw          *RawJSON                   `json:"raw,omitempty"`
+	Parts        []PartJSON                 `json:"parts,omitempty"`
 	StateDelta   map[string]json.RawMessage `json:"state_delta,omitempty"`
 	StateRemoved []string                   `json:"state_removed,omitempty"`
 }
 
-type jsonlUsage struct {
+// UsageJSON is a turn's token usage in StructureJSON.
+type UsageJSON struct {
 	Input     int64 `json:"input_tokens"`
 	Output    int64 `json:"output_tokens"`
 	Cached    int64 `json:"cached_input_tokens"`
@@ -32,12 +35,14 @@ type jsonlUsage struct {
 	Total     int64 `json:"total_tokens"`
 }
 
-type jsonlRaw struct {
+// RawJSON is a turn's raw copy in StructureJSON.
+type RawJSON struct {
 	Format string `json:"format"`
 	Data   []byte `json:"data"` // base64, as encoding/json writes []byte
 }
 
-type jsonlPart struct {
+// PartJSON is a part of a turn in StructureJSON.
+type PartJSON struct {
 	Kind      session.PartKind `json:"kind"`
 	Text      *string          `json:"text,omitempty"` // a text part's, even when empty
 	CallID    string           `json:"call_id,omitempty"`
@@ -50,14 +55,14 @@ type jsonlPart struct {
 	URI       string           `json:"uri,omitempty"`
 }
 
-// newJSONLStructure returns x as a JSONL export writes it.
-func newJSONLStructure(x *session.Structure) *jsonlStructure {
-	out := &jsonlStructure{Author: x.Author, InvocationID: x.InvocationID, Model: x.Model, FinishReason: x.FinishReason, Metadata: x.Metadata}
+// NewStructureJSON returns the JSON form of x, a turn's structured fields.
+func NewStructureJSON(x *session.Structure) *StructureJSON {
+	out := &StructureJSON{Author: x.Author, InvocationID: x.InvocationID, Model: x.Model, FinishReason: x.FinishReason, Metadata: x.Metadata}
 	if u := x.Usage; u != nil {
-		out.Usage = &jsonlUsage{u.Input, u.Output, u.Cached, u.Reasoning, u.Total}
+		out.Usage = &UsageJSON{u.Input, u.Output, u.Cached, u.Reasoning, u.Total}
 	}
 	if r := x.Raw; r != nil {
-		out.Raw = &jsonlRaw{Format: r.Format, Data: r.Data}
+		out.Raw = &RawJSON{Format: r.Format, Data: r.Data}
 		if out.Raw.Data == nil {
 			out.Raw.Data = []byte{}
 		}
@@ -73,7 +78,7 @@ func newJSONLStructure(x *session.Structure) *jsonlStructure {
 		}
 	}
 	for _, p := range x.Parts {
-		jp := jsonlPart{Kind: p.Kind, CallID: p.CallID, ToolName: p.ToolName, Arguments: p.Arguments, Result: p.Result,
+		jp := PartJSON{Kind: p.Kind, CallID: p.CallID, ToolName: p.ToolName, Arguments: p.Arguments, Result: p.Result,
 			IsError: p.IsError, MIMEType: p.MIMEType, Data: p.Data, URI: p.URI}
 		if p.Kind == session.PartText || p.Kind == session.PartReasoning {
 			jp.Text = &p.Text

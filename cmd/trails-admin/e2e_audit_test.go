@@ -13,9 +13,9 @@ import (
 	"github.com/trails-kg/trails/session"
 )
 
-// agentLoop is a small agent loop with a fork between a tool call and its
+// auditLoop is a small agent loop with a fork between a tool call and its
 // result, stored through the library.
-type agentLoop struct {
+type auditLoop struct {
 	c          *kg.Client
 	root, fork string
 }
@@ -28,7 +28,7 @@ var agentStart = time.Date(2026, 11, 20, 10, 0, 0, 0, time.UTC)
 // the model answers) and a fork of agent-9 made between the call and its
 // result, holding a result of its own (quotes and a newline in it) and a
 // model turn.
-func seedAgentLoop(tb testing.TB) agentLoop {
+func seedAgentLoop(tb testing.TB) auditLoop {
 	tb.Helper()
 	c := fusekitest.Empty(tb)
 	st := session.NewStore(c)
@@ -62,7 +62,7 @@ func seedAgentLoop(tb testing.TB) agentLoop {
 	if err := st.Persist(ctx, fork); err != nil {
 		tb.Fatal(err)
 	}
-	return agentLoop{c: c, root: root.ID, fork: fork.ID}
+	return auditLoop{c: c, root: root.ID, fork: fork.ID}
 }
 
 // TestAuditAgentQueries: the audit queries of agent turns run through

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"unicode/utf8"
 
+	"github.com/trails-kg/trails/admin"
 	"github.com/trails-kg/trails/internal/termsafe"
 	"github.com/trails-kg/trails/session"
 )
@@ -17,85 +18,13 @@ import (
 // diff print them: in text, one item per part, state change, metadata
 // key and model invocation, each on one line; in JSON, every field.
 
-// structureJSON is the JSON form of a turn's structured fields, with the
-// names of the JSONL export (package admin), inlined in the turn's object
-// and all left out when empty, so that a plain turn's JSON is what it was.
-// JSON values are JSON (re-indented with the output), bytes base64.
-type structureJSON struct {
-	Author       string                     `json:"author,omitempty"`
-	InvocationID string                     `json:"invocation_id,omitempty"`
-	Model        string                     `json:"model,omitempty"`
-	FinishReason string                     `json:"finish_reason,omitempty"`
-	Usage        *usageJSON                 `json:"usage,omitempty"`
-	Metadata     map[string]json.RawMessage `json:"metadata,omitempty"`
-	Raw          *rawJSON                   `json:"raw,omitempty"`
-	Parts        []partJSON                 `json:"parts,omitempty"`
-	StateDelta   map[string]json.RawMessage `json:"state_delta,omitempty"`   // keys set, with their new values
-	StateRemoved []string                   `json:"state_removed,omitempty"` // keys removed, sorted
-}
-
-type usageJSON struct {
-	Input     int64 `json:"input_tokens"`
-	Output    int64 `json:"output_tokens"`
-	Cached    int64 `json:"cached_input_tokens"`
-	Reasoning int64 `json:"reasoning_tokens"`
-	Total     int64 `json:"total_tokens"`
-}
-
-type rawJSON struct {
-	Format string `json:"format"`
-	Data   []byte `json:"data"` // base64
-}
-
-type partJSON struct {
-	Kind      session.PartKind `json:"kind"`
-	Text      *string          `json:"text,omitempty"` // a text or reasoning part's, even when empty
-	CallID    string           `json:"call_id,omitempty"`
-	ToolName  string           `json:"tool_name,omitempty"`
-	Arguments json.RawMessage  `json:"arguments,omitempty"`
-	Result    json.RawMessage  `json:"result,omitempty"`
-	IsError   bool             `json:"is_error,omitempty"`
-	MIMEType  string           `json:"mime_type,omitempty"`
-	Data      []byte           `json:"data,omitempty"` // base64
-	URI       string           `json:"uri,omitempty"`
-}
-
-// toStructureJSON returns the JSON form of t's structured fields, nil for
-// a plain turn.
-func toStructureJSON(t session.Turn) *structureJSON {
+// toStructureJSON returns the JSON form of t's structured fields (the
+// JSONL export's, admin.StructureJSON), nil for a plain turn.
+func toStructureJSON(t session.Turn) *admin.StructureJSON {
 	if !t.Structured() {
 		return nil
 	}
-	x := t.Structure
-	out := &structureJSON{Author: x.Author, InvocationID: x.InvocationID, Model: x.Model, FinishReason: x.FinishReason, Metadata: x.Metadata}
-	if u := x.Usage; u != nil {
-		out.Usage = &usageJSON{u.Input, u.Output, u.Cached, u.Reasoning, u.Total}
-	}
-	if r := x.Raw; r != nil {
-		out.Raw = &rawJSON{Format: r.Format, Data: r.Data}
-		if out.Raw.Data == nil {
-			out.Raw.Data = []byte{} // "", not null
-		}
-	}
-	for _, k := range slices.Sorted(maps.Keys(x.Delta)) {
-		if v := x.Delta[k]; v != nil {
-			if out.StateDelta == nil {
-				out.StateDelta = make(map[string]json.RawMessage)
-			}
-			out.StateDelta[k] = v
-		} else {
-			out.StateRemoved = append(out.StateRemoved, k)
-		}
-	}
-	for _, p := range x.Parts {
-		jp := partJSON{Kind: p.Kind, CallID: p.CallID, ToolName: p.ToolName, Arguments: p.Arguments, Result: p.Result,
-			IsError: p.IsError, MIMEType: p.MIMEType, Data: p.Data, URI: p.URI}
-		if p.Kind == session.PartText || p.Kind == session.PartReasoning {
-			jp.Text = &p.Text
-		}
-		out.Parts = append(out.Parts, jp)
-	}
-	return out
+	return admin.NewStructureJSON(t.Structure)
 }
 
 // item is one line of a structured turn in text: a model invocation, the

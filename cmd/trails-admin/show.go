@@ -10,6 +10,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/trails-kg/trails/admin"
 	"github.com/trails-kg/trails/internal/termsafe"
 	"github.com/trails-kg/trails/session"
 )
@@ -86,7 +87,7 @@ func (c *showCmd) failed(id string, err error) error {
 }
 
 // turnJSON is the JSON form of a turn (stable names), with the
-// structured fields of a structured turn inlined (structureJSON).
+// structured fields of a structured turn inlined (admin.StructureJSON).
 type turnJSON struct {
 	ID      string    `json:"id,omitempty"` // the turn's IRI (Turn.ID), for fork --turn
 	Index   int       `json:"index"`
@@ -94,14 +95,14 @@ type turnJSON struct {
 	Content string    `json:"content"`
 	Branch  string    `json:"branch"`
 	Created time.Time `json:"created"`
-	*structureJSON
+	*admin.StructureJSON
 }
 
 func toTurnsJSON(turns []session.Turn) []turnJSON {
 	out := make([]turnJSON, len(turns))
 	for i, t := range turns {
 		out[i] = turnJSON{ID: t.ID, Index: t.Index, Role: t.Role, Content: t.Content, Branch: t.Branch, Created: t.Created,
-			structureJSON: toStructureJSON(t)}
+			StructureJSON: toStructureJSON(t)}
 	}
 	return out
 }
