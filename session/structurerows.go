@@ -184,17 +184,7 @@ func (r *structureRows) addPart(i int, row kg.Solution, v stored) error {
 		return fmt.Errorf("%w: turn %d (%s): part index %s", ErrCorrupt, t.Index, t.ID, termsafe.Quote(row.String("k")))
 	}
 	structure(t)
-	if r.parts == nil {
-		r.parts = make(map[int]map[int]*Part)
-	}
-	if r.parts[i] == nil {
-		r.parts[i] = make(map[int]*Part)
-	}
-	part := r.parts[i][k]
-	if part == nil {
-		part = &Part{}
-		r.parts[i][k] = part
-	}
+	part := entry(&r.parts, i, k)
 	switch v.p {
 	case ontology.RDFType:
 		for kind, c := range partClasses {
@@ -266,4 +256,24 @@ func (r *structureRows) done() error {
 		}
 	}
 	return nil
+}
+
+// entry returns the value at (a, b) of the two-level map *m, made (with
+// the maps holding it) when missing: the row readers gather the fields of
+// a part or a state change, which arrive row by row, this way.
+func entry[A, B comparable, V any](m *map[A]map[B]*V, a A, b B) *V {
+	if *m == nil {
+		*m = make(map[A]map[B]*V)
+	}
+	inner := (*m)[a]
+	if inner == nil {
+		inner = make(map[B]*V)
+		(*m)[a] = inner
+	}
+	v := inner[b]
+	if v == nil {
+		v = new(V)
+		inner[b] = v
+	}
+	return v
 }

@@ -80,17 +80,7 @@ type deltaRow struct {
 // addChange reads a value of the state change at IRI x of the turn at
 // position i: its key, value or removal mark (v.p).
 func (r *structureRows) addChange(i int, x string, v stored) error {
-	if r.changes == nil {
-		r.changes = make(map[int]map[string]*deltaRow)
-	}
-	if r.changes[i] == nil {
-		r.changes[i] = make(map[string]*deltaRow)
-	}
-	c := r.changes[i][x]
-	if c == nil {
-		c = &deltaRow{}
-		r.changes[i][x] = c
-	}
+	c := entry(&r.changes, i, x)
 	var err error
 	switch v.p {
 	case ontology.Key:
