@@ -192,21 +192,11 @@ func (st *Store) appendSeen(ctx context.Context, s *Session) (bool, error) {
 	if !acks {
 		return st.applySeen(ctx, s, u, sg, appended(g, own[len(own)-1], chain[len(chain)-1]), all, state, chain[len(chain)-1])
 	}
-	if err := sg.send(ctx, st.c); err != nil {
-		sg.drop(ctx, st.c) // a PUT whose answer was lost may have landed
-		return false, err
+	ok, err := st.applyAcked(ctx, u+acked(ack), appended(g, own[len(own)-1], chain[len(chain)-1]), sg)
+	if ok {
+		s.seen = seenAfter(s, all, state, chain[len(chain)-1])
 	}
-	// Not kg.Idempotent: a refused compare and swap answers with a server
-	// error, which must not be retried; the full path retries what failed.
-	if err := st.c.Update(ctx, u+acked(ack)); err != nil {
-		sg.drop(ctx, st.c) // the request, staging drop included, was rolled back
-		if ctx.Err() != nil {
-			return false, err
-		}
-		return false, nil // refused, or failed: the full path reads the store and says which
-	}
-	s.seen = seenAfter(s, all, state, chain[len(chain)-1])
-	return true, nil
+	return ok, err // refused (false, nil): the full path reads the store and says why
 }
 
 // ackGraph returns a new graph IRI for acked, and whether the store is
