@@ -15,34 +15,41 @@ import (
 	"github.com/knakk/rdf"
 	"github.com/trails-kg/trails/admin"
 	"github.com/trails-kg/trails/internal/fusekitest"
+	"github.com/trails-kg/trails/internal/pytools"
 	"github.com/trails-kg/trails/internal/storetest"
 	"github.com/trails-kg/trails/kg"
 	"github.com/trails-kg/trails/ontology"
 	"github.com/trails-kg/trails/session"
 )
 
-// The Python tools CI installs (.ci/run) and the tests here run on exports.
+// The versions scripts/python-requirements.txt pins; checked so that a
+// change of pins is a change of these tests too.
 const (
 	pySHACLVersion = "0.40.1"
 	pyProvVersion  = "3.2.3"
 )
 
-// needPython fails tb unless python3 can import module at version want.
-// It never skips: in CI (CI=true) .ci/run installs the module; elsewhere
-// the message says what to install.
-func needPython(tb testing.TB, module, pkg, want string) string {
+// needPython returns the python of the tests' Python environment
+// (scripts/pytools, made on first use under ~/.cache/trails), failing tb
+// unless it can import module at version want. It never skips: the failure
+// says what to install (python3 and its venv module) when the environment
+// cannot be made.
+func needPython(tb testing.TB, module, want string) string {
 	tb.Helper()
-	py, err := exec.LookPath("python3")
+	root, err := fusekitest.RepoRoot()
 	if err != nil {
-		tb.Fatalf("python3 is not installed; these tests need it with pip install %s==%s (CI=%q: .ci/run installs them)", pkg, want, os.Getenv("CI"))
+		tb.Fatal(err)
+	}
+	py, err := pytools.Command(root, "python")
+	if err != nil {
+		tb.Fatalf("the tests' Python environment: %v", err)
 	}
 	out, err := exec.Command(py, "-c", "import "+module+"; print("+module+".__version__)").CombinedOutput()
 	if err != nil {
-		tb.Fatalf("python3 cannot import %s: %v\n%s\nInstall it: pip install %s==%s (CI=%q: .ci/run installs it)",
-			module, err, lastLine(out), pkg, want, os.Getenv("CI"))
+		tb.Fatalf("%s cannot import %s: %v\n%s\n(remove its environment, scripts/pytools ensure prints where, and run again)", py, module, err, lastLine(out))
 	}
 	if got := strings.TrimSpace(string(out)); got != want {
-		tb.Fatalf("python3 has %s %s, want %s: pip install %s==%s", module, got, want, pkg, want)
+		tb.Fatalf("%s has %s %s, want %s: scripts/python-requirements.txt and these tests disagree", py, module, got, want)
 	}
 	return py
 }
@@ -201,7 +208,7 @@ func TestValidatorsAgree(t *testing.T) {
 	fusekitest.RequireFuseki(t, "the SHACL endpoint (compared with pySHACL)")
 	fusekitest.RequireFuseki(t, "the SHACL endpoint (compared with pySHACL)")
 	fusekitest.Parallel(t)
-	py := needPython(t, "pyshacl", "pyshacl", pySHACLVersion)
+	py := needPython(t, "pyshacl", pySHACLVersion)
 	ctx := context.Background()
 	typ := ontology.RDFType
 	for _, tc := range []struct {
@@ -333,7 +340,7 @@ func resultsText(rs []shaclResult) string {
 // drops the properties of the others.
 func TestProvToolsRead(t *testing.T) {
 	fusekitest.Parallel(t)
-	py := needPython(t, "prov", "prov", pyProvVersion)
+	py := needPython(t, "prov", pyProvVersion)
 	st, _, _ := validatorStore(t)
 	export := exportFile(t, st)
 	cmd := exec.Command(py, filepath.Join("..", "scripts", "prov-roundtrip"), export)
@@ -385,7 +392,7 @@ func TestProvToolsRead(t *testing.T) {
 // incomplete trails:Session or trails:Turn.
 func TestValidUnderRDFS(t *testing.T) {
 	fusekitest.Parallel(t)
-	py := needPython(t, "pyshacl", "pyshacl", pySHACLVersion)
+	py := needPython(t, "pyshacl", pySHACLVersion)
 	st, _, _ := validatorStore(t)
 	got := pySHACLResults(t, py, exportFile(t, st), filepath.Join("..", "ontology", "trails.ttl"))
 	if len(got) != 0 {

@@ -111,6 +111,14 @@ func New(cfg Config) (*Client, error) {
 	if cfg.Endpoint == "" && cfg.Store == Generic {
 		return newClient(cfg, "")
 	}
+	if !strings.Contains(cfg.Endpoint, "://") && cfg.Endpoint != "" {
+		// "127.0.0.1:3030/trails" or "localhost:3030/trails": url.Parse
+		// either refuses it with a message about path segments or reads the
+		// host as a scheme.
+		ep := withoutUserinfo(cfg.Endpoint)
+		return nil, fmt.Errorf("%w: endpoint %q has no scheme: want an http(s) dataset URL such as http://%s",
+			ErrConfig, ep, strings.TrimPrefix(ep, "//"))
+	}
 	u, err := url.Parse(strings.TrimRight(cfg.Endpoint, "/"))
 	if err != nil {
 		return nil, fmt.Errorf("%w: endpoint: %v", ErrConfig, redact(err))
@@ -170,6 +178,19 @@ func newClient(cfg Config, endpoint string) (*Client, error) {
 
 // redact returns a URL parse error without the URL, which may hold a
 // password.
+// withoutUserinfo drops the user:password@ of an endpoint written without
+// a scheme, which url.Parse cannot take apart, so that no error shows it.
+func withoutUserinfo(ep string) string {
+	authority, path, _ := strings.Cut(ep, "/")
+	if i := strings.LastIndex(authority, "@"); i >= 0 {
+		authority = authority[i+1:]
+	}
+	if path == "" && !strings.Contains(ep, "/") {
+		return authority
+	}
+	return authority + "/" + path
+}
+
 func redact(err error) error {
 	var ue *url.Error
 	if errors.As(err, &ue) {

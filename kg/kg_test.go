@@ -5,6 +5,7 @@ import (
 	"errors"
 	"net/http"
 	"net/url"
+	"strings"
 	"sync/atomic"
 	"testing"
 
@@ -51,6 +52,31 @@ func TestNewRejectsBadEndpoints(t *testing.T) {
 			_, err := kg.New(tc.cfg)
 			if !errors.Is(err, kg.ErrConfig) {
 				t.Fatalf("got %v, want ErrConfig", err)
+			}
+		})
+	}
+}
+
+// TestNewEndpointWithoutScheme: an endpoint written without http:// is
+// ErrConfig with the URL to write instead (it was url.Parse's "first path
+// segment in URL cannot contain colon"), and credentials in it are not
+// echoed.
+func TestNewEndpointWithoutScheme(t *testing.T) {
+	for _, tc := range []struct{ name, endpoint, want string }{
+		{"address", "127.0.0.1:3030/trails", "http://127.0.0.1:3030/trails"},
+		{"host name", "localhost:3030/trails", "http://localhost:3030/trails"},
+		{"credentials", "writer:s3cret@localhost:3030/trails", "http://localhost:3030/trails"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := kg.New(kg.Config{Endpoint: tc.endpoint})
+			if !errors.Is(err, kg.ErrConfig) {
+				t.Fatalf("got %v, want ErrConfig", err)
+			}
+			if !strings.Contains(err.Error(), tc.want) {
+				t.Errorf("got %q, want it to suggest %s", err, tc.want)
+			}
+			if strings.Contains(err.Error(), "s3cret") || strings.Contains(err.Error(), "segment") {
+				t.Errorf("got %q: a password or url.Parse's own words", err)
 			}
 		})
 	}

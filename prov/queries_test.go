@@ -318,6 +318,7 @@ func rows(tb testing.TB, res *kg.Results) []row {
 // audit does, and checks the exact rows.
 func testRun(t *testing.T, r *prov.Reader, w world) {
 	ctx := context.Background()
+	unknown := newID(t)
 	s := func(x session) string { return ontology.SessionIRI(x.ID) }
 	ts := func(n int) string { return minute(n).Format(time.RFC3339Nano) }
 	forkRow := func(x session, branch string) row {
@@ -393,6 +394,14 @@ func testRun(t *testing.T, r *prov.Reader, w world) {
 		{"unknown param", "orphans", map[string]string{"session": w.R.ID}, nil, nil, prov.ErrInvalid},
 		{"bad date-time", "deletions", map[string]string{"from": ts(0), "to": "soon"}, nil, nil, prov.ErrInvalid},
 		{"empty session id", "forks-of", map[string]string{"session": ""}, nil, nil, prov.ErrInvalid},
+		// A session the store never saw is an error, not a phantom row of
+		// lineage (exists false, depth 0); a deleted one still has its PROV
+		// records, and its lineage is that row.
+		{"unknown session", "lineage", map[string]string{"session": unknown}, nil, nil, prov.ErrNotFound},
+		{"unknown session, no rows", "forks-of", map[string]string{"session": unknown}, nil, nil, prov.ErrNotFound},
+		{"deleted session", "lineage", map[string]string{"session": w.C.ID},
+			[]string{"ancestor", "id", "parent", "forkedAtIndex", "exists", "depth"},
+			[]row{lineage(w.C, "0", false)}, nil},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			res, err := r.Run(ctx, tc.query, tc.params)

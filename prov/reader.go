@@ -2,9 +2,12 @@ package prov
 
 import (
 	"context"
+	_ "embed"
 	"errors"
 	"fmt"
+	"maps"
 	"net/url"
+	"slices"
 	"strings"
 	"time"
 	"unicode/utf8"
@@ -219,7 +222,9 @@ func (r *Reader) Orphans(ctx context.Context) ([]Orphan, error) {
 //
 // It returns an error matching ErrInvalid for an unknown query, a missing
 // or unknown parameter or a value not of its parameter's kind (see Kind),
-// or a *kg.Error from the store.
+// ErrNotFound when a session-id parameter names a session of which the
+// store has no record (neither the session nor a PROV record naming it:
+// a deleted session's records still count), or a *kg.Error from the store.
 func (r *Reader) Run(ctx context.Context, name string, params map[string]string) (*kg.Results, error) {
 	q, ok := Lookup(name)
 	if !ok {
@@ -229,11 +234,65 @@ func (r *Reader) Run(ctx context.Context, name string, params map[string]string)
 	if err != nil {
 		return nil, fmt.Errorf("run %s: %w", name, err)
 	}
+	if err := r.known(ctx, q, params); err != nil {
+		return nil, fmt.Errorf("run %s: %w", name, err)
+	}
 	res, err := r.q.Select(ctx, text)
 	if err != nil {
 		return nil, fmt.Errorf("run %s: %w", name, err)
 	}
 	return res, nil
+}
+
+// qKnown lists which of the given sessions the store has a record of.
+//
+//go:embed known.rq
+var qKnown string
+
+// known fails with ErrNotFound unless the store has a record of every
+// session q's session-id parameters name in params (which q.Bind has
+// checked). One request, and none for a query without such parameters.
+func (r *Reader) known(ctx context.Context, q Query, params map[string]string) error {
+	given := make(map[string]string, len(params))
+	for k, v := range params {
+		given[strings.TrimPrefix(k, "$")] = v
+	}
+	want := map[string]string{} // IRI -> id
+	table := kg.Table{Vars: []string{"s"}}
+	for _, p := range q.Params {
+		if p.Kind != KindSessionID {
+			continue
+		}
+		t, err := p.Kind.Term(given[p.Name])
+		if err != nil {
+			return fmt.Errorf("$%s: %w", p.Name, err)
+		}
+		if _, dup := want[t.String()]; !dup {
+			want[t.String()] = given[p.Name]
+			table.Rows = append(table.Rows, []rdf.Term{t})
+		}
+	}
+	if len(want) == 0 {
+		return nil
+	}
+	text, err := kg.BindTables(qKnown, nil, map[string]kg.Table{"sessions": table})
+	if err != nil {
+		return err
+	}
+	res, err := r.q.Select(ctx, text)
+	if err != nil {
+		return err
+	}
+	for _, row := range res.Solutions {
+		if t, ok := row["s"]; ok {
+			delete(want, t.String())
+		}
+	}
+	if len(want) > 0 {
+		first := slices.Min(slices.Collect(maps.Keys(want)))
+		return fmt.Errorf("session %s: %w (the store has no record of it)", termsafe.Quote(want[first]), ErrNotFound)
+	}
+	return nil
 }
 
 // query runs the named embedded query with terms for its parameters.

@@ -208,7 +208,7 @@ func (c *demoCmd) run(ctx context.Context, a *app, args []string) error {
 		self = "TRAILS_STORE=" + string(st) + " " + self
 	}
 	self = termsafe.String(self)
-	fmt.Fprintf(out, "\nNext: %[1]s sessions --principal %[2]s · %[1]s tree --format dot | dot -Tpng > tree.png · %[1]s check\n",
+	fmt.Fprintf(out, "\nNext: %[1]s sessions --principal %[2]s · %[1]s tree --format dot | dot -Tpng -o tree.png (Graphviz) · %[1]s check\n",
 		self, termsafe.String(shellWord(c.principal)))
 	return nil
 }

@@ -101,6 +101,7 @@ func TestUsage(t *testing.T) {
 		{"audit-bad-param", []string{"audit", "forks-by-principal", "--param", "principal=agent-7",
 			"--param", "from=yesterday", "--param", "to=2026-03-02"}, 2},
 		{"audit-param-syntax", []string{"audit", "lineage", "--param", "session"}, 2},
+		{"endpoint-no-scheme", []string{"sessions", "--endpoint", "127.0.0.1:3030/trails"}, 2},
 		{"max-children-negative", []string{"--max-children", "-1", "fork", anID, "--at", "1"}, 2},
 		{"max-children-negative-after", []string{"sessions", "--max-children", "-1"}, 2},
 		{"timeout-zero", []string{"sessions", "--timeout", "0s"}, 2},
@@ -369,6 +370,11 @@ func TestReadOnly(t *testing.T) {
 			}},
 		{name: "show-not-found", args: func(family) []string { return []string{"show", anID} }, code: 1},
 		{name: "show-bad-id", args: func(family) []string { return []string{"show", "not-an-id"} }, code: 2},
+		// An id the store never saw is refused as show refuses it (a
+		// phantom row, exit 0, before).
+		{name: "audit-lineage-not-found", args: func(family) []string {
+			return []string{"audit", "lineage", "--param", "session=" + anID}
+		}, code: 1},
 		{name: "replay-negative-up-to", args: func(f family) []string { return []string{"replay", f.b, "--up-to", "-5"} }, code: 2},
 		{name: "replay-up-to", args: func(f family) []string { return []string{"replay", f.b, "--up-to", "3"} }},
 		{name: "replay-json", args: func(f family) []string { return []string{"replay", f.b, "--json"} },

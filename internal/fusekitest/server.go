@@ -63,7 +63,7 @@ type Server struct {
 	Started  time.Duration // how long the last start took, until the ping answered
 
 	opts     Options
-	oxigraph bool // an Oxigraph server, not Fuseki
+	oxigraph string // an Oxigraph server's command (from scripts/pytools), not Fuseki, when set
 	javaArgs []string
 	dir      string // scratch directory: rendered config, password file, log
 	cmd      *exec.Cmd
@@ -150,8 +150,8 @@ func (s *Server) start(port int) error {
 	}
 	defer logf.Close()
 	cmd := exec.Command("java", append(s.javaArgs, "--port="+strconv.Itoa(port))...)
-	if s.oxigraph {
-		cmd = exec.Command("oxigraph", "serve", "--location", s.opts.DataDir,
+	if s.oxigraph != "" {
+		cmd = exec.Command(s.oxigraph, "serve", "--location", s.opts.DataDir,
 			"--bind", "127.0.0.1:"+strconv.Itoa(port), "--union-default-graph")
 	}
 	cmd.Dir = s.dir
@@ -166,7 +166,7 @@ func (s *Server) start(port int) error {
 	s.cmd, s.Port = cmd, port
 	base := "http://127.0.0.1:" + strconv.Itoa(port)
 	s.Endpoint = base + "/trails"
-	if s.oxigraph { // one dataset per server, at its root
+	if s.oxigraph != "" { // one dataset per server, at its root
 		s.Endpoint = base
 	}
 	s.Datasets = []string{s.Endpoint}
@@ -211,7 +211,7 @@ func (s *Server) Start() error {
 
 func (s *Server) waitReady() error {
 	ping := "http://127.0.0.1:" + strconv.Itoa(s.Port) + "/$/ping"
-	if s.oxigraph {
+	if s.oxigraph != "" {
 		ping = "http://127.0.0.1:" + strconv.Itoa(s.Port) + "/query?query=ASK%7B%7D"
 	}
 	hc := &http.Client{Timeout: 2 * time.Second}

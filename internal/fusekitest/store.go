@@ -4,10 +4,10 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"testing"
 
+	"github.com/trails-kg/trails/internal/pytools"
 	"github.com/trails-kg/trails/kg"
 )
 
@@ -59,8 +59,13 @@ func startOxigraph(opts Options) (*Server, error) {
 	case opts.Datasets > 0:
 		return nil, errors.New("fusekitest: Oxigraph serves one dataset (Options.Datasets); start a server per dataset")
 	}
-	if _, err := exec.LookPath("oxigraph"); err != nil {
-		return nil, errors.New("the oxigraph command is not installed (pip install oxigraph==0.5.13)")
+	root, err := RepoRoot()
+	if err != nil {
+		return nil, err
+	}
+	oxigraph, err := pytools.Command(root, "oxigraph")
+	if err != nil {
+		return nil, err
 	}
 	dir, err := os.MkdirTemp("", "trails-fuseki-") // the prefix .ci/run cleans up after
 	if err != nil {
@@ -72,7 +77,7 @@ func startOxigraph(opts Options) (*Server, error) {
 	if err := os.MkdirAll(opts.DataDir, 0o755); err != nil {
 		return nil, err
 	}
-	s := &Server{opts: opts, oxigraph: true, dir: dir, Log: filepath.Join(dir, "oxigraph.log")}
+	s := &Server{opts: opts, oxigraph: oxigraph, dir: dir, Log: filepath.Join(dir, "oxigraph.log")}
 	if err := s.Start(); err != nil {
 		return nil, err
 	}
@@ -81,7 +86,7 @@ func startOxigraph(opts Options) (*Server, error) {
 
 // store names the server's store in messages.
 func (s *Server) store() kg.Store {
-	if s.oxigraph {
+	if s.oxigraph != "" {
 		return kg.Oxigraph
 	}
 	return kg.Fuseki
