@@ -55,7 +55,7 @@ func ParseFormat(s string) (Format, error) {
 // ExportStats says what an Export wrote.
 type ExportStats struct {
 	Sessions int // sessions written (session graphs, or sessions in JSONL)
-	Turns    int // turns written: stored turn resources, or JSONL lines
+	Turns    int // turns written: stored turns (a fork's own) in N-Quads and TriG; JSONL lines, one per turn of each effective history, inherited turns included
 	Quads    int // quads written (0 for JSONL)
 }
 

@@ -11,6 +11,11 @@ import (
 // maxLabel is the longest anchor name or tag, in characters.
 const maxLabel = 128
 
+// CheckTag returns an error wrapping ErrInvalid unless t is a tag Store.Tag
+// and Session.Tags accept (see Tag): for a caller that derives tags from
+// names of its own and must know beforehand whether one can be stored.
+func CheckTag(t string) error { return checkLabel("tag", t) }
+
 // checkLabel returns ErrInvalid unless s is a valid anchor name or tag:
 // 1 to maxLabel characters of UTF-8, none of them white space, a control
 // character (C0, DEL, C1) or a bidi control (U+202A–U+202E, U+2066–U+2069,

@@ -91,6 +91,11 @@ type Session struct {
 	// its first own turn (after the prefix a fork inherits); ignored
 	// afterwards. Load does not set it: its values are part of Values.
 	Initial map[string]json.RawMessage
+	// Tags are stored with a new session, in the update that creates it
+	// (each checked as Store.Tag checks it); ignored afterwards: Store.Tag
+	// and Untag change a stored session's tags. Load does not set it
+	// (Info.Tags lists them). A fork does not inherit its parent's.
+	Tags []string
 	// Values is the session's state as of its last turn: the values of
 	// its own keys, changed by the deltas of its effective history and
 	// the values it and its ancestors started with (a fork sees them as
@@ -228,6 +233,11 @@ func (s *Session) checkHeader() error {
 	if err := checkDelta(s.Initial, s); err != nil {
 		return fmt.Errorf("%w: initial values: %v", ErrInvalid, err)
 	}
+	for _, t := range s.Tags {
+		if err := checkLabel("tag", t); err != nil {
+			return err
+		}
+	}
 	if s.ParentID == "" {
 		// A root's branch is MainBranch, or the fork label it kept when it
 		// was detached.
@@ -263,6 +273,9 @@ func addSession(d *kg.Data, s *Session, t time.Time) {
 	agent := prov.AddAgent(d, g, s.Principal)
 	d.Add(g, g, iri(ontology.Principal), agent)
 	addApp(d, g, s)
+	for _, t := range s.Tags {
+		d.Add(g, g, iri(ontology.Tag), kg.String(t))
+	}
 	if s.ParentID != "" {
 		p := sessionIRI(s.ParentID)
 		d.Add(g, g, iri(ontology.ParentSession), p)

@@ -137,3 +137,55 @@ func TestTags(t *testing.T) {
 		t.Fatalf("ByTag in a scoped store: got %+v, %v; want only %s", infos, err, b.ID)
 	}
 }
+
+// TestTagsAtCreation: Session.Tags are stored by the Persist that creates
+// the session, in its update, and found by ByTag; a bad one refuses the
+// whole Persist, storing nothing; a later Persist ignores them.
+func TestTagsAtCreation(t *testing.T) {
+	fusekitest.Parallel(t)
+	st, _, _ := newStore(t)
+	ctx := context.Background()
+	x := "named-" + newID()[24:]
+
+	s := session.New("alice")
+	s.Tags = []string{x}
+	s.Append("user", "hi")
+	mustPersist(t, st, s)
+	in, err := st.Info(ctx, s.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Equal(in.Tags, []string{x}) {
+		t.Errorf("got tags %v, want [%s]", in.Tags, x)
+	}
+	infos, err := st.List(ctx, session.ByTag(x))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(infos) != 1 || infos[0].ID != s.ID {
+		t.Errorf("ByTag(%s): got %v, want %s alone", x, infos, s.ID)
+	}
+
+	s.Tags = []string{"ignored-" + x}
+	s.Append("assistant", "hello")
+	mustPersist(t, st, s)
+	if in, err := st.Info(ctx, s.ID); err != nil || !slices.Equal(in.Tags, []string{x}) {
+		t.Errorf("after an append: got tags %v (%v), want [%s]", in.Tags, err, x)
+	}
+
+	bad := session.New("alice")
+	bad.Tags = []string{"a b"}
+	bad.Append("user", "hi")
+	if err := st.Persist(ctx, bad); !errors.Is(err, session.ErrInvalid) {
+		t.Fatalf("a tag with a space: got %v, want ErrInvalid", err)
+	}
+	if _, err := st.Info(ctx, bad.ID); !errors.Is(err, session.ErrNotFound) {
+		t.Errorf("after the refused Persist: got %v, want ErrNotFound", err)
+	}
+	if err := session.CheckTag("a b"); !errors.Is(err, session.ErrInvalid) {
+		t.Errorf("CheckTag(\"a b\"): got %v, want ErrInvalid", err)
+	}
+	if err := session.CheckTag(x); err != nil {
+		t.Errorf("CheckTag(%q): %v", x, err)
+	}
+}

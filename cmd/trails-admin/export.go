@@ -54,9 +54,12 @@ func (c *exportCmd) run(ctx context.Context, a *app, args []string) error {
 	if err := commit(); err != nil {
 		return err
 	}
-	msg := fmt.Sprintf("exported %s, %s", plural(stats.Sessions, "session"), plural(stats.Turns, "turn"))
-	if f != admin.JSONL {
-		msg += ", " + plural(stats.Quads, "quad")
+	// The two counts differ for the same data, so each says what it counts.
+	msg := fmt.Sprintf("exported %s: %s (each session's own, as stored: a fork's inherited prefix is its ancestors'), %s",
+		plural(stats.Sessions, "session"), plural(stats.Turns, "stored turn"), plural(stats.Quads, "quad"))
+	if f == admin.JSONL {
+		msg = fmt.Sprintf("exported %s: %s, one per turn of each session's effective history (a fork's inherited turns again under the fork)",
+			plural(stats.Sessions, "session"), plural(stats.Turns, "line"))
 	}
 	fmt.Fprintln(a.stderr, msg)
 	return nil

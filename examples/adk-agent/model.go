@@ -55,6 +55,9 @@ func (scriptedModel) answer(req *model.LLMRequest) *model.LLMResponse {
 	if !ok {
 		return reply(genai.NewContentFromText("I can tell the weather in "+strings.Join(cityNames(), ", ")+".", genai.RoleModel))
 	}
+	// The call's ID is what the tool-calls audit pairs its result by (the
+	// tool's FunctionResponse carries it back): one per city is unique in
+	// this example's histories.
 	call := &genai.FunctionCall{
 		ID:   "call-" + strings.ToLower(city),
 		Name: weatherTool,

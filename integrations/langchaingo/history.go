@@ -43,6 +43,7 @@ package langchaingo
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"reflect"
@@ -53,6 +54,10 @@ import (
 	"github.com/tmc/langchaingo/schema"
 	"github.com/trails-kg/trails/session"
 )
+
+// NameKey is the session value holding the name a History was given (see
+// NewHistory), set when the session is created.
+const NameKey = "langchaingo.name"
 
 // DefaultPrincipal is the principal of the sessions a History creates
 // when WithPrincipal does not name one.
@@ -72,6 +77,7 @@ var names = uuid.NewSHA1(uuid.NameSpaceURL, []byte("https://w3id.org/trails/inte
 type History struct {
 	st        *session.Store
 	id        string
+	name      string // the name NewHistory was given, when not an id
 	principal string
 	app       string
 
@@ -104,7 +110,10 @@ func WithApp(app string) Option { return func(h *History) { h.app = app } }
 // session with a fresh id; any other string names a session, whose id is
 // the version 5 UUID of the app, principal and name (the same string with
 // the same options gives the same session in every process; SessionID
-// tells which).
+// tells which). The session a name stands for is created with the name as
+// its value NameKey and, when the name is a valid tag (session.CheckTag:
+// no white space, at most 128 characters), as a tag, so that operators
+// find it with trails-admin sessions --tag NAME and see it in show.
 func NewHistory(st *session.Store, id string, opts ...Option) *History {
 	h := &History{st: st, principal: DefaultPrincipal}
 	for _, o := range opts {
@@ -117,6 +126,7 @@ func NewHistory(st *session.Store, id string, opts ...Option) *History {
 		h.id = id
 	default:
 		h.id = uuid.NewSHA1(names, []byte(h.app+"\x00"+h.principal+"\x00"+id)).String()
+		h.name = id
 	}
 	return h
 }
@@ -285,6 +295,16 @@ func (h *History) read(ctx context.Context) (*session.Session, bool, error) {
 	if errors.Is(err, session.ErrNotFound) {
 		s = session.New(h.principal)
 		s.ID, s.App = h.id, h.app
+		if h.name != "" {
+			name, err := json.Marshal(h.name)
+			if err != nil {
+				return nil, false, err
+			}
+			s.Initial = map[string]json.RawMessage{NameKey: name}
+			if session.CheckTag(h.name) == nil {
+				s.Tags = []string{h.name}
+			}
+		}
 		return s, false, nil
 	}
 	return s, err == nil, err

@@ -6,6 +6,7 @@ import (
 	"strconv"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/tmc/langchaingo/llms"
 	"github.com/tmc/langchaingo/memory"
@@ -269,6 +270,42 @@ func TestSessionID(t *testing.T) {
 	a, b := langchaingo.NewHistory(st, "").SessionID(), langchaingo.NewHistory(st, "").SessionID()
 	if a == b || session.CheckID(a) != nil {
 		t.Errorf("got %s and %s, want two fresh ids", a, b)
+	}
+}
+
+// TestNamedSession: the name a History is given is stored with the
+// session it creates (it was stored nowhere: an operator could not find
+// "support-chat-42"): as a tag when it is one, which trails-admin
+// sessions --tag finds, and always as the value NameKey.
+func TestNamedSession(t *testing.T) {
+	fusekitest.Parallel(t)
+	st, _ := newStore(t)
+	ctx := context.Background()
+	suffix := strconv.FormatInt(time.Now().UnixNano(), 36)
+	for _, c := range []struct {
+		name   string
+		tagged bool
+	}{
+		{"support-chat-" + suffix, true},
+		{"support chat " + suffix, false}, // white space: no tag
+	} {
+		h := langchaingo.NewHistory(st, c.name, langchaingo.WithPrincipal("alice"))
+		mustAdd(t, h, llms.HumanChatMessage{Content: "hi"})
+		infos, err := st.List(ctx, session.ByTag("support-chat-"+suffix))
+		if err != nil {
+			t.Fatal(err)
+		}
+		found := len(infos) == 1 && infos[0].ID == h.SessionID()
+		if found != c.tagged {
+			t.Errorf("%q: found by its tag %v (%v), want %v", c.name, found, infos, c.tagged)
+		}
+		s, err := st.Load(ctx, h.SessionID())
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got, want := string(s.Values[langchaingo.NameKey]), strconv.Quote(c.name); got != want {
+			t.Errorf("%q: got value %s, want %s", c.name, got, want)
+		}
 	}
 }
 
