@@ -28,6 +28,31 @@ var (
 // update did not apply (a lost race, a taken branch label).
 const maxPersistRounds = 4
 
+// Create stores s, a session (root or fork) not stored yet, as Persist
+// does, but refuses when a session with its id is stored or was stored
+// and deleted: where Persist of a value with a stored session's id and no
+// new turns succeeds having written nothing (its Initial values
+// ignored), Create returns ErrExists. Of Creates racing on one id, one
+// succeeds. After a store error the session may have been created all
+// the same (the answer was lost): Load tells.
+//
+// It returns ErrExists (also for a value that was stored or loaded
+// already), or the errors of Persist.
+func (st *Store) Create(ctx context.Context, s *Session) error {
+	if s == nil {
+		return fmt.Errorf("create: %w: nil session", ErrInvalid)
+	}
+	if s.seen.ok || s.From != 0 {
+		return fmt.Errorf("create %s: %w: the value was stored or loaded already", s.ID, ErrExists)
+	}
+	s.create = true
+	defer func() { s.create = false }()
+	if err := st.Persist(ctx, s); err != nil {
+		return fmt.Errorf("create: %w", err)
+	}
+	return nil
+}
+
 // Persist writes what the store lacks of s, in one SPARQL Update request, so
 // that a persist is atomic: on the first persist of a fork its metadata and
 // PROV record, and every turn not stored yet. Persisting an unchanged session
@@ -74,31 +99,6 @@ const maxPersistRounds = 4
 //
 // A new session with a TTL gets its expiry (trails:expiresAt, its
 // creation time plus TTL) in the update that creates it.
-// Create stores s, a session (root or fork) not stored yet, as Persist
-// does, but refuses when a session with its id is stored or was stored
-// and deleted: where Persist of a value with a stored session's id and no
-// new turns succeeds having written nothing (its Initial values
-// ignored), Create returns ErrExists. Of Creates racing on one id, one
-// succeeds. After a store error the session may have been created all
-// the same (the answer was lost): Load tells.
-//
-// It returns ErrExists (also for a value that was stored or loaded
-// already), or the errors of Persist.
-func (st *Store) Create(ctx context.Context, s *Session) error {
-	if s == nil {
-		return fmt.Errorf("create: %w: nil session", ErrInvalid)
-	}
-	if s.seen.ok || s.From != 0 {
-		return fmt.Errorf("create %s: %w: the value was stored or loaded already", s.ID, ErrExists)
-	}
-	s.create = true
-	defer func() { s.create = false }()
-	if err := st.Persist(ctx, s); err != nil {
-		return fmt.Errorf("create: %w", err)
-	}
-	return nil
-}
-
 func (st *Store) Persist(ctx context.Context, s *Session) error {
 	if s == nil {
 		return fmt.Errorf("persist: %w: nil session", ErrInvalid)
