@@ -206,14 +206,24 @@ func timed(fn func()) time.Duration {
 	return time.Since(t0)
 }
 
-// TestKillDuringPersist runs a writer that persists batches of turns (and
+// TestKill runs the crash tests, which kill and restart one Fuseki of
+// their own (diskServer), one after another as subtests of one parallel
+// test: as three parallel tests, the two waiting for the server held two
+// of the binary's four places (-parallel) for nothing.
+func TestKill(t *testing.T) {
+	fusekitest.Parallel(t)
+	t.Run("DuringPersist", killDuringPersist)
+	t.Run("DuringDetach", killDuringDetach)
+	t.Run("DuringCascadeDelete", killDuringCascadeDelete)
+}
+
+// killDuringPersist runs a writer that persists batches of turns (and
 // after every other batch a fork) to a Fuseki on TDB2, kills the JVM at a
 // kill point, restarts it on the same directory and loads: every
 // acknowledged batch and fork is there, no batch is there in part, Check
 // finds nothing, and persisting the interrupted session and forks again
 // completes them.
-func TestKillDuringPersist(t *testing.T) {
-	fusekitest.Parallel(t)
+func killDuringPersist(t *testing.T) {
 	const batch = 25
 	points := killPoints(t)
 	srv := diskServer(t)
@@ -377,13 +387,12 @@ func provCount(tb testing.TB, c *kg.Client, kind, p, id string) int {
 	return n
 }
 
-// TestKillDuringDetach kills Fuseki during a Detach that copies a long
+// killDuringDetach kills Fuseki during a Detach that copies a long
 // prefix (at a random moment, or aimed at its update), restarts it and
 // checks that the fork is either still a fork or wholly detached, with the
 // same history, that Check finds nothing, and that running Detach again
 // completes it, with one PROV record.
-func TestKillDuringDetach(t *testing.T) {
-	fusekitest.Parallel(t)
+func killDuringDetach(t *testing.T) {
 	const rootTurns, forkAt = 600, 500
 	points := fewerPoints(t)
 	srv := diskServer(t)
@@ -484,14 +493,13 @@ func cascadeTree(tb testing.TB, st *session.Store) []string {
 	return ids
 }
 
-// TestKillDuringCascadeDelete kills Fuseki during a Delete with Cascade of
+// killDuringCascadeDelete kills Fuseki during a Delete with Cascade of
 // a tree of ten sessions (aimed at the update of a random step, or at a
 // random moment), restarts it and checks that each session is whole or
 // gone, that Check finds nothing (no orphan: leaves go first, each in one
 // step), and that running the same Delete again completes it, with one
 // PROV Deletion per session.
-func TestKillDuringCascadeDelete(t *testing.T) {
-	fusekitest.Parallel(t)
+func killDuringCascadeDelete(t *testing.T) {
 	points := fewerPoints(t)
 	srv := diskServer(t)
 	rng, _ := seeded(t)

@@ -90,15 +90,19 @@ func TestHugeTurn(t *testing.T) {
 	}
 }
 
-// TestHundredThousandTurns persists a session of 100,000 turns in batches
-// of 5,000, loads it and compares, and logs the timings.
-func TestHundredThousandTurns(t *testing.T) {
+// TestLongSession persists a session of 20,000 turns in batches of 5,000,
+// loads it and compares, and logs the timings. It was 100,000 turns, the
+// one test that set the session package's time (100 s of an idle machine,
+// over 7 minutes of a loaded one: Fuseki parses SPARQL Update at some 850
+// turns a second); trails-bench loads and tails a 100,000-turn session
+// (bulk-loaded in Persist's shape) and records it in BENCHMARKS.md.
+func TestLongSession(t *testing.T) {
 	fusekitest.Parallel(t)
-	const total, batch = 100_000, 5_000
-	// What this test checks is that 100,000 turns persist and load whole,
-	// not how fast: a store on a busy machine (Oxigraph in CI beside other
-	// test binaries) may take longer than kg's default 30 s for the one
-	// request that reads them all, so each attempt gets 5 minutes.
+	const total, batch = 20_000, 5_000
+	// What this test checks is that a long session persists and loads
+	// whole, not how fast: a store on a busy machine (Oxigraph in CI beside
+	// other test binaries) may take longer than kg's default 30 s for the
+	// one request that reads them all, so each attempt gets 5 minutes.
 	ct := &counter{next: &http.Transport{MaxIdleConnsPerHost: 8}}
 	st := session.NewStore(fusekitest.Client(t, kg.Config{Endpoint: fusekitest.Endpoint(t), Timeout: 5 * time.Minute, HTTPClient: &http.Client{Transport: ct}}))
 	ctx, cancel := context.WithTimeout(context.Background(), 15*time.Minute)
