@@ -41,6 +41,7 @@ const (
 	RuleStored   = "stored"   // a session stored with other content, or a branch label taken
 )
 
+// Error says what is wrong, after the line at fault when there is one.
 func (e *ImportError) Error() string {
 	if e.Line <= 0 {
 		return e.Err.Error()

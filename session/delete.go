@@ -53,6 +53,7 @@ type StepsError struct {
 	Err   error
 }
 
+// Error says how many of the steps were done and why the rest were not.
 func (e *StepsError) Error() string {
 	return fmt.Sprintf("stopped after %d of %d steps: %v", len(e.Done), len(e.Steps), e.Err)
 }

@@ -59,6 +59,7 @@ type AncestorError struct {
 	Missing string // the id of the missing ancestor
 }
 
+// Error names the session and the ancestor it is missing.
 func (e *AncestorError) Error() string {
 	return fmt.Sprintf("session: ancestor %s of %s is missing", e.Missing, e.Session)
 }
