@@ -39,7 +39,7 @@ type ParamJSON struct {
 // AuditInput is the input of run_audit_query.
 type AuditInput struct {
 	Name   string            `json:"name" jsonschema:"the query's name, as list_audit_queries gives it"`
-	Params map[string]string `json:"params,omitempty" jsonschema:"the query's parameters by name, each a string bound as an RDF term of the parameter's kind"`
+	Params map[string]string `json:"params,omitempty" jsonschema:"the query's parameters by name (with or without the $), each a string bound as an RDF term of the parameter's kind"`
 	Limit  int               `json:"limit,omitempty" jsonschema:"the most rows to return (default 500, at most 10000)"`
 }
 
@@ -94,16 +94,20 @@ func (t *tools) audit(ctx context.Context, in AuditInput) (AuditOutput, string, 
 	if !ok {
 		return AuditOutput{}, "", fmt.Errorf("no audit query %s; list_audit_queries lists them", termsafe.Quote(in.Name))
 	}
+	params := make(map[string]string, len(in.Params))
+	for k, v := range in.Params {
+		params[strings.TrimPrefix(k, "$")] = v
+	}
 	var missing []string
 	for _, p := range q.Params {
-		if _, ok := in.Params[p.Name]; !ok {
+		if _, ok := params[p.Name]; !ok {
 			missing = append(missing, fmt.Sprintf("%s (%s)", p.Name, p.Kind))
 		}
 	}
 	if len(missing) > 0 {
 		return AuditOutput{}, "", fmt.Errorf("%s needs the parameters %s", q.Name, strings.Join(missing, ", "))
 	}
-	res, err := t.pr.Run(ctx, q.Name, in.Params)
+	res, err := t.pr.Run(ctx, q.Name, params)
 	if err != nil {
 		return AuditOutput{}, "", err
 	}
