@@ -91,6 +91,7 @@ func wantToolError(tb testing.TB, what string, res *mcp.CallToolResult, want ...
 		tb.Errorf("%s: got a result (%s), want a tool error", what, text(res))
 		return
 	}
+	tb.Logf("%s: %s", what, text(res))
 	for _, w := range want {
 		if !strings.Contains(text(res), w) {
 			tb.Errorf("%s: got error %q, want it to say %q", what, text(res), w)
