@@ -91,6 +91,6 @@ func (t *tools) fork(ctx context.Context, in ForkInput) (ForkOutput, string, err
 	if f.Kind == session.KindWorker {
 		label += ", a worker"
 	}
-	text := fmt.Sprintf("forked %s at %d as %s (%s): it inherits %s\n", termsafe.String(f.ParentID), f.ForkedAt, termsafe.String(f.ID), label, turns(f.ForkedAt))
+	text := fmt.Sprintf("forked %s at %d as %s (%s): it inherits %s\n", termsafe.String(f.ParentID), f.ForkedAt, termsafe.String(f.ID), label, plural(f.ForkedAt, "turn"))
 	return out, text, nil
 }

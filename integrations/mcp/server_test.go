@@ -78,6 +78,7 @@ func TestTools(t *testing.T) {
 
 	t.Run("show_session", func(t *testing.T) {
 		out, txt := result[trailsmcp.ShowOutput](t, cs, trailsmcp.ToolShowSession, map[string]any{"id": fork.ID})
+		t.Logf("show_session text:\n%s", txt)
 		if out.Session.ID != fork.ID || len(out.Turns) != 3 || out.Fork == nil || out.Fork.Type != "explicit" {
 			t.Fatalf("got %+v, want the fork with 3 turns and its fork record", out)
 		}

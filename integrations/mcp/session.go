@@ -275,7 +275,7 @@ func showText(out ShowOutput, s *session.Session) string {
 	field("branch", in.Branch)
 	field("kind", in.Kind)
 	if in.Parent != "" {
-		fmt.Fprintf(&b, "%-9s %s (forked at %d, %d ancestors)\n", "parent", termsafe.String(in.Parent), in.ForkedAt, s.Depth())
+		fmt.Fprintf(&b, "%-9s %s (forked at %d, %s)\n", "parent", termsafe.String(in.Parent), in.ForkedAt, plural(s.Depth(), "ancestor"))
 	}
 	if r := out.Fork; r != nil {
 		field("fork", fmt.Sprintf("%s, created by %s", r.Type, r.CreatedBy))
@@ -299,7 +299,7 @@ func showText(out ShowOutput, s *session.Session) string {
 		fmt.Fprintf(&b, "%-9s %s\n", "values", clip(k+" = "+compactJSON(out.Values[k]), lineWidth))
 	}
 	if out.From > 0 {
-		fmt.Fprintf(&b, "%-9s the last %d turns, from turn %d\n", "tail", len(out.Turns), out.From)
+		fmt.Fprintf(&b, "%-9s the last %s, from turn %d\n", "tail", plural(len(out.Turns), "turn"), out.From)
 	}
 	b.WriteString("\n")
 	writeTurns(&b, s.Turns)

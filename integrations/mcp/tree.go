@@ -91,9 +91,9 @@ func writeTree(b *strings.Builder, n *session.Node, prefix string, last, top boo
 		}
 	}
 	id, label := termsafe.String(n.ID), termsafe.String(n.Branch)
-	desc := fmt.Sprintf("%s  %s  %s  %s", id, label, termsafe.String(n.Principal), turns(n.Turns))
+	desc := fmt.Sprintf("%s  %s  %s  %s", id, label, termsafe.String(n.Principal), plural(n.Turns, "turn"))
 	if n.ParentID != "" && !top {
-		desc = fmt.Sprintf("%s  %s  @%d  +%s (%d in all)", id, label, n.ForkedAt, turns(n.OwnTurns), n.Turns)
+		desc = fmt.Sprintf("%s  %s  @%d  +%s (%d in all)", id, label, n.ForkedAt, plural(n.OwnTurns, "turn"), n.Turns)
 	}
 	if n.Kind == session.KindWorker {
 		desc += "  worker"
@@ -113,10 +113,10 @@ func writeTree(b *strings.Builder, n *session.Node, prefix string, last, top boo
 	}
 }
 
-// turns returns "1 turn", "2 turns".
-func turns(n int) string {
+// plural returns "1 turn", "2 turns".
+func plural(n int, noun string) string {
 	if n == 1 {
-		return "1 turn"
+		return fmt.Sprintf("%d %s", n, noun)
 	}
-	return fmt.Sprintf("%d turns", n)
+	return fmt.Sprintf("%d %ss", n, noun)
 }

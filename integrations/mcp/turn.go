@@ -81,7 +81,14 @@ func items(x *session.Structure) [][2]string {
 		add("model", x.Model, prefixed("finish", x.FinishReason))
 	}
 	if u := x.Usage; u != nil {
-		add("tokens", fmt.Sprintf("%d in (%d cached), %d out (%d reasoning), %d total", u.Input, u.Cached, u.Output, u.Reasoning, u.Total))
+		in, out := fmt.Sprintf("%d in", u.Input), fmt.Sprintf("%d out", u.Output)
+		if u.Cached != 0 {
+			in += fmt.Sprintf(" (%d cached)", u.Cached)
+		}
+		if u.Reasoning != 0 {
+			out += fmt.Sprintf(" (%d reasoning)", u.Reasoning)
+		}
+		add("tokens", fmt.Sprintf("%s, %s, %d total", in, out, u.Total))
 	}
 	if x.Author != "" || x.InvocationID != "" {
 		add("author", x.Author, prefixed("invocation", x.InvocationID))
@@ -101,7 +108,7 @@ func items(x *session.Structure) [][2]string {
 			}
 			add("result", "←", p.ToolName, call, errFlag, compactJSON(p.Result))
 		case session.PartData:
-			where := fmt.Sprintf("%d bytes", len(p.Data))
+			where := plural(len(p.Data), "byte")
 			if p.URI != "" {
 				where = "<" + p.URI + ">"
 			}
@@ -121,7 +128,7 @@ func items(x *session.Structure) [][2]string {
 		add("meta", k, "=", compactJSON(x.Metadata[k]))
 	}
 	if r := x.Raw; r != nil {
-		add("raw", r.Format, fmt.Sprintf("%d bytes", len(r.Data)))
+		add("raw", r.Format, plural(len(r.Data), "byte"))
 	}
 	return out
 }
