@@ -74,10 +74,29 @@ func newClient() *mcp.Client {
 	return mcp.NewClient(&mcp.Implementation{Name: "test", Version: "v0"}, nil)
 }
 
+// syncBuffer collects a process's stderr while the test reads it.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  strings.Builder
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
+
 // stdio starts trails-mcp with args and env on stdio and returns a client
-// session of it, closed (which ends the process) with tb; stderr collects
-// what the command wrote there.
-func stdio(tb testing.TB, env []string, stderr *strings.Builder, args ...string) *mcp.ClientSession {
+// session of it and a function that closes it (which ends the process,
+// whose exit code must be 0), called again with tb's cleanup; stderr
+// collects what the command wrote there, all of it once closed.
+func stdio(tb testing.TB, env []string, stderr *syncBuffer, args ...string) (*mcp.ClientSession, func()) {
 	tb.Helper()
 	cmd := command(tb, env, args...)
 	cmd.Stderr = stderr
@@ -85,15 +104,19 @@ func stdio(tb testing.TB, env []string, stderr *strings.Builder, args ...string)
 	if err != nil {
 		tb.Fatalf("connect to trails-mcp on stdio: %v (stderr: %s)", err, stderr)
 	}
-	tb.Cleanup(func() {
-		if err := cs.Close(); err != nil {
-			tb.Errorf("close: %v", err)
-		}
-		if code := cmd.ProcessState.ExitCode(); code != 0 {
-			tb.Errorf("trails-mcp exited with %d when its stdin closed, want 0 (stderr: %s)", code, stderr)
-		}
-	})
-	return cs
+	var once sync.Once
+	stop := func() {
+		once.Do(func() {
+			if err := cs.Close(); err != nil {
+				tb.Errorf("close: %v", err)
+			}
+			if code := cmd.ProcessState.ExitCode(); code != 0 {
+				tb.Errorf("trails-mcp exited with %d when its stdin closed, want 0 (stderr: %s)", code, stderr)
+			}
+		})
+	}
+	tb.Cleanup(stop)
+	return cs, stop
 }
 
 // httpServer starts trails-mcp --http on a free port with args and env,
@@ -204,8 +227,8 @@ func TestStdio(t *testing.T) {
 	c := fusekitest.Empty(t)
 	st := session.NewStore(c)
 	root := storetest.Persisted(t, st, "agent-7", 3)
-	var stderr strings.Builder
-	cs := stdio(t, []string{"TRAILS_ENDPOINT=" + fusekitest.Endpoint(t)}, &stderr)
+	var stderr syncBuffer
+	cs, _ := stdio(t, []string{"TRAILS_ENDPOINT=" + fusekitest.Endpoint(t)}, &stderr)
 	exercise(t, cs, st, root.ID)
 }
 
@@ -253,12 +276,12 @@ func TestAuditor(t *testing.T) {
 	before := storetest.CountQuads(t, writer, "")
 
 	auditor := []string{"TRAILS_ENDPOINT=" + srv.Endpoint, "TRAILS_USER=auditor", "TRAILS_PASSWORD=" + auditorPW}
-	var stderr strings.Builder
+	var stderr syncBuffer
 	for _, tc := range []struct {
 		name    string
 		connect func(t *testing.T) *mcp.ClientSession
 	}{
-		{"stdio", func(t *testing.T) *mcp.ClientSession { return stdio(t, auditor, &stderr) }},
+		{"stdio", func(t *testing.T) *mcp.ClientSession { cs, _ := stdio(t, auditor, &stderr); return cs }},
 		{"http", func(t *testing.T) *mcp.ClientSession { cs, _ := httpServer(t, auditor); return cs }},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -295,7 +318,7 @@ func TestAuditor(t *testing.T) {
 	}
 
 	t.Run("writer", func(t *testing.T) {
-		cs := stdio(t, []string{"TRAILS_USER=trails", "TRAILS_PASSWORD=" + writerPW}, &stderr, "--endpoint", srv.Endpoint)
+		cs, _ := stdio(t, []string{"TRAILS_USER=trails", "TRAILS_PASSWORD=" + writerPW}, &stderr, "--endpoint", srv.Endpoint)
 		fork := object(t, cs, "fork_session", map[string]any{"id": root.ID, "at": 2})
 		if fork["parent"] != root.ID || fork["forked_at"] != float64(2) {
 			t.Errorf("fork as the writer: got %v", fork)
@@ -334,9 +357,10 @@ func TestUsage(t *testing.T) {
 		})
 	}
 	t.Run("store down", func(t *testing.T) {
-		var stderr strings.Builder
-		cs := stdio(t, nil, &stderr, "--endpoint", "http://127.0.0.1:1/trails", "--timeout", "2s")
+		var stderr syncBuffer
+		cs, stop := stdio(t, nil, &stderr, "--endpoint", "http://127.0.0.1:1/trails", "--timeout", "2s")
 		res := call(t, cs, "list_sessions", map[string]any{})
+		stop() // stderr is whole once the process ended
 		if !res.IsError || !strings.Contains(text(res), "cannot reach the store") {
 			t.Errorf("list_sessions with the store down: got %q, want a tool error saying it cannot reach the store", text(res))
 		}
