@@ -43,7 +43,6 @@ type Option func(*config)
 
 type config struct {
 	storeOpts []session.StoreOption
-	name      string
 }
 
 // WithStoreOptions passes opts to session.NewStore, the store the tools
@@ -51,12 +50,6 @@ type config struct {
 // makes as trails-admin's --max-children does.
 func WithStoreOptions(opts ...session.StoreOption) Option {
 	return func(c *config) { c.storeOpts = append(c.storeOpts, opts...) }
-}
-
-// WithName sets the name the server gives MCP clients in its
-// implementation info ("trails" by default).
-func WithName(name string) Option {
-	return func(c *config) { c.name = name }
 }
 
 // Tool names, as clients call them.
@@ -90,12 +83,12 @@ type tools struct {
 // sdk.NewStreamableHTTPHandler. The server is safe for concurrent use: it
 // keeps no state besides the SDK's sessions.
 func NewServer(c Querier, opts ...Option) *sdk.Server {
-	cfg := config{name: "trails"}
+	var cfg config
 	for _, o := range opts {
 		o(&cfg)
 	}
 	t := &tools{st: session.NewStore(c, cfg.storeOpts...), pr: prov.NewReader(c)}
-	srv := sdk.NewServer(&sdk.Implementation{Name: cfg.name, Title: "Trails", Version: version()},
+	srv := sdk.NewServer(&sdk.Implementation{Name: "trails", Title: "Trails", Version: version()},
 		&sdk.ServerOptions{Instructions: instructions})
 	t.addSessionTools(srv)
 	t.addTreeTool(srv)

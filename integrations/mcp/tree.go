@@ -112,11 +112,3 @@ func writeTree(b *strings.Builder, n *session.Node, prefix string, last, top boo
 		writeTree(b, c, next, i == len(n.Children)-1, false)
 	}
 }
-
-// plural returns "1 turn", "2 turns".
-func plural(n int, noun string) string {
-	if n == 1 {
-		return fmt.Sprintf("%d %s", n, noun)
-	}
-	return fmt.Sprintf("%d %ss", n, noun)
-}

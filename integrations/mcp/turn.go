@@ -1,8 +1,6 @@
 package mcp
 
 import (
-	"bytes"
-	"encoding/json"
 	"fmt"
 	"maps"
 	"slices"
@@ -37,10 +35,6 @@ func toTurnsJSON(turns []session.Turn) []TurnJSON {
 	}
 	return out
 }
-
-// lineWidth is the most characters of a part's or a value's line in a
-// text rendering.
-const lineWidth = 80
 
 // writeTurns writes turns one per line: index, branch, role and the
 // content, whose further lines go indented under its first; then a
@@ -139,33 +133,4 @@ func prefixed(word, v string) string {
 		return ""
 	}
 	return word + " " + v
-}
-
-// compactJSON returns JSON value v without insignificant white space (v
-// as it is when it is not valid JSON).
-func compactJSON(v json.RawMessage) string {
-	var b bytes.Buffer
-	if err := json.Compact(&b, v); err != nil {
-		return string(v)
-	}
-	return b.String()
-}
-
-// clip returns s escaped (termsafe.String) on one line of at most width
-// characters, a cut marked by "…". Only what it keeps is escaped: a
-// long value costs its first characters.
-func clip(s string, width int) string {
-	head, n := s, 0
-	for i := range s {
-		if n == width {
-			head = s[:i]
-			break
-		}
-		n++
-	}
-	r := []rune(termsafe.String(head)) // escaping never shortens
-	if len(head) == len(s) && len(r) <= width {
-		return string(r)
-	}
-	return string(r[:min(len(r), width-1)]) + "…"
 }
