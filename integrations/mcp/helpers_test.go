@@ -20,8 +20,14 @@ func TestMain(m *testing.M) { fusekitest.Main(m) }
 // SDK's in-memory transports; both end with tb.
 func connect(tb testing.TB, c *kg.Client) *mcp.ClientSession {
 	tb.Helper()
+	return connectServer(tb, trailsmcp.NewServer(c))
+}
+
+// connectServer returns a client session of srv over the SDK's in-memory
+// transports; both end with tb.
+func connectServer(tb testing.TB, srv *mcp.Server) *mcp.ClientSession {
+	tb.Helper()
 	ctx := context.Background()
-	srv := trailsmcp.NewServer(c)
 	st, ct := mcp.NewInMemoryTransports()
 	ss, err := srv.Connect(ctx, st, nil)
 	if err != nil {

@@ -6,6 +6,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/trails-kg/trails/kg"
+
 	trailsmcp "github.com/trails-kg/trails/integrations/mcp"
 	"github.com/trails-kg/trails/internal/fusekitest"
 	"github.com/trails-kg/trails/internal/storetest"
@@ -270,5 +272,26 @@ func TestStoredTextEscaped(t *testing.T) {
 	}
 	if !strings.Contains(txt, `hi\x1b[2J`) || !strings.Contains(txt, `mallory\x1b]0;owned\a`) && !strings.Contains(txt, `mallory\x1b]0;owned\x07`) {
 		t.Errorf("text:\n%s\nwant the content and principal escaped", txt)
+	}
+}
+
+// panicky is a store client whose queries panic, as a bug below a tool
+// would.
+type panicky struct{ *kg.Client }
+
+func (panicky) Select(context.Context, string) (*kg.Results, error) { panic("a bug below") }
+func (panicky) Rows(context.Context, string) (*kg.Rows, error)      { panic("a bug below") }
+
+// TestPanicIsToolError: a panic under a tool is that tool's error, and
+// the server goes on serving.
+func TestPanicIsToolError(t *testing.T) {
+	fusekitest.Parallel(t)
+	srv := trailsmcp.NewServer(panicky{fusekitest.New(t)})
+	cs := connectServer(t, srv)
+	for range 2 {
+		wantToolError(t, "list_sessions", call(t, cs, trailsmcp.ToolListSessions, map[string]any{}), "list_sessions: internal error: a bug below")
+	}
+	if _, err := cs.ListTools(context.Background(), nil); err != nil {
+		t.Errorf("list tools after the panics: %v", err)
 	}
 }

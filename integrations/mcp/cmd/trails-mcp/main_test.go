@@ -57,7 +57,8 @@ func binary(tb testing.TB) string {
 }
 
 // command returns the command line of trails-mcp with args, its
-// environment the test's without Trails' variables, plus env.
+// environment the test's without Trails' variables, plus the store
+// profile the tests run on (fusekitest.TestStore) and env.
 func command(tb testing.TB, env []string, args ...string) *exec.Cmd {
 	tb.Helper()
 	cmd := exec.Command(binary(tb), args...)
@@ -66,6 +67,7 @@ func command(tb testing.TB, env []string, args ...string) *exec.Cmd {
 			cmd.Env = append(cmd.Env, kv)
 		}
 	}
+	cmd.Env = append(cmd.Env, "TRAILS_STORE="+string(fusekitest.TestStore()))
 	cmd.Env = append(cmd.Env, env...)
 	return cmd
 }
@@ -261,6 +263,7 @@ func TestHTTP(t *testing.T) {
 // nothing is written. The writer's credentials fork.
 func TestAuditor(t *testing.T) {
 	fusekitest.Parallel(t)
+	fusekitest.RequireFuseki(t, "HTTP basic authentication")
 	writerPW, auditorPW := "Wr1ter pass:"+storetest.NewID(), "Aud1tor pass:"+storetest.NewID()
 	srv, err := fusekitest.StartServer(fusekitest.Options{
 		Config: filepath.Join("fuseki", "trails-auth.ttl"),
