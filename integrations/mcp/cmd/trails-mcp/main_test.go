@@ -122,8 +122,9 @@ func stdio(tb testing.TB, env []string, stderr *syncBuffer, args ...string) (*mc
 }
 
 // httpServer starts trails-mcp --http on a free port with args and env,
-// and returns a client session of it and the process, which ends with tb.
-func httpServer(tb testing.TB, env []string, args ...string) (*mcp.ClientSession, *exec.Cmd) {
+// and returns a client session of it, the process, which ends with tb,
+// and what it writes on stderr.
+func httpServer(tb testing.TB, env []string, args ...string) (*mcp.ClientSession, *exec.Cmd, *syncBuffer) {
 	tb.Helper()
 	cmd := command(tb, env, append([]string{"--http", "127.0.0.1:0"}, args...)...)
 	pipe, err := cmd.StderrPipe()
@@ -147,8 +148,10 @@ func httpServer(tb testing.TB, env []string, args ...string) (*mcp.ClientSession
 	if url == "" {
 		tb.Fatalf("trails-mcp --http printed no address: %v", lines.Err())
 	}
+	stderr := &syncBuffer{}
 	go func() { // keep reading, so that the process never blocks on stderr
 		for lines.Scan() {
+			stderr.Write([]byte(lines.Text() + "\n"))
 		}
 	}()
 	cs, err := newClient().Connect(context.Background(), &mcp.StreamableClientTransport{Endpoint: url, MaxRetries: -1}, nil)
@@ -156,7 +159,7 @@ func httpServer(tb testing.TB, env []string, args ...string) (*mcp.ClientSession
 		tb.Fatalf("connect to %s: %v", url, err)
 	}
 	tb.Cleanup(func() { cs.Close() })
-	return cs, cmd
+	return cs, cmd, stderr
 }
 
 // call calls tool name with args; a protocol error fails tb.
@@ -241,7 +244,7 @@ func TestHTTP(t *testing.T) {
 	c := fusekitest.Empty(t)
 	st := session.NewStore(c)
 	root := storetest.Persisted(t, st, "agent-7", 3)
-	cs, cmd := httpServer(t, nil, "--endpoint", fusekitest.Endpoint(t))
+	cs, cmd, stderr := httpServer(t, nil, "--endpoint", fusekitest.Endpoint(t))
 	exercise(t, cs, st, root.ID)
 	cs.Close()
 	cmd.Process.Signal(syscall.SIGINT)
@@ -250,7 +253,7 @@ func TestHTTP(t *testing.T) {
 	select {
 	case <-done:
 		if code := cmd.ProcessState.ExitCode(); code != 130 {
-			t.Errorf("after SIGINT: got exit code %d, want 130", code)
+			t.Errorf("after SIGINT: got exit code %d, want 130 (stderr: %s)", code, stderr)
 		}
 	case <-time.After(20 * time.Second):
 		t.Errorf("trails-mcp --http did not stop within 20s of SIGINT")
@@ -285,7 +288,7 @@ func TestAuditor(t *testing.T) {
 		connect func(t *testing.T) *mcp.ClientSession
 	}{
 		{"stdio", func(t *testing.T) *mcp.ClientSession { cs, _ := stdio(t, auditor, &stderr); return cs }},
-		{"http", func(t *testing.T) *mcp.ClientSession { cs, _ := httpServer(t, auditor); return cs }},
+		{"http", func(t *testing.T) *mcp.ClientSession { cs, _, _ := httpServer(t, auditor); return cs }},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			cs := tc.connect(t)

@@ -177,7 +177,9 @@ func serve(ctx context.Context, args []string, stdin io.Reader, stdout, stderr i
 }
 
 // serveHTTP serves srv over streamable HTTP at /mcp on addr until ctx
-// ends, then shuts down, giving requests in flight a few seconds.
+// ends, then stops: it closes the MCP sessions (whose event streams
+// would otherwise stay open), gives requests in flight a few seconds and
+// closes what is left.
 func serveHTTP(ctx context.Context, srv *sdk.Server, addr string, stderr io.Writer) error {
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {
@@ -194,10 +196,14 @@ func serveHTTP(ctx context.Context, srv *sdk.Server, addr string, stderr io.Writ
 		return err
 	case <-ctx.Done():
 	}
+	for ss := range srv.Sessions() {
+		ss.Close()
+	}
 	sctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
 	if err := hs.Shutdown(sctx); err != nil {
-		return err
+		fmt.Fprintf(stderr, "trails-mcp: requests still open after 5s, closed: %v\n", err)
+		hs.Close()
 	}
 	return ctx.Err()
 }
