@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -336,6 +337,11 @@ func TestAuditor(t *testing.T) {
 // exits 0, and a store that does not answer leaves the server up, its
 // tools saying what is wrong.
 func TestUsage(t *testing.T) {
+	taken, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer taken.Close()
 	for _, tc := range []struct {
 		name string
 		args []string
@@ -348,7 +354,8 @@ func TestUsage(t *testing.T) {
 		{"timeout", []string{"--timeout", "0s"}, 2, "--timeout 0s"},
 		{"max children", []string{"--max-children", "-1"}, 2, "--max-children -1"},
 		{"store", []string{"--store", "mysql"}, 2, "mysql"},
-		{"http address", []string{"--http", "nowhere:-5"}, 2, "--http"},
+		{"http address", []string{"--http", "nowhere:-5"}, 2, `--http "nowhere:-5": want HOST:PORT`},
+		{"http port taken", []string{"--http", taken.Addr().String(), "--endpoint", "http://127.0.0.1:1/trails", "--timeout", "1s"}, 1, "address already in use"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			out, err := command(t, nil, tc.args...).CombinedOutput()

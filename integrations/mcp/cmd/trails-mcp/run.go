@@ -9,6 +9,7 @@ import (
 	"net"
 	"net/http"
 	"os"
+	"strconv"
 	"time"
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
@@ -149,6 +150,11 @@ func serve(ctx context.Context, args []string, stdin io.Reader, stdout, stderr i
 	case o.timeout <= 0:
 		return usageErrorf("--timeout %v: want a duration > 0, such as 30s; try: trails-mcp -h", o.timeout)
 	}
+	if o.http != "" {
+		if _, port, err := net.SplitHostPort(o.http); err != nil || !validPort(port) {
+			return usageErrorf("--http %s: want HOST:PORT, such as 127.0.0.1:8765; try: trails-mcp -h", termsafe.Quote(o.http))
+		}
+	}
 	endpoint := o.endpoint
 	if o.store == string(kg.Generic) && endpoint == defaultEndpoint {
 		endpoint = "" // a generic store is its three URLs, not Fuseki's default
@@ -183,7 +189,7 @@ func serve(ctx context.Context, args []string, stdin io.Reader, stdout, stderr i
 func serveHTTP(ctx context.Context, srv *sdk.Server, addr string, stderr io.Writer) error {
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {
-		return usageErrorf("--http %s: %v", termsafe.Quote(addr), err)
+		return fmt.Errorf("--http %s: %w", termsafe.Quote(addr), err) // in use, say: a failure, not usage
 	}
 	mux := http.NewServeMux()
 	mux.Handle("/mcp", sdk.NewStreamableHTTPHandler(func(*http.Request) *sdk.Server { return srv }, nil))
@@ -206,6 +212,12 @@ func serveHTTP(ctx context.Context, srv *sdk.Server, addr string, stderr io.Writ
 		hs.Close()
 	}
 	return ctx.Err()
+}
+
+// validPort reports whether port is a TCP port number (0: any free one).
+func validPort(port string) bool {
+	n, err := strconv.Atoi(port)
+	return err == nil && n >= 0 && n <= 65535
 }
 
 // nopCloser is stdout for the transport, which must not close it.
