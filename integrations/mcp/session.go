@@ -152,8 +152,8 @@ func (t *tools) list(ctx context.Context, in ListInput) (ListOutput, string, err
 		return ListOutput{}, "", err
 	}
 	out := ListOutput{Sessions: []InfoJSON{}, Total: len(infos)}
-	for _, in := range infos[:min(limit, len(infos))] {
-		out.Sessions = append(out.Sessions, toInfoJSON(in))
+	for _, info := range infos[:min(limit, len(infos))] {
+		out.Sessions = append(out.Sessions, toInfoJSON(info))
 	}
 	var b strings.Builder
 	tw := tabwriter.NewWriter(&b, 0, 4, 2, ' ', 0)
