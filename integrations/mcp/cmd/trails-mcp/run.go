@@ -1,0 +1,234 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"strconv"
+	"time"
+
+	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/trails-kg/trails/integrations/mcp"
+	"github.com/trails-kg/trails/internal/termsafe"
+	"github.com/trails-kg/trails/kg"
+	"github.com/trails-kg/trails/session"
+)
+
+// Exit codes, listed in the usage text.
+const (
+	exitOK          = 0
+	exitFailure     = 1
+	exitUsage       = 2
+	exitInterrupted = 130
+)
+
+// usageError is a mistake on the command line.
+type usageError struct{ msg string }
+
+func (e *usageError) Error() string { return e.msg }
+
+func usageErrorf(format string, args ...any) error {
+	return &usageError{msg: fmt.Sprintf(format, args...)}
+}
+
+// exitCode maps the error run returned to the process's exit code.
+func exitCode(err error) int {
+	var ue *usageError
+	switch {
+	case err == nil:
+		return exitOK
+	case errors.As(err, &ue):
+		return exitUsage
+	case errors.Is(err, context.Canceled):
+		return exitInterrupted
+	default:
+		return exitFailure
+	}
+}
+
+// defaultEndpoint is the dataset of a local Fuseki started by
+// scripts/fuseki on its default port (trails-admin's default too).
+const defaultEndpoint = "http://127.0.0.1:3030/trails"
+
+// options are the command line's settings.
+type options struct {
+	endpoint, user, password string
+	store                    string
+	queryURL, updateURL      string
+	graphStoreURL            string
+	timeout                  time.Duration
+	maxChildren              int
+	http                     string // "": stdio
+}
+
+const usageText = `trails-mcp serves a Trails store to MCP clients: list_sessions, show_session,
+fork_tree, fork_session, rewind_session, list_audit_queries, run_audit_query.
+
+usage: trails-mcp [--http ADDR] [--endpoint URL] [--store fuseki|oxigraph|generic] [flags]
+
+On stdio by default (what a desktop MCP client starts); with --http ADDR,
+streamable HTTP at http://ADDR/mcp (keep ADDR on 127.0.0.1: the server
+acts with its own credentials for whoever reaches it).
+
+Read-only credentials (the auditor of fuseki/trails-auth.ttl) are enough
+for everything but fork_session and rewind_session, which then answer
+with a tool error saying so.
+
+Flags:
+`
+
+const exitText = `
+Exit codes: 0 ok (stdin closed); 1 failure; 2 usage; 130 interrupted
+(SIGINT or SIGTERM: with --http, after the requests in flight ended).
+
+Example (Claude Desktop and other clients start it with these settings):
+  TRAILS_USER=auditor TRAILS_PASSWORD=... trails-mcp --endpoint http://127.0.0.1:3030/trails
+`
+
+func envOr(k, def string) string {
+	if v := os.Getenv(k); v != "" {
+		return v
+	}
+	return def
+}
+
+// run runs the command line: it serves until stdin closes (stdio) or ctx
+// ends (--http). Diagnostics go to stderr; on stdio, stdout carries the
+// protocol alone.
+func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) error {
+	err := serve(ctx, args, stdin, stdout, stderr)
+	var ue *usageError
+	switch {
+	case err == nil:
+	case errors.As(err, &ue):
+		fmt.Fprintf(stderr, "trails-mcp: %s\n", termsafe.Cut(err.Error(), 2000))
+	case errors.Is(err, context.Canceled):
+		fmt.Fprintf(stderr, "trails-mcp: interrupted\n")
+	default:
+		fmt.Fprintf(stderr, "trails-mcp: %s\n", termsafe.Cut(err.Error(), 2000))
+	}
+	return err
+}
+
+func serve(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) error {
+	o := options{
+		endpoint: envOr("TRAILS_ENDPOINT", defaultEndpoint), user: os.Getenv("TRAILS_USER"), password: os.Getenv("TRAILS_PASSWORD"),
+		store: envOr("TRAILS_STORE", string(kg.Fuseki)), queryURL: os.Getenv("TRAILS_QUERY_URL"),
+		updateURL: os.Getenv("TRAILS_UPDATE_URL"), graphStoreURL: os.Getenv("TRAILS_GRAPH_STORE_URL"),
+		timeout: 30 * time.Second, maxChildren: session.DefaultMaxChildren,
+	}
+	fs := flag.NewFlagSet("trails-mcp", flag.ContinueOnError)
+	fs.SetOutput(io.Discard)
+	fs.StringVar(&o.endpoint, "endpoint", o.endpoint, "dataset URL: Fuseki's dataset, Oxigraph's server ($TRAILS_ENDPOINT)")
+	fs.StringVar(&o.store, "store", o.store, "the store's profile: fuseki, oxigraph or generic ($TRAILS_STORE)")
+	fs.StringVar(&o.queryURL, "query-url", o.queryURL, "SPARQL query URL, instead of the profile's ($TRAILS_QUERY_URL)")
+	fs.StringVar(&o.updateURL, "update-url", o.updateURL, "SPARQL update URL, instead of the profile's ($TRAILS_UPDATE_URL)")
+	fs.StringVar(&o.graphStoreURL, "graph-store-url", o.graphStoreURL, "Graph Store Protocol URL, instead of the profile's ($TRAILS_GRAPH_STORE_URL)")
+	fs.StringVar(&o.user, "user", o.user, "user name for HTTP basic auth ($TRAILS_USER)")
+	fs.StringVar(&o.password, "password", o.password, "password for HTTP basic auth ($TRAILS_PASSWORD; prefer it: the process list shows flags)")
+	fs.DurationVar(&o.timeout, "timeout", o.timeout, "time limit of each request to the store")
+	fs.IntVar(&o.maxChildren, "max-children", o.maxChildren, "the most forks a session may have; a fork beyond is refused (0: no limit)")
+	fs.StringVar(&o.http, "http", "", "serve streamable HTTP on `ADDR` (such as 127.0.0.1:8765) instead of stdio")
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			writeUsage(stdout, fs)
+			return nil
+		}
+		return usageErrorf("%v; try: trails-mcp -h", err)
+	}
+	switch {
+	case fs.NArg() > 0:
+		return usageErrorf("unexpected argument %s; try: trails-mcp -h", termsafe.Quote(fs.Arg(0)))
+	case o.maxChildren < 0:
+		return usageErrorf("--max-children %d: want a whole number >= 0 (0: no limit); try: trails-mcp -h", o.maxChildren)
+	case o.timeout <= 0:
+		return usageErrorf("--timeout %v: want a duration > 0, such as 30s; try: trails-mcp -h", o.timeout)
+	}
+	if o.http != "" {
+		if _, port, err := net.SplitHostPort(o.http); err != nil || !validPort(port) {
+			return usageErrorf("--http %s: want HOST:PORT, such as 127.0.0.1:8765; try: trails-mcp -h", termsafe.Quote(o.http))
+		}
+	}
+	endpoint := o.endpoint
+	if o.store == string(kg.Generic) && endpoint == defaultEndpoint {
+		endpoint = "" // a generic store is its three URLs, not Fuseki's default
+	}
+	c, err := kg.New(kg.Config{
+		Endpoint: endpoint, Username: o.user, Password: o.password, Timeout: o.timeout,
+		Store: kg.Store(o.store), QueryURL: o.queryURL, UpdateURL: o.updateURL, GraphStoreURL: o.graphStoreURL,
+	})
+	if err != nil {
+		return usageErrorf("%v; try: trails-mcp -h", err)
+	}
+	// A client may start the server before the store: say what is wrong,
+	// and serve anyway (each tool reports the store's errors itself).
+	if err := c.Ping(ctx); err != nil {
+		fmt.Fprintf(stderr, "trails-mcp: warning: the store at %s does not answer yet: %s\n", c.Endpoint(), termsafe.Cut(err.Error(), 500))
+	}
+	srv := mcp.NewServer(c, mcp.WithStoreOptions(session.WithMaxChildren(o.maxChildren)))
+	if o.http == "" {
+		err := srv.Run(ctx, &sdk.IOTransport{Reader: io.NopCloser(stdin), Writer: nopCloser{stdout}})
+		if errors.Is(err, io.EOF) {
+			return nil
+		}
+		return err
+	}
+	return serveHTTP(ctx, srv, o.http, stderr)
+}
+
+// serveHTTP serves srv over streamable HTTP at /mcp on addr until ctx
+// ends, then stops: it closes the MCP sessions (whose event streams
+// would otherwise stay open), gives requests in flight a few seconds and
+// closes what is left.
+func serveHTTP(ctx context.Context, srv *sdk.Server, addr string, stderr io.Writer) error {
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		return fmt.Errorf("--http %s: %w", termsafe.Quote(addr), err) // in use, say: a failure, not usage
+	}
+	mux := http.NewServeMux()
+	mux.Handle("/mcp", sdk.NewStreamableHTTPHandler(func(*http.Request) *sdk.Server { return srv }, nil))
+	hs := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
+	fmt.Fprintf(stderr, "trails-mcp: serving MCP over streamable HTTP at http://%s/mcp\n", ln.Addr())
+	done := make(chan error, 1)
+	go func() { done <- hs.Serve(ln) }()
+	select {
+	case err := <-done:
+		return err
+	case <-ctx.Done():
+	}
+	for ss := range srv.Sessions() {
+		ss.Close()
+	}
+	sctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	if err := hs.Shutdown(sctx); err != nil {
+		fmt.Fprintf(stderr, "trails-mcp: requests still open after 5s, closed: %v\n", err)
+		hs.Close()
+	}
+	return ctx.Err()
+}
+
+// validPort reports whether port is a TCP port number (0: any free one).
+func validPort(port string) bool {
+	n, err := strconv.Atoi(port)
+	return err == nil && n >= 0 && n <= 65535
+}
+
+// nopCloser is stdout for the transport, which must not close it.
+type nopCloser struct{ io.Writer }
+
+func (nopCloser) Close() error { return nil }
+
+func writeUsage(w io.Writer, fs *flag.FlagSet) {
+	io.WriteString(w, usageText)
+	fs.SetOutput(w)
+	fs.PrintDefaults()
+	fs.SetOutput(io.Discard)
+	io.WriteString(w, exitText)
+}
