@@ -21,4 +21,9 @@ var (
 	// service did not return (it holds the history the append is checked
 	// against).
 	ErrForeignSession = errors.New("adk: session value not from this service")
+	// ErrDiverged: AddSessionToMemory was given a session value whose
+	// events are not those stored for its app name, user id and session
+	// id: an event of the value differs from the stored event at its
+	// position. Nothing was stored.
+	ErrDiverged = errors.New("adk: session value differs from the stored session")
 )

@@ -69,38 +69,52 @@ func (s *SessionService) Create(ctx context.Context, req *session.CreateRequest)
 	if req.AppName == "" || req.UserID == "" {
 		return nil, fmt.Errorf("create: %w: app name and user id are required, got %q and %q", ErrInvalid, req.AppName, req.UserID)
 	}
-	ts := trails.New(req.UserID)
-	id := req.SessionID
-	if id == "" {
-		id = ts.ID
-	}
-	ts.ID = trailsID(req.AppName, req.UserID, id)
-	ts.App = req.AppName
-	tags := []string{appTag(req.AppName)}
-	if t, err := idTag(id); err != nil {
-		return nil, fmt.Errorf("create %s: %w", id, err)
-	} else if t != "" {
-		tags = append(tags, t)
-	}
 	initial, err := deltaOf(req.State)
 	if err != nil {
-		return nil, fmt.Errorf("create %s: %w", id, err)
+		return nil, fmt.Errorf("create %s: %w", req.SessionID, err)
 	}
-	ts.Initial = initial
-	if err := s.st.Create(ctx, ts); err != nil {
-		if errors.Is(err, trails.ErrExists) {
-			return nil, fmt.Errorf("create %s: %w: %w", id, ErrExists, err)
-		}
-		return nil, fmt.Errorf("create %s: %w", id, err)
-	}
-	if err := s.st.Tag(ctx, ts.ID, tags...); err != nil {
-		return nil, fmt.Errorf("create %s: %w", id, err)
+	id, err := s.create(ctx, req.AppName, req.UserID, req.SessionID, initial, nil)
+	if err != nil {
+		return nil, err
 	}
 	got, err := s.load(ctx, req.AppName, req.UserID, id, trails.Tail{})
 	if err != nil {
 		return nil, fmt.Errorf("create %s: %w", id, err)
 	}
 	return &session.CreateResponse{Session: got}, nil
+}
+
+// create stores ADK session id (a new UUIDv7 when empty) of user in app,
+// with the values it starts with and turns as its history, tagged with
+// the app, its ADK id and tags; it returns the ADK id. The errors are
+// Create's.
+func (s *SessionService) create(ctx context.Context, app, user, id string, initial map[string]json.RawMessage, turns []trails.Turn, tags ...string) (string, error) {
+	ts := trails.New(user)
+	if id == "" {
+		id = ts.ID
+	}
+	ts.ID = trailsID(app, user, id)
+	ts.App = app
+	tags = append([]string{appTag(app)}, tags...)
+	if t, err := idTag(id); err != nil {
+		return "", fmt.Errorf("create %s: %w", id, err)
+	} else if t != "" {
+		tags = append(tags, t)
+	}
+	ts.Initial = initial
+	for _, t := range turns {
+		ts.AppendTurn(t)
+	}
+	if err := s.st.Create(ctx, ts); err != nil {
+		if errors.Is(err, trails.ErrExists) {
+			return "", fmt.Errorf("create %s: %w: %w", id, ErrExists, err)
+		}
+		return "", fmt.Errorf("create %s: %w", id, err)
+	}
+	if err := s.st.Tag(ctx, ts.ID, tags...); err != nil {
+		return "", fmt.Errorf("create %s: %w", id, err)
+	}
+	return id, nil
 }
 
 // Get returns a session with its events (the last req.NumRecentEvents,
