@@ -1,6 +1,10 @@
 package adk
 
-import "errors"
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+)
 
 // Errors returned by this package, usable with errors.Is. An error that
 // comes from the Trails store also matches the session package's error
@@ -26,4 +30,12 @@ var (
 	// id: an event of the value differs from the stored event at its
 	// position. Nothing was stored.
 	ErrDiverged = errors.New("adk: session value differs from the stored session")
+	// ErrNoArtifact: the artifact, or the version of it asked for, does
+	// not exist (never saved, or deleted). It matches fs.ErrNotExist as
+	// well, as the errors of ADK's own artifact services do.
+	ErrNoArtifact = fmt.Errorf("adk: artifact not found: %w", fs.ErrNotExist)
+	// ErrVersionTaken: Save was asked for a version that is not above
+	// every version the file ever had (a version number names one
+	// content, even once deleted); nothing was stored.
+	ErrVersionTaken = errors.New("adk: artifact version taken")
 )

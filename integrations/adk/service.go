@@ -7,7 +7,10 @@
 // keys keep ADK's scopes (app:, user:, temp:), which Trails shares. Beyond
 // ADK, a session can be forked before an invocation or at an event,
 // sharing its prefix in the store, rewound without losing anything, and
-// its forks listed (fork.go).
+// its forks listed (fork.go). MemoryService (ADK's memory.Service)
+// searches a user's sessions where they are stored, with SPARQL;
+// ArtifactService (ADK's artifact.Service) keeps each version of an
+// artifact as a data part of a turn, recorded in PROV.
 package adk
 
 import (
