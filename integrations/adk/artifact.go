@@ -15,6 +15,7 @@ import (
 	"google.golang.org/adk/v2/artifact"
 	"google.golang.org/genai"
 
+	"github.com/trails-kg/trails/integrations/adk/adkcore"
 	"github.com/trails-kg/trails/kg"
 	"github.com/trails-kg/trails/ontology"
 	trails "github.com/trails-kg/trails/session"
@@ -328,7 +329,7 @@ func (a *ArtifactService) prov(ctx context.Context, k logKey, v version, prev st
 	}
 	// The session the version was saved from: a user-scoped file's log
 	// serves all the user's sessions, its record says which one.
-	sess := trailsID(k.app, k.user, v.Session)
+	sess := adkcore.TrailsID(k.app, k.user, v.Session)
 	u, err := kg.BindTables(uArtifactProv, kg.Params{
 		"log":     kg.MustIRI(ontology.SessionIRI(k.id())),
 		"version": kg.MustIRI(v.turn),
@@ -354,13 +355,13 @@ const toolWrapper = "*agent.toolContextWrapper"
 // when the log is read (save).
 func artifactTurn(ctx context.Context, r record, p *genai.Part) (trails.Turn, error) {
 	x := &trails.Structure{}
-	if c, ok := ctx.(interface{ AgentName() string }); ok && short(c.AgentName()) {
+	if c, ok := ctx.(interface{ AgentName() string }); ok && adkcore.Short(c.AgentName()) {
 		x.Author = c.AgentName()
 	}
-	if c, ok := ctx.(interface{ InvocationID() string }); ok && short(c.InvocationID()) {
+	if c, ok := ctx.(interface{ InvocationID() string }); ok && adkcore.Short(c.InvocationID()) {
 		x.InvocationID = c.InvocationID()
 	}
-	if c, ok := ctx.(interface{ FunctionCallID() string }); ok && fmt.Sprintf("%T", ctx) == toolWrapper && short(c.FunctionCallID()) {
+	if c, ok := ctx.(interface{ FunctionCallID() string }); ok && fmt.Sprintf("%T", ctx) == toolWrapper && adkcore.Short(c.FunctionCallID()) {
 		r.CallID = c.FunctionCallID()
 	}
 	rest := *p // the raw copy: the part without what its parts hold
@@ -368,7 +369,7 @@ func artifactTurn(ctx context.Context, r record, p *genai.Part) (trails.Turn, er
 		x.Parts = append(x.Parts, trails.Part{Kind: trails.PartText, Text: p.Text})
 		rest.Text = ""
 	}
-	if d := p.InlineData; d != nil && len(d.Data) > 0 && d.MIMEType != "" && short(d.MIMEType) {
+	if d := p.InlineData; d != nil && len(d.Data) > 0 && d.MIMEType != "" && adkcore.Short(d.MIMEType) {
 		x.Parts = append(x.Parts, trails.Part{Kind: trails.PartData, MIMEType: d.MIMEType, Data: d.Data})
 		blob := *d
 		blob.Data = nil
@@ -524,7 +525,7 @@ func (a *ArtifactService) delete(ctx context.Context, k logKey, name string, v i
 		return nil
 	}
 	x := &trails.Structure{}
-	if c, ok := ctx.(interface{ InvocationID() string }); ok && short(c.InvocationID()) {
+	if c, ok := ctx.(interface{ InvocationID() string }); ok && adkcore.Short(c.InvocationID()) {
 		x.InvocationID = c.InvocationID()
 	}
 	meta, _ := json.Marshal(r) // plain fields: always marshals

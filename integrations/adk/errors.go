@@ -4,6 +4,8 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+
+	"github.com/trails-kg/trails/integrations/adk/adkcore"
 )
 
 // Errors returned by this package, usable with errors.Is. An error that
@@ -13,14 +15,14 @@ import (
 var (
 	// ErrNotFound: no ADK session has this app name, user id and session
 	// id (a session of another user or app is not found either).
-	ErrNotFound = errors.New("adk: session not found")
+	ErrNotFound = adkcore.ErrNotFound
 	// ErrExists: Create was given a session id that is taken.
-	ErrExists = errors.New("adk: session exists")
+	ErrExists = adkcore.ErrExists
 	// ErrInvalid: a request lacks a field ADK requires (app name, user
 	// id, session id), or holds a value Trails cannot store (a state
 	// value that is not JSON, a session id too long to record); nothing
 	// was sent to the store.
-	ErrInvalid = errors.New("adk: invalid request")
+	ErrInvalid = adkcore.ErrInvalid
 	// ErrForeignSession: AppendEvent was given a session value that this
 	// service did not return (it holds the history the append is checked
 	// against).

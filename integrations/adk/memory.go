@@ -14,6 +14,7 @@ import (
 	"google.golang.org/adk/v2/memory"
 	"google.golang.org/adk/v2/session"
 
+	"github.com/trails-kg/trails/integrations/adk/adkcore"
 	"github.com/trails-kg/trails/kg"
 	"github.com/trails-kg/trails/ontology"
 	trails "github.com/trails-kg/trails/session"
@@ -97,7 +98,7 @@ func (m *MemoryService) AddSessionToMemory(ctx context.Context, s session.Sessio
 		return fmt.Errorf("add session to memory: %w: app name, user id and session id are required, got %q, %q and %q", ErrInvalid, app, user, id)
 	}
 	if own, ok := s.(*Session); ok {
-		if err := m.sessions.st.Tag(ctx, own.TrailsID(), tagMemory); err != nil {
+		if err := m.sessions.core.St.Tag(ctx, own.TrailsID(), tagMemory); err != nil {
 			if errors.Is(err, trails.ErrNotFound) {
 				err = fmt.Errorf("%w: %w", ErrNotFound, err)
 			}
@@ -110,13 +111,13 @@ func (m *MemoryService) AddSessionToMemory(ctx context.Context, s session.Sessio
 		if ev == nil || ev.Partial {
 			continue
 		}
-		t, err := turnOf(withoutTemp(ev))
+		t, err := m.turn(ev)
 		if err != nil {
 			return fmt.Errorf("add session %s to memory: %w", id, err)
 		}
 		turns = append(turns, t)
 	}
-	if _, err := idTag(id); err != nil {
+	if _, err := adkcore.IDTag(id); err != nil {
 		return fmt.Errorf("add session %s to memory: %w", id, err)
 	}
 	// A race with another writer (a create or an append of the same
@@ -140,13 +141,13 @@ func (m *MemoryService) AddSessionToMemory(ctx context.Context, s session.Sessio
 func (m *MemoryService) store(ctx context.Context, app, user, id string, turns []trails.Turn) error {
 	got, err := m.sessions.load(ctx, app, user, id, trails.Tail{})
 	if errors.Is(err, ErrNotFound) {
-		_, err = m.sessions.create(ctx, app, user, id, nil, turns, tagMemory)
+		_, err = m.sessions.core.CreateTurns(ctx, app, user, id, nil, turns, tagMemory)
 		return err
 	}
 	if err != nil {
 		return err
 	}
-	ts := got.ts
+	ts := got.v.Trails()
 	stored := ts.Turns
 	for i := range min(len(stored), len(turns)) {
 		if !sameEvent(stored[i], turns[i]) {
@@ -157,11 +158,11 @@ func (m *MemoryService) store(ctx context.Context, app, user, id string, turns [
 		for _, t := range turns[len(stored):] {
 			ts.AppendTurn(t)
 		}
-		if err := m.sessions.st.Persist(ctx, ts); err != nil {
+		if err := m.sessions.core.St.Persist(ctx, ts); err != nil {
 			return err
 		}
 	}
-	return m.sessions.st.Tag(ctx, ts.ID, tagMemory)
+	return m.sessions.core.St.Tag(ctx, ts.ID, tagMemory)
 }
 
 // sameEvent reports whether stored turn a and turn b, made of an event,
@@ -180,11 +181,20 @@ func sameEvent(a, b trails.Turn) bool {
 
 // rawEventID returns the id of the event whose raw copy is raw.
 func rawEventID(raw []byte) string {
-	ev, err := eventOf(trails.Turn{Structure: &trails.Structure{Raw: &trails.Raw{Format: RawFormat, Data: raw}}})
+	ev, err := codec.Decode(raw)
 	if err != nil {
 		return ""
 	}
 	return ev.ID
+}
+
+// turn returns the turn that stores ev, as AppendEvent stores it (without
+// its temp: keys).
+func (m *MemoryService) turn(ev *session.Event) (trails.Turn, error) {
+	if kept, cut := adkcore.WithoutTemp(ev.Actions.StateDelta); cut {
+		ev = codec.WithDelta(ev, kept)
+	}
+	return m.sessions.core.Turn(ev)
 }
 
 // SearchMemory returns the events of req.UserID's sessions of req.AppName
@@ -221,7 +231,7 @@ func (m *MemoryService) SearchMemory(ctx context.Context, req *memory.SearchRequ
 	}
 	q, err := kg.BindTables(qMemory, kg.Params{
 		"agent":  agent,
-		"app":    kg.String(appTag(req.AppName)),
+		"app":    kg.String(adkcore.AppTag(req.AppName)),
 		"memory": kg.String(tagMemory),
 	}, map[string]kg.Table{"words": {Vars: []string{"w"}, Rows: rows}})
 	if err != nil {
@@ -249,7 +259,7 @@ func (m *MemoryService) SearchMemory(ctx context.Context, req *memory.SearchRequ
 		return nil, fmt.Errorf("search memory: %w", err)
 	}
 	for _, t := range turns {
-		ev, err := eventOf(t)
+		ev, err := m.sessions.core.Event(t)
 		if err != nil {
 			return nil, fmt.Errorf("search memory: %w: %w", trails.ErrCorrupt, err)
 		}
