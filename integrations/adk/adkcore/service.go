@@ -289,8 +289,15 @@ func (s *Service[E]) Append(ctx context.Context, v *Value[E], e E) error {
 	ts.AppendTurn(turn)
 	if err := s.St.Persist(ctx, ts); err != nil {
 		ts.Turns, ts.Values = ts.Turns[:n], values
-		if errors.Is(err, trails.ErrNotFound) || errors.Is(err, trails.ErrParentMissing) {
+		switch {
+		case errors.Is(err, trails.ErrNotFound) || errors.Is(err, trails.ErrParentMissing):
 			err = fmt.Errorf("%w: %w", ErrNotFound, err)
+		case errors.Is(err, trails.ErrConflict):
+			// Trails refuses an append to a deleted session as a conflict
+			// (its history ended): ADK calls that not found.
+			if _, ierr := s.St.Info(ctx, ts.ID); errors.Is(ierr, trails.ErrNotFound) {
+				err = fmt.Errorf("%w: %w", ErrNotFound, err)
+			}
 		}
 		return fmt.Errorf("append event %s to %s: %w", f.ID, v.ID, err)
 	}
