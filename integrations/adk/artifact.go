@@ -36,8 +36,10 @@ import (
 // version before it and, when a tool saved it, prov:wasGeneratedBy that
 // tool's call (the trails:ToolCall of the ADK session's event that
 // called it). A delete is a turn too, naming the versions it hides: the
-// bytes stay in the log, as every turn of Trails does, until the log is
-// deleted. A version number is never given twice.
+// bytes stay in the log, as every turn of Trails does (deleting the log's
+// Trails session removes them, and with them the session's artifacts for
+// good: Trails does not take a deleted id again). A version number is
+// never given twice.
 
 // Artifact log keys and formats.
 const (

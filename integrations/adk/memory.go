@@ -86,7 +86,8 @@ func NewMemoryService(c trails.Querier, opts ...MemoryOption) *MemoryService {
 // first events of the value. Adding a session twice adds it once.
 //
 // It returns ErrInvalid for a nil session, an empty app name, user id or
-// session id, or an event Trails cannot store (nothing is stored),
+// session id, or a user id or an event Trails cannot store (nothing is
+// stored),
 // ErrDiverged when the value's events are not the stored ones (nothing is
 // stored), ErrNotFound when a *Session was deleted, or a store error.
 func (m *MemoryService) AddSessionToMemory(ctx context.Context, s session.Session) error {
@@ -128,6 +129,11 @@ func (m *MemoryService) AddSessionToMemory(ctx context.Context, s session.Sessio
 		if err = m.store(ctx, app, user, id, turns); !errors.Is(err, trails.ErrConflict) && !errors.Is(err, ErrExists) {
 			break
 		}
+	}
+	if errors.Is(err, trails.ErrInvalid) && !errors.Is(err, ErrInvalid) {
+		// A user id Trails cannot take as a principal, an event too big
+		// for a turn: refused before anything was sent.
+		err = fmt.Errorf("%w: %w", ErrInvalid, err)
 	}
 	if err != nil {
 		return fmt.Errorf("add session %s to memory: %w", id, err)

@@ -291,7 +291,8 @@ func TestMemoryInvalid(t *testing.T) {
 	ctx := t.Context()
 	m, svc := newMemory(t)
 	bad := []session.Session{nil, &plainSession{"", "u1", "s1", nil}, &plainSession{"app", "", "s1", nil}, &plainSession{"app", "u1", "", nil},
-		&plainSession{"app", "u1", "s1", []*session.Event{{ID: "e", Actions: session.EventActions{StateDelta: map[string]any{"k": func() {}}}}}}}
+		&plainSession{"app", "u1", "s1", []*session.Event{{ID: "e", Actions: session.EventActions{StateDelta: map[string]any{"k": func() {}}}}}},
+		&plainSession{"app", "u1\x00", "s1", []*session.Event{textEvent("e1", "user", "hi", "user", 1)}}}
 	for i, s := range bad {
 		if err := m.AddSessionToMemory(ctx, s); !errors.Is(err, adk.ErrInvalid) {
 			t.Errorf("session %d: got %v, want ErrInvalid", i, err)
