@@ -172,9 +172,13 @@ func (a *ArtifactService) read(ctx context.Context, logs ...logKey) (*logState, 
 		}
 		log := ontology.SessionID(row.String("log"))
 		ls.turns[log] = max(ls.turns[log], i+1)
+		m, ok := row.Literal("meta")
+		if !ok {
+			continue // a turn another client wrote
+		}
 		var meta map[string]json.RawMessage
 		var r record
-		if err := json.Unmarshal([]byte(row.String("meta")), &meta); err != nil {
+		if err := json.Unmarshal([]byte(m), &meta); err != nil {
 			return nil, fmt.Errorf("%w: metadata of %s: %v", trails.ErrCorrupt, row.String("turn"), err)
 		}
 		if m, ok := meta[metaArtifact]; !ok {
