@@ -199,3 +199,29 @@ func TestCreateRace(t *testing.T) {
 		t.Errorf("stored state: by=%v (%v), want the winner's", by, err)
 	}
 }
+
+// TestAppendDeleted: an append to a session deleted since its value was
+// loaded is ErrNotFound (Trails refuses it as a conflict), and stores
+// nothing.
+func TestAppendDeleted(t *testing.T) {
+	fusekitest.Parallel(t)
+	ctx := t.Context()
+	svc, st := newService(t)
+	c, err := svc.Create(ctx, &session.CreateRequest{AppName: "app", UserID: "u1", SessionID: "s1"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := svc.AppendEvent(ctx, c.Session, &session.Event{ID: "e1", Author: "user"}); err != nil {
+		t.Fatal(err)
+	}
+	if err := svc.Delete(ctx, &session.DeleteRequest{AppName: "app", UserID: "u1", SessionID: "s1"}); err != nil {
+		t.Fatal(err)
+	}
+	err = svc.AppendEvent(ctx, c.Session, &session.Event{ID: "e2", Author: "user"})
+	if !errors.Is(err, adk.ErrNotFound) || !errors.Is(err, trails.ErrConflict) {
+		t.Errorf("got %v, want ErrNotFound (and Trails' conflict)", err)
+	}
+	if infos, err := st.List(ctx); err != nil || len(infos) != 0 {
+		t.Errorf("stored after the refused append: %v, %v", infos, err)
+	}
+}

@@ -9,6 +9,7 @@ import (
 
 	"google.golang.org/adk/v2/session"
 
+	"github.com/trails-kg/trails/integrations/adk/adkcore"
 	trails "github.com/trails-kg/trails/session"
 )
 
@@ -74,7 +75,7 @@ func (s *SessionService) Fork(ctx context.Context, k Key, at Point, reason strin
 	if err != nil {
 		return nil, fmt.Errorf("fork %s: %w", k.SessionID, err)
 	}
-	i, err := at.index(parent.events)
+	i, err := at.index(parent.v.Events())
 	if err != nil {
 		return nil, fmt.Errorf("fork %s: %w", k.SessionID, err)
 	}
@@ -82,26 +83,26 @@ func (s *SessionService) Fork(ctx context.Context, k Key, at Point, reason strin
 	if reason != "" {
 		opts = append(opts, trails.WithReason(reason))
 	}
-	ts := parent.ts
+	ts := parent.v.Trails()
 	if i < len(ts.Turns) {
 		// Before a turn: PROV records which (trails:beforeTurn).
 		opts, i = append(opts, trails.ForkAtTurn(ts.Turns[i].ID)), -1
 	}
 	f, err := ts.Fork(i, opts...)
 	if err == nil {
-		err = s.st.Persist(ctx, f)
+		err = s.core.St.Persist(ctx, f)
 	}
 	if err == nil {
-		err = s.st.Tag(ctx, f.ID, appTag(k.AppName))
+		err = s.core.St.Tag(ctx, f.ID, adkcore.AppTag(k.AppName))
 	}
 	if err != nil {
 		return nil, fmt.Errorf("fork %s: %w", k.SessionID, err)
 	}
-	fs, err := newSession(f.ID, f, parent.events[:f.ForkedAt])
+	fv, err := s.core.Value(f.ID, f, parent.v.Events()[:f.ForkedAt])
 	if err != nil {
 		return nil, fmt.Errorf("fork %s: %w", k.SessionID, err)
 	}
-	return fs, nil
+	return &Session{fv}, nil
 }
 
 // Rewind makes session k continue from position to without losing
@@ -121,22 +122,22 @@ func (s *SessionService) Rewind(ctx context.Context, k Key, to Point, reason str
 	if err != nil {
 		return nil, "", fmt.Errorf("rewind %s: %w", k.SessionID, err)
 	}
-	i, err := to.index(cur.events)
+	i, err := to.index(cur.v.Events())
 	if err != nil {
 		return nil, "", fmt.Errorf("rewind %s: %w", k.SessionID, err)
 	}
-	ts, res, err := s.st.Rewind(ctx, cur.ts.ID, i, trails.RewindOptions{Reason: reason})
+	ts, res, err := s.core.St.Rewind(ctx, cur.v.TrailsID(), i, trails.RewindOptions{Reason: reason})
 	if err == nil {
-		err = s.st.Tag(ctx, res.Archive, appTag(k.AppName))
+		err = s.core.St.Tag(ctx, res.Archive, adkcore.AppTag(k.AppName))
 	}
 	if err != nil {
 		return nil, "", fmt.Errorf("rewind %s: %w", k.SessionID, err)
 	}
-	rs, err := newSession(k.SessionID, ts, cur.events[:i])
+	rv, err := s.core.Value(k.SessionID, ts, cur.v.Events()[:i])
 	if err != nil {
 		return nil, "", fmt.Errorf("rewind %s: %w", k.SessionID, err)
 	}
-	return rs, res.Archive, nil
+	return &Session{rv}, res.Archive, nil
 }
 
 // ForkInfo describes a fork of a session.
@@ -153,21 +154,21 @@ type ForkInfo struct {
 //
 // It returns ErrNotFound when k is not found, or a store error.
 func (s *SessionService) Forks(ctx context.Context, k Key) ([]ForkInfo, error) {
-	tid := trailsID(k.AppName, k.UserID, k.SessionID)
-	info, err := s.st.Info(ctx, tid)
+	tid := adkcore.TrailsID(k.AppName, k.UserID, k.SessionID)
+	info, err := s.core.St.Info(ctx, tid)
 	switch {
 	case errors.Is(err, trails.ErrNotFound):
 		return nil, fmt.Errorf("forks of %s: %w: %w", k.SessionID, ErrNotFound, err)
 	case err != nil:
 		return nil, fmt.Errorf("forks of %s: %w", k.SessionID, err)
-	case info.Principal != k.UserID || !slices.Contains(info.Tags, appTag(k.AppName)):
+	case info.Principal != k.UserID || !slices.Contains(info.Tags, adkcore.AppTag(k.AppName)):
 		return nil, fmt.Errorf("forks of %s: %w", k.SessionID, ErrNotFound)
 	}
-	kids, err := s.st.Branches(ctx, tid)
+	kids, err := s.core.St.Branches(ctx, tid)
 	if err != nil {
 		return nil, fmt.Errorf("forks of %s: %w", k.SessionID, err)
 	}
-	rws, err := s.st.Rewinds(ctx, tid)
+	rws, err := s.core.St.Rewinds(ctx, tid)
 	if err != nil {
 		return nil, fmt.Errorf("forks of %s: %w", k.SessionID, err)
 	}
@@ -177,7 +178,7 @@ func (s *SessionService) Forks(ctx context.Context, k Key) ([]ForkInfo, error) {
 	}
 	out := make([]ForkInfo, 0, len(kids))
 	for _, c := range kids {
-		out = append(out, ForkInfo{SessionID: adkID(c), ForkedAt: c.ForkedAt, Events: c.Turns, Created: c.Created, Archive: archives[c.ID]})
+		out = append(out, ForkInfo{SessionID: adkcore.ADKID(c), ForkedAt: c.ForkedAt, Events: c.Turns, Created: c.Created, Archive: archives[c.ID]})
 	}
 	return out, nil
 }

@@ -7,20 +7,19 @@
 // keys keep ADK's scopes (app:, user:, temp:), which Trails shares. Beyond
 // ADK, a session can be forked before an invocation or at an event,
 // sharing its prefix in the store, rewound without losing anything, and
-// its forks listed (fork.go).
+// its forks listed (fork.go). MemoryService (ADK's memory.Service)
+// searches a user's sessions where they are stored, with SPARQL;
+// ArtifactService (ADK's artifact.Service) keeps each version of an
+// artifact as a data part of a turn, recorded in PROV.
 package adk
 
 import (
-	"bytes"
 	"context"
-	"encoding/json"
-	"errors"
 	"fmt"
-	"slices"
-	"time"
 
 	"google.golang.org/adk/v2/session"
 
+	"github.com/trails-kg/trails/integrations/adk/adkcore"
 	trails "github.com/trails-kg/trails/session"
 )
 
@@ -28,8 +27,7 @@ import (
 // no state besides its options, so any number of services (in one
 // process or many) may share a dataset. It is safe for concurrent use.
 type SessionService struct {
-	st        *trails.Store
-	listState bool
+	core adkcore.Service[*session.Event]
 }
 
 var _ session.Service = (*SessionService)(nil)
@@ -42,14 +40,14 @@ type Option func(*SessionService)
 // session's last turn per session listed, or sessions with an empty state
 // (one request in all).
 func WithListState(load bool) Option {
-	return func(s *SessionService) { s.listState = load }
+	return func(s *SessionService) { s.core.ListState = load }
 }
 
 // NewSessionService returns a SessionService storing in st. A Store
 // scoped to a principal (session.ForPrincipal) serves that user's
 // sessions only.
 func NewSessionService(st *trails.Store, opts ...Option) *SessionService {
-	s := &SessionService{st: st, listState: true}
+	s := &SessionService{core: adkcore.Service[*session.Event]{St: st, ListState: true, Codec: codec}}
 	for _, o := range opts {
 		o(s)
 	}
@@ -66,41 +64,14 @@ func NewSessionService(st *trails.Store, opts ...Option) *SessionService {
 // deleted since: Trails does not bring a deleted session back), or a
 // store error.
 func (s *SessionService) Create(ctx context.Context, req *session.CreateRequest) (*session.CreateResponse, error) {
-	if req.AppName == "" || req.UserID == "" {
-		return nil, fmt.Errorf("create: %w: app name and user id are required, got %q and %q", ErrInvalid, req.AppName, req.UserID)
+	if req == nil {
+		return nil, fmt.Errorf("create: %w: nil request", ErrInvalid)
 	}
-	ts := trails.New(req.UserID)
-	id := req.SessionID
-	if id == "" {
-		id = ts.ID
-	}
-	ts.ID = trailsID(req.AppName, req.UserID, id)
-	ts.App = req.AppName
-	tags := []string{appTag(req.AppName)}
-	if t, err := idTag(id); err != nil {
-		return nil, fmt.Errorf("create %s: %w", id, err)
-	} else if t != "" {
-		tags = append(tags, t)
-	}
-	initial, err := deltaOf(req.State)
+	v, err := s.core.Create(ctx, req.AppName, req.UserID, req.SessionID, req.State)
 	if err != nil {
-		return nil, fmt.Errorf("create %s: %w", id, err)
+		return nil, err
 	}
-	ts.Initial = initial
-	if err := s.st.Create(ctx, ts); err != nil {
-		if errors.Is(err, trails.ErrExists) {
-			return nil, fmt.Errorf("create %s: %w: %w", id, ErrExists, err)
-		}
-		return nil, fmt.Errorf("create %s: %w", id, err)
-	}
-	if err := s.st.Tag(ctx, ts.ID, tags...); err != nil {
-		return nil, fmt.Errorf("create %s: %w", id, err)
-	}
-	got, err := s.load(ctx, req.AppName, req.UserID, id, trails.Tail{})
-	if err != nil {
-		return nil, fmt.Errorf("create %s: %w", id, err)
-	}
-	return &session.CreateResponse{Session: got}, nil
+	return &session.CreateResponse{Session: &Session{v}}, nil
 }
 
 // Get returns a session with its events (the last req.NumRecentEvents,
@@ -110,75 +81,24 @@ func (s *SessionService) Create(ctx context.Context, req *session.CreateRequest)
 // It returns ErrInvalid when a field is empty, ErrNotFound when no session
 // of that app and user has the id, or a store error.
 func (s *SessionService) Get(ctx context.Context, req *session.GetRequest) (*session.GetResponse, error) {
-	if req.AppName == "" || req.UserID == "" || req.SessionID == "" {
-		return nil, fmt.Errorf("get: %w: app name, user id and session id are required, got %q, %q and %q", ErrInvalid, req.AppName, req.UserID, req.SessionID)
+	if req == nil {
+		return nil, fmt.Errorf("get: %w: nil request", ErrInvalid)
 	}
-	if req.NumRecentEvents < 0 {
-		return nil, fmt.Errorf("get %s: %w: NumRecentEvents %d", req.SessionID, ErrInvalid, req.NumRecentEvents)
-	}
-	tail := trails.Tail{Last: req.NumRecentEvents}
-	if !req.After.IsZero() {
-		// Trails keeps creation times to the millisecond: the tail starts
-		// at the millisecond, and the events before After are cut below.
-		tail.Since = req.After.Truncate(time.Millisecond)
-	}
-	got, err := s.load(ctx, req.AppName, req.UserID, req.SessionID, tail)
+	v, err := s.core.Get(ctx, req.AppName, req.UserID, req.SessionID, req.NumRecentEvents, req.After)
 	if err != nil {
-		return nil, fmt.Errorf("get %s: %w", req.SessionID, err)
+		return nil, err
 	}
-	if !req.After.IsZero() {
-		k := 0
-		for k < len(got.events) && got.events[k].Timestamp.Before(req.After) {
-			k++
-		}
-		got.events = got.events[k:]
-	}
-	return &session.GetResponse{Session: got}, nil
+	return &session.GetResponse{Session: &Session{v}}, nil
 }
 
 // load returns ADK session id of user in app, with the tail t of its
 // history (all of it when t is zero).
 func (s *SessionService) load(ctx context.Context, app, user, id string, t trails.Tail) (*Session, error) {
-	tid := trailsID(app, user, id)
-	var ts *trails.Session
-	var err error
-	if t.Last > 0 || !t.Since.IsZero() {
-		ts, err = s.st.LoadTail(ctx, tid, t)
-	} else {
-		ts, err = s.st.Load(ctx, tid)
-	}
-	switch {
-	case errors.Is(err, trails.ErrNotFound):
-		return nil, fmt.Errorf("%w: %w", ErrNotFound, err)
-	case err != nil:
+	v, err := s.core.Load(ctx, app, user, id, t)
+	if err != nil {
 		return nil, err
-	case ts.Principal != user:
-		return nil, ErrNotFound // another user's session with this UUID
-	case ts.App != app:
-		// Trails' Rewind stores its archive without the session's App;
-		// this service tags the archive with the app (Rewind), so that tag
-		// says whose it is.
-		if ts.App != "" || ts.ParentID == "" {
-			return nil, ErrNotFound
-		}
-		info, err := s.st.Info(ctx, tid)
-		if err != nil {
-			return nil, err
-		}
-		if !slices.Contains(info.Tags, appTag(app)) {
-			return nil, ErrNotFound
-		}
-		ts.App = app
 	}
-	evs := make([]*session.Event, 0, len(ts.Turns))
-	for _, turn := range ts.Turns {
-		ev, err := eventOf(turn)
-		if err != nil {
-			return nil, err
-		}
-		evs = append(evs, ev)
-	}
-	return newSession(id, ts, evs)
+	return &Session{v}, nil
 }
 
 // List returns the sessions of req.AppName, of req.UserID only when it is
@@ -187,33 +107,16 @@ func (s *SessionService) load(ctx context.Context, app, user, id string, t trail
 //
 // It returns ErrInvalid when the app name is empty, or a store error.
 func (s *SessionService) List(ctx context.Context, req *session.ListRequest) (*session.ListResponse, error) {
-	if req.AppName == "" {
-		return nil, fmt.Errorf("list: %w: app name is required", ErrInvalid)
+	if req == nil {
+		return nil, fmt.Errorf("list: %w: nil request", ErrInvalid)
 	}
-	opts := []trails.ListOption{trails.ByTag(appTag(req.AppName))}
-	if req.UserID != "" {
-		opts = append(opts, trails.ByPrincipal(req.UserID))
-	}
-	infos, err := s.st.List(ctx, opts...)
+	vs, err := s.core.List(ctx, req.AppName, req.UserID)
 	if err != nil {
-		return nil, fmt.Errorf("list %s: %w", req.AppName, err)
+		return nil, err
 	}
-	out := make([]session.Session, 0, len(infos))
-	for _, info := range infos {
-		id := adkID(info)
-		if !s.listState {
-			out = append(out, &Session{app: req.AppName, user: info.Principal, id: id, ts: &trails.Session{ID: info.ID}, state: map[string]any{}, updated: info.Created})
-			continue
-		}
-		got, err := s.load(ctx, req.AppName, info.Principal, id, trails.Tail{Last: 1})
-		if errors.Is(err, ErrNotFound) {
-			continue // deleted meanwhile, or another app's with the same hashed tag
-		}
-		if err != nil {
-			return nil, fmt.Errorf("list %s: %w", req.AppName, err)
-		}
-		got.events = nil
-		out = append(out, got)
+	out := make([]session.Session, len(vs))
+	for i, v := range vs {
+		out[i] = &Session{v}
 	}
 	return &session.ListResponse{Sessions: out}, nil
 }
@@ -225,24 +128,10 @@ func (s *SessionService) List(ctx context.Context, req *session.ListRequest) (*s
 //
 // It returns ErrInvalid when a field is empty, or a store error.
 func (s *SessionService) Delete(ctx context.Context, req *session.DeleteRequest) error {
-	if req.AppName == "" || req.UserID == "" || req.SessionID == "" {
-		return fmt.Errorf("delete: %w: app name, user id and session id are required, got %q, %q and %q", ErrInvalid, req.AppName, req.UserID, req.SessionID)
+	if req == nil {
+		return fmt.Errorf("delete: %w: nil request", ErrInvalid)
 	}
-	tid := trailsID(req.AppName, req.UserID, req.SessionID)
-	info, err := s.st.Info(ctx, tid)
-	switch {
-	case errors.Is(err, trails.ErrNotFound):
-		return nil
-	case err != nil:
-		return fmt.Errorf("delete %s: %w", req.SessionID, err)
-	case info.Principal != req.UserID || !slices.Contains(info.Tags, appTag(req.AppName)):
-		return nil // another user's or app's
-	}
-	err = s.st.Delete(ctx, tid, trails.DeleteOptions{DetachChildren: true})
-	if err != nil && !errors.Is(err, trails.ErrNotFound) {
-		return fmt.Errorf("delete %s: %w", req.SessionID, err)
-	}
-	return nil
+	return s.core.Delete(ctx, req.AppName, req.UserID, req.SessionID)
 }
 
 // AppendEvent stores event in session cur, a value this service returned,
@@ -268,39 +157,5 @@ func (s *SessionService) AppendEvent(ctx context.Context, cur session.Session, e
 	if !ok {
 		return fmt.Errorf("append event to %s: %w: %T", cur.ID(), ErrForeignSession, cur)
 	}
-	stored := withoutTemp(event)
-	turn, err := turnOf(stored)
-	if err != nil {
-		return fmt.Errorf("append event to %s: %w", sess.id, err)
-	}
-	sess.mu.Lock()
-	defer sess.mu.Unlock()
-	ts := sess.ts
-	n, values := len(ts.Turns), cloneValues(ts.Values)
-	ts.AppendTurn(turn)
-	if err := s.st.Persist(ctx, ts); err != nil {
-		ts.Turns, ts.Values = ts.Turns[:n], values
-		if errors.Is(err, trails.ErrNotFound) || errors.Is(err, trails.ErrParentMissing) {
-			err = fmt.Errorf("%w: %w", ErrNotFound, err)
-		}
-		return fmt.Errorf("append event %s to %s: %w", event.ID, sess.id, err)
-	}
-	sess.events = append(sess.events, stored)
-	for k, v := range event.Actions.StateDelta {
-		sess.state[k] = v
-	}
-	sess.updated = event.Timestamp
-	return nil
-}
-
-// cloneValues returns a deep copy of Trails values v.
-func cloneValues(v map[string]json.RawMessage) map[string]json.RawMessage {
-	if v == nil {
-		return nil
-	}
-	out := make(map[string]json.RawMessage, len(v))
-	for k, b := range v {
-		out[k] = bytes.Clone(b)
-	}
-	return out
+	return s.core.Append(ctx, sess.v, event)
 }

@@ -1,4 +1,4 @@
-package adk
+package adkcore
 
 import (
 	"crypto/sha256"
@@ -48,8 +48,8 @@ func isUUID(id string) bool {
 	return err == nil && u.String() == id
 }
 
-// trailsID returns the Trails id of ADK session id of user in app.
-func trailsID(app, user, id string) string {
+// TrailsID returns the Trails id of ADK session id of user in app.
+func TrailsID(app, user, id string) string {
 	if isUUID(id) {
 		return id
 	}
@@ -71,8 +71,8 @@ func plainTag(p, v string) bool {
 	return true
 }
 
-// appTag returns the tag that marks the sessions of app.
-func appTag(app string) string {
+// AppTag returns the tag that marks the sessions of app.
+func AppTag(app string) string {
 	if plainTag(tagApp, app) {
 		return tagApp + app
 	}
@@ -80,9 +80,9 @@ func appTag(app string) string {
 	return tagAppHash + hex.EncodeToString(h[:])
 }
 
-// idTag returns the tag that records ADK session id, "" when the Trails id
+// IDTag returns the tag that records ADK session id, "" when the Trails id
 // is id itself; ErrInvalid when id is too long for a tag.
-func idTag(id string) (string, error) {
+func IDTag(id string) (string, error) {
 	switch {
 	case isUUID(id):
 		return "", nil
@@ -96,8 +96,8 @@ func idTag(id string) (string, error) {
 	return t, nil
 }
 
-// adkID returns the ADK session id of the Trails session info describes.
-func adkID(info trails.Info) string {
+// ADKID returns the ADK session id of the Trails session info describes.
+func ADKID(info trails.Info) string {
 	for _, t := range info.Tags {
 		if v, ok := strings.CutPrefix(t, tagID); ok {
 			return v
