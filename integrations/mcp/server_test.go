@@ -220,6 +220,9 @@ func TestBadInput(t *testing.T) {
 		{"audit unknown param", trailsmcp.ToolRunAuditQuery, map[string]any{"name": "tool-calls", "params": map[string]string{"session": root.ID, "x": "1"}}, []string{"x"}},
 		{"audit bad date", trailsmcp.ToolRunAuditQuery, map[string]any{"name": "usage-by-principal", "params": map[string]string{"from": "yesterday", "to": "2026-01-01"}}, []string{"yesterday"}},
 		{"audit limit", trailsmcp.ToolRunAuditQuery, map[string]any{"name": "orphans", "limit": -1}, []string{"limit -1"}},
+		// A session id that would end its term in pasted text is bound as a
+		// term, names no session the store knows, and is refused as unknown.
+		{"audit injected session", trailsmcp.ToolRunAuditQuery, map[string]any{"name": "tool-calls", "params": map[string]string{"session": "x> } ; DROP ALL ; #"}}, []string{"not found"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			wantToolError(t, tc.name, call(t, cs, tc.tool, tc.args), tc.want...)
@@ -227,18 +230,10 @@ func TestBadInput(t *testing.T) {
 	}
 	// A value that would end its term in pasted text is bound as a term:
 	// the query runs, finds nothing, and nothing is dropped.
-	for _, params := range []map[string]string{
-		{"session": "x> } ; DROP ALL ; #"},
-		{"principal": "agent-7\" } ; DROP ALL ; #", "from": "2020-01-01", "to": "2030-01-01"},
-	} {
-		name := "tool-calls"
-		if _, ok := params["principal"]; ok {
-			name = "model-invocations"
-		}
-		out, _ := result[trailsmcp.AuditOutput](t, cs, trailsmcp.ToolRunAuditQuery, map[string]any{"name": name, "params": params})
-		if out.Total != 0 {
-			t.Errorf("%s %v: got %d rows, want none", name, params, out.Total)
-		}
+	params := map[string]string{"principal": "agent-7\" } ; DROP ALL ; #", "from": "2020-01-01", "to": "2030-01-01"}
+	out, _ := result[trailsmcp.AuditOutput](t, cs, trailsmcp.ToolRunAuditQuery, map[string]any{"name": "model-invocations", "params": params})
+	if out.Total != 0 {
+		t.Errorf("model-invocations %v: got %d rows, want none", params, out.Total)
 	}
 	if after := storetest.CountQuads(t, c, ""); after != before {
 		t.Errorf("got %d quads after the bad calls, want %d as before", after, before)
