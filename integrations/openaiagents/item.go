@@ -118,14 +118,18 @@ func turnOf(item memory.TResponseInputItem) (session.Turn, string, error) {
 	if err != nil {
 		return session.Turn{}, "", err
 	}
+	var typ string
+	if p := item.GetType(); p != nil {
+		typ = *p
+	}
 	if !validStrings(v, 0) {
-		return session.Turn{}, "", fmt.Errorf("%w: %w: a string that is not valid UTF-8", ErrInvalid, session.ErrInvalid)
+		return session.Turn{}, typ, fmt.Errorf("%w: %w: a string that is not valid UTF-8", ErrInvalid, session.ErrInvalid)
 	}
 	data, err := item.MarshalJSON()
 	if err != nil {
-		return session.Turn{}, "", fmt.Errorf("%w: %v", ErrInvalid, err)
+		return session.Turn{}, typ, fmt.Errorf("%w: %v", ErrInvalid, err)
 	}
-	typ := typeOf(data)
+	typ = typeOf(data)
 	raw, err := json.Marshal(rawItem{Of: name, Item: data})
 	if err != nil {
 		return session.Turn{}, typ, fmt.Errorf("%w: %v", ErrInvalid, err)
