@@ -316,4 +316,3 @@ func TestDamagedRawCopy(t *testing.T) {
 		}
 	}
 }
-
