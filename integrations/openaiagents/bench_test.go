@@ -2,13 +2,16 @@ package openaiagents_test
 
 import (
 	"context"
+	"net/http"
 	"path/filepath"
 	"strconv"
+	"sync/atomic"
 	"testing"
 
 	"github.com/nlpodyssey/openai-agents-go/memory"
 	"github.com/trails-kg/trails/integrations/openaiagents"
 	"github.com/trails-kg/trails/internal/fusekitest"
+	"github.com/trails-kg/trails/kg"
 	"github.com/trails-kg/trails/session"
 )
 
@@ -25,8 +28,9 @@ const benchHistory = 200
 type backend struct {
 	name string
 	// start returns what opens session id, in one database (SQLite) or
-	// dataset (Trails) of b's own.
-	start func(b *testing.B) func(id string) memory.Session
+	// dataset (Trails) of b's own, and what counts the requests sent to
+	// the store so far (nil for SQLite, which sends none).
+	start func(b *testing.B) (open func(id string) memory.Session, requests func() int64)
 	// fork returns a session holding the first at items of s: a Trails
 	// fork, a copy for SQLite, which has none.
 	fork func(ctx context.Context, b *testing.B, open func(string) memory.Session, s memory.Session, at int) memory.Session
@@ -37,7 +41,7 @@ func backends() []backend {
 	return []backend{
 		{
 			name: "sqlite",
-			start: func(b *testing.B) func(string) memory.Session {
+			start: func(b *testing.B) (func(string) memory.Session, func() int64) {
 				dsn := filepath.Join(b.TempDir(), "bench.db")
 				return func(id string) memory.Session {
 					s, err := memory.NewSQLiteSession(context.Background(), memory.SQLiteSessionParams{SessionID: id, DBDataSourceName: dsn})
@@ -46,7 +50,7 @@ func backends() []backend {
 					}
 					b.Cleanup(func() { s.Close() })
 					return s
-				}
+				}, nil
 			},
 			fork: func(ctx context.Context, b *testing.B, open func(string) memory.Session, s memory.Session, at int) memory.Session {
 				items, err := s.GetItems(ctx, 0)
@@ -62,9 +66,15 @@ func backends() []backend {
 		},
 		{
 			name: "trails",
-			start: func(b *testing.B) func(string) memory.Session {
-				st := session.NewStore(fusekitest.Empty(b))
-				return func(id string) memory.Session { return openaiagents.NewSession(st, id) }
+			start: func(b *testing.B) (func(string) memory.Session, func() int64) {
+				ct := &counter{next: http.DefaultTransport.(*http.Transport).Clone()}
+				c := fusekitest.Client(b, kg.Config{Endpoint: fusekitest.Endpoint(b), HTTPClient: &http.Client{Transport: ct}})
+				if err := c.Update(context.Background(), "DROP ALL", kg.Idempotent()); err != nil {
+					b.Fatal(err)
+				}
+				// Forks beyond session.DefaultMaxChildren: BenchmarkFork forks one session b.N times.
+				st := session.NewStore(c, session.WithMaxChildren(0))
+				return func(id string) memory.Session { return openaiagents.NewSession(st, id) }, ct.n.Load
 			},
 			fork: func(ctx context.Context, b *testing.B, _ func(string) memory.Session, s memory.Session, at int) memory.Session {
 				f, err := s.(*openaiagents.Session).Fork(ctx, at)
@@ -74,6 +84,36 @@ func backends() []backend {
 				return f
 			},
 		},
+	}
+}
+
+// counter is an http.RoundTripper that counts the requests sent through
+// it.
+type counter struct {
+	n    atomic.Int64
+	next http.RoundTripper
+}
+
+func (c *counter) RoundTrip(r *http.Request) (*http.Response, error) {
+	c.n.Add(1)
+	return c.next.RoundTrip(r)
+}
+
+// measure runs op b.N times, timed, and reports the store's requests per
+// op when requests counts them.
+func measure(b *testing.B, requests func() int64, op func(i int)) {
+	b.Helper()
+	var before int64
+	if requests != nil {
+		before = requests()
+	}
+	b.ResetTimer()
+	for i := range b.N {
+		op(i)
+	}
+	b.StopTimer()
+	if requests != nil {
+		b.ReportMetric(float64(requests()-before)/float64(b.N), "req/op")
 	}
 }
 
@@ -106,14 +146,14 @@ func BenchmarkAddItems(b *testing.B) {
 	for _, be := range backends() {
 		b.Run(be.name, func(b *testing.B) {
 			ctx := context.Background()
-			s := be.start(b)("add")
+			open, requests := be.start(b)
+			s := open(session.New("p").ID)
 			fill(ctx, b, s, 4) // created
-			b.ResetTimer()
-			for i := range b.N {
+			measure(b, requests, func(i int) {
 				if err := s.AddItems(ctx, turnItems(i)); err != nil {
 					b.Fatal(err)
 				}
-			}
+			})
 		})
 	}
 }
@@ -125,10 +165,10 @@ func BenchmarkGetItems(b *testing.B) {
 		for _, be := range backends() {
 			b.Run("limit="+strconv.Itoa(limit)+"/"+be.name, func(b *testing.B) {
 				ctx := context.Background()
-				s := be.start(b)(session.New("p").ID)
+				open, requests := be.start(b)
+				s := open(session.New("p").ID)
 				fill(ctx, b, s, benchHistory)
-				b.ResetTimer()
-				for range b.N {
+				measure(b, requests, func(int) {
 					items, err := s.GetItems(ctx, limit)
 					if err != nil {
 						b.Fatal(err)
@@ -136,7 +176,7 @@ func BenchmarkGetItems(b *testing.B) {
 					if limit == 0 && len(items) != benchHistory {
 						b.Fatalf("got %d items, want %d", len(items), benchHistory)
 					}
-				}
+				})
 			})
 		}
 	}
@@ -148,7 +188,8 @@ func BenchmarkPopItem(b *testing.B) {
 	for _, be := range backends() {
 		b.Run(be.name, func(b *testing.B) {
 			ctx := context.Background()
-			s := be.start(b)(session.New("p").ID)
+			open, requests := be.start(b)
+			s := open(session.New("p").ID)
 			var items []memory.TResponseInputItem
 			for i := 0; len(items) < b.N; i++ {
 				items = append(items, turnItems(i)...)
@@ -156,12 +197,11 @@ func BenchmarkPopItem(b *testing.B) {
 			if err := s.AddItems(ctx, items); err != nil {
 				b.Fatal(err)
 			}
-			b.ResetTimer()
-			for range b.N {
+			measure(b, requests, func(int) {
 				if it, err := s.PopItem(ctx); err != nil || it == nil {
 					b.Fatalf("pop: got %v (%v)", it, err)
 				}
-			}
+			})
 		})
 	}
 }
@@ -174,16 +214,15 @@ func BenchmarkFork(b *testing.B) {
 	for _, be := range backends() {
 		b.Run(be.name, func(b *testing.B) {
 			ctx := context.Background()
-			open := be.start(b)
+			open, requests := be.start(b)
 			s := open(session.New("p").ID)
 			fill(ctx, b, s, benchHistory)
-			b.ResetTimer()
-			for i := range b.N {
+			measure(b, requests, func(i int) {
 				f := be.fork(ctx, b, open, s, benchHistory/2)
 				if err := f.AddItems(ctx, turnItems(i)); err != nil {
 					b.Fatal(err)
 				}
-			}
+			})
 		})
 	}
 }
