@@ -13,8 +13,9 @@ var (
 	// ErrInvalid: an item Trails cannot store as it is (no variant of the
 	// union set, or more than one; a string that is not valid UTF-8; an
 	// item over session.MaxTurnBytes; one the OpenAI SDK cannot encode).
-	// It comes inside an *ItemError naming the item, and also matches
-	// session.ErrInvalid. Nothing was sent to the store.
+	// It comes inside an *ItemError naming the item; one the core's rules
+	// refuse (UTF-8, size, role) also matches session.ErrInvalid. Nothing
+	// was sent to the store.
 	ErrInvalid = errors.New("openaiagents: invalid item")
 	// ErrInherited: PopItem or ClearSession would remove an item that a
 	// fork inherits from its parent: a fork can give up only its own
@@ -33,6 +34,7 @@ type ItemError struct {
 	Err   error
 }
 
+// Error says which item was refused and why.
 func (e *ItemError) Error() string {
 	if e.Type == "" {
 		return fmt.Sprintf("item %d: %v", e.Index, e.Err)

@@ -24,7 +24,9 @@
 // raw copy (RawFormat): the item's JSON and the variant of the union that
 // holds it, from which GetItems returns the item exactly as added, the
 // same variant with the same JSON, whichever Session value or process
-// reads it. Trails stores UTF-8 only: an item with a string that is not
+// reads it (deeply equal to it when its constant fields, such as Type,
+// are set, as the SDK's own conversions set them: a zero constant comes
+// back with its value). Trails stores UTF-8 only: an item with a string that is not
 // valid UTF-8 is refused (ErrInvalid).
 //
 // Nothing is deleted: PopItem rewinds the session by one turn and
