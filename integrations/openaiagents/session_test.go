@@ -327,3 +327,60 @@ func TestConcurrentWriters(t *testing.T) {
 		t.Fatalf("got %d items stored, want the %d that landed", len(got), len(landed))
 	}
 }
+
+// TestConcurrentPops: goroutines sharing one Session pop and add at once;
+// each pop is one rewind, and the items left are those added less those
+// popped.
+func TestConcurrentPops(t *testing.T) {
+	fusekitest.Parallel(t)
+	st, _ := newStore(t)
+	ctx := context.Background()
+	s := openaiagents.NewSession(st, "")
+	var start []memory.TResponseInputItem
+	for i := range 6 {
+		start = append(start, user("s"+strconv.Itoa(i)))
+	}
+	mustAdd(t, s, start...)
+	const n = 4
+	var wg sync.WaitGroup
+	errs := make([]error, 2*n)
+	popped := make([]*memory.TResponseInputItem, n)
+	for i := range n {
+		wg.Go(func() { popped[i], errs[i] = s.PopItem(ctx) })
+		wg.Go(func() { errs[n+i] = s.AddItems(ctx, []memory.TResponseInputItem{assistant("a" + strconv.Itoa(i))}) })
+	}
+	wg.Wait()
+	for i, err := range errs {
+		if err != nil {
+			t.Fatalf("caller %d: %v", i, err)
+		}
+	}
+	for i, p := range popped {
+		if p == nil {
+			t.Fatalf("pop %d: got nil, want an item", i)
+		}
+	}
+	items := mustGet(t, openaiagents.NewSession(st, s.SessionID(ctx)), 0)
+	if want := len(start) + n - n; len(items) != want {
+		t.Fatalf("got %d items, want %d", len(items), want)
+	}
+	recs, err := st.Rewinds(ctx, s.SessionID(ctx))
+	if err != nil || len(recs) != n {
+		t.Fatalf("got %d rewinds (%v), want %d", len(recs), err, n)
+	}
+	// Each archive ends with an item a pop returned, each returned once.
+	left := map[string]int{}
+	for _, p := range popped {
+		left[jsonOf(*p)]++
+	}
+	for _, r := range recs {
+		if r.Reason != openaiagents.ReasonPop {
+			t.Errorf("got rewind reason %q, want %q", r.Reason, openaiagents.ReasonPop)
+		}
+		a := mustGet(t, openaiagents.NewSession(st, r.Archive), 0)
+		if len(a) != r.To+1 || left[jsonOf(a[r.To])] == 0 {
+			t.Fatalf("archive %s: got %s, want %d items ending with a popped one", r.Archive, jsonOf(a), r.To+1)
+		}
+		left[jsonOf(a[r.To])]--
+	}
+}
