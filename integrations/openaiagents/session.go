@@ -223,17 +223,15 @@ func (s *Session) PopItem(ctx context.Context) (*memory.TResponseInputItem, erro
 	n := length(ts)
 	switch {
 	case !stored || n == 0:
-		s.s = ts
 		return nil, nil
 	case n <= ts.ForkedAt:
-		s.s = ts
 		return nil, fmt.Errorf("pop item: %w: session %s holds none of its own (it is a fork of %s at %d)", ErrInherited, s.id, ts.ParentID, ts.ForkedAt)
 	}
 	item, err := itemOf(ts.Turns[len(ts.Turns)-1])
 	if err != nil {
 		return nil, fmt.Errorf("pop item: %w", err)
 	}
-	if _, err := s.rewind(ctx, n-1, ReasonPop); err != nil {
+	if err := s.rewind(ctx, n-1, ReasonPop); err != nil {
 		return nil, fmt.Errorf("pop item: %w", err)
 	}
 	return &item, nil
@@ -258,13 +256,11 @@ func (s *Session) ClearSession(ctx context.Context) error {
 	n := length(ts)
 	switch {
 	case !stored || n == 0:
-		s.s = ts
 		return nil
 	case ts.ForkedAt > 0:
-		s.s = ts
 		return fmt.Errorf("clear session: %w: session %s inherits %d items from %s", ErrInherited, s.id, ts.ForkedAt, ts.ParentID)
 	}
-	if _, err := s.rewind(ctx, 0, ReasonClear); err != nil {
+	if err := s.rewind(ctx, 0, ReasonClear); err != nil {
 		return fmt.Errorf("clear session: %w", err)
 	}
 	return nil
@@ -275,19 +271,19 @@ func (s *Session) ClearSession(ctx context.Context) error {
 // session.ErrConflict when the rewind moved more turns than the
 // Session's view had beyond to (another writer appended between the read
 // and the rewind).
-func (s *Session) rewind(ctx context.Context, to int, reason string) (*session.Session, error) {
+func (s *Session) rewind(ctx context.Context, to int, reason string) error {
 	want := length(s.s) - to
 	s.s = nil
 	ts, res, err := s.st.Rewind(ctx, s.id, to, session.RewindOptions{Reason: reason})
 	if err != nil {
-		return nil, err
+		return err
 	}
 	s.s = ts
 	if res.Moved != want {
-		return ts, fmt.Errorf("%w: another writer appended while session %s was rewound: archive %s holds %d turns from index %d, not %d",
+		return fmt.Errorf("%w: another writer appended while session %s was rewound: archive %s holds %d turns from index %d, not %d",
 			session.ErrConflict, s.id, res.Archive, res.Moved, to, want)
 	}
-	return ts, nil
+	return nil
 }
 
 // current reads the end of the session (its last turn) and fails with
