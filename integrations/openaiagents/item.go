@@ -349,8 +349,41 @@ func decodeRaw(data []byte, t session.Turn) (memory.TResponseInputItem, error) {
 	if err := json.Unmarshal(r.Item, p.Interface()); err != nil {
 		return item, fmt.Errorf("%w: turn %d (%s): raw copy %s: %s: %v", session.ErrCorrupt, t.Index, t.ID, RawFormat, r.Of, err)
 	}
+	restoreExtras(r.Item, p.Interface())
 	f.Set(p)
 	return item, nil
+}
+
+// restoreExtras gives v, a variant just decoded from data, what its JSON
+// lacks of data: the SDK's decoding drops the fields an item was given
+// with SetExtraFields, and writes a required field that SetExtraFields
+// told to omit (param.Omit). Each such field becomes an extra field of v
+// again (its JSON as data holds it, or param.Omit), so that v encodes as
+// data. An item whose JSON this does not restore is refused by turnOf.
+func restoreExtras(data []byte, v any) {
+	x, ok := v.(interface{ SetExtraFields(map[string]any) })
+	if !ok {
+		return
+	}
+	var want, got map[string]json.RawMessage
+	b, err := json.Marshal(v)
+	if err != nil || json.Unmarshal(data, &want) != nil || json.Unmarshal(b, &got) != nil {
+		return
+	}
+	extra := make(map[string]any)
+	for k, w := range want {
+		if g, ok := got[k]; !ok || !bytes.Equal(g, w) {
+			extra[k] = w
+		}
+	}
+	for k := range got {
+		if _, ok := want[k]; !ok {
+			extra[k] = param.Omit
+		}
+	}
+	if len(extra) > 0 {
+		x.SetExtraFields(extra)
+	}
 }
 
 // isCallOutput reports whether item is the output of a call (function,

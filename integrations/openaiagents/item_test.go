@@ -316,3 +316,33 @@ func TestDamagedRawCopy(t *testing.T) {
 		}
 	}
 }
+
+// TestExtraFields: an item given fields of its own (SetExtraFields), or
+// told to omit a required one (param.Omit), comes back as the same
+// variant with the same JSON, byte for byte.
+func TestExtraFields(t *testing.T) {
+	fusekitest.Parallel(t)
+	st, _ := newStore(t)
+	ctx := context.Background()
+	extra := user("hi")
+	extra.OfMessage.SetExtraFields(map[string]any{"x_trace": map[string]any{"id": 7, "tags": []string{"a", hostile}}, "x_n": 1.5})
+	omit := call("c1", "f", "{}")
+	omit.OfFunctionCall.SetExtraFields(map[string]any{"status": param.Omit})
+	items := []memory.TResponseInputItem{extra, omit}
+	s := openaiagents.NewSession(st, "")
+	mustAdd(t, s, items...)
+	got := mustGet(t, openaiagents.NewSession(st, s.SessionID(ctx)), 0)
+	if len(got) != len(items) {
+		t.Fatalf("got %d items, want %d", len(got), len(items))
+	}
+	for i := range items {
+		w, _ := items[i].MarshalJSON()
+		g, err := got[i].MarshalJSON()
+		if err != nil || string(g) != string(w) {
+			t.Errorf("item %d: got %s (%v), want %s", i, g, err, w)
+		}
+	}
+	if got[0].OfMessage == nil || got[1].OfFunctionCall == nil {
+		t.Errorf("got variants %s, want a message and a function call", jsonOf(got))
+	}
+}

@@ -26,7 +26,8 @@
 // same variant with the same JSON, whichever Session value or process
 // reads it (deeply equal to it when its constant fields, such as Type,
 // are set, as the SDK's own conversions set them: a zero constant comes
-// back with its value). Trails stores UTF-8 only: an item with a string that is not
+// back with its value; extra fields set with SetExtraFields come back as
+// JSON values). Trails stores UTF-8 only: an item with a string that is not
 // valid UTF-8 is refused (ErrInvalid).
 //
 // Nothing is deleted: PopItem rewinds the session by one turn and
