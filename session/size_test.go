@@ -90,7 +90,7 @@ func TestHugeTurn(t *testing.T) {
 	}
 }
 
-// TestLongSession persists a session of 20,000 turns in batches of 5,000,
+// TestLongSession persists a session of 10,000 turns in batches of 2,500,
 // loads it and compares, and logs the timings. It was 100,000 turns, the
 // one test that set the session package's time (100 s of an idle machine,
 // over 7 minutes of a loaded one: Fuseki parses SPARQL Update at some 850
@@ -98,7 +98,7 @@ func TestHugeTurn(t *testing.T) {
 // (bulk-loaded in Persist's shape) and records it in BENCHMARKS.md.
 func TestLongSession(t *testing.T) {
 	fusekitest.Parallel(t)
-	const total, batch = 20_000, 5_000
+	const total, batch = 10_000, 2_500
 	// What this test checks is that a long session persists and loads
 	// whole, not how fast: a store on a busy machine (Oxigraph in CI beside
 	// other test binaries) may take longer than kg's default 30 s for the

@@ -153,7 +153,7 @@ func turnOf(item memory.TResponseInputItem) (session.Turn, string, error) {
 	if err != nil {
 		return session.Turn{}, typ, fmt.Errorf("%w: it does not read back: %v", ErrInvalid, err)
 	}
-	if again, err := back.MarshalJSON(); err != nil || !bytes.Equal(again, data) {
+	if again, err := back.MarshalJSON(); err != nil || !sameJSON(again, data) {
 		return session.Turn{}, typ, fmt.Errorf("%w: it does not read back as it was written (%s)", ErrInvalid, data)
 	}
 	return t, typ, nil
@@ -392,4 +392,23 @@ func restoreExtras(data []byte, v any) {
 func isCallOutput(item memory.TResponseInputItem) bool {
 	return item.OfFunctionCallOutput != nil || item.OfCustomToolCallOutput != nil ||
 		item.OfComputerCallOutput != nil || item.OfLocalShellCallOutput != nil
+}
+
+// sameJSON reports whether a and b are the same JSON value: the SDK writes
+// an item's extra fields (SetExtraFields) in the order of a Go map, which
+// changes from one encoding to the next, so two encodings of one item may
+// differ in their bytes (an item with two extra fields was refused at
+// random).
+func sameJSON(a, b []byte) bool {
+	if bytes.Equal(a, b) {
+		return true
+	}
+	var va, vb any
+	da, db := json.NewDecoder(bytes.NewReader(a)), json.NewDecoder(bytes.NewReader(b))
+	da.UseNumber()
+	db.UseNumber()
+	if da.Decode(&va) != nil || db.Decode(&vb) != nil {
+		return false
+	}
+	return reflect.DeepEqual(va, vb)
 }

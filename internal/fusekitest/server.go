@@ -11,6 +11,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -123,7 +124,7 @@ func StartServer(opts Options) (*Server, error) {
 	if err := os.WriteFile(filepath.Join(dir, "config.ttl"), conf, 0o644); err != nil {
 		return nil, err
 	}
-	args := []string{"-cp", jar, mainClass, "--config=" + filepath.Join(dir, "config.ttl"), "--localhost", "--ping"}
+	args := append(javaOpts(), "-cp", jar, mainClass, "--config="+filepath.Join(dir, "config.ttl"), "--localhost", "--ping")
 	if len(opts.Users) > 0 {
 		var pw strings.Builder
 		for u, p := range opts.Users {
@@ -318,6 +319,28 @@ func withDatasets(conf []byte, n int) ([]byte, error) {
 		b.WriteString(r.Replace(copyOf))
 	}
 	return []byte(b.String()), nil
+}
+
+// EnvJavaOpts names the environment variable whose JVM options (split at
+// white space) replace defaultJavaOpts for the Fuseki servers the tests
+// start.
+const EnvJavaOpts = "TRAILS_TEST_JAVA_OPTS"
+
+// defaultJavaOpts are the JVM options of a test Fuseki: a test binary's
+// server lives a minute or two, too short for the optimizing compiler
+// (C2) to pay for itself, and with it the JIT took about half of the CPU
+// of a package's run (kg: 48 CPU-seconds with it, 27 without; the whole
+// test command runs two packages at once on a machine of two cores).
+// Production servers (scripts/fuseki) keep the JVM's defaults.
+var defaultJavaOpts = []string{"-XX:TieredStopAtLevel=1", "-XX:+UseSerialGC"}
+
+// javaOpts returns the JVM options of a test Fuseki: $TRAILS_TEST_JAVA_OPTS
+// when set, else defaultJavaOpts.
+func javaOpts() []string {
+	if v, ok := os.LookupEnv(EnvJavaOpts); ok {
+		return strings.Fields(v)
+	}
+	return slices.Clone(defaultJavaOpts)
 }
 
 // jarPath asks scripts/fuseki for the cached jar, fetching it if needed.
