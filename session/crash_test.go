@@ -74,7 +74,7 @@ func diskServer(tb testing.TB) *fusekitest.Server {
 	crashMu.Lock()
 	defer crashMu.Unlock()
 	if crashSrv == nil {
-		dir, err := os.MkdirTemp("", "trails-crash-")
+		dir, err := os.MkdirTemp(fusekitest.ScratchDir(), "trails-crash-")
 		if err != nil {
 			tb.Fatal(err)
 		}

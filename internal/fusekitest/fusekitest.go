@@ -62,6 +62,9 @@ func Main(m *testing.M) {
 			f.Value.Set(strconv.Itoa(parallelTests))
 		}
 	}
+	if f := flag.Lookup("test.bench"); f == nil || f.Value.String() == "" {
+		shortLived = true
+	}
 	code := m.Run()
 	StopAll()
 	os.Exit(code)

@@ -92,7 +92,7 @@ func StartServer(opts Options) (*Server, error) {
 	if err != nil {
 		return nil, err
 	}
-	dir, err := os.MkdirTemp("", "trails-fuseki-")
+	dir, err := os.MkdirTemp(ScratchDir(), "trails-fuseki-") // the prefix .ci/run cleans up after
 	if err != nil {
 		return nil, err
 	}
@@ -321,6 +321,31 @@ func withDatasets(conf []byte, n int) ([]byte, error) {
 	return []byte(b.String()), nil
 }
 
+// EnvScratch names the environment variable giving the directory under
+// which the test servers keep their scratch directories and databases
+// (see ScratchDir).
+const EnvScratch = "TRAILS_TEST_SCRATCH"
+
+// ScratchDir returns the directory under which the test servers keep
+// their scratch directories, and so their databases: $TRAILS_TEST_SCRATCH
+// when set; else /dev/shm, a file system in memory, when the machine has
+// one that this process may write to; else "" (os.MkdirTemp's default,
+// the temporary directory). The database is TDB2 on files wherever it is,
+// the storage production runs (not TDB2's in-memory mode, which lost
+// triples under concurrent reads and writes); in memory its disk syncs cost
+// nothing (the session package's tests: 142 s on disk, 112 s there), and
+// a server killed and restarted by a test finds its files as a crash left
+// them, as on disk.
+func ScratchDir() string {
+	if d, ok := os.LookupEnv(EnvScratch); ok {
+		return d
+	}
+	if fi, err := os.Stat("/dev/shm"); err == nil && fi.IsDir() && syscall.Access("/dev/shm", 2 /* W_OK */) == nil {
+		return "/dev/shm"
+	}
+	return ""
+}
+
 // EnvJavaOpts names the environment variable whose JVM options (split at
 // white space) replace defaultJavaOpts for the Fuseki servers the tests
 // start.
@@ -334,11 +359,20 @@ const EnvJavaOpts = "TRAILS_TEST_JAVA_OPTS"
 // Production servers (scripts/fuseki) keep the JVM's defaults.
 var defaultJavaOpts = []string{"-XX:TieredStopAtLevel=1", "-XX:+UseSerialGC"}
 
+// shortLived is set by Main when the binary runs tests and no benchmarks:
+// only then do its servers get defaultJavaOpts. A benchmark (go test
+// -bench, trails-bench, adk-bench) measures the JVM as production runs it.
+var shortLived bool
+
 // javaOpts returns the JVM options of a test Fuseki: $TRAILS_TEST_JAVA_OPTS
-// when set, else defaultJavaOpts.
+// when set, else defaultJavaOpts in a test binary that runs no benchmark
+// (see Main), else none.
 func javaOpts() []string {
 	if v, ok := os.LookupEnv(EnvJavaOpts); ok {
 		return strings.Fields(v)
+	}
+	if !shortLived {
+		return nil
 	}
 	return slices.Clone(defaultJavaOpts)
 }

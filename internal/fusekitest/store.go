@@ -67,7 +67,7 @@ func startOxigraph(opts Options) (*Server, error) {
 	if err != nil {
 		return nil, err
 	}
-	dir, err := os.MkdirTemp("", "trails-fuseki-") // the prefix .ci/run cleans up after
+	dir, err := os.MkdirTemp(ScratchDir(), "trails-fuseki-") // the prefix .ci/run cleans up after
 	if err != nil {
 		return nil, err
 	}
