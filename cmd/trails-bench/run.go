@@ -198,7 +198,7 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	if err != nil {
 		return err
 	}
-	defer srv.Stop()
+	defer srv.Close() // and its scratch directory (config, log): Stop left them behind
 	b.srv = srv
 	if b.c, err = newClient(srv.Endpoint, b.ct); err != nil {
 		return err
