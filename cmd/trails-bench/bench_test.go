@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"context"
+	"github.com/trails-kg/trails/internal/fusekitest"
 	"os"
 	"path/filepath"
 	"strings"
@@ -27,9 +28,14 @@ func TestShort(t *testing.T) {
 	if err := os.WriteFile(out, []byte(prefix), 0o644); err != nil {
 		t.Fatal(err)
 	}
+	scratch := t.TempDir() // where the server's config and log go
+	t.Setenv(fusekitest.EnvScratch, scratch)
 	var stdout, stderr bytes.Buffer
 	if err := run(context.Background(), []string{"-short", "-o", out}, &stdout, &stderr); err != nil {
 		t.Fatalf("trails-bench -short: %v\n%s", err, stderr.String())
+	}
+	if left, _ := os.ReadDir(scratch); len(left) != 0 {
+		t.Errorf("the run left %d scratch directories (%s...), want none", len(left), left[0].Name())
 	}
 	b, err := os.ReadFile(out)
 	if err != nil {
