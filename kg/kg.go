@@ -181,11 +181,11 @@ func newClient(cfg Config, endpoint string) (*Client, error) {
 // withoutUserinfo drops the user:password@ of an endpoint written without
 // a scheme, which url.Parse cannot take apart, so that no error shows it.
 func withoutUserinfo(ep string) string {
-	authority, path, _ := strings.Cut(ep, "/")
+	authority, path, slash := strings.Cut(ep, "/")
 	if i := strings.LastIndex(authority, "@"); i >= 0 {
 		authority = authority[i+1:]
 	}
-	if path == "" && !strings.Contains(ep, "/") {
+	if !slash {
 		return authority
 	}
 	return authority + "/" + path
