@@ -105,7 +105,8 @@ func (s *SessionService) load(ctx context.Context, app, user, id string, t trail
 // not empty, without their events and, unless WithListState(false), with
 // their state, in no particular order.
 //
-// It returns ErrInvalid when the app name is empty, or a store error.
+// It returns ErrInvalid for a nil request or an empty app name, or a
+// store error.
 func (s *SessionService) List(ctx context.Context, req *session.ListRequest) (*session.ListResponse, error) {
 	if req == nil {
 		return nil, fmt.Errorf("list: %w: nil request", ErrInvalid)
@@ -126,7 +127,8 @@ func (s *SessionService) List(ctx context.Context, req *session.ListRequest) (*s
 // inherited), in one atomic step each. Deleting a session that is not
 // stored, or is another user's, does nothing.
 //
-// It returns ErrInvalid when a field is empty, or a store error.
+// It returns ErrInvalid for a nil request or an empty field, or a store
+// error.
 func (s *SessionService) Delete(ctx context.Context, req *session.DeleteRequest) error {
 	if req == nil {
 		return fmt.Errorf("delete: %w: nil request", ErrInvalid)
