@@ -59,7 +59,7 @@ func NewSessionService(st *trails.Store, opts ...Option) *SessionService {
 // shared with the app's and the user's other sessions), and returns it
 // with the app's and user's current shared values in its state.
 //
-// It returns ErrInvalid when the app name or user id is empty or a state
+// It returns ErrInvalid for a nil request, when the app name or user id is empty or a state
 // value is not JSON, ErrExists when the id is taken (also by a session
 // deleted since: Trails does not bring a deleted session back), or a
 // store error.
@@ -78,7 +78,7 @@ func (s *SessionService) Create(ctx context.Context, req *session.CreateRequest)
 // those from req.After on, inclusive: as ADK's own services) and its
 // state, the app's and user's shared values included.
 //
-// It returns ErrInvalid when a field is empty, ErrNotFound when no session
+// It returns ErrInvalid for a nil request or an empty field, ErrNotFound when no session
 // of that app and user has the id, or a store error.
 func (s *SessionService) Get(ctx context.Context, req *session.GetRequest) (*session.GetResponse, error) {
 	if req == nil {
