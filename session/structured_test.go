@@ -180,6 +180,7 @@ func TestStructuredInvalid(t *testing.T) {
 		{"raw without format", session.Structure{Raw: &session.Raw{Data: []byte{1}}}, ""},
 		{"negative usage", session.Structure{Usage: &session.Usage{Input: -1}}, ""},
 		{"model invalid UTF-8", session.Structure{Model: "\xff"}, ""},
+		{"too many parts", session.Structure{Parts: textParts(session.MaxParts + 1)}, ""},
 		{"too large", session.Structure{Parts: []session.Part{{Kind: session.PartText, Text: strings.Repeat("b", 20)}}}, strings.Repeat("a", session.MaxTurnBytes-10)},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -194,6 +195,30 @@ func TestStructuredInvalid(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestMaxParts: a turn with session.MaxParts parts passes Persist's rules,
+// one with a part more does not (TestStructuredInvalid: nor is it sent).
+func TestMaxParts(t *testing.T) {
+	turn := func(n int) session.Turn {
+		return session.Turn{Role: "assistant", Branch: "main", Structure: &session.Structure{Parts: textParts(n)}}
+	}
+	if err := session.CheckTurn(turn(session.MaxParts)); err != nil {
+		t.Fatalf("%d parts: %v", session.MaxParts, err)
+	}
+	err := session.CheckTurn(turn(session.MaxParts + 1))
+	if !errors.Is(err, session.ErrInvalid) || !strings.Contains(err.Error(), "session.MaxParts") {
+		t.Fatalf("%d parts: got %v, want ErrInvalid naming session.MaxParts", session.MaxParts+1, err)
+	}
+}
+
+// textParts returns n text parts.
+func textParts(n int) []session.Part {
+	ps := make([]session.Part, n)
+	for k := range ps {
+		ps[k] = session.Part{Kind: session.PartText, Text: "p"}
+	}
+	return ps
 }
 
 // TestStructuredDigest: a plain turn keeps the recipe-1 digest, and every
