@@ -304,6 +304,31 @@ func TestImportHostile(t *testing.T) {
 			rule: admin.RuleFork, want: []error{session.ErrInvalid},
 		},
 		{
+			name: "a fork of a stored worker",
+			input: func() []string {
+				wk, err := v.a.Fork(1, session.AsWorker())
+				if err != nil {
+					t.Fatal(err)
+				}
+				storetest.MustPersist(t, v.st, wk)
+				f := w.fork(x, wk.ID, 0, "fork-00000013")
+				f[2] = mark(f[2])
+				return f
+			},
+			rule: admin.RuleFork, want: []error{session.ErrInvalid, session.ErrNotForkable},
+		},
+		{
+			name: "a fork of a worker in the input",
+			input: func() []string {
+				wk := w.fork(y, v.n.ID, 1, "fork-00000014")
+				wk = append(wk, w.quad(w.session(y), ontology.Kind, w.str(string(session.KindWorker)), w.session(y)))
+				f := w.fork(x, y, 1, "fork-00000015")
+				f[2] = mark(f[2])
+				return v.withN(append(wk, f...)...)
+			},
+			rule: admin.RuleFork, want: []error{session.ErrInvalid, session.ErrNotForkable},
+		},
+		{
 			name: "a fork of a session neither the input nor the store holds",
 			input: func() []string {
 				f := w.fork(x, storetest.NewID(), 0, "fork-0000000e")
