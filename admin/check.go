@@ -68,10 +68,10 @@ const (
 	// history before it: a tool result part with a call id that no earlier
 	// tool call part of the history carries, or a turn prov:wasGeneratedBy
 	// a trails:ToolCall outside the history (a call of a sibling fork, one
-	// a rewind moved into its archive, one that does not exist). A result
-	// without a call id names no call and is not reported; a detached
-	// fork's own result may link to the original (deleted or not) of a
-	// call its history holds a copy of. The Resource is the turn's IRI.
+	// a rewind moved into its archive, one that does not exist, or, for a
+	// fork detached before Detach relinked its results to the copies of
+	// their calls, the former parent's call). A result without a call id
+	// names no call and is not reported. The Resource is the turn's IRI.
 	RuleToolResult = "tool-result-without-call"
 )
 

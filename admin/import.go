@@ -89,11 +89,14 @@ type importGraph struct {
 // The checks and the writes are not one transaction: a session another
 // writer creates meanwhile is not detected. If a batch fails, the batches
 // before it stay written; importing the same input again completes the
-// import.
+// import. Last, one update per session that holds them sets the shared
+// values (app: and user: keys) its turns change, as Persist does; it is
+// sent for unchanged sessions too, so a re-run also completes an import
+// cut at that step, and a value changed later is never undone.
 //
 // It returns an *ImportError wrapping ErrInvalid for an input that does
 // not parse or breaks a rule (with ErrForkCycle, ErrForkDepth or
-// ErrParentMissing as well for those), or wrapping ErrConflict for
+// ErrParentMissing or ErrNotForkable as well for those), or wrapping ErrConflict for
 // sessions stored with different content (naming them), fork labels or
 // turns stored elsewhere, a trails:Deletion of a stored session, and
 // stored activities the input adds to; ErrInvalid for the JSONL format (export only); the
@@ -181,10 +184,13 @@ func (ds *Dataset) importRDF(ctx context.Context, r io.Reader, f Format, progres
 // ontology.ValuesGraph) from the changes of the sessions in imported, as
 // Persist does when it stores them: they are derived data, which an export
 // does not carry. Each key keeps the change of the latest turn by creation
-// time, so an import run again changes nothing.
+// time, so an import run again changes nothing. Sessions the store held
+// already are included: an import cut after its last batch and before
+// this step leaves them stored, and its re-run, which finds them
+// unchanged, must still set their values.
 func (ds *Dataset) shareValues(ctx context.Context, in *importInput) error {
 	for _, s := range in.order {
-		if s.stored || s.hdr == nil {
+		if s.hdr == nil {
 			continue
 		}
 		var created time.Time

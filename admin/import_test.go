@@ -3,6 +3,7 @@ package admin_test
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"slices"
@@ -302,6 +303,31 @@ func TestImportHostile(t *testing.T) {
 				return f
 			},
 			rule: admin.RuleFork, want: []error{session.ErrInvalid},
+		},
+		{
+			name: "a fork of a stored worker",
+			input: func() []string {
+				wk, err := v.a.Fork(1, session.AsWorker())
+				if err != nil {
+					t.Fatal(err)
+				}
+				storetest.MustPersist(t, v.st, wk)
+				f := w.fork(x, wk.ID, 0, "fork-00000013")
+				f[2] = mark(f[2])
+				return f
+			},
+			rule: admin.RuleFork, want: []error{session.ErrInvalid, session.ErrNotForkable},
+		},
+		{
+			name: "a fork of a worker in the input",
+			input: func() []string {
+				wk := w.fork(y, v.n.ID, 1, "fork-00000014")
+				wk = append(wk, w.quad(w.session(y), ontology.Kind, w.str(string(session.KindWorker)), w.session(y)))
+				f := w.fork(x, y, 1, "fork-00000015")
+				f[2] = mark(f[2])
+				return v.withN(append(wk, f...)...)
+			},
+			rule: admin.RuleFork, want: []error{session.ErrInvalid, session.ErrNotForkable},
 		},
 		{
 			name: "a fork of a session neither the input nor the store holds",
@@ -610,5 +636,50 @@ func TestImportInterrupted(t *testing.T) {
 	}
 	if got := snapshot(t, st); !slices.Equal(got, wantAll) {
 		t.Fatalf("after the second import the store differs:\n%s", firstDiff(got, wantAll))
+	}
+}
+
+// TestImportInterruptedBeforeValues: an import cut after its last batch,
+// before the shared values (app: and user: keys) are set, sets them when
+// run again, though every session is then stored and unchanged (before,
+// the second run skipped stored sessions and the values never came).
+func TestImportInterruptedBeforeValues(t *testing.T) {
+	ctx := context.Background()
+	c := fusekitest.Empty(t)
+	st := openStore(c)
+	s := session.New("alice")
+	s.App = "shop"
+	s.Initial = map[string]json.RawMessage{"user:tier": json.RawMessage(`"gold"`), "app:quota": json.RawMessage(`10`)}
+	storetest.AppendN(s, 2, "t")
+	storetest.MustPersist(t, st.Store, s)
+	data, _ := mustExport(t, st, admin.NQuads, s.ID)
+
+	c = fusekitest.Empty(t)
+	st = openStore(c)
+	cctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	stats, err := st.Import(cctx, bytes.NewReader(data), admin.NQuads, func(done, total int) {
+		if done == total {
+			cancel() // after the last batch, before the shared values
+		}
+	})
+	if !errors.Is(err, context.Canceled) || stats.Sessions != 1 {
+		t.Fatalf("got %+v, %v; want 1 session written, then context.Canceled", stats, err)
+	}
+	if n := storetest.CountQuads(t, c, ontology.ValuesGraph); n != 0 {
+		t.Fatalf("got %d quads of shared values after the cut import, want 0", n)
+	}
+	again := mustImport(t, st, data, admin.NQuads)
+	if again.Unchanged != 1 {
+		t.Fatalf("second import: got %+v, want the session unchanged", again)
+	}
+	got, err := st.Store.Load(ctx, s.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for k, want := range s.Initial {
+		if v := got.Values[k]; string(v) != string(want) {
+			t.Errorf("value of %s after the second import: got %s, want %s", k, v, want)
+		}
 	}
 }

@@ -27,7 +27,8 @@ type storedSession struct {
 	rewinds int
 	parent  string
 	at      int
-	own     int // -1: unknown
+	own     int    // -1: unknown
+	kind    string // trails:kind as stored ("" for a legacy session)
 }
 
 // checkStored applies the rules that need the store: sessions stored with
@@ -92,6 +93,7 @@ func (ds *Dataset) checkStored(ctx context.Context, in *importInput) (map[string
 		}
 	}
 	in.checkDepth(stored)
+	in.checkForkable(stored)
 
 	if err := ds.checkTaken(ctx, in); err != nil {
 		return nil, nil, err
@@ -118,6 +120,25 @@ func (ds *Dataset) checkStored(ctx context.Context, in *importInput) (map[string
 		}
 	}
 	return stored, provStored, in.faults.err()
+}
+
+// checkForkable refuses a fork whose parent, in the input or in the
+// store, is a worker (session.KindWorker): Persist never writes one
+// (session.ErrNotForkable).
+func (in *importInput) checkForkable(stored map[string]storedSession) {
+	for _, s := range in.order {
+		p := s.hdr.ParentID
+		if p == "" {
+			continue
+		}
+		kind := stored[p].kind
+		if ps := in.sessions[p]; ps != nil {
+			kind = string(ps.hdr.Kind)
+		}
+		if session.Kind(kind) == session.KindWorker {
+			in.faults.add(s.fields[sfParent].line, RuleFork, fmt.Errorf("%w: %w: session %s is a fork of %s, a worker, and a worker is always a leaf", session.ErrInvalid, session.ErrNotForkable, s.id, p))
+		}
+	}
 }
 
 // checkDepth checks each fork's chain of parents through the input and
@@ -256,6 +277,9 @@ func (ds *Dataset) importSessions(ctx context.Context, ids map[string]bool) (map
 		}
 		if err := storedRow(&ss, r); err != nil {
 			return err
+		}
+		if k := r.String("kind"); k != "" {
+			ss.kind = k
 		}
 		out[id] = ss
 		return nil

@@ -266,6 +266,20 @@ func TestValidatorsAgree(t *testing.T) {
 			storetest.RawChange(t, c, storetest.RawTriple(g, part, ontology.Arguments, rdf.NewTypedLiteral(`{"city":"Paris"}`, kg.MustIRI(ontology.RDFJSON))), nil)
 			return []shaclResult{{part.String(), ontology.Arguments, "", ontology.SHNS + "MinCountConstraintComponent", "https://w3id.org/trails/shapes#ToolCallPartArguments"}}
 		}},
+		{"state change on a turn that does not exist", func(t *testing.T, c *kg.Client, fx validatorFixture) []shaclResult {
+			g := storetest.SessionRef(fx.root.ID)
+			ghost := kg.MustIRI(ontology.TurnIRI(g.String(), 99))
+			change := kg.MustIRI(ghost.String() + "/change/k")
+			var d kg.Data
+			d.Add(g, ghost, kg.MustIRI(ontology.Changes), change)
+			d.Add(g, change, kg.MustIRI(typ), kg.MustIRI(ontology.ValueChange))
+			d.Add(g, change, kg.MustIRI(typ), kg.MustIRI(ontology.ProvEntity))
+			d.Add(g, change, kg.MustIRI(ontology.Key), kg.String("k"))
+			d.Add(g, change, kg.MustIRI(ontology.Scope), kg.String("session"))
+			d.Add(g, change, kg.MustIRI(ontology.Value), rdf.NewTypedLiteral(`1`, kg.MustIRI(ontology.RDFJSON)))
+			storetest.RawChange(t, c, nil, &d)
+			return []shaclResult{{ghost.String(), "", "", ontology.SHNS + "OrConstraintComponent", "https://w3id.org/trails/shapes#ChangesOwnerShape"}}
+		}},
 		{"second prov:wasDerivedFrom", func(t *testing.T, c *kg.Client, fx validatorFixture) []shaclResult {
 			g := storetest.SessionRef(fx.fork.ID)
 			storetest.RawChange(t, c, nil, storetest.RawTriple(g, g, ontology.ProvWasDerivedFrom, storetest.SessionRef(fx.other)))

@@ -323,9 +323,13 @@ const (
 	// ValueOf links a shared value to the principal's agent or the app
 	// that holds it (trails:valueOf).
 	ValueOf = NS + "valueOf"
-	// ChangedAt is when the turn that last changed a shared value was
-	// created (trails:changedAt).
+	// ChangedAt is when the store applied the change a shared value holds
+	// (trails:changedAt): the store's clock, not a turn's creation time.
 	ChangedAt = NS + "changedAt"
+	// SharedAt marks, in ValuesGraph, a trails:ValueChange the store has
+	// applied to its shared value, with the store's time (trails:sharedAt):
+	// a change is applied at most once.
+	SharedAt = NS + "sharedAt"
 )
 
 // Terms returns the IRIs of all classes and properties defined in trails.ttl,
@@ -346,7 +350,7 @@ func Terms() []string {
 		Part, TextPart, ReasoningPart, ToolCallPart, ToolResultPart, DataPart, PartOf, PartIndex, Text,
 		ToolCall, ToolCallID, ToolName, Arguments, Result, IsError, MIMEType, Data, DataIRI,
 		App, AppClass, Changes, ValueChange, Key, Scope, Value, Removed, AtIndex,
-		SharedValue, ValueOf, ChangedAt,
+		SharedValue, ValueOf, ChangedAt, SharedAt,
 	}
 }
 

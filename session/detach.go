@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"context"
 	"fmt"
+	"slices"
 
 	"github.com/google/uuid"
 	"github.com/knakk/rdf"
@@ -38,7 +39,9 @@ type DetachResult struct {
 // role, content, creation time and branch, and points at the original with
 // trails:copiedFrom; a merge turn keeps the child's result it records:
 // status, range, artifacts), copies the anchors its ancestors named inside
-// that prefix, and removes the parent link and fork point, in one
+// that prefix, links the fork's own tool results to the copies of the
+// calls they answer (prov:wasGeneratedBy, in place of the links to the
+// parent's calls), and removes the parent link and fork point, in one
 // atomic update, recorded in PROV as a trails:Detach activity. A content
 // over 64 KiB is not sent back to the store: the update copies it from the
 // original turn, if that still holds the content Detach read (its SHA-256),
@@ -130,14 +133,15 @@ func (st *Store) detach(ctx context.Context, id string, opts DetachOptions) (Det
 		}
 	}
 	linkResults(&d, g, copies, 0)
+	unlink := relinkOwnResults(&d, g, s.Turns, copies)
 	addInheritedAnchors(&d, g, s) // the positions named inside the prefix
 	addDetachedStart(&d, g, s)    // the values its ancestors started with
 	addHead(&d, g, len(s.Turns), all)
 	prov.AddDetach(&d, act, prov.Detach{Session: id, Parent: s.ParentID, Copied: s.ForkedAt, Principal: principal, Time: st.now()})
-	u, err := withStaged("detach", uDetach, sg, &d, kg.Params{
+	u, err := withStagedTables("detach", uDetach, sg, &d, kg.Params{
 		"s": g, "parent": sessionIRI(s.ParentID), "at": kg.Int(s.ForkedAt),
 		"own": kg.Int(len(own)), "head": kg.String(head),
-	})
+	}, map[string]kg.Table{"unlink": unlink})
 	if err != nil {
 		return DetachResult{}, err
 	}
@@ -156,6 +160,38 @@ func (st *Store) detach(ctx context.Context, id string, opts DetachOptions) (Det
 		return DetachResult{}, fmt.Errorf("%w: the fork changed while it was being detached; retry", ErrConflict)
 	}
 	return res, nil
+}
+
+// relinkOwnResults adds to d, for each own turn of fork s (history turns,
+// from s.ForkedAt on) holding a tool result whose call lies in the prefix
+// that Detach copies, the link to the copy of that call (copies: the
+// prefix as stored in g, their IDs the copies' IRIs), and returns the
+// links to the originals that the detach update must delete (?ut
+// prov:wasGeneratedBy ?uc): once detached, the fork's results must not
+// point into its former parent, which may be deleted.
+func relinkOwnResults(d *kg.Data, g rdf.IRI, turns, copies []Turn) kg.Table {
+	unlink := kg.Table{Vars: []string{"ut", "uc"}}
+	at := len(copies)
+	moved := append(slices.Clip(copies), turns[at:]...)
+	for i := at; i < len(turns); i++ {
+		t := turns[i]
+		if !t.Structured() {
+			continue
+		}
+		for k, p := range t.Structure.Parts {
+			if p.Kind != PartToolResult || p.CallID == "" {
+				continue
+			}
+			old, now := findCall(turns[:i+1], k, p.CallID), findCall(moved[:i+1], k, p.CallID)
+			if old == now || old == "" || now == "" {
+				continue
+			}
+			ti := kg.MustIRI(t.ID)
+			unlink.Rows = append(unlink.Rows, []rdf.Term{ti, kg.MustIRI(old)})
+			d.Add(g, ti, iri(ontology.ProvWasGeneratedBy), kg.MustIRI(now))
+		}
+	}
+	return unlink
 }
 
 // fact is a predicate and object of a turn beyond the seven every turn has.

@@ -110,7 +110,11 @@ var (
 // (ErrParentMissing) when the parent is gone; ErrMerged when the child was
 // merged already (also to the loser of two concurrent merges); ErrState
 // when the parent is completed, failed or expired; ErrConflict when the
-// parent kept changing under this writer; ErrForbidden as said above; or a
+// parent kept changing under this writer, or when a Rewind of the parent
+// below the child's fork point moved the child under its archive (before
+// the merge or while it ran: the update checks that the child still hangs
+// under the parent at its fork point), naming the archive, which takes no
+// merge; ErrForbidden as said above; or a
 // store error wrapping the kg error.
 func (st *Store) Merge(ctx context.Context, childID string, r MergeResult) (Turn, error) {
 	t, err := st.merge(ctx, childID, r)
@@ -196,10 +200,17 @@ func (st *Store) mergeTarget(ctx context.Context, j *mergeJob, round int) (*Sess
 	if err != nil {
 		return nil, err
 	}
-	var merged, state string
+	var merged, state, from, archive string
+	to := 0
 	across, counted := false, false
 	for _, row := range res.Solutions {
 		merged = max(merged, row.String("merged"))
+		if a := row.String("archive"); a != "" {
+			if to, err = row.Int("rewoundTo"); err != nil {
+				return nil, fmt.Errorf("%w: the rewind that moved %s: %v", ErrCorrupt, j.child, err)
+			}
+			from, archive = row.String("rewoundFrom"), a
+		}
 		if s := row.String("state"); State(s).Terminal() {
 			state = s
 		}
@@ -212,6 +223,9 @@ func (st *Store) mergeTarget(ctx context.Context, j *mergeJob, round int) (*Sess
 		return nil, fmt.Errorf("%w: %s was merged by %s", ErrMerged, j.child, merged)
 	case state != "":
 		return nil, fmt.Errorf("%w: parent %s is %s and takes no more turns", ErrState, j.parent, state)
+	case archive != "":
+		return nil, fmt.Errorf("%w: %s forked at %d; %s was rewound to %d since, and %s moved under the archive %s, which takes no merge", ErrConflict,
+			j.child, j.first, ontology.SessionID(from), to, j.child, ontology.SessionID(archive))
 	}
 	up := st.unscoped()
 	p, _, err := up.load(ctx, j.parent, -1)
@@ -263,7 +277,7 @@ func (st *Store) mergeOnce(ctx context.Context, j *mergeJob, p *Session) (Turn, 
 	})
 	pg := kg.MustIRI(ontology.ProvGraph)
 	params := appendParams(p, g, len(own)-1, head, prev)
-	params["child"], params["prov"] = child, pg
+	params["child"], params["prov"], params["first"] = child, pg, kg.Int(j.first)
 	u, err := withData("merge", uMerge, &d, params)
 	if err != nil {
 		return Turn{}, false, err

@@ -571,3 +571,82 @@ func TestDetachKeepsMergeResult(t *testing.T) {
 		t.Fatalf("Check after detach: got %v, %v, want no findings", findings, err)
 	}
 }
+
+// beforeUpdate is a Querier that runs before, once, ahead of the first
+// update containing match: a way to put another writer's request between
+// a call's reads and its write.
+type beforeUpdate struct {
+	session.Querier
+	match  string
+	before func()
+	once   sync.Once
+}
+
+func (q *beforeUpdate) Update(ctx context.Context, u string, opts ...kg.UpdateOption) error {
+	if strings.Contains(u, q.match) {
+		q.once.Do(q.before)
+	}
+	return q.Querier.Update(ctx, u, opts...)
+}
+
+// TestMergeRacingRewind: a rewind of the parent below the child's fork
+// point, landing between the merge's reads and its update, moves the
+// child under the archive; the merge is then refused with ErrConflict and
+// lands nowhere (before, it was acknowledged and its turn landed in the
+// live parent, under which the child no longer hung).
+func TestMergeRacingRewind(t *testing.T) {
+	fusekitest.Parallel(t)
+	st, _, c := newStore(t)
+	ctx := context.Background()
+	root := persisted(t, st, "alice", 4)
+	child := forkedChild(t, st, root, 3, 1)
+	var archive string
+	hooked := session.NewStore(&beforeUpdate{Querier: c, match: ontology.MergeOf, before: func() {
+		_, r, err := st.Rewind(ctx, root.ID, 1, session.RewindOptions{})
+		if err != nil {
+			t.Error(err)
+			return
+		}
+		archive = r.Archive
+	}})
+	_, err := hooked.Merge(ctx, child.ID, session.MergeResult{Status: session.MergeCompleted, Summary: "done"})
+	if !errors.Is(err, session.ErrConflict) {
+		t.Fatalf("got %v, want ErrConflict", err)
+	}
+	t.Log(err)
+	if archive == "" {
+		t.Fatal("the rewind did not run")
+	}
+	if n := len(mustLoad(t, st, root.ID).Turns); n != 1 {
+		t.Errorf("root holds %d turns, want the 1 kept by the rewind", n)
+	}
+	if n := len(mustLoad(t, st, archive).Turns); n != 4 {
+		t.Errorf("the archive holds %d turns, want the 4 rewound", n)
+	}
+	if recs, err := st.Merges(ctx, archive); err != nil || len(recs) != 0 {
+		t.Errorf("Merges of the archive: got %+v, %v; want none", recs, err)
+	}
+}
+
+// TestMergeAfterRewindBelowFork: a child moved under the archive by a
+// rewind of its parent below its fork point is not merged into the
+// archive (before, the merge was acknowledged and the caller not told
+// that its turn went into the archive): ErrConflict naming the archive.
+func TestMergeAfterRewindBelowFork(t *testing.T) {
+	fusekitest.Parallel(t)
+	st, _, _ := newStore(t)
+	ctx := context.Background()
+	root := persisted(t, st, "alice", 4)
+	child := forkedChild(t, st, root, 3, 1)
+	_, r, err := st.Rewind(ctx, root.ID, 1, session.RewindOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = st.Merge(ctx, child.ID, session.MergeResult{Status: session.MergeCompleted, Summary: "done"})
+	if !errors.Is(err, session.ErrConflict) || !strings.Contains(err.Error(), r.Archive) {
+		t.Fatalf("got %v, want ErrConflict naming the archive %s", err, r.Archive)
+	}
+	if n := len(mustLoad(t, st, r.Archive).Turns); n != 4 {
+		t.Errorf("the archive holds %d turns, want the 4 rewound", n)
+	}
+}

@@ -139,6 +139,14 @@ func (x *Structure) hasInvocation() bool {
 	return x.Model != "" || x.FinishReason != "" || x.Usage != nil
 }
 
+// MaxParts is the most parts one structured turn may hold (Turn.Structure
+// Parts); a turn with more is refused with ErrInvalid before anything is
+// sent, by Persist and by Import. Each part is a resource of its own with
+// its triples: 50,000 parts took about a minute to persist and twelve
+// seconds to load. A model answer, even a long run of parallel tool calls,
+// has a few dozen.
+const MaxParts = 1024
+
 // maxShortBytes bounds each short string of a structured turn (author,
 // ids, names, model, finish reason, formats, MIME types, metadata keys).
 const maxShortBytes = 1024
@@ -183,6 +191,9 @@ func checkStructure(t Turn) error {
 		if err := short("raw format", r.Format); err != nil {
 			return err
 		}
+	}
+	if n := len(x.Parts); n > MaxParts {
+		return bad("%d parts, more than the %d a turn may hold (session.MaxParts)", n, MaxParts)
 	}
 	for k, p := range x.Parts {
 		if err := checkPart(p); err != nil {

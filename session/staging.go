@@ -82,14 +82,20 @@ func (sg *staging) literal(d *kg.Data, g, s, p rdf.IRI, o rdf.Literal, from stri
 // WHERE clause: it binds tmpl with sg's contents, parameters p and the
 // quads of d, and ends it with the removal of sg's staging graph.
 func withStaged(name, tmpl string, sg *staging, d *kg.Data, p kg.Params) (string, error) {
+	return withStagedTables(name, tmpl, sg, d, p, nil)
+}
+
+// withStagedTables is withStaged for a template with VALUES tables too
+// (withTables).
+func withStagedTables(name, tmpl string, sg *staging, d *kg.Data, p kg.Params, tables map[string]kg.Table) (string, error) {
 	if sg == nil {
-		return withData(name, tmpl, d, p)
+		return withTables(name, tmpl, d, p, tables)
 	}
 	tmpl, err := sg.set.Bind(tmpl)
 	if err != nil {
 		return "", fmt.Errorf("%s: %w", name, err)
 	}
-	u, err := withData(name, tmpl, d, p)
+	u, err := withTables(name, tmpl, d, p, tables)
 	if err != nil {
 		return "", err
 	}

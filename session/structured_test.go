@@ -18,6 +18,7 @@ import (
 	"github.com/trails-kg/trails/admin"
 	"github.com/trails-kg/trails/internal/fusekitest"
 	"github.com/trails-kg/trails/internal/storetest"
+	"github.com/trails-kg/trails/kg"
 	"github.com/trails-kg/trails/ontology"
 	"github.com/trails-kg/trails/session"
 )
@@ -180,6 +181,7 @@ func TestStructuredInvalid(t *testing.T) {
 		{"raw without format", session.Structure{Raw: &session.Raw{Data: []byte{1}}}, ""},
 		{"negative usage", session.Structure{Usage: &session.Usage{Input: -1}}, ""},
 		{"model invalid UTF-8", session.Structure{Model: "\xff"}, ""},
+		{"too many parts", session.Structure{Parts: textParts(session.MaxParts + 1)}, ""},
 		{"too large", session.Structure{Parts: []session.Part{{Kind: session.PartText, Text: strings.Repeat("b", 20)}}}, strings.Repeat("a", session.MaxTurnBytes-10)},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -194,6 +196,30 @@ func TestStructuredInvalid(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestMaxParts: a turn with session.MaxParts parts passes Persist's rules,
+// one with a part more does not (TestStructuredInvalid: nor is it sent).
+func TestMaxParts(t *testing.T) {
+	turn := func(n int) session.Turn {
+		return session.Turn{Role: "assistant", Branch: "main", Structure: &session.Structure{Parts: textParts(n)}}
+	}
+	if err := session.CheckTurn(turn(session.MaxParts)); err != nil {
+		t.Fatalf("%d parts: %v", session.MaxParts, err)
+	}
+	err := session.CheckTurn(turn(session.MaxParts + 1))
+	if !errors.Is(err, session.ErrInvalid) || !strings.Contains(err.Error(), "session.MaxParts") {
+		t.Fatalf("%d parts: got %v, want ErrInvalid naming session.MaxParts", session.MaxParts+1, err)
+	}
+}
+
+// textParts returns n text parts.
+func textParts(n int) []session.Part {
+	ps := make([]session.Part, n)
+	for k := range ps {
+		ps[k] = session.Part{Kind: session.PartText, Text: "p"}
+	}
+	return ps
 }
 
 // TestStructuredDigest: a plain turn keeps the recipe-1 digest, and every
@@ -533,5 +559,45 @@ func TestStructuredDigestRecipe(t *testing.T) {
 		if got := session.TurnDigest("sha256:prev", tn); got != want {
 			t.Errorf("turn %d: got %s, want %s", tn.Index, got, want)
 		}
+	}
+}
+
+// TestDetachRelinksResults: a fork forked between a tool call and its
+// result answers the call in a turn of its own; once detached, that
+// result is prov:wasGeneratedBy the copy of the call in the fork's own
+// graph, no longer the former parent's call, and deleting the former
+// parent leaves Check with nothing to report (before, the link kept
+// pointing at the parent's call and dangled once it was deleted).
+func TestDetachRelinksResults(t *testing.T) {
+	fusekitest.Parallel(t)
+	st, _, c := newStore(t)
+	ctx := context.Background()
+	root := session.New("agent")
+	agentLoop(root) // turn 1 holds the calls, turn 2 their results
+	mustPersist(t, st, root)
+	fork := mustFork(t, root, 2) // inherits the calls, answers them itself
+	fork.AppendTurn(root.Turns[2])
+	mustPersist(t, st, fork)
+	if err := st.Detach(ctx, fork.ID, session.DetachOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	detached := mustLoad(t, st, fork.ID)
+	link := func(turn, call string) bool {
+		return ask(t, c, "ASK { GRAPH ?g { $t <"+ontology.ProvWasGeneratedBy+"> $c } }", kg.Params{"t": kg.MustIRI(turn), "c": kg.MustIRI(call)})
+	}
+	result := detached.Turns[2].ID
+	for k := range 2 { // the two calls of turn 1
+		if !link(result, ontology.ToolCallIRI(detached.Turns[1].ID, 2+k)) {
+			t.Errorf("result %d: no link to the copy of its call", k)
+		}
+		if link(result, ontology.ToolCallIRI(root.Turns[1].ID, 2+k)) {
+			t.Errorf("result %d: still linked to the former parent's call", k)
+		}
+	}
+	if err := st.Delete(ctx, root.ID, session.DeleteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if fs, err := storetest.Check(ctx, admin.New(c)); err != nil || len(fs) != 0 {
+		t.Fatalf("check after deleting the former parent: got %v (%v), want no findings", storetest.FindingsText(fs), err)
 	}
 }

@@ -140,8 +140,9 @@ func addApp(d *kg.Data, g rdf.IRI, s *Session) {
 // those its turns change: to be sent after the update that stores them,
 // in the same request. Each applies only if that update did (the change
 // it copies its value from is stored, under an owner created at the time
-// this writer stamped), and only over a value changed no later (a retry
-// never undoes a newer change). Empty when nothing is shared.
+// this writer stamped), and at most once per change (share-value.ru), so
+// shared values follow the order the store acknowledged their changes in,
+// and a retry never undoes a newer change. Empty when nothing is shared.
 func shareValues(g rdf.IRI, s *Session, created time.Time, turns []Turn) string {
 	var b strings.Builder
 	add := func(owner string, at time.Time, d map[string]json.RawMessage) {
@@ -258,10 +259,10 @@ func (s *Session) forkValues(child *Session, at int) {
 // SharedValuesUpdate returns a SPARQL Update that sets the shared values
 // (app: and user: keys) from the changes of session s, created at
 // created, and of its turns (each with its ID and Created), once they are
-// stored: what Persist sends with them, for the operators' Import. Each
-// key keeps the change of the latest turn by creation time, so it may be
-// sent again, or after newer changes, harmlessly. "" when nothing is
-// shared.
+// stored: what Persist sends with them, for the operators' Import. A
+// change is applied at most once, the first time such an update finds it
+// stored, so the update may be sent again, or after newer changes,
+// harmlessly. "" when nothing is shared.
 func SharedValuesUpdate(s *Session, created time.Time, turns []Turn) string {
 	return strings.TrimPrefix(shareValues(sessionIRI(s.ID), s, created, turns), " ;\n")
 }

@@ -137,28 +137,39 @@ func TestValues(t *testing.T) {
 	assertCheckClean(t, c)
 }
 
-// TestValuesLateChange: a shared key keeps the change of the latest turn
-// by creation time, whichever is stored last.
+// TestValuesLateChange: a shared key holds the change the store
+// acknowledged last, whatever the turns' creation times (before, a turn
+// dated 2099 outranked every later write of its key), and a change sent
+// again (a retry, an import run again) does not undo a newer one.
 func TestValuesLateChange(t *testing.T) {
 	fusekitest.Parallel(t)
-	st, _, _ := newStore(t)
-	early, late := time.Now().UTC().Add(-time.Hour), time.Now().UTC()
+	st, _, c := newStore(t)
+	ctx := context.Background()
 	a := session.New("carol")
-	tu := deltaTurn("new", values("user:mood", `"new"`))
-	tu.Created = late
+	tu := deltaTurn("future", values("user:mood", `"future"`))
+	tu.Created = time.Date(2099, 1, 1, 0, 0, 0, 0, time.UTC) // a client's clock far ahead
 	a.AppendTurn(tu)
 	mustPersist(t, st, a)
 	b := session.New("carol")
 	tu = deltaTurn("old", values("user:mood", `"old"`))
-	tu.Created = early
+	tu.Created = time.Now().UTC().Add(-time.Hour) // one behind
 	b.AppendTurn(tu)
 	mustPersist(t, st, b)
-	sameValues(t, "b", mustLoad(t, st, b.ID).Values, values("user:mood", `"new"`))
+	sameValues(t, "b, stored last", mustLoad(t, st, b.ID).Values, values("user:mood", `"old"`))
+	sameValues(t, "a", mustLoad(t, st, a.ID).Values, values("user:mood", `"old"`))
+
+	// a's change sent again, as a retry or an import would: nothing changes.
+	if err := c.Update(ctx, session.SharedValuesUpdate(a, time.Time{}, a.Turns)); err != nil {
+		t.Fatal(err)
+	}
+	sameValues(t, "a's change sent again", mustLoad(t, st, a.ID).Values, values("user:mood", `"old"`))
+
 	// A removal is a change too.
-	c := session.New("carol")
-	c.AppendTurn(deltaTurn("gone", values("user:mood", "-")))
-	mustPersist(t, st, c)
-	sameValues(t, "a", mustLoad(t, st, a.ID).Values, nil)
+	r := session.New("carol")
+	r.AppendTurn(deltaTurn("gone", values("user:mood", "-")))
+	mustPersist(t, st, r)
+	sameValues(t, "a after the removal", mustLoad(t, st, a.ID).Values, nil)
+	assertCheckClean(t, c)
 }
 
 // TestValuesInvalid: a bad delta or initial value is refused with

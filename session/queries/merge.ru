@@ -7,7 +7,8 @@
 # turn, its result, the new count and digest and the PROV record where the
 # DATA comment stands. The chain head is checked as in append.ru: the turn
 # of $s at index $pi carries trails:digest $prev (or none, if stored before
-# the hash chain).
+# the hash chain). And $child must still hang under $s at $first: a
+# rewind of $s below that point moves the child under its archive.
 PREFIX trails: <https://w3id.org/trails/ns#>
 PREFIX prov:   <http://www.w3.org/ns/prov#>
 DELETE { GRAPH $s { $s trails:ownTurns ?n ; trails:headDigest ?h } }
@@ -21,5 +22,7 @@ WHERE {
   OPTIONAL { GRAPH $s { $s trails:rewinds ?k } }
   FILTER(COALESCE(?k, 0) = $gen)
   FILTER NOT EXISTS { GRAPH $prov { ?merged a trails:Merge ; prov:used $child } }
+  GRAPH $child { $child trails:parentSession $s ; trails:forkedAtIndex ?cat }
+  FILTER(?cat = $first)
   FILTER NOT EXISTS { GRAPH $s { $s trails:state ?st } FILTER(?st IN ("completed", "failed", "expired")) }
 }
