@@ -94,7 +94,10 @@ func (st *Store) Create(ctx context.Context, s *Session) error {
 // compare and swap, when it does not hold, fails the whole request
 // (ackGraph), and Persist then takes the full path, which reads the
 // store's state and reports ErrConflict or ErrState as above. Elsewhere,
-// and on the full path, the update is followed by an ASK (apply).
+// and on the full path, the update is followed by an ASK (apply). Sent
+// while another write of the Store is in flight, the update waits for it
+// and goes with the others waiting, in one request, and one query after
+// it says which applied (group commit: WithGroupCommit).
 //
 // A new session with a TTL gets its expiry (trails:expiresAt, its
 // creation time plus TTL) in the update that creates it.
