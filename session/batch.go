@@ -257,10 +257,7 @@ func (st *Store) sendAlone(ctx context.Context, w write, release bool) (bool, er
 	// The update fails when its condition does not hold, so that its
 	// answer tells: it is sent once, as repeated after it applied, it
 	// would fail.
-	err := st.c.Update(ctx, w.alone())
-	if release {
-		st.next()
-	}
+	err := st.update(ctx, w.alone(), release)
 	if err == nil {
 		return true, nil
 	}
@@ -280,10 +277,7 @@ func (st *Store) sendAlone(ctx context.Context, w write, release bool) (bool, er
 // its check; with release, it lets the next writes go once the update has
 // been answered, before the check.
 func (st *Store) sendApplied(ctx context.Context, w write, release bool) (bool, error) {
-	err := st.c.Update(ctx, w.batched(), kg.Idempotent())
-	if release {
-		st.next()
-	}
+	err := st.update(ctx, w.batched(), release, kg.Idempotent())
 	if err != nil {
 		return false, err
 	}
@@ -291,6 +285,15 @@ func (st *Store) sendApplied(ctx context.Context, w write, release bool) (bool, 
 		return true, nil
 	}
 	return st.c.Ask(ctx, w.check)
+}
+
+// update sends update u and, with release, lets the next writes go once
+// it has been answered (or has failed in any way).
+func (st *Store) update(ctx context.Context, u string, release bool, opts ...kg.UpdateOption) error {
+	if release {
+		defer st.next()
+	}
+	return st.c.Update(ctx, u, opts...)
 }
 
 // checks asks the checks of group's writes in one query and returns which
