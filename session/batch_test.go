@@ -362,3 +362,60 @@ INSERT DATA { GRAPH $H { $B x:p 2 } }`))
 		}
 	}
 }
+
+// TestGroupCommitMixed: a batch of an append, a create, a state change and
+// an append to the session whose state changes, in that order: each is
+// stored, and the last is refused with ErrState, as after the state
+// change in a request of its own.
+func TestGroupCommitMixed(t *testing.T) {
+	fusekitest.Parallel(t)
+	g := newGate()
+	st, _ := gatedStore(t, g, kg.Config{})
+	ctx := context.Background()
+	blocker := persisted(t, st, "group-commit", 1)
+	a := persisted(t, st, "group-commit", 2)
+	done := persisted(t, st, "group-commit", 2)
+	fresh := session.New("group-commit")
+	fresh.Append("user", "created in a batch")
+	blocker.Append("user", "held")
+	a.Append("user", "batched")
+	done.Append("user", "after completion")
+
+	var tr session.Transition
+	base := g.updates.Load()
+	firstErr, errs := inOneBatch(t, st, g, persistFn(st, blocker),
+		persistFn(st, a),
+		func() error { return st.Create(ctx, fresh) },
+		func() error {
+			var err error
+			tr, err = st.SetState(ctx, done.ID, session.StateCompleted, session.StateOptions{Reason: "batched"})
+			return err
+		},
+		persistFn(st, done))
+	if firstErr != nil {
+		t.Fatalf("the held write: %v", firstErr)
+	}
+	for i, err := range errs[:3] {
+		if err != nil {
+			t.Errorf("write %d: %v", i, err)
+		}
+	}
+	if !errors.Is(errs[3], session.ErrState) {
+		t.Errorf("the append after the state change: got %v, want ErrState", errs[3])
+	}
+	if !tr.Changed || tr.To != session.StateCompleted {
+		t.Errorf("got transition %+v, want a change to completed", tr)
+	}
+	if got := g.updates.Load() - base; got != 2 {
+		t.Errorf("got %d update requests, want 2", got)
+	}
+	sameSession(t, mustLoad(t, st, a.ID), a)
+	sameSession(t, mustLoad(t, st, fresh.ID), fresh)
+	in, err := st.Info(ctx, done.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if in.State != session.StateCompleted || in.Turns != 2 {
+		t.Errorf("got %s with %d turns, want completed with 2", in.State, in.Turns)
+	}
+}
