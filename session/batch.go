@@ -32,6 +32,14 @@ import (
 // neighbours store theirs. After the request one query asks every
 // member's check at once (checks): each member learns whether it applied,
 // whether the request was answered or its answer was lost.
+//
+// Waits are bounded: one request is in flight at a time and the queue
+// leaves in order, at most maxMembers a request, so a write waits for at
+// most the request in flight and those carrying the writes queued before
+// it (each bounded by the kg client's Timeout and MaxAttempts); a write
+// whose context ends while it waits leaves the queue unsent. A new kind
+// of write joins by calling commit (or apply / applyAcked) with its
+// conditional update and its check, instead of sending the update itself.
 
 // Limits of one batch.
 const (
