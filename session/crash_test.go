@@ -1,12 +1,14 @@
 package session_test
 
 import (
+	"bufio"
 	"context"
 	"errors"
 	"flag"
 	"fmt"
 	"net/http"
 	"os"
+	"os/exec"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -215,6 +217,7 @@ func TestKill(t *testing.T) {
 	t.Run("DuringPersist", killDuringPersist)
 	t.Run("DuringDetach", killDuringDetach)
 	t.Run("DuringCascadeDelete", killDuringCascadeDelete)
+	t.Run("DuringBatch", killDuringBatch)
 }
 
 // killDuringPersist runs a writer that persists batches of turns (and
@@ -595,4 +598,231 @@ func errText(err error) string {
 		return "kg.ErrUnavailable"
 	}
 	return err.Error()
+}
+
+// killDuringBatch runs writers that append to sessions of their own
+// concurrently, so that their appends share requests (group commit),
+// kills Fuseki at a kill point, restarts it on the same directory and
+// checks each session: every acknowledged append is there, the one in
+// flight is there whole or not at all, no turn is there in part, Check
+// finds nothing, and persisting again completes it.
+func killDuringBatch(t *testing.T) {
+	const writers, per = 12, 3
+	points := fewerPoints(t)
+	srv := diskServer(t)
+	rng, _ := seeded(t)
+	ctx := context.Background()
+	mean := 50 * time.Millisecond
+	var persists, updates int
+	for p := range points {
+		cp := crashPoint{update: 3 + rng.IntN(6), delay: time.Duration(rng.Int64N(int64(mean) * 3 / 2))}
+		if p%2 == 1 {
+			cp = crashPoint{delay: time.Duration(rng.Int64N(int64(time.Second)))}
+		}
+		kl := newKiller(srv, cp.update, cp.delay)
+		st := crashStore(t, srv, kl)
+		sessions := make([]*session.Session, writers)
+		acked := make([]int, writers) // appends acknowledged
+		errs := make([]error, writers)
+		var wg sync.WaitGroup
+		if cp.update == 0 {
+			kl.Arm()
+		}
+		for w := range writers {
+			s := session.New("crash-batch")
+			sessions[w] = s
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				for b := 0; ; b++ {
+					for k := range per {
+						s.Append("user", batchText(b, k))
+					}
+					if err := st.Persist(ctx, s); err != nil {
+						errs[w] = err
+						return
+					}
+					acked[w]++
+				}
+			}()
+		}
+		wg.Wait() // the writers run until the kill stops them
+		kl.Arm()
+		<-kl.Killed
+		for w, err := range errs {
+			if !errors.Is(err, kg.ErrUnavailable) {
+				t.Fatalf("kill point %d (%v): writer %d stopped with %v, want kg.ErrUnavailable", p, cp, w, err)
+			}
+		}
+		mean = kl.meanUpdate()
+		kl.mu.Lock()
+		updates += kl.updates
+		kl.mu.Unlock()
+		restart(t, srv)
+
+		st = crashStore(t, srv, nil)
+		c := crashClient(t, srv, nil)
+		landed := 0
+		for w, s := range sessions {
+			n := acked[w]
+			persists += n
+			got, err := st.Load(ctx, s.ID)
+			if errors.Is(err, session.ErrNotFound) && n == 0 {
+				got = &session.Session{} // killed before its first append landed
+			} else if err != nil {
+				t.Fatalf("kill point %d (%v): writer %d: load: %v", p, cp, w, err)
+			}
+			if len(got.Turns)%per != 0 {
+				t.Fatalf("kill point %d (%v): writer %d: got %d turns, not a whole number of appends of %d: an append is there in part", p, cp, w, len(got.Turns), per)
+			}
+			stored := len(got.Turns) / per
+			if stored < n || stored > n+1 {
+				t.Fatalf("kill point %d (%v): writer %d: got %d appends, want the %d acknowledged (or one more, in flight at the kill)", p, cp, w, stored, n)
+			}
+			if stored == n+1 {
+				landed++
+			}
+			sameHistory(t, got.Turns, s.Turns[:len(got.Turns)])
+			for _, pt := range partialTurns(t, c, s.ID) {
+				t.Errorf("kill point %d (%v): writer %d: a partial turn is stored: %s", p, cp, w, pt)
+			}
+		}
+		mustCheck(t, c)
+		for _, s := range sessions {
+			mustPersist(t, st, s)
+			sameSession(t, mustLoad(t, st, s.ID), s)
+		}
+		t.Logf("kill point %d, %v: %d writers, %v appends acknowledged, %d in-flight appends landed whole; Check clean; persisting again completed them",
+			p, cp, writers, acked, landed)
+	}
+	t.Logf("%d kill points during concurrent appends survived: %d appends acknowledged in %d update requests", points, persists, updates)
+}
+
+// envWriterChild, set to a dataset URL, makes the test binary the writer
+// that TestKillWriter kills (writerChild): TestMain then starts no
+// Fuseki.
+const envWriterChild = "TRAILS_TEST_WRITER_CHILD"
+
+// TestKillWriter runs a writer process of many goroutines appending to
+// sessions of their own (their appends share requests: group commit),
+// kills it with SIGKILL once it has acknowledged some appends, whatever
+// it has in flight, and checks each session: every acknowledged append
+// is stored, the one in flight is there whole or not at all, no turn is
+// there in part, and Check finds nothing.
+func TestKillWriter(t *testing.T) {
+	if ep := os.Getenv(envWriterChild); ep != "" {
+		writerChild(t, ep)
+		return
+	}
+	fusekitest.Parallel(t)
+	const per = 3
+	ep := fusekitest.Endpoint(t)
+	rng, _ := seeded(t)
+	wantAcks := 40 + rng.IntN(40)
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(exe, "-test.run=^TestKillWriter$", "-test.count=1")
+	cmd.Env = append(os.Environ(), envWriterChild+"="+ep, "TRAILS_TEST_STORE="+string(fusekitest.TestStore()))
+	cmd.Stderr = os.Stderr
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	acked := map[string]int{} // session id → appends acknowledged
+	var order []string
+	sc := bufio.NewScanner(out)
+	acks, killed := 0, false
+	for sc.Scan() {
+		var id string
+		var n int
+		if _, err := fmt.Sscanf(sc.Text(), "ack %s %d", &id, &n); err != nil {
+			continue // the test framework's own lines
+		}
+		if _, ok := acked[id]; !ok {
+			order = append(order, id)
+		}
+		acked[id] = n
+		if acks++; acks == wantAcks && !killed {
+			time.Sleep(time.Duration(rng.Int64N(int64(20 * time.Millisecond))))
+			if err := cmd.Process.Kill(); err != nil { // SIGKILL
+				t.Fatal(err)
+			}
+			killed = true
+		}
+	}
+	cmd.Wait()
+	if !killed {
+		t.Fatalf("the writer ended after %d acknowledged appends, before the kill at %d", acks, wantAcks)
+	}
+
+	st, _, c := newStore(t)
+	ctx := context.Background()
+	landed := 0
+	for _, id := range order {
+		got, err := st.Load(ctx, id)
+		if err != nil {
+			t.Fatalf("session %s (%d appends acknowledged): load: %v", id, acked[id], err)
+		}
+		if len(got.Turns)%per != 0 {
+			t.Fatalf("session %s: got %d turns, not a whole number of appends of %d: an append is there in part", id, len(got.Turns), per)
+		}
+		stored, n := len(got.Turns)/per, acked[id]
+		if stored < n || stored > n+1 {
+			t.Fatalf("session %s: got %d appends, want the %d acknowledged (or one more, in flight at the kill)", id, stored, n)
+		}
+		if stored == n+1 {
+			landed++
+		}
+		for i, tn := range got.Turns {
+			if want := batchText(i/per, i%per); tn.Content != want {
+				t.Fatalf("session %s: turn %d: got %q, want %q", id, i, tn.Content, want)
+			}
+		}
+		for _, pt := range partialTurns(t, c, id) {
+			t.Errorf("session %s: a partial turn is stored: %s", id, pt)
+		}
+	}
+	mustCheck(t, c)
+	t.Logf("killed the writer after %d acknowledged appends on %d sessions: all stored, %d appends in flight landed whole, none in part; Check clean", acks, len(order), landed)
+}
+
+// writerChild is the writer TestKillWriter kills: 16 goroutines, each
+// appending batches of 3 turns to a session of its own, through one Store
+// over dataset ep, printing "ack ID N" once the N-th append of session
+// ID is acknowledged. It runs until killed (or a minute has passed).
+func writerChild(t *testing.T, ep string) {
+	const writers, per = 16, 3
+	c, err := kg.New(kg.Config{Endpoint: ep, Store: fusekitest.TestStore()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	st := session.NewStore(c)
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	var mu sync.Mutex
+	var wg sync.WaitGroup
+	for range writers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			s := session.New("killed-writer")
+			for b := 0; ctx.Err() == nil; b++ {
+				for k := range per {
+					s.Append("user", batchText(b, k))
+				}
+				if err := st.Persist(ctx, s); err != nil {
+					return
+				}
+				mu.Lock()
+				fmt.Fprintf(os.Stdout, "ack %s %d\n", s.ID, b+1)
+				mu.Unlock()
+			}
+		}()
+	}
+	wg.Wait()
 }

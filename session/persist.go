@@ -2,7 +2,6 @@ package session
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"time"
 
@@ -95,7 +94,10 @@ func (st *Store) Create(ctx context.Context, s *Session) error {
 // compare and swap, when it does not hold, fails the whole request
 // (ackGraph), and Persist then takes the full path, which reads the
 // store's state and reports ErrConflict or ErrState as above. Elsewhere,
-// and on the full path, the update is followed by an ASK (apply).
+// and on the full path, the update is followed by an ASK (apply). Sent
+// while another write of the Store is in flight, the update waits for it
+// and goes with the others waiting, in one request, and one query after
+// it says which applied (group commit: WithGroupCommit).
 //
 // A new session with a TTL gets its expiry (trails:expiresAt, its
 // creation time plus TTL) in the update that creates it.
@@ -192,7 +194,7 @@ func (st *Store) appendSeen(ctx context.Context, s *Session) (bool, error) {
 	if !acks {
 		return st.applySeen(ctx, s, u, sg, appended(g, own[len(own)-1], chain[len(chain)-1]), all, state, chain[len(chain)-1])
 	}
-	ok, err := st.applyAcked(ctx, u+acked(ack), appended(g, own[len(own)-1], chain[len(chain)-1]), sg)
+	ok, err := st.applyAcked(ctx, u, ack, appended(g, own[len(own)-1], chain[len(chain)-1]), sg)
 	if ok {
 		s.seen = seenAfter(s, all, state, chain[len(chain)-1])
 	}
@@ -398,7 +400,7 @@ func (st *Store) create(ctx context.Context, s *Session, row kg.Solution) (bool,
 		"agent": kg.MustIRI(ontology.AgentIRI(s.Principal)), "t": last, "digest": kg.String(lastDigest)})
 	var ok bool
 	if acks {
-		ok, err = st.applyAcked(ctx, u+acked(ack), verify, sg)
+		ok, err = st.applyAcked(ctx, u, ack, verify, sg)
 	} else {
 		ok, err = st.apply(ctx, u, verify, sg)
 	}
@@ -411,56 +413,44 @@ func (st *Store) create(ctx context.Context, s *Session, row kg.Solution) (bool,
 	return ok, err
 }
 
-// apply sends update u and then asks check whether it applied: SPARQL
-// Update returns no row count, and the updates are conditional (compare and
-// swap), so this is how Persist learns whether its update took effect. The
-// question is about what this update wrote, not about the head, which
-// another writer may already have moved on. The update is safe to repeat
-// (its condition no longer holds once it applied).
+// apply sends update u, a compare and swap that stores nothing when its
+// condition fails, and then learns from check (an ASK) whether it applied:
+// SPARQL Update returns no row count, so this is how Persist learns
+// whether its update took effect. The question is about what this update
+// wrote, not about the head, which another writer may already have moved
+// on. The update is safe to repeat (its condition no longer holds once it
+// applied). It goes through the Store's group commit (commit): alone, or
+// with the writes sent meanwhile.
 //
 // With sg (non-nil) the update takes long contents from a staging graph,
 // which apply sends first; the update drops it in the same request
-// (staging). When the update fails (the store may or may not have run
-// it), apply removes the staging graph itself.
+// (staging). When the update did not apply, apply removes the staging
+// graph itself.
 func (st *Store) apply(ctx context.Context, u, check string, sg *staging) (bool, error) {
-	if err := sg.send(ctx, st.c); err != nil {
-		sg.drop(ctx, st.c) // a PUT whose answer was lost may have landed
-		return false, err
-	}
-	if err := st.c.Update(ctx, u, kg.Idempotent()); err != nil {
-		sg.drop(ctx, st.c)
-		return false, err
-	}
-	return st.c.Ask(ctx, check)
+	return st.applyWrite(ctx, write{update: u, check: check}, sg)
 }
 
-// applyAcked is apply for an update that ends with acked: it fails
-// whenever its condition does not hold, so that an answer tells whether
-// it applied. A success applied; a server error from the store did not
-// (the store rolled the request back; another error answer is returned);
-// only when no answer came (the
-// connection failed: the update may have applied) does it ask check. The
-// update is sent once: repeated after it applied, it would fail.
-func (st *Store) applyAcked(ctx context.Context, u, check string, sg *staging) (bool, error) {
+// applyAcked is apply for an update that writes graph ack only if its
+// condition holds: alone, it goes with acked(ack), which fails the whole
+// request when the condition failed, so that the answer tells whether it
+// applied in one round trip (a server error: it did not, the store rolled
+// the request back; no answer: check tells); in a batch, check tells
+// (commit).
+func (st *Store) applyAcked(ctx context.Context, u string, ack rdf.IRI, check string, sg *staging) (bool, error) {
+	return st.applyWrite(ctx, write{update: u, ack: ack, check: check}, sg)
+}
+
+// applyWrite sends sg's staged contents, then commits w.
+func (st *Store) applyWrite(ctx context.Context, w write, sg *staging) (bool, error) {
 	if err := sg.send(ctx, st.c); err != nil {
 		sg.drop(ctx, st.c) // a PUT whose answer was lost may have landed
 		return false, err
 	}
-	err := st.c.Update(ctx, u)
-	if err == nil {
-		return true, nil
+	ok, err := st.commit(ctx, w)
+	if !ok {
+		sg.drop(ctx, st.c)
 	}
-	sg.drop(ctx, st.c)
-	var ke *kg.Error
-	switch {
-	case ctx.Err() != nil:
-		return false, err
-	case errors.As(err, &ke) && ke.Status >= 500:
-		return false, nil // refused and rolled back: Persist reads the state again
-	case ke != nil && ke.Status != 0:
-		return false, err // the store refused the request itself (credentials, ...)
-	}
-	return st.c.Ask(ctx, check)
+	return ok, err
 }
 
 // applySeen is apply for an update that stores all of s's own turns, whose

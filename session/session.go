@@ -17,6 +17,11 @@
 // session) is not here: it is package admin's, on a type of its own built
 // from the kg client.
 //
+// A Store's conditional writes share requests (group commit, batch.go):
+// those sent while another is in flight leave together, in one SPARQL
+// Update request, each keeping its own compare and swap and outcome (see
+// WithGroupCommit).
+//
 // Comments that cite a "design note 00N" mean the design notes 000-004
 // this package's features come from; they are not in this repository (see
 // the README, "Features and the design notes they come from").

@@ -173,7 +173,7 @@ func (st *Store) setState(ctx context.Context, id string, to State, opts StateOp
 		if err != nil {
 			return Transition{}, err
 		}
-		if err := st.c.Update(ctx, u, kg.Idempotent()); err != nil {
+		if _, err := st.commit(ctx, write{update: u}); err != nil { // the query below tells whether it applied
 			return Transition{}, err
 		}
 		applied, err := st.stateApplied(ctx, []rdf.IRI{act})

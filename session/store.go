@@ -24,14 +24,16 @@ type Querier interface {
 var _ Querier = (*kg.Client)(nil)
 
 // Store persists sessions in a Fuseki dataset. It holds no state of its own
-// besides its options, so any number of Stores (in one process or many) may
+// besides its options and the writes waiting to share the next request
+// (WithGroupCommit), so any number of Stores (in one process or many) may
 // share a dataset. It is safe for concurrent use.
 type Store struct {
 	c        Querier
 	clock    func() time.Time
 	maxDepth int
-	maxKids  int    // WithMaxChildren: the most forks a session may have, 0 for no limit
-	scope    string // ForPrincipal: the only principal whose sessions this Store sees
+	maxKids  int      // WithMaxChildren: the most forks a session may have, 0 for no limit
+	scope    string   // ForPrincipal: the only principal whose sessions this Store sees
+	batch    *batcher // WithGroupCommit: the writes waiting for the one in flight (batch.go); nil when off
 }
 
 // ForPrincipal scopes a Store to principal p: it lists, loads, replays,
@@ -92,7 +94,7 @@ func WithMaxChildren(n int) StoreOption {
 
 // NewStore returns a Store over the dataset of c.
 func NewStore(c Querier, opts ...StoreOption) *Store {
-	st := &Store{c: c, clock: now, maxDepth: MaxForkDepth, maxKids: DefaultMaxChildren}
+	st := &Store{c: c, clock: now, maxDepth: MaxForkDepth, maxKids: DefaultMaxChildren, batch: &batcher{}}
 	for _, o := range opts {
 		o(st)
 	}

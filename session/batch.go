@@ -1,0 +1,450 @@
+package session
+
+import (
+	"context"
+	"errors"
+	"strconv"
+	"strings"
+	"sync"
+
+	"github.com/knakk/rdf"
+	"github.com/trails-kg/trails/kg"
+)
+
+// Group commit (issue 21): one TDB2 write transaction costs about the same
+// whatever its size, so the conditional writes of a Store that are sent
+// while another is in flight wait for it and then leave together, as one
+// SPARQL Update request: one transaction, one commit. Each keeps its own
+// condition and learns its own outcome, so the code that writes reads as
+// if it wrote alone (commit).
+//
+// A write that finds nothing in flight goes at once, as it went before
+// there was batching (alone): no waiting for company. Writes arriving
+// while a request is in flight queue, in order of arrival; when the
+// request is answered, up to maxMembers of them (at most maxBatchBytes of
+// update text) leave in the next request. So two writes racing on one
+// session run in the order they came, as two requests would: the second's
+// compare and swap sees the first's effect and fails.
+//
+// In a batch each write's operations are the conditional ones it would
+// send alone minus what fails the request when the condition fails (see
+// write.batched): a member whose condition fails stores nothing, and its
+// neighbours store theirs. After the request one query asks every
+// member's check at once (checks): each member learns whether it applied,
+// whether the request was answered or its answer was lost.
+//
+// Waits are bounded: one request is in flight at a time and the queue
+// leaves in order, at most maxMembers a request, so a write waits for at
+// most the request in flight and those carrying the writes queued before
+// it (each bounded by the kg client's Timeout and MaxAttempts); a write
+// whose context ends while it waits leaves the queue unsent. A new kind
+// of write joins by calling commit (or apply / applyAcked) with its
+// conditional update and its check, instead of sending the update itself.
+
+// Limits of one batch.
+const (
+	// maxMembers is the most writes one request carries.
+	maxMembers = 64
+	// maxBatchBytes bounds the update text of one request; a write
+	// larger than it goes alone.
+	maxBatchBytes = 4 << 20
+)
+
+// write is one conditional write, as commit sends it.
+type write struct {
+	// update is the write's operations: each conditional, so that when
+	// the write's condition does not hold (a lost compare and swap) they
+	// store nothing; safe to repeat (once applied, the condition no longer
+	// holds).
+	update string
+	// ack, when not zero, is the graph the update writes one quad into only
+	// if its condition held (Store.ackGraph): alone, the update is sent
+	// with acked(ack), which fails the request when the condition failed,
+	// so that its answer says whether it applied; in a batch the graph is
+	// dropped instead (a member must not fail its batch) and check tells.
+	ack rdf.IRI
+	// check is an ASK query: whether what the update writes is stored. ""
+	// means the caller asks the store itself once commit returns.
+	check string
+}
+
+// alone returns the update as the write sends it by itself.
+func (w write) alone() string {
+	if w.ack == (rdf.IRI{}) {
+		return w.update
+	}
+	return w.update + acked(w.ack)
+}
+
+// batched returns the update as a member of a batch sends it.
+func (w write) batched() string {
+	if w.ack == (rdf.IRI{}) {
+		return w.update
+	}
+	g, _ := kg.Term(w.ack)
+	return w.update + " ;\nDROP SILENT GRAPH " + g + "\n"
+}
+
+// batcher gathers the writes of one Store into shared requests. Safe for
+// concurrent use.
+type batcher struct {
+	mu    sync.Mutex
+	busy  bool       // a request is in flight
+	queue []*pending // writes waiting for it, in order of arrival
+}
+
+// pending is a write waiting for or riding in a batch.
+type pending struct {
+	ctx  context.Context
+	w    write
+	text string // w.batched()
+	done chan struct{}
+	ok   bool
+	err  error
+}
+
+// WithGroupCommit turns group commit on (the default) or off. On, the
+// conditional writes of the Store (appends, creates, forks made by
+// Persist, merges and state changes) that are sent while another of its
+// writes is in flight wait for it and then go together, in one SPARQL
+// Update request, one store transaction; each keeps its own compare and
+// swap and learns its own outcome, as if it were alone. A write that finds
+// nothing in flight goes at once, as it would with group commit off. Off,
+// every write is a request of its own.
+func WithGroupCommit(on bool) StoreOption {
+	return func(st *Store) {
+		st.batch = nil
+		if on {
+			st.batch = &batcher{}
+		}
+	}
+}
+
+// commit sends w and reports whether it applied: true when its condition
+// held and what it writes is stored; false with no error when it is not
+// stored (its condition did not hold, or the request that carried it was
+// lost: the caller reads the store to say why, and may write again). A
+// store error means the write was not confirmed: it may have applied all
+// the same, as after a lone update whose answer was lost. When w.check is
+// "", true means only that the request carrying w was answered with
+// success: the caller asks the store whether w applied.
+func (st *Store) commit(ctx context.Context, w write) (bool, error) {
+	b := st.batch
+	if b == nil {
+		return st.sendAlone(ctx, w, false)
+	}
+	b.mu.Lock()
+	if !b.busy {
+		b.busy = true
+		b.mu.Unlock()
+		return st.sendAlone(ctx, w, true)
+	}
+	p := &pending{ctx: ctx, w: w, text: w.batched(), done: make(chan struct{})}
+	b.queue = append(b.queue, p)
+	b.mu.Unlock()
+	select {
+	case <-p.done:
+		return p.ok, p.err
+	case <-ctx.Done():
+	}
+	b.mu.Lock()
+	for i, q := range b.queue {
+		if q == p { // still waiting: it leaves, never sent
+			b.queue = append(b.queue[:i], b.queue[i+1:]...)
+			b.mu.Unlock()
+			return false, &kg.Error{Op: "update", Err: ctx.Err()}
+		}
+	}
+	b.mu.Unlock()
+	// In flight: it may or may not apply, as an update whose caller gave up.
+	return false, &kg.Error{Op: "update", Err: ctx.Err()}
+}
+
+// next lets the next writes go once the request in flight has been
+// answered: the next batch, in a goroutine of its own, or nobody.
+func (st *Store) next() {
+	b := st.batch
+	if b == nil {
+		return
+	}
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if len(b.queue) == 0 {
+		b.busy = false
+		return
+	}
+	group := b.take()
+	go st.sendGroup(group)
+}
+
+// take removes from the queue the writes of the next request, in order
+// of arrival: at most maxMembers, at most maxBatchBytes of text (but
+// always the first), all of whose prologues agree. b.mu is held.
+func (b *batcher) take() []*pending {
+	var (
+		n, size int
+		pro     = prologue{}
+	)
+	for n < len(b.queue) && n < maxMembers {
+		p := b.queue[n]
+		size += len(p.text)
+		if n > 0 && size > maxBatchBytes {
+			break
+		}
+		if _, _, ok := pro.join(p.text); !ok {
+			if n == 0 {
+				n = 1 // goes alone
+			}
+			break
+		}
+		n++
+	}
+	group := make([]*pending, n)
+	copy(group, b.queue)
+	b.queue = append(b.queue[:0], b.queue[n:]...)
+	return group
+}
+
+// sendGroup sends the writes of group, the next to leave, and gives each
+// its outcome.
+func (st *Store) sendGroup(group []*pending) {
+	// The request belongs to no one member: the end of one member's
+	// context does not stop the others' (its own waiter returns at once).
+	ctx := context.WithoutCancel(group[0].ctx)
+	if len(group) == 1 { // alone after all: the single request's way
+		p := group[0]
+		p.ok, p.err = st.sendAlone(ctx, p.w, true)
+		close(p.done)
+		return
+	}
+	pro := prologue{}
+	bodies := make([]string, len(group))
+	for i, p := range group {
+		bodies[i], _, _ = pro.join(p.text) // agreed in take
+	}
+	err := st.c.Update(ctx, pro.String()+strings.Join(bodies, "\n;\n"), kg.Idempotent())
+	if errors.Is(err, kg.ErrBadRequest) {
+		// The store refused the text (a member it cannot take): each goes
+		// alone, in order, before the writes queued behind, so that one
+		// cannot fail the others.
+		for _, p := range group {
+			p.ok, p.err = st.sendApplied(ctx, p.w, false)
+			close(p.done)
+		}
+		st.next()
+		return
+	}
+	st.next()
+	// Whether the request was answered or not (its answer lost, or it
+	// never arrived), each member's check says whether it is stored.
+	applied, cerr := st.checks(ctx, group)
+	for i, p := range group {
+		switch {
+		case cerr != nil && err != nil:
+			p.err = err // not confirmed: reported
+		case cerr != nil:
+			p.err = cerr
+		case applied[i]:
+			p.ok = true
+		case p.w.check == "":
+			p.ok, p.err = err == nil, err // the caller asks the store itself
+		}
+		// Otherwise not stored: refused, or never applied, which the
+		// caller's read of the store tells apart (as after a lone write
+		// whose answer was lost).
+		close(p.done)
+	}
+}
+
+// sendAlone sends w as one request of its own and, with release, lets
+// the next writes go once it has been answered.
+func (st *Store) sendAlone(ctx context.Context, w write, release bool) (bool, error) {
+	if w.ack == (rdf.IRI{}) {
+		return st.sendApplied(ctx, w, release)
+	}
+	// The update fails when its condition does not hold, so that its
+	// answer tells: it is sent once, as repeated after it applied, it
+	// would fail.
+	err := st.update(ctx, w.alone(), release)
+	if err == nil {
+		return true, nil
+	}
+	var ke *kg.Error
+	switch {
+	case ctx.Err() != nil:
+		return false, err
+	case errors.As(err, &ke) && ke.Status >= 500:
+		return false, nil // refused and rolled back: the caller reads the state again
+	case ke != nil && ke.Status != 0:
+		return false, err // the store refused the request itself (credentials, ...)
+	}
+	return st.c.Ask(ctx, w.check) // no answer came: it may have applied
+}
+
+// sendApplied sends w's update (safe to repeat) as one request and asks
+// its check; with release, it lets the next writes go once the update has
+// been answered, before the check.
+func (st *Store) sendApplied(ctx context.Context, w write, release bool) (bool, error) {
+	err := st.update(ctx, w.batched(), release, kg.Idempotent())
+	if err != nil {
+		return false, err
+	}
+	if w.check == "" {
+		return true, nil
+	}
+	return st.c.Ask(ctx, w.check)
+}
+
+// update sends update u and, with release, lets the next writes go once
+// it has been answered (or has failed in any way).
+func (st *Store) update(ctx context.Context, u string, release bool, opts ...kg.UpdateOption) error {
+	if release {
+		defer st.next()
+	}
+	return st.c.Update(ctx, u, opts...)
+}
+
+// checks asks the checks of group's writes in one query and returns which
+// hold. A write without a check reads as not confirmed.
+func (st *Store) checks(ctx context.Context, group []*pending) ([]bool, error) {
+	applied := make([]bool, len(group))
+	pro := prologue{}
+	var q strings.Builder
+	for i, p := range group {
+		if p.w.check == "" {
+			continue
+		}
+		body, _, ok := pro.join(p.w.check)
+		pattern, found := askPattern(body)
+		if !ok || !found { // not one of ours: asked alone
+			var err error
+			if applied[i], err = st.c.Ask(ctx, p.w.check); err != nil {
+				return nil, err
+			}
+			continue
+		}
+		if q.Len() > 0 {
+			q.WriteString("\nUNION\n")
+		}
+		q.WriteString("{ {\n" + pattern + "\n} BIND(" + strconv.Itoa(i) + " AS ?trailsMember) }")
+	}
+	if q.Len() == 0 {
+		return applied, nil
+	}
+	res, err := st.c.Select(ctx, pro.String()+"SELECT DISTINCT ?trailsMember WHERE {\n"+q.String()+"\n}")
+	if err != nil {
+		return nil, err
+	}
+	for _, row := range res.Solutions {
+		if i, err := row.Int("trailsMember"); err == nil && i >= 0 && i < len(applied) {
+			applied[i] = true
+		}
+	}
+	return applied, nil
+}
+
+// askPattern returns the group graph pattern of ASK query body (the query
+// without its prologue): what follows ASK and an optional WHERE, when it
+// is one group ending the query.
+func askPattern(body string) (string, bool) {
+	s := strings.TrimSpace(body)
+	if !hasKeyword(s, "ASK") {
+		return "", false
+	}
+	s = strings.TrimSpace(s[len("ASK"):])
+	if hasKeyword(s, "WHERE") {
+		s = strings.TrimSpace(s[len("WHERE"):])
+	}
+	if !strings.HasPrefix(s, "{") || !strings.HasSuffix(s, "}") {
+		return "", false
+	}
+	return s, true
+}
+
+// hasKeyword reports whether s starts with keyword kw (any case) followed
+// by a space or a brace.
+func hasKeyword(s, kw string) bool {
+	if len(s) <= len(kw) || !strings.EqualFold(s[:len(kw)], kw) {
+		return false
+	}
+	c := s[len(kw)]
+	return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '{'
+}
+
+// prologue gathers the PREFIX declarations of the texts joined into one
+// request. SPARQL allows a prologue before each operation of an update,
+// but Oxigraph (0.5.13) refuses one after a ";": so the joined request
+// declares every prefix once, at its start. Texts that bind one prefix
+// name to different IRIs cannot be joined.
+type prologue struct {
+	names []string // in order of first declaration
+	iris  map[string]string
+}
+
+// join reads the prologue of SPARQL text q (leading comments and PREFIX
+// declarations) into pro and returns the rest of q. It reports false,
+// changing nothing, when q declares a BASE or binds a prefix pro binds
+// otherwise.
+func (pro *prologue) join(q string) (body string, decls int, ok bool) {
+	var names, iris []string
+	s := q
+	for {
+		s = strings.TrimLeft(s, " \t\r\n")
+		switch {
+		case strings.HasPrefix(s, "#"):
+			if i := strings.IndexByte(s, '\n'); i >= 0 {
+				s = s[i+1:]
+			} else {
+				s = ""
+			}
+			continue
+		case hasKeyword(s, "PREFIX"):
+			rest := strings.TrimLeft(s[len("PREFIX"):], " \t\r\n")
+			colon := strings.IndexByte(rest, ':')
+			if colon < 0 || strings.ContainsAny(rest[:colon], " \t\r\n<>{}") {
+				return q, 0, false
+			}
+			name := rest[:colon]
+			rest = strings.TrimLeft(rest[colon+1:], " \t\r\n")
+			end := strings.IndexByte(rest, '>')
+			if !strings.HasPrefix(rest, "<") || end < 0 {
+				return q, 0, false
+			}
+			names, iris = append(names, name), append(iris, rest[:end+1])
+			s = rest[end+1:]
+			continue
+		case hasKeyword(s, "BASE"):
+			return q, 0, false
+		}
+		break
+	}
+	for i, n := range names {
+		if have, ok := pro.iris[n]; ok && have != iris[i] {
+			return q, 0, false
+		}
+		for j := range i {
+			if names[j] == n && iris[j] != iris[i] {
+				return q, 0, false
+			}
+		}
+	}
+	if pro.iris == nil {
+		pro.iris = map[string]string{}
+	}
+	for i, n := range names {
+		if _, ok := pro.iris[n]; !ok {
+			pro.names = append(pro.names, n)
+			pro.iris[n] = iris[i]
+		}
+	}
+	return s, len(names), true
+}
+
+// String returns the declarations, one a line.
+func (pro *prologue) String() string {
+	var b strings.Builder
+	for _, n := range pro.names {
+		b.WriteString("PREFIX " + n + ": " + pro.iris[n] + "\n")
+	}
+	return b.String()
+}
