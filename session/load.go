@@ -35,6 +35,16 @@ var (
 // inside the prefix it inherits. LoadTail reads only the end of the
 // history.
 //
+// With RawOnly, Load reads of each turn's structured fields only its raw
+// copy and its state changes, in the same request as the turns: two
+// requests whatever the depth, structured or not (see RawOnly).
+//
+// Load does not verify the stored digests of the turns it returns (the
+// hash chain, chain.go): that is the job of the operators' check
+// (trails-admin check, package admin), which recomputes every digest.
+// Detach verifies those of the turns it copies, and an append's compare
+// and swap checks the head of the history it extends.
+//
 // It returns ErrInvalid for an id that is not a canonical UUID, ErrNotFound,
 // an *AncestorError (ErrParentMissing) naming a missing ancestor,
 // ErrForkCycle when parent links form a cycle (at once, whatever its
