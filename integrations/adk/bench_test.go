@@ -7,6 +7,9 @@ import (
 	"time"
 
 	"google.golang.org/adk/v2/session"
+
+	"github.com/trails-kg/trails/integrations/adk"
+	trails "github.com/trails-kg/trails/session"
 )
 
 // manyEvents returns n events cycling through richEvents, each with an id
@@ -27,11 +30,13 @@ func manyEvents(n int) []*session.Event {
 
 // BenchmarkGet gets a session of 1,000 events whole and its last 50
 // events, as ADK's runner and a caller with NumRecentEvents do, and
-// reports the round trips and bytes received of each Get.
+// reports the round trips and bytes received of each Get; and loads it
+// through Trails in full (what Get read before session.RawOnly) and with
+// RawOnly (what it reads now), for comparison in the same run.
 //
 //	go test -run '^$' -bench BenchmarkGet -benchtime 20x ./integrations/adk/
 func BenchmarkGet(b *testing.B) {
-	svc, _, ct := countedService(b)
+	svc, st, ct := countedService(b)
 	ctx := context.Background()
 	cr, err := svc.Create(ctx, &session.CreateRequest{AppName: "app", UserID: "u1", State: map[string]any{"k": "v"}})
 	if err != nil {
@@ -41,6 +46,25 @@ func BenchmarkGet(b *testing.B) {
 		if err := svc.AppendEvent(ctx, cr.Session, ev); err != nil {
 			b.Fatal(err)
 		}
+	}
+	// The Trails loads beneath: what Get read before RawOnly (a full load)
+	// and what it reads now.
+	id := cr.Session.(*adk.Session).TrailsID()
+	for _, lean := range []bool{false, true} {
+		var opts []trails.LoadOption
+		if lean {
+			opts = append(opts, trails.RawOnly())
+		}
+		b.Run(fmt.Sprintf("events=1000/load/rawonly=%v", lean), func(b *testing.B) {
+			reqs, bytes := ct.requests.Load(), ct.bytes.Load()
+			for range b.N {
+				if _, err := st.Load(ctx, id, opts...); err != nil {
+					b.Fatal(err)
+				}
+			}
+			b.ReportMetric(float64(ct.requests.Load()-reqs)/float64(b.N), "roundtrips/op")
+			b.ReportMetric(float64(ct.bytes.Load()-bytes)/float64(b.N), "bytes-received/op")
+		})
 	}
 	for _, n := range []int{0, 50} {
 		b.Run(fmt.Sprintf("events=1000/recent=%d", n), func(b *testing.B) {
