@@ -22,6 +22,19 @@ const (
 	xsdBoolean = "http://www.w3.org/2001/XMLSchema#boolean"
 )
 
+// datatypes holds the datatype IRIs of the literals the stores send most
+// (every turn's content, creation time, raw copy, JSON values), built once:
+// parseTerm takes them from here instead of checking the same IRI again
+// for every literal of a long answer.
+var datatypes = func() map[string]rdf.IRI {
+	m := map[string]rdf.IRI{}
+	for _, dt := range []string{xsdString, xsdDateTime, xsdInteger, xsdDecimal, xsdDouble, xsdBoolean,
+		"http://www.w3.org/2001/XMLSchema#base64Binary", "http://www.w3.org/1999/02/22-rdf-syntax-ns#JSON"} {
+		m[dt] = MustIRI(dt)
+	}
+	return m
+}()
+
 // tsvReader reads SPARQL 1.1 tab-separated results: a header of
 // ?variables, then one line per solution of terms in Turtle syntax, an
 // empty field for unbound.
@@ -142,10 +155,13 @@ func parseTerm(f string) (rdf.Term, error) {
 		}
 		switch {
 		case rest == "":
-			return rdf.NewTypedLiteral(val, MustIRI(xsdString)), nil
+			return rdf.NewTypedLiteral(val, datatypes[xsdString]), nil
 		case rest[0] == '@':
 			return rdf.NewLangLiteral(val, strings.Clone(rest[1:]))
 		case strings.HasPrefix(rest, "^^<") && rest[len(rest)-1] == '>':
+			if dt, ok := datatypes[rest[3:len(rest)-1]]; ok {
+				return rdf.NewTypedLiteral(val, dt), nil
+			}
 			dt, err := rdf.NewIRI(strings.Clone(rest[3 : len(rest)-1]))
 			if err != nil {
 				return nil, err
@@ -154,20 +170,20 @@ func parseTerm(f string) (rdf.Term, error) {
 		}
 		return nil, fmt.Errorf("cannot read %q after a string", rest)
 	case f == "true" || f == "false":
-		return rdf.NewTypedLiteral(f, MustIRI(xsdBoolean)), nil
+		return rdf.NewTypedLiteral(f, datatypes[xsdBoolean]), nil
 	}
 	if _, err := strconv.ParseInt(f, 10, 64); err == nil {
-		return rdf.NewTypedLiteral(f, MustIRI(xsdInteger)), nil
+		return rdf.NewTypedLiteral(f, datatypes[xsdInteger]), nil
 	}
 	if strings.ContainsAny(f, "eE") {
 		if _, err := strconv.ParseFloat(f, 64); err == nil {
-			return rdf.NewTypedLiteral(f, MustIRI(xsdDouble)), nil
+			return rdf.NewTypedLiteral(f, datatypes[xsdDouble]), nil
 		}
 	} else if _, err := strconv.ParseFloat(f, 64); err == nil {
-		return rdf.NewTypedLiteral(f, MustIRI(xsdDecimal)), nil
+		return rdf.NewTypedLiteral(f, datatypes[xsdDecimal]), nil
 	}
 	if isBigInteger(f) {
-		return rdf.NewTypedLiteral(f, MustIRI(xsdInteger)), nil
+		return rdf.NewTypedLiteral(f, datatypes[xsdInteger]), nil
 	}
 	return nil, fmt.Errorf("cannot read term %q", f)
 }

@@ -180,6 +180,7 @@ func (s *Session) Fork(at int, opts ...ForkOption) (*Session, error) {
 	child.ForkedAt, child.From = at, s.From // a fork of a tail is a tail
 	child.Turns = make([]Turn, at-s.From, at-s.From+8)
 	copy(child.Turns, s.Turns[:at-s.From])
+	child.lean = min(s.lean, at-s.From) // read by its first Persist (RawOnly)
 	child.Anchors = anchorsUpTo(s.Anchors, at)
 	s.forkValues(child, at)
 	return child, nil

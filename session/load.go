@@ -35,14 +35,24 @@ var (
 // inside the prefix it inherits. LoadTail reads only the end of the
 // history.
 //
+// With RawOnly, Load reads of each turn's structured fields only its raw
+// copy and its state changes, in the same request as the turns: two
+// requests whatever the depth, structured or not (see RawOnly).
+//
+// Load does not verify the stored digests of the turns it returns (the
+// hash chain, chain.go): that is the job of the operators' check
+// (trails-admin check, package admin), which recomputes every digest.
+// Detach verifies those of the turns it copies, and an append's compare
+// and swap checks the head of the history it extends.
+//
 // It returns ErrInvalid for an id that is not a canonical UUID, ErrNotFound,
 // an *AncestorError (ErrParentMissing) naming a missing ancestor,
 // ErrForkCycle when parent links form a cycle (at once, whatever its
 // length), ErrForkDepth when the chain has more ancestors than the limit,
 // ErrCorrupt when stored turns have gaps or duplicates, or a store error
 // wrapping the kg error.
-func (st *Store) Load(ctx context.Context, id string) (*Session, error) {
-	s, _, err := st.load(ctx, id, -1)
+func (st *Store) Load(ctx context.Context, id string, opts ...LoadOption) (*Session, error) {
+	s, _, err := st.loadWindow(ctx, id, window{upTo: -1, rawOnly: loadOptionsOf(opts).rawOnly})
 	if err != nil {
 		return nil, fmt.Errorf("load %s: %w", id, err)
 	}
@@ -58,9 +68,10 @@ func (st *Store) load(ctx context.Context, id string, upTo int) (*Session, []str
 // window is the part of a history loadWindow reads: the turns below upTo
 // (upTo < 0: all), and of those only the tail when tail is set.
 type window struct {
-	upTo int
-	tail Tail
-	set  bool // tail is set
+	upTo    int
+	tail    Tail
+	set     bool // tail is set
+	rawOnly bool // RawOnly: the turns' raw copies and state changes, not their structure
 }
 
 // loadWindow assembles session id with the turns of w. It also returns,
@@ -94,6 +105,9 @@ func (st *Store) loadWindow(ctx context.Context, id string, w window) (*Session,
 		}
 		return chain[0]
 	}
+	if w.rawOnly {
+		return st.loadLean(ctx, id, chain, spans, owner, upTo, w)
+	}
 	// The structure of a whole history (structure.rq) does not depend on
 	// its turns: it is read while they are.
 	var ahead *structureAhead
@@ -122,16 +136,9 @@ func (st *Store) loadWindow(ctx context.Context, id string, w window) (*Session,
 	if err != nil {
 		return nil, nil, err
 	}
-	owners := make([]string, len(turns))
-	for k, t := range turns {
-		i := from + k
-		if t.Index != i {
-			return nil, nil, fmt.Errorf("%w: no turn at index %d", ErrCorrupt, i)
-		}
-		owners[k] = owner(i).iri
-		if turns[k].ID == "" { // read by turns.rq or turns-legacy.rq: not after a rewind
-			turns[k].ID = ontology.TurnIRI(owners[k], i)
-		}
+	owners, err := stampOwners(turns, from, owner)
+	if err != nil {
+		return nil, nil, err
 	}
 	var pre []valueChange // a tail's values before it
 	switch {
@@ -146,6 +153,32 @@ func (st *Store) loadWindow(ctx context.Context, id string, w window) (*Session,
 	if err != nil {
 		return nil, nil, err
 	}
+	return newLoaded(id, chain, turns, from, pre), owners, nil
+}
+
+// stampOwners checks that turns (sorted) are those from index from on
+// without a gap, gives each read without its IRI (by turns.rq or
+// turns-legacy.rq: not after a rewind) the one its owner gives it, and
+// returns, for each, the IRI of the session that stored it.
+func stampOwners(turns []Turn, from int, owner func(int) *link) ([]string, error) {
+	owners := make([]string, len(turns))
+	for k, t := range turns {
+		i := from + k
+		if t.Index != i {
+			return nil, fmt.Errorf("%w: no turn at index %d", ErrCorrupt, i)
+		}
+		owners[k] = owner(i).iri
+		if turns[k].ID == "" {
+			turns[k].ID = ontology.TurnIRI(owners[k], i)
+		}
+	}
+	return owners, nil
+}
+
+// newLoaded returns session id, loaded with chain (self first): turns
+// from index from on, its values with pre (for a tail: the last changes
+// before it).
+func newLoaded(id string, chain []*link, turns []Turn, from int, pre []valueChange) *Session {
 	self := chain[0]
 	s := &Session{
 		ID:        id,
@@ -166,6 +199,54 @@ func (st *Store) loadWindow(ctx context.Context, id string, w window) (*Session,
 	setValues(s, chain, pre)
 	if self.parent != "" {
 		s.ParentID = ontology.SessionID(self.parent)
+	}
+	return s
+}
+
+// loadLean is loadWindow for RawOnly, once the chain is read: one
+// request for the turns of w below upTo (upTo < 0: unknown, a session
+// stored before trails:ownTurns), with their raw copies and state
+// changes.
+func (st *Store) loadLean(ctx context.Context, id string, chain []*link, spans []span, owner func(int) *link, upTo int, w window) (*Session, []string, error) {
+	self := chain[0]
+	var turns []Turn
+	var pre []valueChange
+	from := 0
+	var got leanRange
+	var err error
+	switch {
+	case w.set && self.hasOwn:
+		turns, from, pre, err = st.readLeanTail(ctx, chain, spans, owner, upTo, w.tail)
+	default:
+		want := -1
+		if self.hasOwn {
+			want = upTo
+		}
+		got, err = st.readLeanRange(ctx, chain, spans, owner, want, want-1)
+		turns = got.turns
+		if err == nil && w.set {
+			// Stored before trails:ownTurns: its length is known only
+			// once read, so its tail is cut here.
+			whole := turns
+			turns, from = w.tail.cut(whole)
+			pre = changesOf(whole[:from])
+		}
+	}
+	if err != nil {
+		return nil, nil, err
+	}
+	owners, err := stampOwners(turns, from, owner)
+	if err != nil {
+		return nil, nil, err
+	}
+	s := newLoaded(id, chain, turns, from, pre)
+	s.lean = len(turns)
+	if !w.set && self.hasOwn {
+		// The whole history, with the chain digest of its last turn: its
+		// next Persist appends without reading first (leanSeen).
+		if sn, ok := leanSeen(s, self.at, got.last, got.hasLast); ok {
+			s.seen = sn
+		}
 	}
 	return s, owners, nil
 }

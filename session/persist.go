@@ -130,10 +130,16 @@ func (st *Store) Persist(ctx context.Context, s *Session) error {
 		}
 		s.Turns[i].ID = s.turnID(i) // of the session's generation
 	}
+	if err := st.leanForPersist(ctx, s, from, true); err != nil { // lean.go
+		return fmt.Errorf("persist %s: %w", s.ID, err)
+	}
 	if done, err := st.appendSeen(ctx, s); err != nil {
 		return fmt.Errorf("persist %s: %w", s.ID, err)
 	} else if done {
 		return nil
+	}
+	if err := st.leanForPersist(ctx, s, from, false); err != nil {
+		return fmt.Errorf("persist %s: %w", s.ID, err)
 	}
 	for range maxPersistRounds {
 		done, err := st.persistOnce(ctx, s)

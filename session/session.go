@@ -117,6 +117,7 @@ type Session struct {
 	fork   *forkSpec // how a new fork was asked for (position, metadata)
 	gen    int       // the session's rewinds when loaded (trails:rewinds): its turns' IRI generation (turnID)
 	fresh  int       // Turns[:fresh] were stored when this value was loaded or rewound: they keep their IDs
+	lean   int       // Turns[:lean] were loaded with RawOnly: their Structure holds Raw and Delta only
 	create bool      // set by Store.Create for its Persist: a stored session with this id is ErrExists
 	// initials are the values the sessions of its chain start with, root
 	// first (set by Load): what Fork needs to compute a fork's values.

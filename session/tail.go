@@ -96,11 +96,11 @@ func (t Tail) cut(turns []Turn) ([]Turn, int) {
 // It returns ErrInvalid for a bad id or a Tail that asks for nothing
 // (Last and Since both zero) or a negative Last, and otherwise the errors
 // of Load.
-func (st *Store) LoadTail(ctx context.Context, id string, t Tail) (*Session, error) {
+func (st *Store) LoadTail(ctx context.Context, id string, t Tail, opts ...LoadOption) (*Session, error) {
 	if err := t.check(); err != nil {
 		return nil, fmt.Errorf("load %s: %w", shownID(id), err)
 	}
-	s, _, err := st.loadWindow(ctx, id, window{upTo: -1, tail: t, set: true})
+	s, _, err := st.loadWindow(ctx, id, window{upTo: -1, tail: t, set: true, rawOnly: loadOptionsOf(opts).rawOnly})
 	if err != nil {
 		return nil, fmt.Errorf("load %s: %w", shownID(id), err)
 	}
@@ -287,6 +287,9 @@ func (st *Store) appendTailSeen(ctx context.Context, s *Session) (bool, error) {
 // yet), persists the whole history, and leaves s a tail again, with what
 // Persist learned (s.seen) for the next append.
 func (st *Store) persistWhole(ctx context.Context, s *Session) error {
+	if err := st.readLeanStructure(ctx, s); err != nil { // the tail's turns, read with RawOnly
+		return fmt.Errorf("persist %s: %w", s.ID, err)
+	}
 	from := s.From
 	below, _, err := st.load(ctx, s.ID, from)
 	if errors.Is(err, ErrNotFound) && s.ParentID != "" && from <= s.ForkedAt {

@@ -24,7 +24,7 @@ type persister interface {
 }
 
 type loader interface {
-	Load(ctx context.Context, id string) (*session.Session, error)
+	Load(ctx context.Context, id string, opts ...session.LoadOption) (*session.Session, error)
 }
 
 // NewID returns a new session id (a UUIDv7).

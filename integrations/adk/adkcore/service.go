@@ -63,6 +63,12 @@ func (s *Service[E]) Event(t trails.Turn) (E, error) {
 	return s.Codec.FromFields(FieldsOf(t)), nil
 }
 
+// lacksRaw reports whether turn t lacks a raw copy of the codec's format.
+func (s *Service[E]) lacksRaw(t trails.Turn) bool {
+	x := t.Structure
+	return x == nil || x.Raw == nil || x.Raw.Format != s.Codec.Format
+}
+
 // withoutTemp returns e without the temp: keys of its state delta (e
 // itself when it has none), as ADK's services store it.
 func (s *Service[E]) withoutTemp(e E) E {
@@ -92,7 +98,7 @@ func (s *Service[E]) Create(ctx context.Context, app, user, id string, state map
 	if err != nil {
 		return nil, err
 	}
-	got, err := s.Load(ctx, app, user, id, trails.Tail{})
+	got, err := s.Load(ctx, app, user, id, trails.Tail{}, trails.RawOnly())
 	if err != nil {
 		return nil, fmt.Errorf("create %s: %w", id, err)
 	}
@@ -148,7 +154,7 @@ func (s *Service[E]) Get(ctx context.Context, app, user, id string, n int, after
 		// at the millisecond, and the events before after are cut below.
 		tail.Since = after.Truncate(time.Millisecond)
 	}
-	got, err := s.Load(ctx, app, user, id, tail)
+	got, err := s.Load(ctx, app, user, id, tail, trails.RawOnly())
 	if err != nil {
 		return nil, fmt.Errorf("get %s: %w", id, err)
 	}
@@ -163,16 +169,19 @@ func (s *Service[E]) Get(ctx context.Context, app, user, id string, n int, after
 }
 
 // Load returns ADK session id of user in app, with the tail t of its
-// history (all of it when t is zero); ErrNotFound when no session of that
-// app and user has the id.
-func (s *Service[E]) Load(ctx context.Context, app, user, id string, t trails.Tail) (*Value[E], error) {
+// history (all of it when t is zero), loaded with opts; ErrNotFound when
+// no session of that app and user has the id. With trails.RawOnly the
+// events come from their raw copies, and the structured fields of the
+// turns are read (one request more) only when a turn has no raw copy of
+// the codec's format (a turn another client of Trails wrote).
+func (s *Service[E]) Load(ctx context.Context, app, user, id string, t trails.Tail, opts ...trails.LoadOption) (*Value[E], error) {
 	tid := TrailsID(app, user, id)
 	var ts *trails.Session
 	var err error
 	if t.Last > 0 || !t.Since.IsZero() {
-		ts, err = s.St.LoadTail(ctx, tid, t)
+		ts, err = s.St.LoadTail(ctx, tid, t, opts...)
 	} else {
-		ts, err = s.St.Load(ctx, tid)
+		ts, err = s.St.Load(ctx, tid, opts...)
 	}
 	switch {
 	case errors.Is(err, trails.ErrNotFound):
@@ -196,6 +205,13 @@ func (s *Service[E]) Load(ctx context.Context, app, user, id string, t trails.Ta
 			return nil, ErrNotFound
 		}
 		ts.App = app
+	}
+	if slices.ContainsFunc(ts.Turns, s.lacksRaw) {
+		// Not every event has its raw copy: the others are made from
+		// their fields (FieldsOf).
+		if err := s.St.LoadStructure(ctx, ts); err != nil {
+			return nil, err
+		}
 	}
 	evs := make([]E, 0, len(ts.Turns))
 	for _, turn := range ts.Turns {
@@ -231,7 +247,7 @@ func (s *Service[E]) List(ctx context.Context, app, user string) ([]*Value[E], e
 			out = append(out, &Value[E]{App: app, User: info.Principal, ID: id, ts: &trails.Session{ID: info.ID}, state: map[string]any{}, updated: info.Created})
 			continue
 		}
-		got, err := s.Load(ctx, app, info.Principal, id, trails.Tail{Last: 1})
+		got, err := s.Load(ctx, app, info.Principal, id, trails.Tail{Last: 1}, trails.RawOnly())
 		if errors.Is(err, ErrNotFound) {
 			continue // deleted meanwhile, or another app's with the same hashed tag
 		}
