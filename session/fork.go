@@ -127,6 +127,15 @@ func WithTags(tags ...string) ForkOption {
 	}
 }
 
+// ForkIf makes Store.Fork refuse, with ErrNotFound, a parent for which
+// ok, given the parent's principal and tags as the chain query read them,
+// reports false: how an adapter that keeps namespaces of its own (ADK's
+// apps and users, in tags) forks only what its caller may see, with no
+// request more. Session.Fork, given a value already loaded, ignores it.
+func ForkIf(ok func(principal string, tags []string) bool) ForkOption {
+	return func(s *Session) { s.spec().parentOK = ok }
+}
+
 // WithIntention records with the fork the intention it starts with (design
 // note 001's AgentIntention): what the child is to do next and a summary of
 // the context it starts from. Either may be empty. Persist writes them on
@@ -254,7 +263,8 @@ type forkSpec struct {
 	creator            Creator
 	reason             string
 	nextSteps, summary string
-	err                error // the first option value that cannot be used
+	err                error                                      // the first option value that cannot be used
+	parentOK           func(principal string, tags []string) bool // ForkIf
 
 	// Set by position: the IRIs of the anchor or turn forked at.
 	anchorIRI, turnIRI string
@@ -632,6 +642,9 @@ func (st *Store) Fork(ctx context.Context, id string, at int, opts ...ForkOption
 	}
 	p := chain[0]
 	if !st.visible(p.principal) {
+		return nil, fmt.Errorf("fork %s: %w", id, ErrNotFound)
+	}
+	if f := child.fork; f != nil && f.parentOK != nil && !f.parentOK(p.principal, slices.Clone(p.tags)) {
 		return nil, fmt.Errorf("fork %s: %w", id, ErrNotFound)
 	}
 	if !p.hasOwn {

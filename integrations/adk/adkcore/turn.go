@@ -52,6 +52,9 @@ func TurnOf(f Fields, raw []byte, format string) (trails.Turn, error) {
 	if Short(f.InvocationID) {
 		x.InvocationID = f.InvocationID
 	}
+	if Short(f.ID) {
+		x.EventID = f.ID // so that a fork finds it through the store's index
+	}
 	if Short(f.ModelVersion) {
 		x.Model = f.ModelVersion
 	}
@@ -173,6 +176,9 @@ func FieldsOf(t trails.Turn) Fields {
 			f.Author = x.Author
 		}
 		f.InvocationID = x.InvocationID
+		if x.EventID != "" {
+			f.ID = x.EventID
+		}
 		f.ModelVersion, f.FinishReason = x.Model, genai.FinishReason(x.FinishReason)
 		for _, p := range x.Parts {
 			c.Parts = append(c.Parts, genaiPart(p))
