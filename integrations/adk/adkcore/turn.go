@@ -39,8 +39,8 @@ func Short(v string) bool { return utf8.ValidString(v) && len(v) <= maxShort }
 // TurnOf returns the Trails turn that stores the event with fields f (its
 // temp: keys already removed) and JSON raw, in raw format format: its
 // role, its text as content, its fields as a structured turn (author,
-// invocation, model, finish reason, usage, metadata, parts, state delta)
-// and raw as the raw copy. A field Trails cannot hold in a structured
+// invocation, event id, model, finish reason, usage, metadata, parts,
+// state delta) and raw as the raw copy. A field Trails cannot hold in a structured
 // field (an author over 1 KiB, a file URI that is not an IRI, a code
 // execution part) is in the raw copy only. ErrInvalid for a state value
 // that is not JSON.
