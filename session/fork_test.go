@@ -537,7 +537,7 @@ func TestBranchLabelCollision(t *testing.T) {
 	}
 }
 
-// longParent stores a root of alice with n turns in one Persist, every
+// longParent stores a root of alice with n turns, every
 // tenth turn i changing state key "step" to i and every hundredth key
 // "hundred": a history whose state depends on where it is cut.
 func longParent(tb testing.TB, st *session.Store, n int) *session.Session {
@@ -552,8 +552,10 @@ func longParent(tb testing.TB, st *session.Store, n int) *session.Session {
 			t.Structure.Delta["hundred"] = json.RawMessage(itoa(i))
 		}
 		s.AppendTurn(t)
+		if (i+1)%500 == 0 || i == n-1 {
+			mustPersist(tb, st, s) // 500 turns to a request
+		}
 	}
-	mustPersist(tb, st, s)
 	return s
 }
 
@@ -600,6 +602,13 @@ func TestStoreForkReadsConstant(t *testing.T) {
 			}
 			sameValues(t, "loaded fork's values", got.Values, want)
 		})
+	}	// A position found nowhere costs as little.
+	reqs, bytes := ct.requests.Load(), ct.bytes.Load()
+	if _, err := st.Fork(ctx, root.ID, -1, session.ForkAfterEvent("nope")); !errors.Is(err, session.ErrNotFound) {
+		t.Fatalf("fork after an unknown event: got %v, want ErrNotFound", err)
+	}
+	if sent, recv := ct.requests.Load()-reqs, ct.bytes.Load()-bytes; sent > 2 || recv > 20_000 {
+		t.Errorf("fork after an unknown event: got %d requests and %d bytes received, want at most 2 and 20,000", sent, recv)
 	}
 }
 
