@@ -128,11 +128,12 @@ func WithTags(tags ...string) ForkOption {
 }
 
 // ForkIf makes Store.Fork refuse, with ErrNotFound, a parent for which
-// ok, given the parent's principal and tags as the chain query read them,
-// reports false: how an adapter that keeps namespaces of its own (ADK's
-// apps and users, in tags) forks only what its caller may see, with no
-// request more. Session.Fork, given a value already loaded, ignores it.
-func ForkIf(ok func(principal string, tags []string) bool) ForkOption {
+// ok, given the parent's principal, app ("" for none) and tags as the
+// chain query read them, reports false: how an adapter that keeps
+// namespaces of its own (ADK's apps and users) forks only what its caller
+// may see, with no request more. Session.Fork, given a value already
+// loaded, ignores it.
+func ForkIf(ok func(principal, app string, tags []string) bool) ForkOption {
 	return func(s *Session) { s.spec().parentOK = ok }
 }
 
@@ -264,7 +265,7 @@ type forkSpec struct {
 	reason             string
 	nextSteps, summary string
 	err                error                                      // the first option value that cannot be used
-	parentOK           func(principal string, tags []string) bool // ForkIf
+	parentOK           func(principal, app string, tags []string) bool // ForkIf
 
 	// Set by position: the IRIs of the anchor or turn forked at.
 	anchorIRI, turnIRI string
@@ -644,7 +645,7 @@ func (st *Store) Fork(ctx context.Context, id string, at int, opts ...ForkOption
 	if !st.visible(p.principal) {
 		return nil, fmt.Errorf("fork %s: %w", id, ErrNotFound)
 	}
-	if f := child.fork; f != nil && f.parentOK != nil && !f.parentOK(p.principal, slices.Clone(p.tags)) {
+	if f := child.fork; f != nil && f.parentOK != nil && !f.parentOK(p.principal, p.app, slices.Clone(p.tags)) {
 		return nil, fmt.Errorf("fork %s: %w", id, ErrNotFound)
 	}
 	if !p.hasOwn {

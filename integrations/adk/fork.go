@@ -87,8 +87,10 @@ func (p Point) index(evs []*session.Event) (int, error) {
 func (s *SessionService) Fork(ctx context.Context, k Key, at Point, reason string) (*Session, error) {
 	tid := adkcore.TrailsID(k.AppName, k.UserID, k.SessionID)
 	tag := adkcore.AppTag(k.AppName)
-	opts := []trails.ForkOption{trails.WithTags(tag), trails.ForkIf(func(principal string, tags []string) bool {
-		return principal == k.UserID && slices.Contains(tags, tag)
+	opts := []trails.ForkOption{trails.WithTags(tag), trails.ForkIf(func(principal, app string, tags []string) bool {
+		// As Get sees it: the user's, of the app or tagged with it (a
+		// rewind's archive has no app).
+		return principal == k.UserID && (app == k.AppName || slices.Contains(tags, tag))
 	})}
 	if reason != "" {
 		opts = append(opts, trails.WithReason(reason))
