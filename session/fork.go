@@ -264,7 +264,7 @@ type forkSpec struct {
 	creator            Creator
 	reason             string
 	nextSteps, summary string
-	err                error                                      // the first option value that cannot be used
+	err                error                                           // the first option value that cannot be used
 	parentOK           func(principal, app string, tags []string) bool // ForkIf
 
 	// Set by position: the IRIs of the anchor or turn forked at.
