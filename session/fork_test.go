@@ -602,7 +602,8 @@ func TestStoreForkReadsConstant(t *testing.T) {
 			}
 			sameValues(t, "loaded fork's values", got.Values, want)
 		})
-	} // A position found nowhere costs as little.
+	}
+	// A position found nowhere costs as little.
 	reqs, bytes := ct.requests.Load(), ct.bytes.Load()
 	if _, err := st.Fork(ctx, root.ID, -1, session.ForkAfterEvent("nope")); !errors.Is(err, session.ErrNotFound) {
 		t.Fatalf("fork after an unknown event: got %v, want ErrNotFound", err)
