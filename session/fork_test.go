@@ -1,13 +1,15 @@
 package session_test
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
+	"io"
 	"net/http"
 	"slices"
-	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 
 	"github.com/trails-kg/trails/internal/fusekitest"
@@ -721,19 +723,29 @@ func TestStoreForkPositions(t *testing.T) {
 	}
 }
 
-// updateHook runs before, once, just before the first SPARQL Update
-// request it carries is sent.
-type updateHook struct {
+// afterReads runs before, once, when the answer to the reads-th request
+// it carries has come: for Store.Fork's two reads, between them and its
+// update (not inside the update's request, which on a store whose client
+// sends one update at a time would wait for the rewind, and it for it).
+type afterReads struct {
 	next   http.RoundTripper
-	once   sync.Once
+	reads  int64
+	n      atomic.Int64
 	before func()
 }
 
-func (r *updateHook) RoundTrip(req *http.Request) (*http.Response, error) {
-	if strings.HasSuffix(req.URL.Path, "/update") || req.Header.Get("Content-Type") == "application/sparql-update" {
-		r.once.Do(r.before)
+func (r *afterReads) RoundTrip(req *http.Request) (*http.Response, error) {
+	resp, err := r.next.RoundTrip(req)
+	if r.n.Add(1) == r.reads && err == nil {
+		b, rerr := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		resp.Body = io.NopCloser(bytes.NewReader(b))
+		if rerr != nil {
+			return nil, rerr
+		}
+		r.before()
 	}
-	return r.next.RoundTrip(req)
+	return resp, err
 }
 
 // TestStoreForkRacingRewind: a rewind of the parent that lands between
@@ -755,7 +767,7 @@ func TestStoreForkRacingRewind(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			root := persisted(t, other, "alice", 10)
-			rt := &updateHook{next: http.DefaultTransport, before: func() {
+			rt := &afterReads{next: http.DefaultTransport, reads: 2, before: func() {
 				if _, _, err := other.Rewind(ctx, root.ID, tc.to, session.RewindOptions{}); err != nil {
 					t.Errorf("rewind: %v", err)
 				}
