@@ -88,6 +88,32 @@ func soundStore(tb testing.TB) (*store, *kg.Client, checkFixture) {
 		tb.Fatal(err)
 	}
 
+	// Forks made by Store.Fork, which reads no history: at an index (then
+	// appended to, as a tail), after an event of structured turns (with
+	// event and invocation ids), and a fork of such a fork at its end.
+	viaStore, err := st.Fork(ctx, fx.root.ID, 3, session.WithReason("through Store.Fork"))
+	if err != nil {
+		tb.Fatal(err)
+	}
+	viaStore.Append("user", "own turn of a fork made by Store.Fork")
+	storetest.MustPersist(tb, st, viaStore)
+	events := session.New("checker")
+	for i := range 4 {
+		events.AppendTurn(session.Turn{Role: "model", Content: "event " + storetest.Itoa(i),
+			Structure: &session.Structure{EventID: "ev" + storetest.Itoa(i), InvocationID: "inv" + storetest.Itoa(i/2), Author: "agent"}})
+	}
+	storetest.MustPersist(tb, st, events)
+	afterEvent, err := st.Fork(ctx, events.ID, -1, session.ForkAfterEvent("ev1"), session.WithTags("forked"))
+	if err != nil {
+		tb.Fatal(err)
+	}
+	if _, err := st.Fork(ctx, afterEvent.ID, 2, session.ForkBeforeInvocation("inv0")); !errors.Is(err, session.ErrInvalid) {
+		tb.Fatalf("an index beside a position option: got %v, want ErrInvalid", err)
+	}
+	if _, err := st.Fork(ctx, afterEvent.ID, 2); err != nil {
+		tb.Fatal(err)
+	}
+
 	if err := c.LoadQuads(ctx, storetest.LegacyQuads(tb)); err != nil {
 		tb.Fatal(err)
 	}

@@ -504,7 +504,7 @@ func (in *importInput) turnQuad(s *importSession, res resource, q rdfio.Quad, t 
 // structuredTurnPredicates are the predicates of a structured turn's own
 // fields (session.Structure).
 var structuredTurnPredicates = map[string]bool{
-	ontology.Author: true, ontology.InvocationID: true, ontology.Metadata: true, ontology.RawFormat: true, ontology.Raw: true,
+	ontology.Author: true, ontology.InvocationID: true, ontology.EventID: true, ontology.Metadata: true, ontology.RawFormat: true, ontology.Raw: true,
 	ontology.Changes: true,
 }
 

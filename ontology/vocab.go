@@ -217,6 +217,9 @@ const (
 	// InvocationID is the id of the agent invocation a turn belongs to
 	// (trails:invocationId).
 	InvocationID = NS + "invocationId"
+	// EventID is the framework's id of the event a turn stores (ADK's
+	// Event.ID) (trails:eventId).
+	EventID = NS + "eventId"
 	// Metadata is a turn's metadata, a JSON object (trails:metadata).
 	Metadata = NS + "metadata"
 	// RawFormat names the format of a turn's raw copy (trails:rawFormat).
@@ -345,7 +348,7 @@ func Terms() []string {
 		Merge, MergedInto, MergeOf, MergeStatus, MergeFirst, MergeLast, Artifact, ArtifactText,
 		StateChange, State, ExpiresAt, CancelRequested, CancelRequestedBy, FromState, ToState,
 		Rewind, Rewinds, RewoundFrom, RewoundTo, Reparented,
-		StructuredTurns, Author, InvocationID, Metadata, RawFormat, Raw,
+		StructuredTurns, Author, InvocationID, EventID, Metadata, RawFormat, Raw,
 		ModelInvocation, Model, FinishReason, InputTokens, OutputTokens, CachedInputTokens, ReasoningTokens, TotalTokens,
 		Part, TextPart, ReasoningPart, ToolCallPart, ToolResultPart, DataPart, PartOf, PartIndex, Text,
 		ToolCall, ToolCallID, ToolName, Arguments, Result, IsError, MIMEType, Data, DataIRI,

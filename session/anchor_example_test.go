@@ -45,7 +45,7 @@ func ExampleStore_Anchor() {
 	if err != nil {
 		log.Fatal(err)
 	}
-	fmt.Println(len(child.Turns), child.Anchors["task_start"].State["context"])
+	fmt.Println(child.ForkedAt, child.Anchors["task_start"].State["context"]) // it inherits 1 turn, which Load reads
 	fmt.Println(rec.CreatedBy, rec.NextSteps)
 	// Output:
 	// 1 Working on feature X

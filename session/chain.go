@@ -39,8 +39,12 @@ import (
 // it has a raw copy, else ""; the number of parts, then for each part in
 // order its kind, text, call id, tool name, arguments, result, "1" or "0"
 // for the error flag, MIME type, data bytes and data IRI (a field the
-// part lacks as ""). A turn without structured fields keeps recipe 1, so
-// every turn stored before structured turns keeps its digest.
+// part lacks as ""); then, only when the turn changes the state, the
+// number of keys it changes and each key, sorted, with "1" and its JSON
+// or "0" and "" for a removal; then, only when it has an event id
+// (Structure.EventID), "event" and the id. A turn without structured
+// fields keeps recipe 1, and a turn without changes or event id has the
+// digest it had before they were hashed, so every stored digest holds.
 
 // chainTag starts the input of every turn digest: the version of the
 // recipe above.

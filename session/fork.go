@@ -5,10 +5,13 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"fmt"
+	"slices"
+	"strings"
 	"time"
 	"unicode/utf8"
 
 	"github.com/google/uuid"
+	"github.com/knakk/rdf"
 	"github.com/trails-kg/trails/internal/termsafe"
 	"github.com/trails-kg/trails/kg"
 	"github.com/trails-kg/trails/ontology"
@@ -74,6 +77,64 @@ func ForkAtTurn(id string) ForkOption {
 		f := s.spec()
 		f.turn, f.hasTurn = id, true
 	}
+}
+
+// ForkBeforeInvocation forks before the first turn of the agent
+// invocation id (Structure.InvocationID) in the history of the session
+// forked: the child holds the turns before that invocation, to run it
+// again differently. Give -1 as Fork's index. Fork returns ErrNotFound
+// when no turn of the history belongs to the invocation. PROV records the
+// turn forked before (trails:beforeTurn).
+func ForkBeforeInvocation(id string) ForkOption {
+	return func(s *Session) {
+		f := s.spec()
+		f.inv, f.hasInv = id, true
+		if id == "" || !utf8.ValidString(id) {
+			f.fail(fmt.Errorf("%w: invocation id %s: want a non-empty UTF-8 string", ErrInvalid, termsafe.Quote(id)))
+		}
+	}
+}
+
+// ForkAfterEvent forks just after the turn that stores the framework's
+// event id (Structure.EventID) in the history of the session forked: the
+// child holds the turns up to and including it. Give -1 as Fork's index.
+// Fork returns ErrNotFound when no turn of the history has that event id
+// (also for a turn stored before Trails kept event ids: an adapter finds
+// those in its own copies). PROV records the turn after it, when there is
+// one (trails:beforeTurn).
+func ForkAfterEvent(id string) ForkOption {
+	return func(s *Session) {
+		f := s.spec()
+		f.event, f.hasEvent = id, true
+		if id == "" || !utf8.ValidString(id) {
+			f.fail(fmt.Errorf("%w: event id %s: want a non-empty UTF-8 string", ErrInvalid, termsafe.Quote(id)))
+		}
+	}
+}
+
+// WithTags gives the fork tags (Session.Tags), written in the update that
+// creates it, as Tag would add them after. Fork returns ErrInvalid for a
+// tag Tag refuses.
+func WithTags(tags ...string) ForkOption {
+	return func(s *Session) {
+		for _, t := range tags {
+			if err := checkLabel("tag", t); err != nil {
+				s.spec().fail(err)
+				return
+			}
+		}
+		s.Tags = append(s.Tags, tags...)
+	}
+}
+
+// ForkIf makes Store.Fork refuse, with ErrNotFound, a parent for which
+// ok, given the parent's principal, app ("" for none) and tags as the
+// chain query read them, reports false: how an adapter that keeps
+// namespaces of its own (ADK's apps and users) forks only what its caller
+// may see, with no request more. Session.Fork, given a value already
+// loaded, ignores it.
+func ForkIf(ok func(principal, app string, tags []string) bool) ForkOption {
+	return func(s *Session) { s.spec().parentOK = ok }
 }
 
 // WithIntention records with the fork the intention it starts with (design
@@ -198,11 +259,14 @@ func newBranch() string {
 type forkSpec struct {
 	anchor, turn       string // ForkAtAnchor, ForkAtTurn
 	hasAnchor, hasTurn bool
+	inv, event         string // ForkBeforeInvocation, ForkAfterEvent
+	hasInv, hasEvent   bool
 	typ                ForkType
 	creator            Creator
 	reason             string
 	nextSteps, summary string
-	err                error // the first option value that cannot be used
+	err                error                                           // the first option value that cannot be used
+	parentOK           func(principal, app string, tags []string) bool // ForkIf
 
 	// Set by position: the IRIs of the anchor or turn forked at.
 	anchorIRI, turnIRI string
@@ -233,11 +297,10 @@ func (f *forkSpec) position(parent *Session, at int) (int, error) {
 	if f.err != nil {
 		return 0, f.err
 	}
+	if err := f.check(at); err != nil {
+		return 0, err
+	}
 	switch {
-	case f.hasAnchor && f.hasTurn:
-		return 0, fmt.Errorf("%w: ForkAtAnchor and ForkAtTurn both given", ErrInvalid)
-	case (f.hasAnchor || f.hasTurn) && at != -1:
-		return 0, fmt.Errorf("%w: index %d given beside ForkAtAnchor or ForkAtTurn; give -1", ErrInvalid, at)
 	case f.hasAnchor:
 		a, ok := parent.Anchors[f.anchor]
 		if !ok {
@@ -249,19 +312,73 @@ func (f *forkSpec) position(parent *Session, at int) (int, error) {
 		}
 		f.anchorIRI = ontology.AnchorIRI(ontology.SessionIRI(owner), a.Name)
 		return a.Index, nil
-	case f.hasTurn:
-		for _, t := range parent.Turns {
-			if t.ID == f.turn && t.ID != "" {
-				if _, err := kg.IRI(t.ID); err != nil {
-					return 0, fmt.Errorf("%w: turn id %s: %v", ErrInvalid, termsafe.Quote(t.ID), err)
-				}
-				f.turnIRI = t.ID
-				return t.Index, nil
+	case f.hasTurn, f.hasInv, f.hasEvent:
+		for k, t := range parent.Turns {
+			if !f.matches(t) {
+				continue
 			}
+			if f.hasEvent {
+				if k+1 < len(parent.Turns) {
+					f.turnIRI = parent.Turns[k+1].ID
+				}
+				return t.Index + 1, nil
+			}
+			if _, err := kg.IRI(t.ID); err != nil {
+				return 0, fmt.Errorf("%w: turn id %s: %v", ErrInvalid, termsafe.Quote(t.ID), err)
+			}
+			f.turnIRI = t.ID
+			return t.Index, nil
 		}
-		return 0, fmt.Errorf("%w: no turn with id %s in the session's history", ErrNotFound, termsafe.Quote(f.turn))
+		return 0, f.notFound()
 	}
 	return at, nil
+}
+
+// check returns ErrInvalid for options that cannot go together: two
+// positions, or a position beside an index other than -1.
+func (f *forkSpec) check(at int) error {
+	if f.err != nil {
+		return f.err
+	}
+	n := 0
+	for _, has := range []bool{f.hasAnchor, f.hasTurn, f.hasInv, f.hasEvent} {
+		if has {
+			n++
+		}
+	}
+	switch {
+	case n > 1:
+		return fmt.Errorf("%w: more than one of ForkAtAnchor, ForkAtTurn, ForkBeforeInvocation and ForkAfterEvent given", ErrInvalid)
+	case n == 1 && at != -1:
+		return fmt.Errorf("%w: index %d given beside a position option (ForkAtAnchor, ForkAtTurn, ...); give -1", ErrInvalid, at)
+	}
+	return nil
+}
+
+// matches reports whether turn t is the one a ForkAtTurn,
+// ForkBeforeInvocation or ForkAfterEvent of f names.
+func (f *forkSpec) matches(t Turn) bool {
+	switch {
+	case f.hasTurn:
+		return t.ID == f.turn && t.ID != ""
+	case f.hasInv:
+		return t.Structure != nil && t.Structure.InvocationID == f.inv
+	case f.hasEvent:
+		return t.Structure != nil && t.Structure.EventID == f.event
+	}
+	return false
+}
+
+// notFound is the error of a position option that names no turn of the
+// history.
+func (f *forkSpec) notFound() error {
+	switch {
+	case f.hasInv:
+		return fmt.Errorf("%w: no turn of invocation %s in the session's history", ErrNotFound, termsafe.Quote(f.inv))
+	case f.hasEvent:
+		return fmt.Errorf("%w: no turn with event id %s in the session's history", ErrNotFound, termsafe.Quote(f.event))
+	}
+	return fmt.Errorf("%w: no turn with id %s in the session's history", ErrNotFound, termsafe.Quote(f.turn))
 }
 
 // describe adds what f asked to record to the PROV record of the fork.
@@ -272,28 +389,6 @@ func (f *forkSpec) describe(r *prov.Fork) {
 	r.Type, r.CreatedBy = string(f.typ), string(f.creator)
 	r.Reason, r.NextSteps, r.ContextSummary = f.reason, f.nextSteps, f.summary
 	r.Anchor, r.Turn = f.anchorIRI, f.turnIRI
-}
-
-// Fork loads session id, forks it at index at with opts as Session.Fork
-// does (at -1 with ForkAtAnchor or ForkAtTurn), and persists the fork,
-// with no turns of its own yet, its PROV record and the metadata the
-// options give: the way to fork a stored session, as a runtime delegating
-// to a subagent does. The fork can be appended to and persisted again.
-//
-// It returns the errors of Load, of Session.Fork and of Persist.
-func (st *Store) Fork(ctx context.Context, id string, at int, opts ...ForkOption) (*Session, error) {
-	s, err := st.Load(ctx, id)
-	if err != nil {
-		return nil, err
-	}
-	f, err := s.Fork(at, opts...)
-	if err != nil {
-		return nil, err
-	}
-	if err := st.Persist(ctx, f); err != nil {
-		return nil, err
-	}
-	return f, nil
 }
 
 // The update that creates a fork, read once.
@@ -479,4 +574,302 @@ func sameFork(s *Session, row kg.Solution) error {
 		return fmt.Errorf("%w: stored branch %q, the caller's %q", ErrConflict, branch, s.Branch)
 	}
 	return nil
+}
+
+// The queries of Store.Fork, read once.
+var (
+	qForkPoint        = query("fork-point.rq")
+	qForkAtTurn       = query("fork-at-turn.rq")
+	qForkAtInvocation = query("fork-at-invocation.rq")
+	qForkAtEvent      = query("fork-at-event.rq")
+)
+
+// Fork stores a fork of stored session id at index at, with opts as
+// Session.Fork takes them (at -1 with ForkAtAnchor, ForkAtTurn,
+// ForkBeforeInvocation or ForkAfterEvent), with no turns of its own yet,
+// its PROV record and the metadata the options give: the way to fork a
+// stored session, as a runtime delegating to a subagent does.
+//
+// It reads a constant amount whatever the length of the parent's history:
+// the chain query (as Load's first request), one query for what the fork
+// needs at its fork point (the position an option names, the chain digest
+// of the turn before it, which stands for the prefix the fork inherits,
+// and the last change of each state key below it), then the update that
+// creates the fork. That update checks again, atomically, what the reads
+// found: the parent is stored with at least that many turns, the turn
+// before the fork point still carries that digest (so a fork racing a
+// Rewind of its parent either inherits the prefix as it stands or is
+// refused with ErrConflict, never half-written), the fork's id is free,
+// and the tree limits hold. Only a parent stored before Trails counted
+// turns or kept the hash chain is loaded whole, as Fork did before.
+//
+// The fork returned is a tail (Session.From, as LoadTail returns): it
+// holds none of the turns it inherits (Turns is empty, From and ForkedAt
+// are the fork point), with the parent's principal and app, the anchors
+// it inherits and Values as of the fork point. It appends and persists
+// like any tail; Load reads its whole history.
+//
+// It returns ErrInvalid for a bad id, an index out of range or an
+// option's value that cannot be used (then nothing is sent), ErrNotFound
+// when the session is not stored (or not visible to a Store scoped to a
+// principal) or a position option names nothing in its history,
+// ErrNotForkable when it is a worker, ErrForkDepth, ErrTooManyChildren,
+// ErrConflict when the parent was rewound below the fork point or deleted
+// between the reads and the update, the errors of Load's chain
+// (ErrForkCycle, ErrCorrupt, an *AncestorError), or a store error.
+func (st *Store) Fork(ctx context.Context, id string, at int, opts ...ForkOption) (*Session, error) {
+	if err := checkID(id); err != nil {
+		return nil, fmt.Errorf("fork: %w", err)
+	}
+	child := &Session{
+		ID:       uuid.Must(uuid.NewV7()).String(),
+		ParentID: id,
+		Branch:   newBranch(),
+		Kind:     KindBranch,
+	}
+	for _, o := range opts {
+		o(child)
+	}
+	if f := child.fork; f != nil {
+		if err := f.check(at); err != nil {
+			return nil, fmt.Errorf("fork %s: %w", id, err)
+		}
+	}
+	if at < -1 || (at == -1 && !child.fork.positioned()) {
+		return nil, fmt.Errorf("fork %s at %d: %w: a fork point is 0 or more", id, at, ErrInvalid)
+	}
+	chain, err := st.chain(ctx, id)
+	if err != nil {
+		return nil, fmt.Errorf("fork %s: %w", id, err)
+	}
+	p := chain[0]
+	if !st.visible(p.principal) {
+		return nil, fmt.Errorf("fork %s: %w", id, ErrNotFound)
+	}
+	if f := child.fork; f != nil && f.parentOK != nil && !f.parentOK(p.principal, p.app, slices.Clone(p.tags)) {
+		return nil, fmt.Errorf("fork %s: %w", id, ErrNotFound)
+	}
+	if !p.hasOwn {
+		return st.forkLoaded(ctx, id, at, opts) // stored before Trails counted turns
+	}
+	if Kind(p.kind) == KindWorker {
+		return nil, fmt.Errorf("fork %s: %w: it is a worker, and a worker is always a leaf", id, ErrNotForkable)
+	}
+	if depth := len(chain); depth > st.maxDepth {
+		return nil, fmt.Errorf("fork %s: %w: the child would have %d ancestors, more than %d", id, ErrForkDepth, depth, st.maxDepth)
+	}
+	n := p.at + p.own
+	anchors := visibleAnchors(chain, n)
+	if f := child.fork; f != nil && f.hasAnchor {
+		a, ok := anchors[f.anchor]
+		if !ok {
+			return nil, fmt.Errorf("fork %s: %w: no anchor named %s in the session's history", id, ErrNotFound, termsafe.Quote(f.anchor))
+		}
+		owner := a.Session
+		if owner == "" {
+			owner = id
+		}
+		f.anchorIRI = ontology.AnchorIRI(ontology.SessionIRI(owner), a.Name)
+		at = a.Index
+	}
+	if at > n {
+		return nil, fmt.Errorf("fork %s at %d: %w: fork point out of range 0..%d", id, at, ErrInvalid, n)
+	}
+	pt, err := st.forkPoint(ctx, spansOf(chain, n), child.fork, at)
+	if err != nil {
+		return nil, fmt.Errorf("fork %s: %w", id, err)
+	}
+	if pt.at > 0 && pt.digest == "" {
+		return st.forkLoaded(ctx, id, at, opts) // stored before the hash chain: Persist adds it (rechain)
+	}
+	if f := child.fork; f != nil && (f.hasTurn || f.hasInv || f.hasEvent) {
+		f.turnIRI = pt.next
+	}
+	child.Principal, child.App = p.principal, p.app
+	child.ForkedAt, child.From, child.Turns = pt.at, pt.at, make([]Turn, 0, 8)
+	child.depth = len(chain)
+	child.Anchors = anchorsUpTo(anchors, pt.at)
+	child.initials = slices.DeleteFunc(initialsOf(chain), func(c valueChange) bool { return c.pos > 2*pt.at })
+	child.pre = pt.values
+	child.Values = foldValues(child.initials, 2*pt.at, nil, child.pre, chain[0].shared)
+	if err := st.createFork(ctx, child, p.principal, pt.digest); err != nil {
+		return nil, fmt.Errorf("fork %s: %w", id, err)
+	}
+	return child, nil
+}
+
+// positioned reports whether f (nil: no options) names the fork point by
+// an option instead of an index.
+func (f *forkSpec) positioned() bool {
+	return f != nil && (f.hasAnchor || f.hasTurn || f.hasInv || f.hasEvent)
+}
+
+// forkLoaded is Store.Fork the way that reads the parent's whole history:
+// for a parent stored before Trails counted its turns or kept the hash
+// chain, whose fork point and digest only its turns give.
+func (st *Store) forkLoaded(ctx context.Context, id string, at int, opts []ForkOption) (*Session, error) {
+	s, err := st.Load(ctx, id)
+	if err != nil {
+		return nil, err
+	}
+	f, err := s.Fork(at, opts...)
+	if err != nil {
+		return nil, err
+	}
+	if err := st.Persist(ctx, f); err != nil {
+		return nil, err
+	}
+	return f, nil
+}
+
+// point is what fork-point.rq found: the fork point, the IRI of the
+// turn at it ("" at the history's end), the chain digest of the turn
+// before it ("" at 0, or stored before the hash chain), and the last
+// change of each state key below it.
+type point struct {
+	at     int
+	next   string
+	digest string
+	values []valueChange
+}
+
+// forkPoint reads, for a fork of the history spans at index at or at
+// the position f names, what the fork needs of it (fork-point.rq).
+func (st *Store) forkPoint(ctx context.Context, spans []span, f *forkSpec, at int) (point, error) {
+	pos, params := "BIND($at AS ?at)", kg.Params{"at": kg.Int(at)}
+	switch {
+	case f == nil || f.hasAnchor:
+	case f.hasTurn:
+		t, err := kg.IRI(f.turn)
+		if err != nil {
+			return point{}, fmt.Errorf("%w: turn id %s: %v", ErrInvalid, termsafe.Quote(f.turn), err)
+		}
+		pos, params = qForkAtTurn, kg.Params{"turn": t}
+	case f.hasInv:
+		pos, params = qForkAtInvocation, kg.Params{"inv": kg.String(f.inv)}
+	case f.hasEvent:
+		pos, params = qForkAtEvent, kg.Params{"event": kg.String(f.event)}
+	}
+	rows := make([][]rdf.Term, len(spans))
+	for k, sp := range spans {
+		rows[k] = []rdf.Term{kg.MustIRI(sp.l.iri), kg.Int(sp.lo), kg.Int(sp.hi)}
+	}
+	q, err := kg.BindTables(strings.ReplaceAll(qForkPoint, "#POSITION", pos), params,
+		map[string]kg.Table{"ranges": {Vars: []string{"s", "lo", "hi"}, Rows: rows}})
+	if err != nil {
+		return point{}, fmt.Errorf("fork-point: %w", err)
+	}
+	res, err := st.c.Select(ctx, q)
+	if err != nil {
+		return point{}, err
+	}
+	pt, found, base := point{}, false, false
+	for _, row := range res.Solutions {
+		switch {
+		case row["key"] != nil:
+			i, err := row.Int("i")
+			if err != nil || i < 0 {
+				return point{}, fmt.Errorf("%w: state change of turn %s", ErrCorrupt, termsafe.Quote(row.String("i")))
+			}
+			c, err := readValueChange(row, "", 2*i+1)
+			if err != nil {
+				return point{}, err
+			}
+			pt.values = append(pt.values, c)
+		case row["base"] != nil:
+			base, pt.digest = true, row.String("digest")
+		case row["next"] != nil:
+			pt.next = row.String("next")
+		case row["at"] != nil:
+			if pt.at, err = row.Int("at"); err != nil {
+				return point{}, fmt.Errorf("%w: fork point %s", ErrCorrupt, termsafe.Quote(row.String("at")))
+			}
+			found = true
+		}
+	}
+	switch {
+	case !found && f.positioned():
+		return point{}, f.notFound()
+	case !found:
+		return point{}, fmt.Errorf("%w: no fork point found", ErrCorrupt)
+	case pt.at > 0 && !base:
+		return point{}, fmt.Errorf("%w: the parent's history has no turn %d (rewound meanwhile?)", ErrConflict, pt.at-1)
+	}
+	return pt, nil
+}
+
+// createFork stores new fork s (a tail with no turns, its fields set by
+// Store.Fork) of a parent of principal pp whose turn at s.ForkedAt-1 has
+// chain digest base, in one conditional update (create-fork.ru), and
+// sets s.seen so that its next Persist appends without a read. When the
+// update is refused, one read of the store's state (state.rq) says why:
+// the error Persist would return, or a branch label taken meanwhile, and
+// then it tries again with a new one.
+func (st *Store) createFork(ctx context.Context, s *Session, pp, base string) error {
+	g := sessionIRI(s.ID)
+	_, head, state := digestsState(nil, 0)
+	row := kg.Solution{"pprincipal": kg.String(pp)}
+	for range maxPersistRounds {
+		now := st.now()
+		var d kg.Data
+		addSession(&d, s, now)
+		addExpiry(&d, s, now)
+		addHead(&d, g, 0, head)
+		ack, acks := st.ackGraph()
+		if acks {
+			d.Add(ack, ack, ack, ack) // written only if the fork is created
+		}
+		sg := st.newStaging()
+		u, err := st.forkUpdate(&d, sg, s, row, now, base)
+		if err != nil {
+			return err
+		}
+		verify := bindOrPanic("verify-create", qVerifyCreate, kg.Params{"s": g, "created": kg.DateTime(now),
+			"agent": kg.MustIRI(ontology.AgentIRI(s.Principal)), "t": g, "digest": kg.String("")})
+		var ok bool
+		if acks {
+			ok, err = st.applyAcked(ctx, u+acked(ack), verify, sg)
+		} else {
+			ok, err = st.apply(ctx, u, verify, sg)
+		}
+		if err != nil {
+			return err
+		}
+		if ok {
+			s.seen = seen{ok: true, head: head, state: state, chain: base}
+			return nil
+		}
+		if err := st.whyNotForked(ctx, s, base); err != nil {
+			return err
+		}
+	}
+	return fmt.Errorf("%w: the parent kept changing under this fork", ErrConflict)
+}
+
+// whyNotForked reads the state of new fork s (state.rq) after its
+// create-fork update was refused, and returns the error that says why,
+// or nil when nothing stands in the way any more (a branch label taken
+// meanwhile: s has a new one now).
+func (st *Store) whyNotForked(ctx context.Context, s *Session, base string) error {
+	q, err := bind("state", qState, kg.Params{"s": sessionIRI(s.ID), "parent": sessionIRI(s.ParentID),
+		"branch": kg.String(s.Branch), "k": kg.Int(s.ForkedAt - 1), "last": kg.Int(-1)})
+	if err != nil {
+		return err
+	}
+	res, err := st.c.Select(ctx, q)
+	if err != nil {
+		return err
+	}
+	if len(res.Solutions) != 1 {
+		return fmt.Errorf("%w: %d state rows for one session", ErrCorrupt, len(res.Solutions))
+	}
+	row := res.Solutions[0]
+	switch {
+	case row["exists"] != nil:
+		return fmt.Errorf("%w: a session with the fork's id is stored", ErrConflict)
+	case row["deleted"] != nil:
+		return fmt.Errorf("%w: a session with the fork's id was deleted", ErrConflict)
+	}
+	_, _, err = st.admitFork(ctx, s, row, base)
+	return err
 }

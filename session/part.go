@@ -75,6 +75,7 @@ type Part struct {
 type Structure struct {
 	Author       string                     // the agent that wrote the turn (ADK's Event.Author)
 	InvocationID string                     // the agent invocation it belongs to
+	EventID      string                     // the framework's id of the event the turn stores (ADK's Event.ID)
 	Model        string                     // the model that answered (gen_ai.response.model)
 	FinishReason string                     // why the model stopped (gen_ai.response.finish_reasons)
 	Usage        *Usage                     // token usage the model reported
@@ -125,11 +126,11 @@ func (s *Session) AppendTurn(t Turn) Turn {
 }
 
 // Structured reports whether t has any structured field: parts, author,
-// invocation id, model, finish reason, usage, metadata, a raw copy or a
+// invocation id, event id, model, finish reason, usage, metadata, a raw copy or a
 // state delta.
 func (t Turn) Structured() bool {
 	x := t.Structure
-	return x != nil && (len(x.Parts) > 0 || x.Author != "" || x.InvocationID != "" || x.hasInvocation() ||
+	return x != nil && (len(x.Parts) > 0 || x.Author != "" || x.InvocationID != "" || x.EventID != "" || x.hasInvocation() ||
 		len(x.Metadata) > 0 || x.Raw != nil || len(x.Delta) > 0)
 }
 
@@ -168,7 +169,7 @@ func checkStructure(t Turn) error {
 		}
 		return nil
 	}
-	for _, f := range []struct{ name, v string }{{"author", x.Author}, {"invocation id", x.InvocationID}, {"model", x.Model}, {"finish reason", x.FinishReason}} {
+	for _, f := range []struct{ name, v string }{{"author", x.Author}, {"invocation id", x.InvocationID}, {"event id", x.EventID}, {"model", x.Model}, {"finish reason", x.FinishReason}} {
 		if err := short(f.name, f.v); err != nil {
 			return err
 		}
@@ -272,7 +273,7 @@ func turnBytes(t Turn) int {
 	if x == nil {
 		return n
 	}
-	n += len(x.Author) + len(x.InvocationID) + len(x.Model) + len(x.FinishReason)
+	n += len(x.Author) + len(x.InvocationID) + len(x.EventID) + len(x.Model) + len(x.FinishReason)
 	for k, v := range x.Metadata {
 		n += len(k) + len(v)
 	}
@@ -397,19 +398,26 @@ func writeStructure(h interface{ Write([]byte) (int, error) }, t Turn) {
 		f(string(p.Data))
 		f(p.URI)
 	}
-	if len(x.Delta) == 0 {
-		return // as before state deltas: every digest stored before them holds
-	}
-	f(strconv.Itoa(len(x.Delta)))
-	for _, k := range slices.Sorted(maps.Keys(x.Delta)) {
-		f(k)
-		if v := x.Delta[k]; v != nil {
-			f("1")
-			f(string(v))
-		} else {
-			f("0")
-			f("")
+	// Only when there are state changes, as before state deltas: every
+	// digest stored before them holds.
+	if len(x.Delta) > 0 {
+		f(strconv.Itoa(len(x.Delta)))
+		for _, k := range slices.Sorted(maps.Keys(x.Delta)) {
+			f(k)
+			if v := x.Delta[k]; v != nil {
+				f("1")
+				f(string(v))
+			} else {
+				f("0")
+				f("")
+			}
 		}
+	}
+	// Only when there is one, as before event ids: "event" is no count,
+	// so it cannot be read as the start of the changes above.
+	if x.EventID != "" {
+		f("event")
+		f(x.EventID)
 	}
 }
 
@@ -419,7 +427,7 @@ func sameStructure(at, bt Turn) bool {
 		return at.Structured() == bt.Structured()
 	}
 	a, b := at.Structure, bt.Structure
-	if a.Author != b.Author || a.InvocationID != b.InvocationID || a.Model != b.Model || a.FinishReason != b.FinishReason {
+	if a.Author != b.Author || a.InvocationID != b.InvocationID || a.EventID != b.EventID || a.Model != b.Model || a.FinishReason != b.FinishReason {
 		return false
 	}
 	if (a.Usage == nil) != (b.Usage == nil) || (a.Usage != nil && *a.Usage != *b.Usage) {

@@ -96,6 +96,7 @@ func eachStructureTriple(ti rdf.IRI, t Turn, add func(s, p rdf.IRI, o rdf.Term))
 	}
 	str(ti, ontology.Author, x.Author)
 	str(ti, ontology.InvocationID, x.InvocationID)
+	str(ti, ontology.EventID, x.EventID)
 	if len(x.Metadata) > 0 {
 		add(ti, iri(ontology.Metadata), jsonLiteral([]byte(metadataJSON(x.Metadata))))
 	}

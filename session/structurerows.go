@@ -121,6 +121,8 @@ func (r *structureRows) addField(v stored) error {
 		structure(v.t).Author, err = v.text(ontology.XSDString)
 	case ontology.InvocationID:
 		structure(v.t).InvocationID, err = v.text(ontology.XSDString)
+	case ontology.EventID:
+		structure(v.t).EventID, err = v.text(ontology.XSDString)
 	case ontology.Metadata:
 		var s string
 		if s, err = v.text(ontology.RDFJSON); err == nil {

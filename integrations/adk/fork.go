@@ -62,47 +62,82 @@ func (p Point) index(evs []*session.Event) (int, error) {
 }
 
 // Fork stores a fork of session k at position at and returns it: a new
-// ADK session of the same app and user, with the events of k before at
-// (which the store shares with k, not copies), k's state as of at and the
-// shared values, recorded in PROV with reason (may be empty). Appends to
-// the fork and to k never see each other's.
+// ADK session of the same app and user, holding the events of k before
+// at (which the store shares with k, not copies), recorded in PROV with
+// reason (may be empty). Appends to the fork and to k never see each
+// other's.
+//
+// It reads a constant amount whatever k's length (Trails' Store.Fork):
+// the store's index finds the position (trails:invocationId for
+// BeforeInvocation, trails:eventId for AtEvent), and the fork is created,
+// tagged with its app, in one conditional update. Events stored before
+// Trails kept their ids (trails:eventId), and invocation ids over 1 KiB,
+// are not in that index: when the position is not found there, Fork
+// loads k and looks for it among its events, as it always did.
+//
+// The Session returned holds k's state as of at and the shared values,
+// and none of the events the fork inherits: its Events are those appended
+// through it (none at first), and Get returns them all. It appends like
+// any Session.
 //
 // It returns ErrNotFound when k or the position is not found, ErrInvalid
-// for an empty Point, the errors of Trails' Persist for a fork
-// (session.ErrTooManyChildren, ErrForkDepth, ...), or a store error.
+// for an empty Point, the errors of Trails' Store.Fork
+// (session.ErrTooManyChildren, ErrForkDepth, ErrConflict when k was
+// rewound below at meanwhile, ...), or a store error.
 func (s *SessionService) Fork(ctx context.Context, k Key, at Point, reason string) (*Session, error) {
-	parent, err := s.load(ctx, k.AppName, k.UserID, k.SessionID, trails.Tail{})
+	tid := adkcore.TrailsID(k.AppName, k.UserID, k.SessionID)
+	tag := adkcore.AppTag(k.AppName)
+	opts := []trails.ForkOption{trails.WithTags(tag), trails.ForkIf(func(principal, app string, tags []string) bool {
+		// As Get sees it: the user's, of the app or tagged with it (a
+		// rewind's archive has no app).
+		return principal == k.UserID && (app == k.AppName || slices.Contains(tags, tag))
+	})}
+	if reason != "" {
+		opts = append(opts, trails.WithReason(reason))
+	}
+	var pos trails.ForkOption
+	switch {
+	case at.invocation != "":
+		pos = trails.ForkBeforeInvocation(at.invocation)
+	case at.event != "":
+		pos = trails.ForkAfterEvent(at.event)
+	default:
+		return nil, fmt.Errorf("fork %s: %w: an empty Point (use BeforeInvocation or AtEvent)", k.SessionID, ErrInvalid)
+	}
+	f, err := s.core.St.Fork(ctx, tid, -1, append(opts, pos)...)
+	if errors.Is(err, trails.ErrNotFound) {
+		f, err = s.forkLoaded(ctx, k, at, opts)
+	}
+	switch {
+	case errors.Is(err, trails.ErrNotFound) && !errors.Is(err, ErrNotFound):
+		return nil, fmt.Errorf("fork %s: %w: %w", k.SessionID, ErrNotFound, err)
+	case err != nil:
+		return nil, fmt.Errorf("fork %s: %w", k.SessionID, err)
+	}
+	fv, err := s.core.Value(f.ID, f, nil)
 	if err != nil {
 		return nil, fmt.Errorf("fork %s: %w", k.SessionID, err)
+	}
+	return &Session{fv}, nil
+}
+
+// forkLoaded is Fork for a position the store's index does not hold: it
+// loads session k, finds at among its events and forks at that index.
+func (s *SessionService) forkLoaded(ctx context.Context, k Key, at Point, opts []trails.ForkOption) (*trails.Session, error) {
+	parent, err := s.load(ctx, k.AppName, k.UserID, k.SessionID, trails.Tail{})
+	if err != nil {
+		return nil, err
 	}
 	i, err := at.index(parent.v.Events())
 	if err != nil {
-		return nil, fmt.Errorf("fork %s: %w", k.SessionID, err)
-	}
-	var opts []trails.ForkOption
-	if reason != "" {
-		opts = append(opts, trails.WithReason(reason))
+		return nil, err
 	}
 	ts := parent.v.Trails()
 	if i < len(ts.Turns) {
 		// Before a turn: PROV records which (trails:beforeTurn).
 		opts, i = append(opts, trails.ForkAtTurn(ts.Turns[i].ID)), -1
 	}
-	f, err := ts.Fork(i, opts...)
-	if err == nil {
-		err = s.core.St.Persist(ctx, f)
-	}
-	if err == nil {
-		err = s.core.St.Tag(ctx, f.ID, adkcore.AppTag(k.AppName))
-	}
-	if err != nil {
-		return nil, fmt.Errorf("fork %s: %w", k.SessionID, err)
-	}
-	fv, err := s.core.Value(f.ID, f, parent.v.Events()[:f.ForkedAt])
-	if err != nil {
-		return nil, fmt.Errorf("fork %s: %w", k.SessionID, err)
-	}
-	return &Session{fv}, nil
+	return s.core.St.Fork(ctx, ts.ID, i, opts...)
 }
 
 // Rewind makes session k continue from position to without losing

@@ -1,14 +1,23 @@
 package adk_test
 
 import (
+	"context"
+	"encoding/json"
 	"errors"
+	"io"
+	"net/http"
+	"strconv"
+	"sync/atomic"
 	"testing"
+	"time"
 
 	"google.golang.org/adk/v2/session"
 	"google.golang.org/genai"
 
 	"github.com/trails-kg/trails/integrations/adk"
+	"github.com/trails-kg/trails/integrations/adk/adkcore"
 	"github.com/trails-kg/trails/internal/fusekitest"
+	"github.com/trails-kg/trails/kg"
 	trails "github.com/trails-kg/trails/session"
 )
 
@@ -172,5 +181,154 @@ func TestRewind(t *testing.T) {
 	}
 	if len(forks) != 1 || forks[0].SessionID != archive || !forks[0].Archive || forks[0].ForkedAt != 2 {
 		t.Errorf("forks %+v, want the archive", forks)
+	}
+}
+
+// counter counts the requests a client sends and the bytes it receives.
+type counter struct {
+	requests, bytes atomic.Int64
+	next            http.RoundTripper
+}
+
+func (c *counter) RoundTrip(r *http.Request) (*http.Response, error) {
+	c.requests.Add(1)
+	resp, err := c.next.RoundTrip(r)
+	if err == nil {
+		resp.Body = &countingBody{ReadCloser: resp.Body, n: &c.bytes}
+	}
+	return resp, err
+}
+
+type countingBody struct {
+	io.ReadCloser
+	n *atomic.Int64
+}
+
+func (b *countingBody) Read(p []byte) (int, error) {
+	n, err := b.ReadCloser.Read(p)
+	b.n.Add(int64(n))
+	return n, err
+}
+
+// countedService is newService whose store's requests ct counts.
+func countedService(tb testing.TB) (*adk.SessionService, *trails.Store, *counter) {
+	tb.Helper()
+	ct := &counter{next: &http.Transport{MaxIdleConnsPerHost: 8}}
+	c := fusekitest.Client(tb, kg.Config{Endpoint: fusekitest.Empty(tb).Endpoint(), HTTPClient: &http.Client{Transport: ct}})
+	st := trails.NewStore(c)
+	return adk.NewSessionService(st), st, ct
+}
+
+// bulkSession stores ADK session id of u1 in app "app" with n events (ids
+// e0, e1, ...; four per invocation, inv0, inv1, ...; each setting state
+// key step to its index) as the service stores events, 500 to a request;
+// withoutIDs leaves out each event's trails:eventId, as events stored
+// before Trails kept it.
+func bulkSession(tb testing.TB, st *trails.Store, id string, n int, withoutIDs bool) adk.Key {
+	tb.Helper()
+	k := adk.Key{AppName: "app", UserID: "u1", SessionID: id}
+	ts := trails.New(k.UserID)
+	ts.ID, ts.App = adkcore.TrailsID(k.AppName, k.UserID, id), k.AppName
+	t0 := time.Now().Add(-time.Hour).Truncate(time.Millisecond)
+	ctx := context.Background()
+	for i := range n {
+		ev := &session.Event{ID: "e" + strconv.Itoa(i), InvocationID: "inv" + strconv.Itoa(i/4), Author: "agent",
+			Timestamp: t0.Add(time.Duration(i) * time.Millisecond), Actions: session.EventActions{StateDelta: map[string]any{"step": float64(i)}}}
+		ev.Content = genai.NewContentFromText("turn "+ev.ID, "model")
+		raw, err := json.Marshal(ev)
+		if err != nil {
+			tb.Fatal(err)
+		}
+		turn, err := adkcore.TurnOf(adkcore.Fields{ID: ev.ID, InvocationID: ev.InvocationID, Author: ev.Author, Timestamp: ev.Timestamp,
+			Content: ev.Content, StateDelta: ev.Actions.StateDelta}, raw, adk.RawFormat)
+		if err != nil {
+			tb.Fatal(err)
+		}
+		if withoutIDs {
+			turn.Structure.EventID = ""
+		}
+		ts.AppendTurn(turn)
+		if (i+1)%500 == 0 || i == n-1 { // in requests of 500 events
+			if err := st.Persist(ctx, ts); err != nil {
+				tb.Fatal(err)
+			}
+		}
+	}
+	if err := st.Tag(ctx, ts.ID, adkcore.AppTag(k.AppName)); err != nil {
+		tb.Fatal(err)
+	}
+	return k
+}
+
+// TestForkReadsConstant: the service's Fork of a 500- and of a
+// 5,000-event session, at an event and before an invocation, sends at
+// most 3 requests and receives at most 20 KB, and the fork holds the
+// events before the fork point and the state as of it. Before, it loaded
+// the whole session (7 requests, megabytes).
+func TestForkReadsConstant(t *testing.T) {
+	fusekitest.Parallel(t)
+	ctx := t.Context()
+	svc, st, ct := countedService(t)
+	for _, n := range []int{500, 5000} {
+		k := bulkSession(t, st, "long"+strconv.Itoa(n), n, false)
+		for _, tc := range []struct {
+			name string
+			at   adk.Point
+			want int // events the fork holds
+		}{
+			{"at the last event", adk.AtEvent("e" + strconv.Itoa(n-1)), n},
+			{"at an event", adk.AtEvent("e" + strconv.Itoa(n/2)), n/2 + 1},
+			{"before an invocation", adk.BeforeInvocation("inv" + strconv.Itoa(n/8)), n / 8 * 4},
+		} {
+			t.Run(strconv.Itoa(n)+" "+tc.name, func(t *testing.T) {
+				reqs, bytes := ct.requests.Load(), ct.bytes.Load()
+				f, err := svc.Fork(ctx, k, tc.at, "why")
+				if err != nil {
+					t.Fatal(err)
+				}
+				sent, recv := ct.requests.Load()-reqs, ct.bytes.Load()-bytes
+				t.Logf("%d requests, %d bytes received", sent, recv)
+				if sent > 3 {
+					t.Errorf("got %d requests, want at most 3", sent)
+				}
+				if recv > 20_000 {
+					t.Errorf("got %d bytes received, want at most 20,000", recv)
+				}
+				if v, _ := f.State().Get("step"); v != float64(tc.want-1) {
+					t.Errorf("fork's state step = %v, want %d", v, tc.want-1)
+				}
+				if f.Events().Len() != 0 {
+					t.Errorf("the fork value holds %d events, want none (Get returns them)", f.Events().Len())
+				}
+				ids, _ := eventIDs(t, svc, adk.Key{AppName: k.AppName, UserID: k.UserID, SessionID: f.ID()})
+				if len(ids) != tc.want || ids[len(ids)-1] != "e"+strconv.Itoa(tc.want-1) {
+					t.Fatalf("the fork's Get: %d events, want e0..e%d", len(ids), tc.want-1)
+				}
+			})
+		}
+	}
+}
+
+// TestForkOldEvents: events stored before Trails kept their ids
+// (trails:eventId) are still found by AtEvent, by loading the session.
+func TestForkOldEvents(t *testing.T) {
+	fusekitest.Parallel(t)
+	ctx := t.Context()
+	svc, st, _ := countedService(t)
+	k := bulkSession(t, st, "old", 12, true)
+	f, err := svc.Fork(ctx, k, adk.AtEvent("e5"), "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ids, _ := eventIDs(t, svc, adk.Key{AppName: k.AppName, UserID: k.UserID, SessionID: f.ID()})
+	sameIDs(t, "fork at e5 of old events", ids, "e0", "e1", "e2", "e3", "e4", "e5")
+	if v, _ := f.State().Get("step"); v != float64(5) {
+		t.Errorf("fork's state step = %v, want 5", v)
+	}
+	if _, err := svc.Fork(ctx, k, adk.AtEvent("nope"), ""); !errors.Is(err, adk.ErrNotFound) {
+		t.Errorf("fork at an unknown event: got %v, want ErrNotFound", err)
+	}
+	if _, err := svc.Fork(ctx, adk.Key{AppName: "other", UserID: "u1", SessionID: "old"}, adk.AtEvent("e1"), ""); !errors.Is(err, adk.ErrNotFound) {
+		t.Errorf("fork of the session under another app: got %v, want ErrNotFound", err)
 	}
 }

@@ -39,8 +39,8 @@ func Short(v string) bool { return utf8.ValidString(v) && len(v) <= maxShort }
 // TurnOf returns the Trails turn that stores the event with fields f (its
 // temp: keys already removed) and JSON raw, in raw format format: its
 // role, its text as content, its fields as a structured turn (author,
-// invocation, model, finish reason, usage, metadata, parts, state delta)
-// and raw as the raw copy. A field Trails cannot hold in a structured
+// invocation, event id, model, finish reason, usage, metadata, parts,
+// state delta) and raw as the raw copy. A field Trails cannot hold in a structured
 // field (an author over 1 KiB, a file URI that is not an IRI, a code
 // execution part) is in the raw copy only. ErrInvalid for a state value
 // that is not JSON.
@@ -51,6 +51,9 @@ func TurnOf(f Fields, raw []byte, format string) (trails.Turn, error) {
 	}
 	if Short(f.InvocationID) {
 		x.InvocationID = f.InvocationID
+	}
+	if Short(f.ID) {
+		x.EventID = f.ID // so that a fork finds it through the store's index
 	}
 	if Short(f.ModelVersion) {
 		x.Model = f.ModelVersion
@@ -173,6 +176,9 @@ func FieldsOf(t trails.Turn) Fields {
 			f.Author = x.Author
 		}
 		f.InvocationID = x.InvocationID
+		if x.EventID != "" {
+			f.ID = x.EventID
+		}
 		f.ModelVersion, f.FinishReason = x.Model, genai.FinishReason(x.FinishReason)
 		for _, p := range x.Parts {
 			c.Parts = append(c.Parts, genaiPart(p))

@@ -8,6 +8,7 @@ import (
 	"google.golang.org/adk/v2/session"
 
 	"github.com/trails-kg/trails/integrations/adk"
+	trails "github.com/trails-kg/trails/session"
 )
 
 // forkRow is the fork scenario for one history length: ADK has no fork,
@@ -109,8 +110,14 @@ func (b *bench) forkOf(ctx context.Context, n int) (forkRow, error) {
 			if err != nil {
 				return row, fmt.Errorf("trails: fork: %w", err)
 			}
-			if got := f.Events().Len(); got != n {
-				return row, fmt.Errorf("trails: the fork holds %d events, want %d", got, n)
+			// The fork value holds none of the events it inherits (Get
+			// returns them): its stored history says how many it has.
+			info, err := trails.NewStore(b.c).Info(ctx, f.TrailsID())
+			if err != nil {
+				return row, fmt.Errorf("trails: the fork: %w", err)
+			}
+			if info.Turns != n {
+				return row, fmt.Errorf("trails: the fork holds %d events, want %d", info.Turns, n)
 			}
 			dT = append(dT, d)
 			for kk, v := range ks {
