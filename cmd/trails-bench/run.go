@@ -20,6 +20,7 @@ import (
 	"time"
 
 	"github.com/trails-kg/trails/admin"
+	"github.com/trails-kg/trails/internal/benchreport"
 	"github.com/trails-kg/trails/internal/fusekitest"
 	"github.com/trails-kg/trails/session"
 )
@@ -214,7 +215,7 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		Date:    t0,
 		Machine: describeMachine(srv),
 		Runs:    p.runs,
-		LoadAvg: []string{loadAvg()},
+		LoadAvg: []string{benchreport.LoadAvg()},
 
 		PersistBudget: p.persistBudget,
 		WarmLoads:     p.warmLoads,
@@ -230,7 +231,7 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		return err
 	}
 	r.Wall = time.Since(t0)
-	r.LoadAvg = append(r.LoadAvg, loadAvg())
+	r.LoadAvg = append(r.LoadAvg, benchreport.LoadAvg())
 	r.judge()
 	b.logf("done in %v", r.Wall.Round(time.Second))
 
@@ -353,14 +354,8 @@ func writeReport(path string, report []byte, only string) error {
 	}
 	old, err := os.ReadFile(path)
 	if err == nil {
-		i, j := bytes.Index(old, []byte(begin)), bytes.Index(old, []byte(end))
-		if i >= 0 && j > i {
-			var b bytes.Buffer
-			b.Write(old[:i+len(begin)])
-			b.WriteString("\n")
-			b.Write(report)
-			b.Write(old[j:])
-			report = b.Bytes()
+		if doc, ok := benchreport.Replace(old, begin, end, report); ok {
+			report = doc
 		} else if only != "" {
 			return fmt.Errorf("%s has no lines %s and %s, between which the report of -only %s goes", path, begin, end, only)
 		}
@@ -425,20 +420,6 @@ func describeMachine(srv *fusekitest.Server) machine {
 		}
 	}
 	return m
-}
-
-// loadAvg returns the first three fields of /proc/loadavg: the machine's
-// load, which tells how much else ran beside the benchmark.
-func loadAvg() string {
-	b, err := os.ReadFile("/proc/loadavg")
-	if err != nil {
-		return "unknown"
-	}
-	f := strings.Fields(string(b))
-	if len(f) < 3 {
-		return "unknown"
-	}
-	return strings.Join(f[:3], " ")
 }
 
 func memTotal() (int64, error) {
