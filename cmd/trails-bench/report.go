@@ -3,6 +3,8 @@ package main
 import (
 	"fmt"
 	"io"
+	"maps"
+	"slices"
 	"strings"
 	"time"
 
@@ -453,6 +455,19 @@ func (r *results) markdownScenarios(w io.Writer) {
 	table(w, []string{"readers", "loads/s", "p50 ms", "p95 ms", "writer appends/s"}, rows)
 }
 
+// findingsOf says how many findings Check reported on the wide tree's
+// store, by rule.
+func findingsOf(wt *wideTree) string {
+	var rules []string
+	for _, r := range slices.Sorted(maps.Keys(wt.FindingRules)) {
+		rules = append(rules, fmt.Sprintf("%s %s", r, thousands(wt.FindingRules[r])))
+	}
+	if len(rules) == 0 {
+		return fmt.Sprintf("%s findings", thousands(wt.Findings))
+	}
+	return fmt.Sprintf("%s findings (%s)", thousands(wt.Findings), strings.Join(rules, ", "))
+}
+
 // markdown writes section 7.
 func (wt *wideTree) markdown(w io.Writer) {
 	fmt.Fprintf(w, "## 7. Wide tree\n\n")
@@ -479,7 +494,7 @@ func (wt *wideTree) markdown(w io.Writer) {
 	tableLeft(w, 1, []string{"call", "ms", "trips", "result", tWideExport, tWideDelete}, [][]string{
 		{"`Export(parent)` (`export ID`)", msf(wt.Export.D), fmt.Sprintf("%.0f", wt.Export.Trips), fmt.Sprintf("%s KB of N-Quads", kb(float64(wt.ExportBytes))),
 			verdict(wt.Export.D > 0 && wt.Export.D <= wideExportMax), "—"},
-		{"`Check()` (`check`)", msf(wt.Check.D), fmt.Sprintf("%.0f", wt.Check.Trips), fmt.Sprintf("%d findings", wt.Findings), "—", "—"},
+		{"`Check()` (`check`)", msf(wt.Check.D), fmt.Sprintf("%.0f", wt.Check.Trips), findingsOf(wt), "—", "—"},
 		{"`Delete(parent, DeleteOptions{Cascade: true})` (`delete ID --cascade`)", msf(wt.Delete), fmt.Sprint(wt.DeleteTrips),
 			fmt.Sprintf("%s sessions, %.0f/s", thousands(wt.DeleteSteps), wt.DeleteRate()), "—", verdict(wt.DeleteRate() >= wideDeleteRate)},
 	})

@@ -40,23 +40,24 @@ Starts a Fuseki of its own (TDB2 on disk, fuseki/trails.ttl) from the cached
 jar, runs every benchmark scenario against it and prints a markdown report:
 fork cost, load vs chain depth, persist throughput, store-size scaling,
 client cost, concurrency, a wide fork tree, tail loads and agent sessions,
-each next to its baselines,
-with one column
-per target saying "meets" or "misses". Run it inside the Trails checkout
-(it finds the Fuseki jar and configuration there). The full run takes
-4.5 minutes on an idle 2-core machine, more when other work shares it, and
-needs some 8 GB free in $TMPDIR.
+each next to its baselines, with one column per target saying "meets" or
+"misses", and under the Targets table a summary computed from it (how many
+were met; what was measured for each one missed). Run it inside the Trails
+checkout (it finds the Fuseki jar and configuration there). The full run
+took 10 minutes on the 2-core machine at a load average of 1 to 2 (its
+report's last table says where the time goes), and needs some 12 GB free
+in $TMPDIR (section 4 of the report gives the size the database reached).
 
 Flags:
   -short     tiny sizes and one run of each, to check that it works (CI)
   -only wide run scenario 7 alone (the wide tree: one parent, 10,000
-             forks), 1.5 minutes; its report has the Targets and section 7
+             forks), a few minutes; its report has the Targets and section 7
   -only tail run scenario 8 alone (the last 50 turns of a 100,000-turn
              session against a whole 50-turn one), under a minute
   -only agent
              run issue 13's scenarios together: 9 (single-turn appends,
              an agent loop of structured turns, a 16 MiB turn, a load with
-             state at depth 32) and 8 (tail loads), about 4 minutes
+             state at depth 32) and 8 (tail loads), a minute or two
   -o FILE    write the report to FILE instead of stdout; if FILE has the
              lines <!-- trails-bench:begin --> and <!-- trails-bench:end -->,
              only the text between them is replaced; with -only wide the
