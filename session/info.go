@@ -86,6 +86,13 @@ func (st *Store) scoped(infos []Info) []Info {
 // infos runs a query with the columns of list.rq and reads its rows (as
 // tab-separated values, which Fuseki writes faster than JSON).
 func (st *Store) infos(ctx context.Context, q string) ([]Info, error) {
+	return st.infosUnder(ctx, q, "")
+}
+
+// infosUnder is infos for a query whose sessions are all forks of the
+// session of IRI parent, which its rows then need not repeat in a ?parent
+// column (branches.rq: 10,000 forks would bring 10,000 copies of it).
+func (st *Store) infosUnder(ctx context.Context, q, parent string) ([]Info, error) {
 	res, err := st.c.Select(ctx, q)
 	if err != nil {
 		return nil, err
@@ -98,6 +105,9 @@ func (st *Store) infos(ctx context.Context, q string) ([]Info, error) {
 		l, err := readLink(row)
 		if err != nil {
 			return nil, err
+		}
+		if l.parent == "" {
+			l.parent = parent
 		}
 		if seen[l.iri] {
 			continue // a session stored with two parents (say): trails-admin check reports it

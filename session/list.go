@@ -136,11 +136,12 @@ func (st *Store) Branches(ctx context.Context, id string) ([]Info, error) {
 // children returns the direct forks of id, oldest first, whether or not id
 // is stored.
 func (st *Store) children(ctx context.Context, id string) ([]Info, error) {
-	q, err := bind("branches", qBranches, kg.Params{"parent": sessionIRI(id)})
+	parent := sessionIRI(id)
+	q, err := bind("branches", qBranches, kg.Params{"parent": parent})
 	if err != nil {
 		return nil, err
 	}
-	infos, err := st.infos(ctx, q)
+	infos, err := st.infosUnder(ctx, q, parent.String())
 	if err != nil {
 		return nil, fmt.Errorf("branches of %s: %w", id, err)
 	}

@@ -287,3 +287,67 @@ func sortedIDs(ids ...string) []string {
 	slices.Sort(ids)
 	return ids
 }
+
+// TestTreeAndBranchesAsInfo checks that Tree and Branches describe each
+// session as Info does, for forks stored through Persist and for forks
+// written by hand: one without a kind, principal or creation time, and one
+// whose principal's agent is described in another graph than its own
+// (read by the fallback query). The queries behind Tree and Branches leave
+// out columns that the caller knows (the parent of every branch) or
+// rarely needs (the agent where the session's graph names its principal).
+func TestTreeAndBranchesAsInfo(t *testing.T) {
+	fusekitest.Parallel(t)
+	st, _, c := newStore(t, session.WithClock(tick()))
+	ctx := context.Background()
+	root, a, _, _ := family(t, st)
+	bare, elsewhere := newID(), newID()
+	writeRaw(t, c, bare, root.ID, 1)
+	writeRaw(t, c, elsewhere, a.ID, 2)
+	g, agent := kg.MustIRI(ontology.SessionIRI(elsewhere)), kg.MustIRI("urn:trails-test:agent:"+elsewhere)
+	var d kg.Data
+	d.Add(g, g, kg.MustIRI(ontology.Principal), agent)
+	d.Add(kg.MustIRI("urn:trails-test:agents"), agent, kg.MustIRI(ontology.DCTIdentifier), kg.String("far-"+elsewhere))
+	u, err := d.InsertData()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := c.Update(ctx, u); err != nil {
+		t.Fatal(err)
+	}
+
+	asInfo := func(what string, got session.Info) {
+		t.Helper()
+		want, err := st.Info(ctx, got.ID)
+		if err != nil {
+			t.Fatalf("%s: info %s: %v", what, got.ID, err)
+		}
+		if !reflect.DeepEqual(got, want) {
+			t.Errorf("%s: got %+v, want Info's %+v", what, got, want)
+		}
+	}
+	tree, err := st.Tree(ctx, root.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := 0
+	tree.Walk(func(nd *session.Node) { n++; asInfo("tree", nd.Info) })
+	if n != 6 {
+		t.Errorf("tree: got %d sessions, want 6", n)
+	}
+	for _, parent := range []string{root.ID, a.ID} {
+		kids, err := st.Branches(ctx, parent)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, k := range kids {
+			asInfo("branches", k)
+		}
+	}
+	in, err := st.Info(ctx, elsewhere)
+	if err != nil || in.Principal != "far-"+elsewhere || in.ParentID != a.ID || in.Kind != session.KindBranch {
+		t.Errorf("the fork whose agent is described elsewhere: got %+v, %v; want principal %q, parent %s, kind branch", in, err, "far-"+elsewhere, a.ID)
+	}
+	if in, err := st.Info(ctx, bare); err != nil || in.ParentID != root.ID || in.Kind != session.KindBranch || in.Principal != "" {
+		t.Errorf("the bare fork: got %+v, %v; want parent %s, kind branch, no principal", in, err, root.ID)
+	}
+}

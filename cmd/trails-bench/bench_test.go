@@ -55,6 +55,9 @@ func TestShort(t *testing.T) {
 			t.Errorf("no section %q in the report:\n%s", s, report)
 		}
 	}
+	if !strings.Contains(report, " targets met") {
+		t.Errorf("no summary line under the Targets table")
+	}
 	for _, col := range targetColumns {
 		if !headerHas(report, col) {
 			t.Errorf("no table has a column %q", col)

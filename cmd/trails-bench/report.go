@@ -3,8 +3,12 @@ package main
 import (
 	"fmt"
 	"io"
+	"maps"
+	"slices"
 	"strings"
 	"time"
+
+	"github.com/trails-kg/trails/internal/benchreport"
 )
 
 // results is everything a run measured; the markdown report and -json
@@ -32,6 +36,7 @@ type results struct {
 	Tail          *tailResult   `json:"tail"`
 	Agent         *agentResult  `json:"agent"`
 	Targets       []target      `json:"targets"`
+	Summary       string        `json:"summary"` // of the targets, as the report writes it under them
 	Phases        []phase       `json:"phases"`
 }
 
@@ -40,6 +45,15 @@ type target struct {
 	Name     string `json:"name"`
 	Measured string `json:"measured"`
 	Meets    bool   `json:"meets"`
+}
+
+// judged returns ts as the report renders them.
+func judged(ts []target) []benchreport.Target {
+	out := make([]benchreport.Target, len(ts))
+	for i, t := range ts {
+		out[i] = benchreport.Target{Name: t.Name, Cells: []string{t.Measured}, Verdict: benchreport.Judge(t.Meets)}
+	}
+	return out
 }
 
 // The targets' column headings; the CI test checks that each appears.
@@ -184,6 +198,7 @@ func (r *results) judge() {
 		ts = append(ts, a.judge()...)
 	}
 	r.Targets = ts
+	r.Summary = benchreport.Summary(judged(ts))
 }
 
 // judgeAll computes the targets of scenarios 1 to 6.
@@ -272,18 +287,14 @@ func (r *results) markdown(w io.Writer) {
 	fmt.Fprintf(w, "- Command: `%s` (plan %q; wall time %s)\n", r.Command, r.Plan, r.Wall.Round(time.Second))
 	fmt.Fprintf(w, "- Date: %s; source: `%s` (git describe; -dirty: with uncommitted changes)\n", r.Date.UTC().Format("2006-01-02 15:04 MST"), m.Source)
 	fmt.Fprintf(w, "- Machine: %d cores (%s), %s GiB memory, %s\n", m.CPUs, m.CPUModel, fmt.Sprintf("%.1f", float64(m.MemBytes)/(1<<30)), m.OS)
-	fmt.Fprintf(w, "- Load average (1, 5, 15 min) at the start: %s; at the end: %s\n", r.LoadAvg[0], r.LoadAvg[len(r.LoadAvg)-1])
+	fmt.Fprintf(w, "- %s\n", benchreport.LoadLine(r.LoadAvg[0], r.LoadAvg[len(r.LoadAvg)-1]))
 	fmt.Fprintf(w, "- Software: %s; %s; Apache Jena Fuseki %s on TDB2 on disk with `fuseki/trails.ttl`\n", m.Go, m.Java, m.Fuseki)
 	fmt.Fprintf(w, "- Method: unless a section says otherwise, every figure is the median of %d measured runs after one warm-up run, "+
 		"all in one process against one Fuseki; round trips (trips) are HTTP requests and KB are response bytes received, "+
 		"counted by an http.RoundTripper around the client.\n\n", r.Runs)
 
 	fmt.Fprintf(w, "## Targets\n\n")
-	var rows [][]string
-	for _, t := range r.Targets {
-		rows = append(rows, []string{t.Name, t.Measured, verdict(t.Meets)})
-	}
-	tableLeft(w, 2, []string{"target", "measured", "result"}, rows)
+	benchreport.WriteTargets(w, []string{"measured"}, judged(r.Targets))
 
 	if r.Only == "" {
 		r.markdownScenarios(w)
@@ -299,7 +310,7 @@ func (r *results) markdown(w io.Writer) {
 	}
 
 	fmt.Fprintf(w, "## Where the time went\n\n")
-	rows = nil
+	var rows [][]string
 	for _, p := range r.Phases {
 		rows = append(rows, []string{p.Name, fmt.Sprintf("%.0f", p.D.Seconds())})
 	}
@@ -444,6 +455,19 @@ func (r *results) markdownScenarios(w io.Writer) {
 	table(w, []string{"readers", "loads/s", "p50 ms", "p95 ms", "writer appends/s"}, rows)
 }
 
+// findingsOf says how many findings Check reported on the wide tree's
+// store, by rule.
+func findingsOf(wt *wideTree) string {
+	var rules []string
+	for _, r := range slices.Sorted(maps.Keys(wt.FindingRules)) {
+		rules = append(rules, fmt.Sprintf("%s %s", r, thousands(wt.FindingRules[r])))
+	}
+	if len(rules) == 0 {
+		return fmt.Sprintf("%s findings", thousands(wt.Findings))
+	}
+	return fmt.Sprintf("%s findings (%s)", thousands(wt.Findings), strings.Join(rules, ", "))
+}
+
 // markdown writes section 7.
 func (wt *wideTree) markdown(w io.Writer) {
 	fmt.Fprintf(w, "## 7. Wide tree\n\n")
@@ -470,7 +494,7 @@ func (wt *wideTree) markdown(w io.Writer) {
 	tableLeft(w, 1, []string{"call", "ms", "trips", "result", tWideExport, tWideDelete}, [][]string{
 		{"`Export(parent)` (`export ID`)", msf(wt.Export.D), fmt.Sprintf("%.0f", wt.Export.Trips), fmt.Sprintf("%s KB of N-Quads", kb(float64(wt.ExportBytes))),
 			verdict(wt.Export.D > 0 && wt.Export.D <= wideExportMax), "—"},
-		{"`Check()` (`check`)", msf(wt.Check.D), fmt.Sprintf("%.0f", wt.Check.Trips), fmt.Sprintf("%d findings", wt.Findings), "—", "—"},
+		{"`Check()` (`check`)", msf(wt.Check.D), fmt.Sprintf("%.0f", wt.Check.Trips), findingsOf(wt), "—", "—"},
 		{"`Delete(parent, DeleteOptions{Cascade: true})` (`delete ID --cascade`)", msf(wt.Delete), fmt.Sprint(wt.DeleteTrips),
 			fmt.Sprintf("%s sessions, %.0f/s", thousands(wt.DeleteSteps), wt.DeleteRate()), "—", verdict(wt.DeleteRate() >= wideDeleteRate)},
 	})

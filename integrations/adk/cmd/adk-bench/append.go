@@ -82,6 +82,14 @@ type getResult struct {
 	TailReceived int64      `json:"trails_tail_bytes_received"`
 	Requests     []kindStat `json:"trails_requests"`
 	TailRequests []kindStat `json:"trails_tail_requests"`
+
+	// The Get of a longer session, filled for it.
+	LongEvents   int        `json:"long_events"`
+	SQLiteLong   dist       `json:"sqlite_long"`
+	TrailsLong   dist       `json:"trails_long"`
+	LongTrips    int64      `json:"trails_long_trips"`
+	LongReceived int64      `json:"trails_long_bytes_received"`
+	LongRequests []kindStat `json:"trails_long_requests"`
 }
 
 // warmUp appends the plan's warm-up events to a session of each backend
@@ -271,6 +279,54 @@ func (b *bench) gets(ctx context.Context, user, idS, idT, tid string) (getResult
 	b.logf("gets: %d events: SQLite %s ms, Trails %s ms; last %d: SQLite %s ms, Trails %s ms", g.Events,
 		ms(g.SQLite.P50), ms(g.Trails.P50), g.Tail, ms(g.SQLiteTail.P50), ms(g.TrailsTail.P50))
 	return g, nil
+}
+
+// longUser is the user of the long session whose Get is measured.
+const longUser = "reader"
+
+// longGet measures Gets of session s (filled with n events on both
+// backends by fillAll, of user), the backends alternating, into g.
+func (b *bench) longGet(ctx context.Context, g *getResult, user string, s filled, n int) error {
+	var dS, dT []time.Duration
+	kinds := map[string][]time.Duration{}
+	var tr traffic
+	for run := range b.plan.longRuns {
+		ways := []backend{sqliteBackend, trailsBackend}
+		if run%2 == 1 {
+			ways[0], ways[1] = ways[1], ways[0]
+		}
+		for _, k := range ways {
+			if k == trailsBackend {
+				b.ct.record()
+			}
+			before := b.ct.snapshot()
+			t0 := time.Now()
+			got, err := b.get(ctx, k, user, s[k].ID(), 0)
+			d := time.Since(t0)
+			if k == trailsBackend {
+				_, ks := b.ct.stop()
+				for kk, v := range ks {
+					kinds[kk] = append(kinds[kk], v...)
+				}
+				tr = b.ct.snapshot().minus(before)
+				dT = append(dT, d)
+			} else {
+				dS = append(dS, d)
+			}
+			if err != nil {
+				return err
+			}
+			if l := got.Events().Len(); l != n {
+				return fmt.Errorf("%v: get: %d events, want %d", k, l, n)
+			}
+		}
+	}
+	g.LongEvents = n
+	g.SQLiteLong, g.TrailsLong = distOf(dS), distOf(dT)
+	g.LongTrips, g.LongReceived = tr.trips, tr.received
+	g.LongRequests = kindStats(kinds, b.plan.longRuns)
+	b.logf("gets: %d events: SQLite %s ms, Trails %s ms", n, ms(g.SQLiteLong.P50), ms(g.TrailsLong.P50))
+	return nil
 }
 
 // rawCopies runs the Get floor, raw-copies.rq, on the Trails session of

@@ -2,12 +2,14 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"math"
 	"os"
 	"path/filepath"
 	"slices"
+	"sync"
 	"syscall"
 	"time"
 
@@ -24,26 +26,29 @@ const app = "weather_app"
 // plan holds the sizes of one run.
 type plan struct {
 	name       string
-	warmup     int // events appended to each backend before anything is measured
-	appends    int // measured appends, into one session (then its Get)
-	getRuns    int // Gets of that session, and of its tail, measured
-	tail       int // NumRecentEvents of the tail Get
-	fork       int // events of the session forked
-	forkSmall  int // events of the smaller session forked (fork size against history length)
-	forkRuns   int // forks (and copies) measured
-	writers    int // concurrent writers, one session each
-	perWriter  int // appends of each of them
-	pairEvents int // appends of each of the two writers on one session
+	warmup     int   // events appended to each backend before anything is measured
+	appends    int   // measured appends, into one session (then its Get)
+	getRuns    int   // Gets of that session, and of its tail, measured
+	tail       int   // NumRecentEvents of the tail Get
+	longGet    int   // events of the long session whose Get is measured too
+	longRuns   int   // its Gets measured
+	forks      []int // events of the sessions forked, shortest first; the targets judge the last two
+	forkRuns   int   // forks (and copies) measured
+	writers    int   // concurrent writers, one session each
+	perWriter  int   // appends of each of them
+	many       int   // writers of the many-writers scenario, one session each
+	perMany    int   // appends of each of them
+	pairEvents int   // appends of each of the two writers on one session
 }
 
 func fullPlan() plan {
-	return plan{name: "full", warmup: 200, appends: 1000, getRuns: 20, tail: 50, fork: 500, forkSmall: 50,
-		forkRuns: 3, writers: 8, perWriter: 200, pairEvents: 200}
+	return plan{name: "full", warmup: 200, appends: 1000, getRuns: 20, tail: 50, longGet: 10000, longRuns: 10,
+		forks: []int{50, 500, 5000}, forkRuns: 3, writers: 8, perWriter: 200, many: 64, perMany: 100, pairEvents: 200}
 }
 
 func shortPlan() plan {
-	return plan{name: "short", warmup: 4, appends: 12, getRuns: 2, tail: 5, fork: 8, forkSmall: 4,
-		forkRuns: 1, writers: 3, perWriter: 4, pairEvents: 4}
+	return plan{name: "short", warmup: 4, appends: 12, getRuns: 2, tail: 5, longGet: 24, longRuns: 1,
+		forks: []int{4, 8, 16}, forkRuns: 1, writers: 3, perWriter: 4, many: 6, perMany: 3, pairEvents: 4}
 }
 
 // bench is one run: the two services, the Trails client's counter, the
@@ -117,6 +122,58 @@ func (b *bench) fill(ctx context.Context, k backend, s session.Session, prefix s
 		}
 	}
 	return nil
+}
+
+// filled is a session filled on both backends.
+type filled map[backend]session.Session
+
+// fillJob is a session to fill: its user and its number of events.
+type fillJob struct {
+	user string
+	n    int
+}
+
+// fillAll creates a session of each job's user on each backend and
+// appends the job's number of events to it (ids prefixed prefix),
+// returning them in the order of jobs. The two backends fill at once; on Trails every
+// session fills at once too (SQLite's file takes one writer at a time, so
+// its sessions fill one after the other). Nothing is measured.
+func (b *bench) fillAll(ctx context.Context, prefix string, jobs []fillJob) ([]filled, error) {
+	out := make([]filled, len(jobs))
+	for i := range out {
+		out[i] = filled{}
+	}
+	var mu sync.Mutex
+	var errs []error
+	fail := func(err error) {
+		mu.Lock()
+		errs = append(errs, err)
+		mu.Unlock()
+	}
+	one := func(k backend, i int) {
+		s, err := b.create(ctx, k, jobs[i].user)
+		if err == nil {
+			err = b.fill(ctx, k, s, prefix, jobs[i].n)
+		}
+		if err != nil {
+			fail(err)
+			return
+		}
+		mu.Lock()
+		out[i][k] = s
+		mu.Unlock()
+	}
+	var wg sync.WaitGroup
+	wg.Go(func() {
+		for i := range jobs {
+			one(sqliteBackend, i)
+		}
+	})
+	for i := range jobs {
+		wg.Go(func() { one(trailsBackend, i) })
+	}
+	wg.Wait()
+	return out, errors.Join(errs...)
 }
 
 // sqliteSize returns the bytes of the SQLite database: the file and any

@@ -11,11 +11,14 @@ import (
 )
 
 // counter is an http.RoundTripper that counts the requests (round trips)
-// the Trails client sends, the bytes it sends and receives, and, while
+// the Trails client sends, those of them that write (each a commit of the
+// store: a SPARQL update, a Graph Store write), the bytes it sends and
+// receives, and, while
 // recording, keeps the bodies of its SPARQL updates (for the floor). It is
 // safe for concurrent use.
 type counter struct {
 	requests atomic.Int64
+	writes   atomic.Int64
 	sent     atomic.Int64
 	received atomic.Int64
 	next     http.RoundTripper
@@ -39,6 +42,9 @@ func newCounter() *counter {
 
 func (c *counter) RoundTrip(r *http.Request) (*http.Response, error) {
 	c.requests.Add(1)
+	if isWrite(r) {
+		c.writes.Add(1)
+	}
 	if r.ContentLength > 0 {
 		c.sent.Add(r.ContentLength)
 	}
@@ -76,6 +82,20 @@ func (c *counter) RoundTrip(r *http.Request) (*http.Response, error) {
 	return resp, err
 }
 
+// isWrite reports whether r writes to the store, in one transaction and
+// one commit: a SPARQL update (Fuseki's /update, Oxigraph's /update) or a
+// Graph Store write (/data, /store) other than a GET or HEAD.
+func isWrite(r *http.Request) bool {
+	end := r.URL.Path[strings.LastIndex(r.URL.Path, "/")+1:]
+	switch end {
+	case "update":
+		return true
+	case "data", "store":
+		return r.Method != http.MethodGet && r.Method != http.MethodHead
+	}
+	return false
+}
+
 // took records that a request of kind took d, while recording.
 func (c *counter) took(kind string, d time.Duration) {
 	c.mu.Lock()
@@ -105,16 +125,17 @@ func (c *counter) stop() ([]string, map[string][]time.Duration) {
 
 // snapshot returns the counts so far.
 func (c *counter) snapshot() traffic {
-	return traffic{trips: c.requests.Load(), sent: c.sent.Load(), received: c.received.Load()}
+	return traffic{trips: c.requests.Load(), writes: c.writes.Load(), sent: c.sent.Load(), received: c.received.Load()}
 }
 
-// traffic is what a client sent and received.
+// traffic is what a client sent and received: requests, the writes among
+// them, bytes.
 type traffic struct {
-	trips, sent, received int64
+	trips, writes, sent, received int64
 }
 
 func (t traffic) minus(u traffic) traffic {
-	return traffic{trips: t.trips - u.trips, sent: t.sent - u.sent, received: t.received - u.received}
+	return traffic{trips: t.trips - u.trips, writes: t.writes - u.writes, sent: t.sent - u.sent, received: t.received - u.received}
 }
 
 // countingBody counts the bytes read from a response body and calls done

@@ -5,8 +5,6 @@ import (
 	"fmt"
 	"time"
 
-	"google.golang.org/adk/v2/session"
-
 	"github.com/trails-kg/trails/integrations/adk"
 	trails "github.com/trails-kg/trails/session"
 )
@@ -35,11 +33,15 @@ type forkRow struct {
 	AppendBlocks int64 `json:"trails_append_tdb_blocks"`
 }
 
-// forks runs the fork scenario on a short and a long session.
-func (b *bench) forks(ctx context.Context) ([]forkRow, error) {
+// forkUser is the user of the session of n events forked.
+func forkUser(n int) string { return fmt.Sprintf("forker%d", n) }
+
+// forks runs the fork scenario on sessions of the plan's lengths, src[i]
+// holding b.plan.forks[i] events (filled by fillAll for forkUser of it).
+func (b *bench) forks(ctx context.Context, src []filled) ([]forkRow, error) {
 	var rows []forkRow
-	for _, n := range []int{b.plan.forkSmall, b.plan.fork} {
-		row, err := b.forkOf(ctx, n)
+	for i, n := range b.plan.forks {
+		row, err := b.forkOf(ctx, src[i], n)
 		if err != nil {
 			return nil, fmt.Errorf("fork of %d events: %w", n, err)
 		}
@@ -50,22 +52,11 @@ func (b *bench) forks(ctx context.Context) ([]forkRow, error) {
 	return rows, nil
 }
 
-// forkOf fills a session of n events on each backend and forks it the
-// plan's number of times each way, the ways alternating.
-func (b *bench) forkOf(ctx context.Context, n int) (forkRow, error) {
+// forkOf forks src, a session of n events on each backend, the plan's
+// number of times each way, the ways alternating.
+func (b *bench) forkOf(ctx context.Context, src filled, n int) (forkRow, error) {
 	row := forkRow{Events: n}
-	user := fmt.Sprintf("forker%d", n)
-	src := map[backend]session.Session{}
-	for _, k := range []backend{sqliteBackend, trailsBackend} {
-		s, err := b.create(ctx, k, user)
-		if err != nil {
-			return row, err
-		}
-		if err := b.fill(ctx, k, s, "f", n); err != nil {
-			return row, err
-		}
-		src[k] = s
-	}
+	user := forkUser(n)
 	last := src[trailsBackend].Events().At(n - 1).ID
 	var dS, dT []time.Duration
 	kinds := map[string][]time.Duration{}

@@ -1,13 +1,13 @@
 // Command adk-bench runs the same agent events against two ADK Go v2
 // session services in one run and prints a markdown report judging the
-// targets of issue 14 (item 6): ADK's own database service on SQLite
+// targets of issues 14 (item 6) and 21: ADK's own database service on SQLite
 // (google.golang.org/adk/v2/session/database with the
 // github.com/glebarez/sqlite driver, default settings, a file in a
 // temporary directory) and the Trails service of package adk on a Fuseki
 // the command starts itself (TDB2 on disk). It measures appends, Gets of
-// a long session and of its tail, a fork of a long session (copying it in
-// ADK), concurrent writers, two writers on one session, and Fuseki's own
-// floor for an append (raw INSERT DATA). Run "adk-bench -h".
+// long sessions and of a tail, forks of long sessions (copying them in
+// ADK), 8 and 64 concurrent writers, two writers on one session, and
+// Fuseki's own floor for an append (raw INSERT DATA). Run "adk-bench -h".
 package main
 
 import (

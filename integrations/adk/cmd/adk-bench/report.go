@@ -6,6 +6,8 @@ import (
 	"slices"
 	"strings"
 	"time"
+
+	"github.com/trails-kg/trails/internal/benchreport"
 )
 
 // results is everything one run measured, and the targets judged.
@@ -17,20 +19,14 @@ type results struct {
 	LoadAvg []string              `json:"load_avg"` // at the start and at the end
 	Append  appendResult          `json:"append"`
 	Get     getResult             `json:"get"`
-	Fork    []forkRow             `json:"fork"` // the short session's, then the long one's
+	Fork    []forkRow             `json:"fork"` // by the plan's lengths, shortest first
 	Writers map[string]writersRow `json:"writers"`
+	Many    map[string]writersRow `json:"many_writers"`
 	Pair    map[string]pairRow    `json:"pair"`
 	Phases  []phase               `json:"phases"`
 	Wall    time.Duration         `json:"wall_ns"`
-	Targets []target              `json:"targets"`
-}
-
-// target is one target of the issue, judged.
-type target struct {
-	Name    string `json:"name"`
-	SQLite  string `json:"sqlite"`
-	Trails  string `json:"trails"`
-	Verdict string `json:"verdict"` // meets, misses, or reported (no bar)
+	Targets []benchreport.Target  `json:"targets"`
+	Summary string                `json:"summary"` // of the targets, as the report writes it under them
 }
 
 // sections are the report's headings, in order (the test checks them).
@@ -40,27 +36,45 @@ var sections = []string{
 	"### Get",
 	"### Fork",
 	"### Concurrent writers, a session each",
+	"### Many concurrent writers",
 	"### Two writers on one session",
 	"### Where the time went",
 }
 
-// targetNames are the targets' names, in order (the test checks them).
-var targetNames = []string{
-	"Get of the whole session faster than SQLite",
-	"Get of the tail faster than SQLite",
-	"fork ≥ 10× faster than a copy",
-	"fork constant in size",
-	"every append of the concurrent writers succeeds",
-	"a refused append is never left in the caller's value",
-	"append p50 ≤ 1.5× Fuseki's floor",
-	"append p50 against SQLite",
-}
+// The issue's bars.
+const (
+	getBar       = 1.0  // Trails' Get p50 over SQLite's, at most
+	forkBar      = 10.0 // the shorter judged fork: ADK's copy over Trails' fork, at least
+	longForkBar  = 50.0 // the longer one
+	sameBytes    = 0.01 // a fork's bytes received at the two judged lengths may differ by this share of the larger
+	writersBar   = 2.0  // the concurrent writers' wall over SQLite's, at most
+	manyRateBar  = 1000 // the many writers' acknowledged appends per second, at least
+	commitsBar   = 0.2  // the many writers' update requests per append, below
+	appendRawBar = 1.2  // a lone append's p50 over raw INSERT DATA's, at most
+)
 
-func verdict(ok bool) string {
-	if ok {
-		return "meets"
+// targetNames are the targets' names for plan p, in order (the test
+// checks them).
+func targetNames(p plan) []string {
+	f0, f1 := p.forks[len(p.forks)-2], p.forks[len(p.forks)-1]
+	return []string{
+		fmt.Sprintf("Get of %s events ≤ %.1f× SQLite's p50", thousands(p.appends), getBar),
+		fmt.Sprintf("Get of %s events ≤ %.1f× SQLite's p50", thousands(p.longGet), getBar),
+		fmt.Sprintf("Get with `NumRecentEvents: %d` ≤ %.1f× SQLite's p50", p.tail, getBar),
+		fmt.Sprintf("fork of %s events ≥ %.0f× faster than ADK's copy", thousands(f0), forkBar),
+		fmt.Sprintf("fork of %s events ≥ %.0f× faster than ADK's copy", thousands(f1), longForkBar),
+		fmt.Sprintf("fork: bytes received the same at %s and %s events (±%.0f%%)", thousands(f0), thousands(f1), 100*sameBytes),
+		"fork: quads stored the same at every length",
+		fmt.Sprintf("%d writers × %d appends: every append acknowledged and read back", p.writers, p.perWriter),
+		fmt.Sprintf("%d writers × %d appends: wall ≤ %.0f× SQLite's", p.writers, p.perWriter, writersBar),
+		fmt.Sprintf("%d writers × %d appends: ≥ %s appends/s", p.many, p.perMany, thousands(manyRateBar)),
+		fmt.Sprintf("%d writers × %d appends: every append acknowledged and read back", p.many, p.perMany),
+		fmt.Sprintf("%d writers × %d appends: commits per append < %.1f", p.many, p.perMany, commitsBar),
+		fmt.Sprintf("%d writers × %d appends: append p50 / p99", p.many, p.perMany),
+		"a refused append is never left in the caller's value",
+		fmt.Sprintf("lone append p50 ≤ %.1f× Fuseki's raw INSERT DATA", appendRawBar),
+		"lone append p50 against SQLite",
 	}
-	return "misses"
 }
 
 // ratio returns a/b.
@@ -71,29 +85,108 @@ func ratio(a, b time.Duration) float64 {
 	return float64(a) / float64(b)
 }
 
-// judge fills r.Targets.
+// thousands writes n with comma separators: 10,000.
+func thousands(n int) string {
+	s := fmt.Sprint(n)
+	for i := len(s) - 3; i > 0 && s[i-1] != '-'; i -= 3 {
+		s = s[:i] + "," + s[i:]
+	}
+	return s
+}
+
+// kb formats bytes in kilobytes (1,000 bytes), as the tables do.
+func kb(n int64) string { return fmt.Sprintf("%.1f KB", float64(n)/1000) }
+
+// judge fills r.Targets and r.Summary.
 func (r *results) judge() {
-	g, a := r.Get, r.Append
-	small, long := r.Fork[0], r.Fork[len(r.Fork)-1]
+	p, g, a := r.Plan, r.Get, r.Append
+	names := targetNames(p)
+	var f0, f1 forkRow
+	if n := len(r.Fork); n >= 2 {
+		f0, f1 = r.Fork[n-2], r.Fork[n-1]
+	}
 	ws, wt := r.Writers[sqliteBackend.String()], r.Writers[trailsBackend.String()]
+	ms64, mt := r.Many[sqliteBackend.String()], r.Many[trailsBackend.String()]
 	ps, pt := r.Pair[sqliteBackend.String()], r.Pair[trailsBackend.String()]
-	total := r.Plan.writers * r.Plan.perWriter
-	refused := func(p pairRow) string {
+
+	get := func(name string, s, t dist, trips, recv int64) benchreport.Target {
+		rr := ratio(t.P50, s.P50)
+		return benchreport.Target{Name: name,
+			Cells:   []string{ms(s.P50) + " ms", fmt.Sprintf("%s ms (%.2f×; %d round trips, %s received)", ms(t.P50), rr, trips, kb(recv))},
+			Got:     fmt.Sprintf("%.2f×", rr),
+			Verdict: benchreport.Judge(s.P50 > 0 && t.P50 > 0 && rr <= getBar)}
+	}
+	fork := func(name string, f forkRow, bar float64) benchreport.Target {
+		rr := ratio(f.SQLite.P50, f.Trails.P50)
+		return benchreport.Target{Name: name,
+			Cells:   []string{ms(f.SQLite.P50) + " ms", fmt.Sprintf("%s ms (%.1f× faster; %d round trips, %s received)", ms(f.Trails.P50), rr, f.Trips, kb(f.Received))},
+			Got:     fmt.Sprintf("%.1f× faster", rr),
+			Verdict: benchreport.Judge(f.Trails.P50 > 0 && rr >= bar)}
+	}
+	asAcked := func(w writersRow) string {
+		return fmt.Sprintf("%d of %d acknowledged; read back: %d of %d sessions as acknowledged, %d acknowledged not stored, %d refused but stored",
+			w.OK, w.Writers*w.PerWriter, w.Correct, w.Writers, w.Lost, w.Phantoms)
+	}
+	allAcked := func(w writersRow) bool {
+		return w.Writers > 0 && w.OK == w.Writers*w.PerWriter && w.Stored == w.OK && w.Correct == w.Writers && w.Lost == 0 && w.Phantoms == 0
+	}
+	pairCell := func(p pairRow) string {
 		return fmt.Sprintf("values hold %d and %d refused events, %d and %d events the store lacks",
 			p.Writers[0].Refused, p.Writers[1].Refused, p.Writers[0].Unstored, p.Writers[1].Unstored)
 	}
 	clean := func(pw pairWriter) bool { return pw.Refused == 0 && pw.Unstored == 0 && pw.Prefix }
-	r.Targets = []target{
-		{targetNames[0], ms(g.SQLite.P50) + " ms", fmt.Sprintf("%s ms (%.2f×)", ms(g.Trails.P50), ratio(g.Trails.P50, g.SQLite.P50)), verdict(g.Trails.P50 < g.SQLite.P50)},
-		{targetNames[1], ms(g.SQLiteTail.P50) + " ms", fmt.Sprintf("%s ms (%.2f×)", ms(g.TrailsTail.P50), ratio(g.TrailsTail.P50, g.SQLiteTail.P50)), verdict(g.TrailsTail.P50 < g.SQLiteTail.P50)},
-		{targetNames[2], ms(long.SQLite.P50) + " ms", fmt.Sprintf("%s ms (%.1f× faster)", ms(long.Trails.P50), ratio(long.SQLite.P50, long.Trails.P50)), verdict(ratio(long.SQLite.P50, long.Trails.P50) >= 10)},
-		{targetNames[3], fmt.Sprintf("%+d / %+d bytes (%d / %d events)", small.SQLiteBytes, long.SQLiteBytes, small.Events, long.Events),
-			fmt.Sprintf("%+d / %+d quads (%d / %d events)", small.Quads, long.Quads, small.Events, long.Events), verdict(small.Quads == long.Quads)},
-		{targetNames[4], fmt.Sprintf("%d of %d", ws.OK, total), fmt.Sprintf("%d of %d", wt.OK, total), verdict(wt.OK == total && wt.Stored == total)},
-		{targetNames[5], refused(ps), refused(pt), verdict(clean(pt.Writers[0]) && clean(pt.Writers[1]))},
-		{targetNames[6], "—", fmt.Sprintf("%s ms against %s ms (%.2f×)", ms(a.Trails.P50), ms(a.Floor.P50), ratio(a.Trails.P50, a.Floor.P50)), verdict(ratio(a.Trails.P50, a.Floor.P50) <= 1.5)},
-		{targetNames[7], ms(a.SQLite.P50) + " ms", fmt.Sprintf("%s ms (%.2f×)", ms(a.Trails.P50), ratio(a.Trails.P50, a.SQLite.P50)), "reported"},
+	maxB := max(f0.Received, f1.Received)
+	diff := f1.Received - f0.Received
+	wr := ratio(wt.Wall, ws.Wall)
+	ar := ratio(a.Trails.P50, a.Floor.P50)
+
+	r.Targets = []benchreport.Target{
+		get(names[0], g.SQLite, g.Trails, g.Trips, g.Received),
+		get(names[1], g.SQLiteLong, g.TrailsLong, g.LongTrips, g.LongReceived),
+		get(names[2], g.SQLiteTail, g.TrailsTail, g.TailTrips, g.TailReceived),
+		fork(names[3], f0, forkBar),
+		fork(names[4], f1, longForkBar),
+		{Name: names[5], Cells: []string{"—", fmt.Sprintf("%s / %s", kb(f0.Received), kb(f1.Received))},
+			Got:     fmt.Sprintf("%s against %s", kb(f1.Received), kb(f0.Received)),
+			Verdict: benchreport.Judge(maxB > 0 && float64(max(diff, -diff)) <= sameBytes*float64(maxB))},
+		r.forkQuads(names[6]),
+		{Name: names[7], Cells: []string{asAcked(ws), asAcked(wt)}, Verdict: benchreport.Judge(allAcked(wt))},
+		{Name: names[8], Cells: []string{fmt.Sprintf("%.1f s (%d appends succeeded)", ws.Wall.Seconds(), ws.OK), fmt.Sprintf("%.1f s (%.2f×)", wt.Wall.Seconds(), wr)},
+			Got: fmt.Sprintf("%.2f×", wr), Verdict: benchreport.Judge(ws.Wall > 0 && wr <= writersBar)},
+		{Name: names[9], Cells: []string{fmt.Sprintf("%.0f/s", ms64.Rate()), fmt.Sprintf("%.0f/s (%d in %.1f s)", mt.Rate(), mt.OK, mt.Wall.Seconds())},
+			Got: fmt.Sprintf("%.0f/s", mt.Rate()), Verdict: benchreport.Judge(mt.Rate() >= manyRateBar)},
+		{Name: names[10], Cells: []string{asAcked(ms64), asAcked(mt)}, Verdict: benchreport.Judge(allAcked(mt))},
+		{Name: names[11], Cells: []string{"—", fmt.Sprintf("%.3f (%d update requests for %d appends)", mt.CommitsPerAppend(), mt.Writes, mt.Writers*mt.PerWriter)},
+			Got: fmt.Sprintf("%.3f", mt.CommitsPerAppend()), Verdict: benchreport.Judge(mt.Writers > 0 && mt.CommitsPerAppend() < commitsBar)},
+		{Name: names[12], Cells: []string{fmt.Sprintf("%s / %s ms", ms(ms64.Latency.P50), ms(ms64.Latency.P99)), fmt.Sprintf("%s / %s ms", ms(mt.Latency.P50), ms(mt.Latency.P99))},
+			Verdict: benchreport.Reported},
+		{Name: names[13], Cells: []string{pairCell(ps), pairCell(pt)}, Verdict: benchreport.Judge(clean(pt.Writers[0]) && clean(pt.Writers[1]))},
+		{Name: names[14], Cells: []string{"—", fmt.Sprintf("%s ms against %s ms (%.2f×)", ms(a.Trails.P50), ms(a.Floor.P50), ar)},
+			Got: fmt.Sprintf("%.2f×", ar), Verdict: benchreport.Judge(a.Floor.P50 > 0 && ar <= appendRawBar)},
+		{Name: names[15], Cells: []string{ms(a.SQLite.P50) + " ms", fmt.Sprintf("%s ms (%.2f×)", ms(a.Trails.P50), ratio(a.Trails.P50, a.SQLite.P50))},
+			Verdict: benchreport.Reported},
 	}
+	r.Summary = benchreport.Summary(r.Targets)
+}
+
+// forkQuads judges that a fork stores as many quads whatever the length
+// of the session forked.
+func (r *results) forkQuads(name string) benchreport.Target {
+	var sb, tq []string
+	same := len(r.Fork) > 0
+	for _, f := range r.Fork {
+		sb = append(sb, fmt.Sprintf("%+d", f.SQLiteBytes))
+		tq = append(tq, fmt.Sprintf("%+d", f.Quads))
+		same = same && f.Quads == r.Fork[0].Quads
+	}
+	var ns []string
+	for _, f := range r.Fork {
+		ns = append(ns, thousands(f.Events))
+	}
+	of := fmt.Sprintf(" (%s events)", strings.Join(ns, " / "))
+	return benchreport.Target{Name: name,
+		Cells:   []string{strings.Join(sb, " / ") + " bytes" + of, strings.Join(tq, " / ") + " quads" + of},
+		Verdict: benchreport.Judge(same)}
 }
 
 // markdown writes the report.
@@ -106,18 +199,14 @@ func (r *results) markdown(w io.Writer) {
 	for _, k := range slices.Sorted(mapKeys(m.Modules)) {
 		mods = append(mods, k+" "+m.Modules[k])
 	}
-	fmt.Fprintf(w, "%s; checkout %s. Load average %s at the start, %s at the end: the machine is shared, so the figures are indicative.\n\n",
-		strings.Join(mods, ", "), m.Source, r.LoadAvg[0], r.LoadAvg[len(r.LoadAvg)-1])
+	fmt.Fprintf(w, "%s; checkout %s. %s.\n\n",
+		strings.Join(mods, ", "), m.Source, benchreport.LoadLine(r.LoadAvg[0], r.LoadAvg[len(r.LoadAvg)-1]))
 
 	fmt.Fprintf(w, "%s\n\n", sections[0])
-	fmt.Fprintln(w, "| target | ADK on SQLite | Trails on Fuseki | verdict |")
-	fmt.Fprintln(w, "|---|---|---|---|")
-	for _, t := range r.Targets {
-		fmt.Fprintf(w, "| %s | %s | %s | %s |\n", t.Name, t.SQLite, t.Trails, t.Verdict)
-	}
+	benchreport.WriteTargets(w, []string{"ADK on SQLite", "Trails on Fuseki"}, r.Targets)
 
 	a := r.Append
-	fmt.Fprintf(w, "\n%s\n\n", sections[1])
+	fmt.Fprintf(w, "%s\n\n", sections[1])
 	fmt.Fprintf(w, "%d appends of the same events into one session on each backend, after %d to warm up; the three ways take turns event by event. "+
 		"The floor is one INSERT DATA, per append, of the triples that append's update inserted (%.0f triples, %.1f KB of SPARQL), into a graph of its own.\n\n",
 		a.Trails.N, p.warmup, a.Triples, a.FloorLen/1000)
@@ -139,6 +228,7 @@ func (r *results) markdown(w io.Writer) {
 	fmt.Fprintln(w, "|---|---:|---:|---:|---:|---:|---:|")
 	fmt.Fprintf(w, "| whole session (%d events) | %s | %s | %s | %.2f× | %d | %.1f |\n", g.Events, ms(g.SQLite.P50), ms(g.Trails.P50), ms(g.Trails.P99), ratio(g.Trails.P50, g.SQLite.P50), g.Trips, float64(g.Received)/1000)
 	fmt.Fprintf(w, "| `NumRecentEvents: %d` | %s | %s | %s | %.2f× | %d | %.1f |\n", g.Tail, ms(g.SQLiteTail.P50), ms(g.TrailsTail.P50), ms(g.TrailsTail.P99), ratio(g.TrailsTail.P50, g.SQLiteTail.P50), g.TailTrips, float64(g.TailReceived)/1000)
+	fmt.Fprintf(w, "| whole session (%d events; %d Gets each) | %s | %s | %s | %.2f× | %d | %.1f |\n", g.LongEvents, g.TrailsLong.N, ms(g.SQLiteLong.P50), ms(g.TrailsLong.P50), ms(g.TrailsLong.P99), ratio(g.TrailsLong.P50, g.SQLiteLong.P50), g.LongTrips, float64(g.LongReceived)/1000)
 	fmt.Fprintf(w, "\nFuseki's floor for a Get: one query for the raw copies of the events and their indices, nothing else (`raw-copies.rq`, parsed by the kg client): "+
 		"%s ms for the whole session (%.1f KB), %s ms for the last %d (%.1f KB).\n",
 		ms(g.Floor.P50), float64(g.FloorBytes)/1000, ms(g.FloorTail.P50), g.Tail, float64(g.FloorTailLen)/1000)
@@ -148,6 +238,8 @@ func (r *results) markdown(w io.Writer) {
 	fmt.Fprintln(w, "\nOf a tail Get:")
 	fmt.Fprintln(w)
 	kindTable(w, g.TailRequests)
+	fmt.Fprintf(w, "\nOf a Get of the session of %d events (filled for it, as the sessions forked below, each backend's sessions at once on Trails and one after the other on SQLite):\n\n", g.LongEvents)
+	kindTable(w, g.LongRequests)
 
 	fmt.Fprintf(w, "\n%s\n\n", sections[3])
 	fmt.Fprintf(w, "ADK has no fork: its way is a Get of the session, a Create and an AppendEvent of a copy of each event. Trails' is `SessionService.Fork` at the last event. "+
@@ -167,15 +259,14 @@ func (r *results) markdown(w io.Writer) {
 	}
 
 	fmt.Fprintf(w, "\n%s\n\n", sections[4])
-	fmt.Fprintf(w, "%d writers at once, each appending %d events to a session of its own (a user each, one app: their `app:` keys are shared), going on after an error; one backend after the other.\n\n", p.writers, p.perWriter)
-	fmt.Fprintln(w, "| backend | appends that succeeded | events stored | wall s | errors |")
-	fmt.Fprintln(w, "|---|---:|---:|---:|---|")
-	for _, k := range []backend{sqliteBackend, trailsBackend} {
-		row := r.Writers[k.String()]
-		fmt.Fprintf(w, "| %v | %d of %d | %d | %.1f | %s |\n", k, row.OK, p.writers*p.perWriter, row.Stored, row.Wall.Seconds(), errList(row.Errors))
-	}
-
+	fmt.Fprintf(w, "%d writers at once, each appending %d events to a session of its own (a user each, one app: their `app:` keys are shared), going on after an error; one backend after the other. "+
+		"Afterwards each session is read back with a Get and compared with the appends acknowledged to its writer.\n\n", p.writers, p.perWriter)
+	writersTable(w, r.Writers)
 	fmt.Fprintf(w, "\n%s\n\n", sections[5])
+	fmt.Fprintf(w, "The same with %d writers of %d appends each, a session each: what group commit is for. "+
+		"Commits are the update requests the Trails client sent during the run (each one transaction of the store), counted by the transport.\n\n", p.many, p.perMany)
+	writersTable(w, r.Many)
+	fmt.Fprintf(w, "\n%s\n\n", sections[6])
 	fmt.Fprintf(w, "A session of %d events; two writers each Get it (a value each) and append %d events through their value at once, going on after an error. "+
 		"The two writers' events have the same text (two replicas answering the same question), their ids differ. "+
 		"Afterwards each value is compared with a fresh Get: does it hold events whose append was refused, or events the store lacks; is it the store's history or a prefix of it?\n\n",
@@ -189,13 +280,28 @@ func (r *results) markdown(w io.Writer) {
 		}
 	}
 
-	fmt.Fprintf(w, "\n%s\n\n", sections[6])
+	fmt.Fprintf(w, "\n%s\n\n", sections[7])
 	fmt.Fprintln(w, "| step | seconds |")
 	fmt.Fprintln(w, "|---|---:|")
 	for _, ph := range r.Phases {
 		fmt.Fprintf(w, "| %s | %.0f |\n", ph.Name, ph.D.Seconds())
 	}
 	fmt.Fprintf(w, "| **total** | **%.0f** |\n", r.Wall.Seconds())
+}
+
+// writersTable writes the concurrent writers' rows of each backend.
+func writersTable(w io.Writer, rows map[string]writersRow) {
+	fmt.Fprintln(w, "| backend | appends acknowledged | events stored | sessions read back as acknowledged | wall s | appends/s | p50 ms | p99 ms | commits per append | errors |")
+	fmt.Fprintln(w, "|---|---:|---:|---:|---:|---:|---:|---:|---:|---|")
+	for _, k := range []backend{sqliteBackend, trailsBackend} {
+		row := rows[k.String()]
+		commits := "—"
+		if k == trailsBackend {
+			commits = fmt.Sprintf("%.3f", row.CommitsPerAppend())
+		}
+		fmt.Fprintf(w, "| %v | %d of %d | %d | %d of %d | %.1f | %.0f | %s | %s | %s | %s |\n", k, row.OK, row.Writers*row.PerWriter, row.Stored,
+			row.Correct, row.Writers, row.Wall.Seconds(), row.Rate(), ms(row.Latency.P50), ms(row.Latency.P99), commits, errList(row.Errors))
+	}
 }
 
 // kindTable writes the requests of an operation by kind.

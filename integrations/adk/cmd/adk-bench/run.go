@@ -26,6 +26,7 @@ import (
 	"gorm.io/gorm/logger"
 
 	"github.com/trails-kg/trails/integrations/adk"
+	"github.com/trails-kg/trails/internal/benchreport"
 	"github.com/trails-kg/trails/internal/fusekitest"
 	"github.com/trails-kg/trails/kg"
 	trails "github.com/trails-kg/trails/session"
@@ -45,7 +46,7 @@ Runs the same agent events (user text, a model turn with a function call
 and usage, the function's response, model text; state changes of the
 session, user: and app: scopes) against two ADK Go v2 session services,
 one after the other or interleaved, and prints a markdown report judging
-issue 14's targets:
+the targets of issues 14 and 21, with a summary line computed from them:
 
   ADK's database service (google.golang.org/adk/v2/session/database) on
   SQLite through github.com/glebarez/sqlite, default settings, a file in a
@@ -54,12 +55,14 @@ issue 14's targets:
   Fuseki it starts itself from the cached jar (TDB2 on disk, the project's
   configuration).
 
-It measures AppendEvent, Get of a long session and of its tail, a fork of
-a long session (ADK: a copy), concurrent writers on sessions of their own,
-two writers on one session, and Fuseki's floor for an append (raw INSERT
-DATA of the triples the append wrote). Run it inside the Trails checkout
-(it finds the Fuseki jar and configuration there). The full run takes
-3 to 5 minutes on a shared 2-core machine.
+It measures AppendEvent and Fuseki's floor for it (raw INSERT DATA of the
+triples the append wrote), Get of a 1,000- and a 10,000-event session and
+of a tail, forks of sessions of 50, 500 and 5,000 events (ADK: a copy),
+8 and 64 concurrent writers on sessions of their own (appends per second,
+p50 and p99, commits per append, every session read back), and two
+writers on one session. Run it inside the Trails checkout (it finds the
+Fuseki jar and configuration there). The full run takes 6 to 10 minutes
+on a 2-core machine, most of it filling the long sessions.
 
 Flags:
   -short   tiny sizes, to check that it works (CI)
@@ -158,7 +161,7 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		Command: strings.Join(append([]string{"go run ./integrations/adk/cmd/adk-bench"}, args...), " "),
 		Plan:    p,
 		Date:    t0,
-		LoadAvg: []string{loadAvg()},
+		LoadAvg: []string{benchreport.LoadAvg()},
 	}
 
 	// ADK's database service, as its own tests make it but on a file and
@@ -186,14 +189,25 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	b.logf("Fuseki answers at %s (log %s)", srv.Endpoint, srv.Log)
 	r.Machine = describeMachine(srv)
 
+	var long []filled // the long Get's session, then the sessions forked
 	steps := []struct {
 		name string
 		f    func() error
 	}{
 		{"warm up (append and Get on both)", func() error { return b.warmUp(ctx) }},
 		{"appends, floor and Gets", func() (err error) { r.Append, r.Get, err = b.appends(ctx); return err }},
-		{"forks", func() (err error) { r.Fork, err = b.forks(ctx); return err }},
-		{"concurrent writers", func() (err error) { r.Writers, err = b.writers(ctx); return err }},
+		{"fill the long sessions (not measured)", func() (err error) {
+			jobs := []fillJob{{longUser, p.longGet}}
+			for _, n := range p.forks {
+				jobs = append(jobs, fillJob{forkUser(n), n})
+			}
+			long, err = b.fillAll(ctx, "f", jobs)
+			return err
+		}},
+		{"Get of the long session", func() error { return b.longGet(ctx, &r.Get, longUser, long[0], p.longGet) }},
+		{"forks", func() (err error) { r.Fork, err = b.forks(ctx, long[1:]); return err }},
+		{"concurrent writers", func() (err error) { r.Writers, err = b.writers(ctx, p.writers, p.perWriter); return err }},
+		{"many concurrent writers", func() (err error) { r.Many, err = b.writers(ctx, p.many, p.perMany); return err }},
 		{"two writers on one session", func() (err error) { r.Pair, err = b.pair(ctx); return err }},
 	}
 	r.Phases = append(r.Phases, phase{Name: "start Fuseki, migrate SQLite", D: time.Since(t0)})
@@ -206,7 +220,7 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		r.Phases = append(r.Phases, phase{Name: s.name, D: time.Since(t)})
 	}
 	r.Wall = time.Since(t0)
-	r.LoadAvg = append(r.LoadAvg, loadAvg())
+	r.LoadAvg = append(r.LoadAvg, benchreport.LoadAvg())
 	r.judge()
 	b.logf("done in %v", r.Wall.Round(time.Second))
 
@@ -243,16 +257,11 @@ func writeReport(path string, report []byte) error {
 	if err != nil {
 		return err
 	}
-	if !hasMarkers(old) {
+	doc, ok := benchreport.Replace(old, beginMarker, endMarker, report)
+	if !ok {
 		return fmt.Errorf("%s has no lines %s and %s", path, beginMarker, endMarker)
 	}
-	i, j := bytes.Index(old, []byte(beginMarker)), bytes.Index(old, []byte(endMarker))
-	var b bytes.Buffer
-	b.Write(old[:i+len(beginMarker)])
-	b.WriteString("\n")
-	b.Write(report)
-	b.Write(old[j:])
-	return os.WriteFile(path, b.Bytes(), 0o644)
+	return os.WriteFile(path, doc, 0o644)
 }
 
 // phase is one step of the run and how long it took.
@@ -309,17 +318,4 @@ func describeMachine(srv *fusekitest.Server) machine {
 		}
 	}
 	return m
-}
-
-// loadAvg returns the first three fields of /proc/loadavg.
-func loadAvg() string {
-	b, err := os.ReadFile("/proc/loadavg")
-	if err != nil {
-		return "unknown"
-	}
-	f := strings.Fields(string(b))
-	if len(f) < 3 {
-		return "unknown"
-	}
-	return strings.Join(f[:3], " ")
 }

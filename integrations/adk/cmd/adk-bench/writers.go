@@ -15,14 +15,44 @@ import (
 	trails "github.com/trails-kg/trails/session"
 )
 
-// writersRow is one backend's run of the concurrent writers: each writer
+// writersRow is one backend's run of concurrent writers: each writer
 // appends to a session of its own (of a user of its own, in one app, so
 // that their app: keys are shared), all at once.
 type writersRow struct {
-	OK     int           `json:"ok"`
-	Stored int           `json:"stored"` // events a Get of each session returns afterwards, in all
-	Wall   time.Duration `json:"wall_ns"`
-	Errors []errCount    `json:"errors"`
+	Writers   int           `json:"writers"`
+	PerWriter int           `json:"per_writer"`
+	OK        int           `json:"ok"`
+	Stored    int           `json:"stored"` // events a Get of each session returns afterwards, in all
+	Wall      time.Duration `json:"wall_ns"`
+	Errors    []errCount    `json:"errors"`
+	Latency   dist          `json:"latency"` // of every AppendEvent call, refused ones included
+
+	// Read back: the sessions whose stored events are exactly the
+	// acknowledged ones, in the order acknowledged, and the events
+	// acknowledged but not stored, or stored but refused.
+	Correct  int `json:"sessions_as_acknowledged"`
+	Lost     int `json:"acknowledged_not_stored"`
+	Phantoms int `json:"refused_but_stored"`
+
+	// Writes is the update requests (commits) the Trails client sent
+	// during the run; 0 for SQLite, which the counter does not see.
+	Writes int64 `json:"trails_writes"`
+}
+
+// Rate is the acknowledged appends per second of wall time.
+func (r writersRow) Rate() float64 {
+	if r.Wall <= 0 {
+		return 0
+	}
+	return float64(r.OK) / r.Wall.Seconds()
+}
+
+// CommitsPerAppend is the update requests per AppendEvent call.
+func (r writersRow) CommitsPerAppend() float64 {
+	if n := r.Writers * r.PerWriter; n > 0 {
+		return float64(r.Writes) / float64(n)
+	}
+	return 0
 }
 
 // errCount is how often a kind of error came, with one message.
@@ -86,58 +116,88 @@ func classify(k backend, err error) string {
 	return "other"
 }
 
-// writers runs the plan's concurrent writers on each backend in turn.
-func (b *bench) writers(ctx context.Context) (map[string]writersRow, error) {
+// writers runs n concurrent writers of per appends each, a session each,
+// on each backend in turn, and reads every session back.
+func (b *bench) writers(ctx context.Context, n, per int) (map[string]writersRow, error) {
 	out := map[string]writersRow{}
 	for _, k := range []backend{sqliteBackend, trailsBackend} {
-		sess := make([]session.Session, b.plan.writers)
+		user := func(w int) string { return fmt.Sprintf("writer%d-of-%d", w, n) }
+		sess := make([]session.Session, n)
 		for w := range sess {
-			s, err := b.create(ctx, k, fmt.Sprintf("writer%d", w))
+			s, err := b.create(ctx, k, user(w))
 			if err != nil {
 				return nil, err
 			}
 			sess[w] = s
 		}
-		var row writersRow
+		row := writersRow{Writers: n, PerWriter: per}
+		acked := make([][]string, n)   // by writer, in the order acknowledged
+		refused := make([][]string, n) // by writer
+		lat := make([][]time.Duration, n)
 		var tally errTally
-		var mu sync.Mutex
 		var wg sync.WaitGroup
 		start := make(chan struct{})
 		for w, s := range sess {
 			wg.Go(func() {
 				<-start
-				ok := 0
-				for i := range b.plan.perWriter {
+				for i := range per {
 					if ctx.Err() != nil {
 						return
 					}
-					if err := b.svc(k).AppendEvent(ctx, s, event(fmt.Sprintf("w%d", w), i, time.Now())); err != nil {
+					ev := event(fmt.Sprintf("w%d", w), i, time.Now())
+					t0 := time.Now()
+					err := b.svc(k).AppendEvent(ctx, s, ev)
+					lat[w] = append(lat[w], time.Since(t0))
+					if err != nil {
 						tally.add(k, err)
+						refused[w] = append(refused[w], ev.ID)
 						continue
 					}
-					ok++
+					acked[w] = append(acked[w], ev.ID)
 				}
-				mu.Lock()
-				row.OK += ok
-				mu.Unlock()
 			})
 		}
+		before := b.ct.snapshot()
 		t0 := time.Now()
 		close(start)
 		wg.Wait()
 		row.Wall = time.Since(t0)
+		if k == trailsBackend {
+			row.Writes = b.ct.snapshot().minus(before).writes
+		}
 		if err := ctx.Err(); err != nil {
 			return nil, err
 		}
 		row.Errors = tally.list()
+		row.Latency = distOf(slices.Concat(lat...))
 		for w, s := range sess {
-			g, err := b.get(ctx, k, fmt.Sprintf("writer%d", w), s.ID(), 0)
+			row.OK += len(acked[w])
+			g, err := b.get(ctx, k, user(w), s.ID(), 0)
 			if err != nil {
 				return nil, err
 			}
-			row.Stored += g.Events().Len()
+			stored := ids(g)
+			row.Stored += len(stored)
+			if slices.Equal(stored, acked[w]) {
+				row.Correct++
+			}
+			in := make(map[string]bool, len(stored))
+			for _, id := range stored {
+				in[id] = true
+			}
+			for _, id := range acked[w] {
+				if !in[id] {
+					row.Lost++
+				}
+			}
+			for _, id := range refused[w] {
+				if in[id] {
+					row.Phantoms++
+				}
+			}
 		}
-		b.logf("writers: %v: %d of %d appends succeeded in %v (%d stored)", k, row.OK, b.plan.writers*b.plan.perWriter, row.Wall.Round(time.Millisecond), row.Stored)
+		b.logf("writers: %d × %d on %v: %d acknowledged in %v (%.0f/s, p50 %s ms, p99 %s ms), %d stored, %d of %d sessions as acknowledged, %d update requests",
+			n, per, k, row.OK, row.Wall.Round(time.Millisecond), row.Rate(), ms(row.Latency.P50), ms(row.Latency.P99), row.Stored, row.Correct, n, row.Writes)
 		out[k.String()] = row
 	}
 	return out, nil
