@@ -284,7 +284,7 @@ type attempt struct {
 }
 
 func sameContents(got, want output) bool { return slices.Equal(got.Contents, want.Contents) }
-func anything(got, want output) bool    { return true }
+func anything(got, want output) bool     { return true }
 
 // try computes the attempt of call in on state s, given the answer out
 // (for the names the store gave: a fork's and an archive's id).
