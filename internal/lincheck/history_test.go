@@ -161,7 +161,7 @@ var sentinels = []struct {
 	{errNotFound, session.ErrNotFound}, {errConflict, session.ErrConflict}, {errInvalid, session.ErrInvalid},
 	{errState, session.ErrState}, {errMerged, session.ErrMerged}, {errHasKids, session.ErrHasChildren},
 	{errNotFork, session.ErrNotForkable}, {errTooMany, session.ErrTooManyChildren}, {errParentGone, session.ErrParentMissing},
-	{"ErrForkDepth", session.ErrForkDepth}, {"ErrForkCycle", session.ErrForkCycle}, {"ErrCorrupt", session.ErrCorrupt},
+	{"ErrForkDepth", session.ErrForkDepth}, {"ErrForkCycle", session.ErrForkCycle}, {errCorrupt, session.ErrCorrupt},
 	{"ErrExists", session.ErrExists}, {"ErrForbidden", session.ErrForbidden},
 }
 

@@ -270,6 +270,7 @@ const (
 	errNotFork    = "ErrNotForkable"
 	errTooMany    = "ErrTooManyChildren"
 	errParentGone = "ErrParentMissing"
+	errCorrupt    = "ErrCorrupt"
 )
 
 // attempt is what a call would do in one state: the state after it
@@ -306,6 +307,11 @@ func (s *mstate) try(in input, out output) attempt {
 	case opLoad, opInfo:
 		m, ok := s.live(in.ID)
 		if !ok {
+			if d, ok := s.Sess[in.ID]; ok && d.Deleted && !strict {
+				// Known anomaly A2 (docs/reliability.md): a Load racing the
+				// Delete of its session may answer ErrCorrupt.
+				return fail(errNotFound, errCorrupt)
+			}
 			return fail(errNotFound)
 		}
 		h := s.history(in.ID)
