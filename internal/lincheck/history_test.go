@@ -76,6 +76,15 @@ func histories(tb testing.TB, def, short int, share float64) int {
 	return def
 }
 
+// opsPerClient is how many calls each of a history's clients makes: 8 in
+// -short mode, else 10.
+func opsPerClient() int {
+	if testing.Short() {
+		return 8
+	}
+	return 10
+}
+
 // config is how a history runs.
 type config struct {
 	clients, ops int
@@ -695,7 +704,7 @@ func runAll(t *testing.T, q *kg.Client, cfg config, n int, p *proxy) stats {
 func TestHistories(t *testing.T) {
 	t.Parallel()
 	c := kgClient(t, fusekitest.Endpoint(t), false)
-	runAll(t, c, config{clients: 4, ops: 10}, histories(t, 400, 150, 1), nil)
+	runAll(t, c, config{clients: 4, ops: opsPerClient()}, histories(t, 400, 140, 1), nil)
 }
 
 // TestHistoriesFaults runs histories through a proxy that drops, cuts or
@@ -706,7 +715,7 @@ func TestHistoriesFaults(t *testing.T) {
 	host, ds := hostOf(t, ep)
 	p := newProxy(t, host)
 	c := kgClient(t, "http://"+p.addr()+ds, true)
-	runAll(t, c, config{clients: 4, ops: 10, faults: 0.2, proxy: p}, histories(t, 200, 60, 0.5), p)
+	runAll(t, c, config{clients: 4, ops: opsPerClient(), faults: 0.2, proxy: p}, histories(t, 200, 60, 0.5), p)
 }
 
 // hostOf splits a dataset URL http://host:port/path into host:port and
@@ -724,7 +733,8 @@ func hostOf(tb testing.TB, endpoint string) (string, string) {
 // TestHistoriesKill runs histories against a Fuseki of its own on TDB2,
 // killed with SIGKILL once during each and restarted on the same files.
 func TestHistoriesKill(t *testing.T) {
-	n := histories(t, 10, 3, 0.02)
+	t.Parallel()
+	n := histories(t, 10, 2, 0.02)
 	dir, err := os.MkdirTemp(fusekitest.ScratchDir(), "trails-lincheck-")
 	if err != nil {
 		t.Fatal(err)
@@ -737,5 +747,5 @@ func TestHistoriesKill(t *testing.T) {
 	t.Cleanup(func() { srv.Close() })
 	cfg := kg.Config{Endpoint: srv.Endpoint, Timeout: 5 * time.Second, MaxAttempts: 2, Backoff: 20 * time.Millisecond}
 	c := fusekitest.Client(t, cfg)
-	runAll(t, c, config{clients: 4, ops: 10, kill: srv}, n, nil)
+	runAll(t, c, config{clients: 4, ops: opsPerClient(), kill: srv}, n, nil)
 }
