@@ -39,7 +39,21 @@ const (
 	envSeed      = "TRAILS_LINCHECK_SEED"
 	envHistories = "TRAILS_LINCHECK_HISTORIES" // histories of TestHistories; the fault and kill tests run a share of it
 	envOut       = "TRAILS_LINCHECK_OUT"       // directory for the visualizations of failing histories
+	envFor       = "TRAILS_LINCHECK_FOR"       // a duration (e.g. 45m): each test stops starting histories after it
 )
+
+// runFor returns $TRAILS_LINCHECK_FOR, 0 when unset.
+func runFor(tb testing.TB) time.Duration {
+	v := os.Getenv(envFor)
+	if v == "" {
+		return 0
+	}
+	d, err := time.ParseDuration(v)
+	if err != nil {
+		tb.Fatalf("%s=%q: %v", envFor, v, err)
+	}
+	return d
+}
 
 // baseSeed returns the seed of the run's first history.
 func baseSeed(tb testing.TB) uint64 {
@@ -681,13 +695,22 @@ func runAll(t *testing.T, q *kg.Client, cfg config, n int, p *proxy) stats {
 	seed := baseSeed(t)
 	var total stats
 	t0 := time.Now()
-	for i := 0; i < n && !t.Failed(); i++ {
+	limit := runFor(t)
+	for i := 0; i < n && total.anomalies < 10; i++ {
+		if limit > 0 && time.Since(t0) > limit {
+			t.Logf("stopped after %v (%s)", limit, envFor)
+			break
+		}
 		s := runHistory(t, q, cfg, seed+uint64(i))
 		total.histories += s.histories
 		total.ops += s.ops
 		total.unknown += s.unknown
 		total.anomalies += s.anomalies
 		total.undecided += s.undecided
+		if total.histories%100 == 0 {
+			t.Logf("%d histories, %d operations, %d of unknown outcome, %d anomalies so far (%v)",
+				total.histories, total.ops, total.unknown, total.anomalies, time.Since(t0).Round(time.Second))
+		}
 	}
 	msg := fmt.Sprintf("%d histories from seed %d in %v: %d operations (%d clients × %d calls each, plus Cascade steps), %d of unknown outcome, %d anomalies, %d undecided",
 		total.histories, seed, time.Since(t0).Round(time.Millisecond), total.ops, cfg.clients, cfg.ops, total.unknown, total.anomalies, total.undecided)
