@@ -307,11 +307,6 @@ func (s *mstate) try(in input, out output) attempt {
 	case opLoad, opInfo:
 		m, ok := s.live(in.ID)
 		if !ok {
-			if d, ok := s.Sess[in.ID]; ok && d.Deleted && !strict {
-				// Known anomaly A2 (docs/reliability.md): a Load racing the
-				// Delete of its session may answer ErrCorrupt.
-				return fail(errNotFound, errCorrupt)
-			}
 			return fail(errNotFound)
 		}
 		h := s.history(in.ID)
@@ -594,6 +589,14 @@ func step(state, in, out any) []any {
 			}
 		}
 		return next
+	}
+	if o.Err == errCorrupt && !strict {
+		// Known anomaly A2 (docs/reliability.md): a call that reads the
+		// session (Load, Store.Fork, Rewind, ...) racing its Delete may
+		// answer ErrCorrupt instead of ErrNotFound.
+		if m, ok := s.Sess[i.ID]; ok && m.Deleted {
+			return []any{s}
+		}
 	}
 	a := s.try(i, o)
 	switch {
