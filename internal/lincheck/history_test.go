@@ -250,6 +250,9 @@ func (c *client) pickVictim() string {
 	if len(ids) > 1 && c.rng.IntN(5) != 0 {
 		return ids[1+c.rng.IntN(len(ids)-1)]
 	}
+	if len(ids) == 1 && c.rng.IntN(5) != 0 {
+		return ""
+	}
 	return ids[0]
 }
 
@@ -483,6 +486,10 @@ func (c *client) detach() {
 // atomic update), taking effect between the Delete's call and the report.
 func (c *client) delete() {
 	id := c.pickVictim()
+	if id == "" {
+		c.load()
+		return
+	}
 	if c.rng.IntN(2) == 0 {
 		c.call(input{Op: opDelete, ID: id}, func(ctx context.Context) (output, error) {
 			return output{}, c.st.Delete(ctx, id, session.DeleteOptions{})
