@@ -91,6 +91,7 @@ type msess struct {
 	Archive  bool // made by a Rewind (does not count towards the parent's forks)
 	Moved    bool // re-parented under an archive by a Rewind: Merge refuses it
 	Merged   bool
+	Detached bool // made a root by a Detach
 	Deleted  bool
 	State    string
 	Cancel   bool
@@ -343,11 +344,7 @@ func (s *mstate) try(in input, out output) attempt {
 			return fail(errConflict, errNotFound)
 		}
 		var errs []string
-		// Known anomaly A4 (docs/reliability.md): the store compares the
-		// fork point, not the parent, so a fork a Rewind moved under its
-		// archive still appends from a value read before.
-		moved := m.Parent != v.Parent && (strict || m.At != v.At)
-		if m.Gen != v.Gen || moved || m.At != v.At || !slices.Equal(contents(s.history(v.ID)), v.Contents) {
+		if m.Gen != v.Gen || m.At != v.At || !slices.Equal(contents(s.history(v.ID)), v.Contents) || strict && m.Parent != v.Parent {
 			errs = append(errs, errConflict)
 		}
 		if terminal(m.State) {
@@ -356,11 +353,17 @@ func (s *mstate) try(in input, out output) attempt {
 		if errs != nil {
 			return fail(errs...)
 		}
+		if m.Parent != v.Parent {
+			// Known anomaly A4 (docs/reliability.md): when only the parent
+			// differs (a Detach, or a Rewind that moved the fork under its
+			// archive, since the value was read), the store may append.
+			errs = []string{errConflict}
+		}
 		n.mod(v.ID).Own = append(n.Sess[v.ID].Own, mturn{Content: in.Content, Delta: in.Delta})
 		n.share(in.Delta)
 		v.Contents = append(slices.Clone(v.Contents), in.Content)
 		n.Vals[in.Vid] = v
-		return attempt{next: n.seal(), check: anything}
+		return attempt{next: n.seal(), check: anything, errs: errs}
 
 	case opVFork:
 		v := s.Vals[in.Vid]
@@ -433,6 +436,12 @@ func (s *mstate) try(in input, out output) attempt {
 		if !ok {
 			return fail(errNotFound)
 		}
+		if c.Parent == "" && c.Detached && !strict {
+			// Known anomaly A6 (docs/reliability.md): a Merge racing the
+			// Detach of its child may refuse for a reason of the former
+			// parent.
+			return fail(errInvalid, errState, errMerged, errConflict)
+		}
 		if c.Parent == "" || len(c.Own) == 0 {
 			return fail(errInvalid)
 		}
@@ -504,7 +513,7 @@ func (s *mstate) try(in input, out output) attempt {
 		if m.Parent != "" {
 			h := s.history(in.ID)
 			mm := n.mod(in.ID)
-			mm.Own, mm.Parent, mm.At, mm.Moved = h, "", 0, false
+			mm.Own, mm.Parent, mm.At, mm.Moved, mm.Detached = h, "", 0, false, true
 		}
 		return attempt{next: n.seal(), check: anything, errs: []string{errConflict}}
 
