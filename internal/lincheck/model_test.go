@@ -344,6 +344,12 @@ func (s *mstate) try(in input, out output) attempt {
 			return fail(errConflict, errNotFound)
 		}
 		var errs []string
+		if m.Archive && !strict {
+			// Known anomaly A7 (docs/reliability.md): Persist refuses an
+			// archive's value (ErrInvalid: its moved turns hold the branch
+			// label of the session rewound).
+			errs = append(errs, errInvalid)
+		}
 		if m.Gen != v.Gen || m.At != v.At || !slices.Equal(contents(s.history(v.ID)), v.Contents) || strict && m.Parent != v.Parent {
 			errs = append(errs, errConflict)
 		}
@@ -527,10 +533,17 @@ func (s *mstate) try(in input, out output) attempt {
 			return fail(errNotFound)
 		}
 		if len(s.children(in.ID)) > 0 {
-			return fail(errHasKids)
+			return fail(errHasKids, errConflict)
 		}
 		n.mod(in.ID).Deleted = true
-		return attempt{next: n.seal(), check: anything}
+		var errs []string
+		if !strict {
+			// Known anomaly A8 (docs/reliability.md): a Delete racing a
+			// fork or a detach of a fork of its session may answer
+			// ErrConflict, which its documentation does not list.
+			errs = []string{errConflict}
+		}
+		return attempt{next: n.seal(), check: anything, errs: errs}
 
 	case opSetState:
 		m, ok := s.live(in.ID)
@@ -599,6 +612,26 @@ func (s *mstate) forks(id string) int {
 	return k
 }
 
+// torn reports whether a read of session id could have been torn by
+// another call (known anomaly A2): it, or a session on its chain, was
+// deleted, rewound, detached or moved by a rewind.
+func (s *mstate) torn(id string) bool {
+	for k := 0; k <= maxChain && id != ""; k++ {
+		m, ok := s.Sess[id]
+		if !ok {
+			return false
+		}
+		if m.Deleted || m.Gen > 0 || m.Detached || m.Moved || m.Archive {
+			return true
+		}
+		id = m.Parent
+	}
+	return false
+}
+
+// maxChain bounds the walk up a chain (the model's trees have no cycle).
+const maxChain = 64
+
 // step is the nondeterministic model's Step.
 func step(state, in, out any) []any {
 	s, i, o := state.(*mstate), in.(input), out.(output)
@@ -614,13 +647,11 @@ func step(state, in, out any) []any {
 		}
 		return next
 	}
-	if o.Err == errCorrupt && !strict {
+	if o.Err == errCorrupt && !strict && s.torn(i.ID) {
 		// Known anomaly A2 (docs/reliability.md): a call that reads the
-		// session (Load, Store.Fork, Rewind, ...) racing its Delete may
-		// answer ErrCorrupt instead of ErrNotFound.
-		if m, ok := s.Sess[i.ID]; ok && m.Deleted {
-			return []any{s}
-		}
+		// session (Load, Store.Fork, Rewind, ...) racing a Delete, a Rewind
+		// or a Detach on its chain may answer ErrCorrupt.
+		return []any{s}
 	}
 	if i.Op == opDelStep {
 		if _, ok := s.Sess[i.ID]; !ok {
