@@ -110,8 +110,9 @@ type config struct {
 // world is one history being recorded: the session ids the clients know,
 // the operations and the clock.
 type world struct {
-	seed  uint64
-	start time.Time
+	seed   uint64
+	faulty bool // faults are injected
+	start  time.Time
 
 	mu    sync.Mutex
 	ids   []string
@@ -259,6 +260,7 @@ func (c *client) pickVictim() string {
 // call runs f between two readings of the clock and records it.
 func (c *client) call(in input, f func(ctx context.Context) (output, error)) output {
 	in.Seq = int(c.w.seq.Add(1))
+	in.Faulty = c.w.faulty
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
 	t0 := c.w.now()
@@ -574,6 +576,7 @@ type stats struct {
 func runHistory(t *testing.T, q *kg.Client, cfg config, seed uint64) stats {
 	t.Helper()
 	w := newWorld(seed)
+	w.faulty = cfg.faults > 0 || cfg.kill != nil
 	st := session.NewStore(q, session.WithMaxChildren(maxChildren))
 	ds := admin.New(q)
 	if cfg.proxy != nil {

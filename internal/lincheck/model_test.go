@@ -61,6 +61,7 @@ type input struct {
 	Past    bool   // expiry in the past (else cleared)
 	Tag     string
 	Turns   []string // create: the root's first turns
+	Faulty  bool     // the history runs with faults (proxy or kill)
 }
 
 // output is what a call answered.
@@ -344,10 +345,10 @@ func (s *mstate) try(in input, out output) attempt {
 			return fail(errConflict, errNotFound)
 		}
 		var errs []string
-		if m.Archive && !strict {
+		if m.Archive && m.Parent != "" && !strict {
 			// Known anomaly A7 (docs/reliability.md): Persist refuses an
 			// archive's value (ErrInvalid: its moved turns hold the branch
-			// label of the session rewound).
+			// label of the session rewound) until a Detach makes it a root.
 			errs = append(errs, errInvalid)
 		}
 		if m.Gen != v.Gen || m.At != v.At || !slices.Equal(contents(s.history(v.ID)), v.Contents) || strict && m.Parent != v.Parent {
@@ -575,7 +576,14 @@ func (s *mstate) try(in input, out output) attempt {
 			return fail(errState)
 		}
 		n.mod(in.ID).Expiring = in.Past
-		return attempt{next: n.seal(), check: anything}
+		var errs []string
+		if !strict {
+			// Known anomaly A9 (docs/reliability.md): SetExpiry racing a
+			// SetExpiry or SetState may answer ErrConflict, which its
+			// documentation does not list.
+			errs = []string{errConflict}
+		}
+		return attempt{next: n.seal(), check: anything, errs: errs}
 
 	case opExpire:
 		for _, id := range slices.Sorted(maps.Keys(s.Sess)) {
@@ -669,9 +677,9 @@ func step(state, in, out any) []any {
 			return next
 		}
 	}
-	if i.Op == opFork && o.Err == errConflict && !strict {
-		// Known anomaly A5 (docs/reliability.md): Store.Fork may answer
-		// ErrConflict and have stored the fork all the same.
+	if i.Faulty && o.Err == errConflict && !strict && (i.Op == opFork || i.Op == opAppend || i.Op == opVFork) {
+		// Known anomaly A5 (docs/reliability.md): with faults, a Persist
+		// (or Store.Fork) may answer ErrConflict for a write that landed.
 		o = output{Unknown: true}
 	}
 	a := s.try(i, o)
