@@ -681,6 +681,7 @@ func check(t *testing.T, w *world, seed uint64) stats {
 		}
 		fmt.Fprintf(&b, "  client %d [%.1f ms, %s] %s\n", o.ClientId, float64(o.Call)/1e6, ret, describe(o.Input.(input), o.Output.(output), w.name))
 	}
+	b.WriteString(stuck(info, w.ops, w.name))
 	t.Errorf("seed %d: the history is not linearizable (no order of the calls explains the answers)\n%s"+
 		"visualization: %s\nreplay: go test ./internal/lincheck -run '%s' -lincheck.seed=%d -lincheck.histories=1",
 		seed, b.String(), path, t.Name(), seed)
@@ -781,4 +782,46 @@ func TestHistoriesKill(t *testing.T) {
 	cfg := kg.Config{Endpoint: srv.Endpoint, Timeout: 5 * time.Second, MaxAttempts: 2, Backoff: 20 * time.Millisecond}
 	c := fusekitest.Client(t, cfg)
 	runAll(t, c, config{clients: 4, ops: opsPerClient(), kill: srv}, n, nil)
+}
+
+// stuck describes where the longest order Porcupine found stops: the
+// calls it could not place next (those whose call came first), which is
+// where to look.
+func stuck(info porcupine.LinearizationInfo, all []porcupine.Operation, names func(string) string) string {
+	var longest []porcupine.Operation
+	for _, part := range info.PartialLinearizationsOperations() {
+		for _, lin := range part {
+			if len(lin) > len(longest) {
+				longest = lin
+			}
+		}
+	}
+	placed := map[string]bool{}
+	for _, o := range longest {
+		placed[fmt.Sprint(o.Input)] = true
+	}
+	var left []porcupine.Operation
+	seen := map[string]bool{}
+	for _, o := range all {
+		k := fmt.Sprint(o.Input)
+		if !placed[k] && !seen[k] {
+			seen[k] = true
+			left = append(left, o)
+		}
+	}
+	slices.SortFunc(left, func(a, b porcupine.Operation) int { return int(a.Call - b.Call) })
+	var b strings.Builder
+	fmt.Fprintf(&b, "  the longest order places %d calls", len(longest))
+	if len(longest) > 0 {
+		o := longest[len(longest)-1]
+		fmt.Fprintf(&b, ", the last: %s", describe(o.Input.(input), o.Output.(output), names))
+	}
+	b.WriteString("; first calls left out:\n")
+	for i, o := range left {
+		if i == 3 {
+			break
+		}
+		fmt.Fprintf(&b, "    %s\n", describe(o.Input.(input), o.Output.(output), names))
+	}
+	return b.String()
 }

@@ -114,6 +114,7 @@ type mval struct {
 	Gen      int
 	Parent   string // the fork fields it holds: a Persist conflicts when the
 	At       int    // store's differ (a Detach, or a Rewind that moved it)
+	Archive  bool   // read from an archive that was not detached (A7)
 }
 
 // mstate is the model's state: immutable once built (see seal).
@@ -332,7 +333,7 @@ func (s *mstate) try(in input, out output) attempt {
 		}
 		want.Values = s.values(in.ID)
 		torn := s.valuesOf(in.ID, true)
-		n.Vals[in.Vid] = mval{ID: in.ID, Contents: want.Contents, Gen: m.Gen, Parent: m.Parent, At: m.At}
+		n.Vals[in.Vid] = mval{ID: in.ID, Contents: want.Contents, Gen: m.Gen, Parent: m.Parent, At: m.At, Archive: m.Archive && m.Parent != ""}
 		return attempt{next: n.seal(), want: want, check: func(got, want output) bool {
 			return sameContents(got, want) && got.State == want.State && got.Cancel == want.Cancel &&
 				(got.Values == want.Values || !strict && got.Values == torn)
@@ -340,17 +341,18 @@ func (s *mstate) try(in input, out output) attempt {
 
 	case opAppend:
 		v := s.Vals[in.Vid]
+		if v.Archive && !strict {
+			// Known anomaly A7 (docs/reliability.md): Persist refuses the
+			// value of an archive (ErrInvalid, before sending anything: its
+			// moved turns hold the branch label of the session rewound)
+			// unless a Detach had made it a root when it was read.
+			return fail(errInvalid)
+		}
 		m, ok := s.live(v.ID)
 		if !ok {
 			return fail(errConflict, errNotFound)
 		}
 		var errs []string
-		if m.Archive && m.Parent != "" && !strict {
-			// Known anomaly A7 (docs/reliability.md): Persist refuses an
-			// archive's value (ErrInvalid: its moved turns hold the branch
-			// label of the session rewound) until a Detach makes it a root.
-			errs = append(errs, errInvalid)
-		}
 		if m.Gen != v.Gen || m.At != v.At || !slices.Equal(contents(s.history(v.ID)), v.Contents) || strict && m.Parent != v.Parent {
 			errs = append(errs, errConflict)
 		}
