@@ -353,20 +353,18 @@ func (s *mstate) try(in input, out output) attempt {
 			return fail(errConflict, errNotFound)
 		}
 		var errs []string
-		if m.Gen != v.Gen || m.At != v.At || !slices.Equal(contents(s.history(v.ID)), v.Contents) || strict && m.Parent != v.Parent {
+		stale := m.Gen != v.Gen || m.At != v.At || !slices.Equal(contents(s.history(v.ID)), v.Contents)
+		moved := m.Parent != v.Parent // a Detach, or a Rewind that moved the fork under its archive, since the value was read
+		if stale || moved {
 			errs = append(errs, errConflict)
 		}
 		if terminal(m.State) {
 			errs = append(errs, errState)
 		}
-		if errs != nil {
+		// Known anomaly A4 (docs/reliability.md): when only the parent
+		// differs, the store may append all the same.
+		if len(errs) > 0 && (strict || stale || terminal(m.State) || !moved) {
 			return fail(errs...)
-		}
-		if m.Parent != v.Parent {
-			// Known anomaly A4 (docs/reliability.md): when only the parent
-			// differs (a Detach, or a Rewind that moved the fork under its
-			// archive, since the value was read), the store may append.
-			errs = []string{errConflict}
 		}
 		n.mod(v.ID).Own = append(n.Sess[v.ID].Own, mturn{Content: in.Content, Delta: in.Delta})
 		n.share(in.Delta)
