@@ -104,6 +104,7 @@ type msess struct {
 type mturn struct {
 	Content string
 	Delta   string
+	Moved   bool // moved into an archive by a Rewind: it keeps the rewound session's branch label
 }
 
 // mval is a Session value a client holds: the history it read or wrote,
@@ -114,7 +115,7 @@ type mval struct {
 	Gen      int
 	Parent   string // the fork fields it holds: a Persist conflicts when the
 	At       int    // store's differ (a Detach, or a Rewind that moved it)
-	Archive  bool   // read from an archive that was not detached (A7)
+	Archive  bool   // read from a fork holding turns a Rewind moved into it (A7)
 }
 
 // mstate is the model's state: immutable once built (see seal).
@@ -333,7 +334,7 @@ func (s *mstate) try(in input, out output) attempt {
 		}
 		want.Values = s.values(in.ID)
 		torn := s.valuesOf(in.ID, true)
-		n.Vals[in.Vid] = mval{ID: in.ID, Contents: want.Contents, Gen: m.Gen, Parent: m.Parent, At: m.At, Archive: m.Archive && m.Parent != ""}
+		n.Vals[in.Vid] = mval{ID: in.ID, Contents: want.Contents, Gen: m.Gen, Parent: m.Parent, At: m.At, Archive: m.Parent != "" && slices.ContainsFunc(m.Own, func(t mturn) bool { return t.Moved })}
 		return attempt{next: n.seal(), want: want, check: func(got, want output) bool {
 			return sameContents(got, want) && got.State == want.State && got.Cancel == want.Cancel &&
 				(got.Values == want.Values || !strict && got.Values == torn)
@@ -345,7 +346,8 @@ func (s *mstate) try(in input, out output) attempt {
 			// Known anomaly A7 (docs/reliability.md): Persist refuses the
 			// value of an archive (ErrInvalid, before sending anything: its
 			// moved turns hold the branch label of the session rewound)
-			// unless a Detach had made it a root when it was read.
+			// unless a Detach had made it a root, or a Rewind of the archive
+			// had moved them on, when it was read.
 			return fail(errInvalid)
 		}
 		m, ok := s.live(v.ID)
@@ -509,7 +511,11 @@ func (s *mstate) try(in input, out output) attempt {
 		mm := n.mod(in.ID)
 		mm.Own = slices.Clone(own[:in.At-m.At])
 		mm.Gen++
-		n.Sess[arch] = &msess{ID: arch, Parent: in.ID, At: in.At, Own: slices.Clone(own[in.At-m.At:]), Archive: true, State: "active"}
+		moved := slices.Clone(own[in.At-m.At:])
+		for k := range moved {
+			moved[k].Moved = true
+		}
+		n.Sess[arch] = &msess{ID: arch, Parent: in.ID, At: in.At, Own: moved, Archive: true, State: "active"}
 		return attempt{next: n.seal(), check: anything, errs: []string{errConflict}}
 
 	case opDetach:
@@ -586,12 +592,7 @@ func (s *mstate) try(in input, out output) attempt {
 		return attempt{next: n.seal(), check: anything, errs: errs}
 
 	case opExpire:
-		for _, id := range slices.Sorted(maps.Keys(s.Sess)) {
-			if m := n.Sess[id]; !m.Deleted && m.Expiring && !terminal(m.State) {
-				n.end(id, "expired")
-			}
-		}
-		return attempt{next: n.seal(), check: anything}
+		panic("lincheck: Expire is stepped by step")
 
 	case opTag:
 		m, ok := s.live(in.ID)
@@ -659,6 +660,40 @@ func step(state, in, out any) []any {
 		// Known anomaly A2 (docs/reliability.md): a call that reads the
 		// session (Load, Store.Fork, Rewind, ...) racing a Delete, a Rewind
 		// or a Detach on its chain may answer ErrCorrupt.
+		return []any{s}
+	}
+	if i.Op == opExpire {
+		// Expire reads the sessions due, then ends them in an update that
+		// leaves alone one whose state or expiry changed since (as its
+		// documentation says): any of those due may be left.
+		var due []string
+		for _, id := range slices.Sorted(maps.Keys(s.Sess)) {
+			if m := s.Sess[id]; !m.Deleted && m.Expiring && !terminal(m.State) {
+				due = append(due, id)
+			}
+		}
+		var next []any
+		for set := 0; set < 1<<len(due); set++ {
+			n := s.clone()
+			for k, id := range due {
+				if set&(1<<k) != 0 && !terminal(n.Sess[id].State) {
+					n.end(id, "expired")
+				}
+			}
+			next = append(next, n.seal())
+		}
+		return next
+	}
+	if i.Faulty && !strict && i.Op == opExpiry && (o.Err == errState || o.Err == errConflict) {
+		// Known anomaly A5 (docs/reliability.md), SetExpiry's share: with
+		// faults it may answer ErrState (its retry found what another call
+		// did after its first attempt applied).
+		o = output{Unknown: true}
+	}
+	if o.Err == errParentGone && !strict && s.torn(i.ID) {
+		// Known anomaly A2 (docs/reliability.md): a call racing a Delete
+		// with Cascade (leaves first) may find the child, then miss its
+		// parent.
 		return []any{s}
 	}
 	if i.Op == opDelStep {
