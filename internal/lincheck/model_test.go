@@ -684,12 +684,6 @@ func step(state, in, out any) []any {
 		}
 		return next
 	}
-	if i.Faulty && !strict && i.Op == opExpiry && (o.Err == errState || o.Err == errConflict) {
-		// Known anomaly A5 (docs/reliability.md), SetExpiry's share: with
-		// faults it may answer ErrState (its retry found what another call
-		// did after its first attempt applied).
-		o = output{Unknown: true}
-	}
 	if o.Err == errParentGone && !strict && s.torn(i.ID) {
 		// Known anomaly A2 (docs/reliability.md): a call racing a Delete
 		// with Cascade (leaves first) may find the child, then miss its
@@ -712,9 +706,10 @@ func step(state, in, out any) []any {
 			return next
 		}
 	}
-	if i.Faulty && o.Err == errConflict && !strict && (i.Op == opFork || i.Op == opAppend || i.Op == opVFork) {
-		// Known anomaly A5 (docs/reliability.md): with faults, a Persist
-		// (or Store.Fork) may answer ErrConflict for a write that landed.
+	if i.Faulty && !strict && (o.Err == errConflict || o.Err == errState) && i.Op != opLoad && i.Op != opInfo {
+		// Known anomaly A5 (docs/reliability.md): with faults, a write
+		// (Persist, Store.Fork, Detach, SetExpiry, ...) may answer
+		// ErrConflict or ErrState although it landed.
 		o = output{Unknown: true}
 	}
 	a := s.try(i, o)
