@@ -571,8 +571,8 @@ type stats struct {
 	histories, ops, unknown, anomalies, undecided int
 }
 
-// run runs one history of seed against the store behind q (ds for the
-// operators' Expire) and checks it; it returns the history's figures.
+// runHistory runs one history of seed against the store behind q and
+// checks it; it returns the history's figures.
 func runHistory(t *testing.T, q *kg.Client, cfg config, seed uint64) stats {
 	t.Helper()
 	w := newWorld(seed)
@@ -688,7 +688,7 @@ func check(t *testing.T, w *world, seed uint64) stats {
 	return s
 }
 
-// client returns a kg client of endpoint; with faults it opens a
+// kgClient returns a kg client of endpoint; with faults it opens a
 // connection per request (so that the proxy faults requests, not
 // connections) and gives up on an attempt after 1 s.
 func kgClient(tb testing.TB, endpoint string, faults bool) *kg.Client {
