@@ -3,13 +3,13 @@ module github.com/trails-kg/trails/integrations/adk
 go 1.26.5
 
 require (
+	github.com/anishathalye/porcupine v1.3.1
 	github.com/glebarez/sqlite v1.11.0
 	github.com/trails-kg/trails v0.0.0
 	gorm.io/gorm v1.31.2
 )
 
 require (
-	github.com/anishathalye/porcupine v1.3.1 // indirect
 	github.com/dustin/go-humanize v1.0.1 // indirect
 	github.com/glebarez/go-sqlite v1.21.2 // indirect
 	github.com/jinzhu/inflection v1.0.0 // indirect
