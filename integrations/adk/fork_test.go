@@ -210,8 +210,8 @@ func (b *countingBody) Read(p []byte) (int, error) {
 	return n, err
 }
 
-// countedService is newService whose store's requests ct counts.
-func countedService(tb testing.TB) (*adk.SessionService, *trails.Store, *counter) {
+// forkCountedService is newService whose store's requests ct counts.
+func forkCountedService(tb testing.TB) (*adk.SessionService, *trails.Store, *counter) {
 	tb.Helper()
 	ct := &counter{next: &http.Transport{MaxIdleConnsPerHost: 8}}
 	c := fusekitest.Client(tb, kg.Config{Endpoint: fusekitest.Empty(tb).Endpoint(), HTTPClient: &http.Client{Transport: ct}})
@@ -268,7 +268,7 @@ func bulkSession(tb testing.TB, st *trails.Store, id string, n int, withoutIDs b
 func TestForkReadsConstant(t *testing.T) {
 	fusekitest.Parallel(t)
 	ctx := t.Context()
-	svc, st, ct := countedService(t)
+	svc, st, ct := forkCountedService(t)
 	for _, n := range []int{500, 5000} {
 		k := bulkSession(t, st, "long"+strconv.Itoa(n), n, false)
 		for _, tc := range []struct {
@@ -314,7 +314,7 @@ func TestForkReadsConstant(t *testing.T) {
 func TestForkOldEvents(t *testing.T) {
 	fusekitest.Parallel(t)
 	ctx := t.Context()
-	svc, st, _ := countedService(t)
+	svc, st, _ := forkCountedService(t)
 	k := bulkSession(t, st, "old", 12, true)
 	f, err := svc.Fork(ctx, k, adk.AtEvent("e5"), "")
 	if err != nil {
