@@ -354,7 +354,8 @@ func (b *bench) rawCopies(ctx context.Context, tid string, from, want int) error
 // inserts: the ground triples of each of its operations' INSERT
 // templates (the turn, its parts, usage and value changes, the new count
 // and digest; and the shared values of its app: and user: keys, whose
-// value the update copies from the stored change: here the JSON null),
+// value the update copies from the stored change: here the JSON null,
+// and the store's time they are applied at: here a fixed time),
 // with the session id from replaced by to, so that each insert adds
 // triples of its own to a session graph of the floor's. It also returns
 // the number of triples. A template with other variables makes an INSERT
@@ -373,6 +374,7 @@ func floorOf(u, from, to string) (string, int, error) {
 		}
 		tmpl = strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(tmpl), "}")) // without the template's closing brace
 		tmpl = strings.ReplaceAll(tmpl, " ?v .", ` "null"^^<http://www.w3.org/1999/02/22-rdf-syntax-ns#JSON> .`)
+		tmpl = strings.ReplaceAll(tmpl, " ?now ", ` "2026-01-01T00:00:00Z"^^<http://www.w3.org/2001/XMLSchema#dateTime> `)
 		d.WriteString(strings.ReplaceAll(tmpl, from, to))
 		d.WriteString("\n")
 	}
