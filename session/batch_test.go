@@ -29,6 +29,7 @@ const (
 	pass       fault = iota
 	answerLost       // forwarded to the store, its answer dropped: done, never heard
 	neverSent        // dropped before it reaches the store
+	late             // held, the client hears nothing (as after its Timeout); the store gets it when the test calls deliver
 )
 
 // gate is a transport that counts update requests, can hold the next one
@@ -42,6 +43,101 @@ type gate struct {
 	held   chan struct{} // closed once that update is waiting
 	faults map[int64]fault
 	bodies map[int64]string
+	rules  []*rule
+	lateReqs  []*http.Request // late requests, in order, for deliver
+}
+
+// rule faults the requests whose text contains match: the k-th of them
+// meets faults[k] (then pass), for updates, or queries with query set.
+// before runs once, before the first matching request goes on; after
+// runs once, after the first matching request that passed was answered.
+type rule struct {
+	match         string
+	query         bool
+	faults        []fault
+	before, after func()
+	seen          int
+}
+
+// on adds a rule for the updates whose text contains match.
+func (g *gate) on(match string, faults ...fault) *rule {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	r := &rule{match: match, faults: faults}
+	g.rules = append(g.rules, r)
+	return r
+}
+
+// onQuery adds a rule for the queries whose text contains match; it runs
+// before ahead of the first.
+func (g *gate) onQuery(match string, before func()) *rule {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	r := &rule{match: match, query: true, before: before}
+	g.rules = append(g.rules, r)
+	return r
+}
+
+// apply finds the rule for a request with text: the fault it meets and
+// the hooks to run.
+func (g *gate) apply(text string, query bool) (f fault, before, after func()) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	for _, r := range g.rules {
+		if r.query != query || !strings.Contains(text, r.match) {
+			continue
+		}
+		if r.seen < len(r.faults) {
+			f = r.faults[r.seen]
+		}
+		r.seen++
+		before, r.before = r.before, nil
+		if f == pass {
+			after, r.after = r.after, nil
+		}
+		return f, before, after
+	}
+	return pass, nil, nil
+}
+
+// matched returns how many requests met r.
+func (g *gate) matched(r *rule) int {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	return r.seen
+}
+
+// deliver sends the late requests to the store, in order, each once the
+// one before was answered, and returns the HTTP status of each.
+func (g *gate) deliver() []int {
+	g.mu.Lock()
+	reqs := g.lateReqs
+	g.lateReqs = nil
+	g.mu.Unlock()
+	codes := make([]int, len(reqs))
+	for i, r := range reqs {
+		resp, err := g.next.RoundTrip(r)
+		if err != nil {
+			continue
+		}
+		io.Copy(io.Discard, resp.Body)
+		resp.Body.Close()
+		codes[i] = resp.StatusCode
+	}
+	return codes
+}
+
+// queryText returns the SPARQL text of a query request.
+func queryText(r *http.Request) (string, error) {
+	if r.Method == http.MethodGet {
+		return r.URL.Query().Get("query"), nil
+	}
+	body, err := io.ReadAll(r.Body)
+	if err != nil {
+		return "", err
+	}
+	r.Body = io.NopCloser(strings.NewReader(string(body)))
+	return string(body), nil
 }
 
 func newGate() *gate {
@@ -50,6 +146,15 @@ func newGate() *gate {
 
 func (g *gate) RoundTrip(r *http.Request) (*http.Response, error) {
 	if r.Method != http.MethodPost || !strings.HasSuffix(r.URL.Path, "/update") {
+		if strings.HasSuffix(r.URL.Path, "/query") {
+			q, err := queryText(r)
+			if err != nil {
+				return nil, err
+			}
+			if _, before, _ := g.apply(q, true); before != nil {
+				before()
+			}
+		}
 		return g.next.RoundTrip(r)
 	}
 	n := g.updates.Add(1)
@@ -67,7 +172,21 @@ func (g *gate) RoundTrip(r *http.Request) (*http.Response, error) {
 		close(held)
 		<-hold
 	}
+	rf, before, after := g.apply(string(body), false)
+	if f == pass {
+		f = rf
+	}
+	if before != nil {
+		before()
+	}
 	switch f {
+	case late:
+		lr := r.Clone(context.Background())
+		lr.Body = io.NopCloser(strings.NewReader(string(body)))
+		g.mu.Lock()
+		g.lateReqs = append(g.lateReqs, lr)
+		g.mu.Unlock()
+		return nil, errors.New("attempt timed out (test: the store holds the request)")
 	case neverSent:
 		return nil, errors.New("connection reset (test: the request never reached the store)")
 	case answerLost:
@@ -78,7 +197,14 @@ func (g *gate) RoundTrip(r *http.Request) (*http.Response, error) {
 		}
 		return nil, errors.New("connection reset (test: the answer was lost)")
 	}
-	return g.next.RoundTrip(r)
+	resp, err := g.next.RoundTrip(r)
+	if after != nil && err == nil {
+		b, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		resp.Body = io.NopCloser(strings.NewReader(string(b)))
+		after()
+	}
+	return resp, err
 }
 
 // holdNext makes the next update request wait; it returns a channel closed
