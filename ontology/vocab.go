@@ -333,6 +333,9 @@ const (
 	// applied to its shared value, with the store's time (trails:sharedAt):
 	// a change is applied at most once.
 	SharedAt = NS + "sharedAt"
+	// FencedAt, in FencesGraph, says that the request whose gate graph is
+	// its subject may no longer apply, and since when (trails:fencedAt).
+	FencedAt = NS + "fencedAt"
 )
 
 // Terms returns the IRIs of all classes and properties defined in trails.ttl,
@@ -353,7 +356,7 @@ func Terms() []string {
 		Part, TextPart, ReasoningPart, ToolCallPart, ToolResultPart, DataPart, PartOf, PartIndex, Text,
 		ToolCall, ToolCallID, ToolName, Arguments, Result, IsError, MIMEType, Data, DataIRI,
 		App, AppClass, Changes, ValueChange, Key, Scope, Value, Removed, AtIndex,
-		SharedValue, ValueOf, ChangedAt, SharedAt,
+		SharedValue, ValueOf, ChangedAt, SharedAt, FencedAt,
 	}
 }
 
@@ -367,6 +370,15 @@ const (
 	// ValuesGraph holds the current values of principals' and apps' keys
 	// (trails:SharedValue).
 	ValuesGraph = "https://w3id.org/trails/graph/values"
+	// FencesGraph holds the fences of writes whose answer was lost
+	// (trails:fencedAt): a gate graph IRI (under StagingBase) and the time
+	// a writer fenced it, so that the request carrying that gate fails if
+	// it reaches the store later. Entries appear only after lost answers;
+	// one older than the longest time a request can take (the kg client's
+	// Timeout times its MaxAttempts, and the store's own timeout) fences
+	// nothing any more and may be removed. It is no session's graph:
+	// export, check and list leave it alone.
+	FencesGraph = "https://w3id.org/trails/graph/fences"
 )
 
 // Bases of the resource IRIs Trails mints.

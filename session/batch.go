@@ -122,12 +122,14 @@ func WithGroupCommit(on bool) StoreOption {
 
 // commit sends w and reports whether it applied: true when its condition
 // held and what it writes is stored; false with no error when it is not
-// stored (its condition did not hold, or the request that carried it was
-// lost: the caller reads the store to say why, and may write again). A
-// store error means the write was not confirmed: it may have applied all
-// the same, as after a lone update whose answer was lost. When w.check is
-// "", true means only that the request carrying w was answered with
-// success: the caller asks the store whether w applied.
+// stored and never will be (its condition did not hold, or the request
+// that carried it was lost and has been fenced: the caller reads the
+// store to say why, and may write again). A store error means the write
+// was not confirmed: it may have applied all the same, or may still (the
+// fence after a lost answer could not be sent; or the caller's context
+// ended while its batch was in flight). When w.check is "", true means
+// only that the request carrying w was answered with success, or fenced
+// after its answer was lost: the caller asks the store whether w applied.
 func (st *Store) commit(ctx context.Context, w write) (bool, error) {
 	b := st.batch
 	if b == nil {
@@ -222,7 +224,12 @@ func (st *Store) sendGroup(group []*pending) {
 	for i, p := range group {
 		bodies[i], _, _ = pro.join(p.text) // agreed in take
 	}
-	err := st.c.Update(ctx, pro.String()+strings.Join(bodies, "\n;\n"), kg.Idempotent())
+	text := pro.String() + strings.Join(bodies, "\n;\n")
+	gate, gates := st.gateGraph()
+	if gates {
+		text += gateOps(gate)
+	}
+	err := st.c.Update(ctx, text, kg.Idempotent())
 	if errors.Is(err, kg.ErrBadRequest) {
 		// The store refused the text (a member it cannot take): each goes
 		// alone, in order, before the writes queued behind, so that one
@@ -235,8 +242,17 @@ func (st *Store) sendGroup(group []*pending) {
 		return
 	}
 	st.next()
-	// Whether the request was answered or not (its answer lost, or it
-	// never arrived), each member's check says whether it is stored.
+	// settled: the request was answered, or its answer was lost and it is
+	// fenced (fence.go): each member's check now says whether it is
+	// stored. Unsettled, a check that holds is still true (the member
+	// landed), but one that does not may be answered before the request
+	// commits: that member is not confirmed.
+	settled := err == nil
+	if err != nil && gates && unsettled(err, true) {
+		fctx, cancel := settleContext(ctx)
+		settled = st.fence(fctx, gate) == nil
+		cancel()
+	}
 	applied, cerr := st.checks(ctx, group)
 	for i, p := range group {
 		switch {
@@ -246,12 +262,14 @@ func (st *Store) sendGroup(group []*pending) {
 			p.err = cerr
 		case applied[i]:
 			p.ok = true
+		case !settled:
+			p.err = err // not confirmed: it may land yet
 		case p.w.check == "":
-			p.ok, p.err = err == nil, err // the caller asks the store itself
+			p.ok = true // settled: the caller asks the store itself
 		}
-		// Otherwise not stored: refused, or never applied, which the
-		// caller's read of the store tells apart (as after a lone write
-		// whose answer was lost).
+		// Otherwise not stored, and it never will be: refused, or never
+		// applied, which the caller's read of the store tells apart (as
+		// after a lone write whose answer was lost).
 		close(p.done)
 	}
 }
@@ -264,35 +282,58 @@ func (st *Store) sendAlone(ctx context.Context, w write, release bool) (bool, er
 	}
 	// The update fails when its condition does not hold, so that its
 	// answer tells: it is sent once, as repeated after it applied, it
-	// would fail.
-	err := st.update(ctx, w.alone(), release)
+	// would fail. Its ack graph, a name of its own, is its gate too.
+	err := st.update(ctx, w.alone()+gateOps(w.ack), release)
 	if err == nil {
 		return true, nil
 	}
-	var ke *kg.Error
-	switch {
-	case ctx.Err() != nil:
-		return false, err
-	case errors.As(err, &ke) && ke.Status >= 500:
-		return false, nil // refused and rolled back: the caller reads the state again
-	case ke != nil && ke.Status != 0:
+	if !unsettled(err, false) {
+		var ke *kg.Error
+		if errors.As(err, &ke) && ke.Status >= 500 {
+			return false, nil // refused and rolled back: the caller reads the state again
+		}
 		return false, err // the store refused the request itself (credentials, ...)
 	}
-	return st.c.Ask(ctx, w.check) // no answer came: it may have applied
+	return st.settle(ctx, w.ack, w.check, err) // no answer came: it may have applied, or be on its way
 }
 
 // sendApplied sends w's update (safe to repeat) as one request and asks
 // its check; with release, it lets the next writes go once the update has
 // been answered, before the check.
 func (st *Store) sendApplied(ctx context.Context, w write, release bool) (bool, error) {
-	err := st.update(ctx, w.batched(), release, kg.Idempotent())
+	u := w.batched()
+	gate, gates := st.gateGraph()
+	if gates {
+		u += gateOps(gate)
+	}
+	err := st.update(ctx, u, release, kg.Idempotent())
 	if err != nil {
-		return false, err
+		if !gates || !unsettled(err, true) {
+			return false, err
+		}
+		return st.settle(ctx, gate, w.check, err)
 	}
 	if w.check == "" {
 		return true, nil
 	}
 	return st.c.Ask(ctx, w.check)
+}
+
+// settle learns the outcome of a write with gate g whose answer was lost
+// (lost): it fences g, then asks check (fence.go). When check is "", true
+// means only that the write can no longer apply: the caller asks the
+// store whether it did. When the fence fails, lost is returned: the
+// write may have applied, or may still.
+func (st *Store) settle(ctx context.Context, g rdf.IRI, check string, lost error) (bool, error) {
+	fctx, cancel := settleContext(ctx)
+	defer cancel()
+	if err := st.fence(fctx, g); err != nil {
+		return false, lost
+	}
+	if check == "" {
+		return true, nil
+	}
+	return st.c.Ask(fctx, check)
 }
 
 // update sends update u and, with release, lets the next writes go once

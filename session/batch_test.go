@@ -38,13 +38,13 @@ type gate struct {
 	next    http.RoundTripper
 	updates atomic.Int64
 
-	mu     sync.Mutex
-	hold   chan struct{} // non-nil: the next update waits until it is closed
-	held   chan struct{} // closed once that update is waiting
-	faults map[int64]fault
-	bodies map[int64]string
-	rules  []*rule
-	lateReqs  []*http.Request // late requests, in order, for deliver
+	mu       sync.Mutex
+	hold     chan struct{} // non-nil: the next update waits until it is closed
+	held     chan struct{} // closed once that update is waiting
+	faults   map[int64]fault
+	bodies   map[int64]string
+	rules    []*rule
+	lateReqs []*http.Request // late requests, in order, for deliver
 }
 
 // rule faults the requests whose text contains match: the k-th of them
