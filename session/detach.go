@@ -145,18 +145,21 @@ func (st *Store) detach(ctx context.Context, id string, opts DetachOptions) (Det
 	if err != nil {
 		return DetachResult{}, err
 	}
-	if err := st.c.Update(ctx, u, kg.Idempotent()); err != nil {
+	lost, err := st.send(ctx, u) // fence.go
+	if err != nil {
 		return DetachResult{}, err
 	}
-	q, err := bind("verify-detached", qVerifyRoot, kg.Params{"s": g, "own": kg.Int(len(s.Turns)), "head": kg.String(all)})
+	q, err := bind("verify-detached", qVerifyRoot, kg.Params{"s": g, "act": act, "prov": kg.MustIRI(ontology.ProvGraph)})
 	if err != nil {
 		return DetachResult{}, err
 	}
 	ok, err := st.c.Ask(ctx, q)
-	if err != nil {
+	switch {
+	case err != nil:
 		return DetachResult{}, err
-	}
-	if !ok {
+	case !ok && lost != nil:
+		return DetachResult{}, lost // fenced: it did not apply, and never will
+	case !ok:
 		return DetachResult{}, fmt.Errorf("%w: the fork changed while it was being detached; retry", ErrConflict)
 	}
 	return res, nil
