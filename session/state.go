@@ -2,6 +2,7 @@ package session
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"slices"
 	"strings"
@@ -125,7 +126,12 @@ var (
 // session is not stored (or not visible to a Store scoped to a principal);
 // ErrState, naming both states, when the session's state cannot become to
 // (see State.CanBecome; nothing is written); ErrConflict when the state
-// kept changing under it; or a store error wrapping the kg error.
+// kept changing under it; or a store error wrapping the kg error. After a
+// store error the state may have changed all the same (Info tells) only
+// when an update's answer was lost and the store could not be reached to
+// fence it, or the context ended while the update waited in a batch: a
+// lost answer is otherwise followed by a fence (the request can no longer
+// apply) and a read of what was stored.
 func (st *Store) SetState(ctx context.Context, id string, to State, opts StateOptions) (Transition, error) {
 	tr, err := st.setState(ctx, id, to, opts)
 	if err != nil {
@@ -269,10 +275,19 @@ func (st *Store) stateApplied(ctx context.Context, acts []rdf.IRI) (map[string][
 // clears it when t is zero: Expire marks the session expired once t has
 // passed. Only an active or suspended session's expiry changes.
 //
+// On Fuseki and Oxigraph the update fails when the session is not active
+// or suspended, so that its answer says whether it applied; when the
+// answer is lost, SetExpiry fences the request (it can no longer apply)
+// before reading the session back. Another writer may change the expiry
+// right after it: the last one stands.
+//
 // It returns ErrInvalid for a bad id (nothing is sent); ErrNotFound when
 // the session is not stored (or not visible to a Store scoped to a
-// principal); ErrState when the session is completed, failed or expired;
-// or a store error wrapping the kg error.
+// principal); ErrState when the session is completed, failed or expired
+// (the expiry did not change); ErrConflict when the session changed while
+// its expiry was being set; or a store error wrapping the kg error, after
+// which the expiry did not change, unless the store could not be reached
+// to fence the request: Info tells.
 func (st *Store) SetExpiry(ctx context.Context, id string, t time.Time) error {
 	if err := st.setExpiry(ctx, id, t); err != nil {
 		return fmt.Errorf("set expiry %s: %w", shownID(id), err)
@@ -297,10 +312,54 @@ func (st *Store) setExpiry(ctx context.Context, id string, t time.Time) error {
 	if !t.IsZero() {
 		d.Add(g, g, iri(ontology.ExpiresAt), kg.DateTime(t))
 	}
+	ack, acks := st.ackGraph()
+	if acks {
+		d.Add(ack, ack, ack, ack) // written only if the session is stored, active or suspended
+	}
 	u, err := withData("set-expiry", uSetExpiry, &d, kg.Params{"s": g})
 	if err != nil {
 		return err
 	}
+	if !acks {
+		return st.setExpiryAsked(ctx, id, u, t)
+	}
+	// Sent once, failing when its condition does not hold (acked), so
+	// that its answer says whether it applied; its ack graph is its gate.
+	err = st.c.Update(ctx, u+acked(ack)+gateOps(ack))
+	switch {
+	case err == nil:
+		return nil
+	case unsettled(err, false):
+		if ok, serr := st.settle(ctx, ack, "", err); !ok {
+			return serr // not fenced: it may have applied, or may still
+		}
+		after, ierr := st.Info(ctx, id)
+		if ierr != nil {
+			return ierr
+		}
+		if after.ExpiresAt.Equal(t) {
+			return nil
+		}
+		return err // fenced: it did not apply (or was overwritten since), and never will
+	}
+	var ke *kg.Error
+	if !errors.As(err, &ke) || ke.Status < 500 {
+		return err // the store refused the request itself (credentials, ...)
+	}
+	// Refused and rolled back: the session ended, or is gone.
+	after, err := st.Info(ctx, id)
+	if err != nil {
+		return err
+	}
+	if after.State.Terminal() {
+		return fmt.Errorf("%w: the session became %s meanwhile", ErrState, after.State)
+	}
+	return fmt.Errorf("%w: the session changed while its expiry was being set; retry", ErrConflict)
+}
+
+// setExpiryAsked is setExpiry on a store without ack graphs: it sends
+// update u and reads the session back.
+func (st *Store) setExpiryAsked(ctx context.Context, id, u string, t time.Time) error {
 	if err := st.c.Update(ctx, u, kg.Idempotent()); err != nil {
 		return err
 	}
