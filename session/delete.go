@@ -174,7 +174,10 @@ const (
 //
 // It returns ErrInvalid for a bad id, ErrNotFound, ErrHasChildren (naming
 // the forks), a *StepsError when a multi-step delete stopped early
-// (wrapping the reason), or a store error wrapping the kg error.
+// (wrapping the reason), or a store error wrapping the kg error. After a
+// lost answer Delete fences its update before asking whether it applied
+// (as Persist says): after a store error the batch in flight was not
+// deleted, unless the store could not be reached to fence it.
 func (st *Store) Delete(ctx context.Context, id string, opts DeleteOptions) error {
 	p, err := st.plan(ctx, id, opts)
 	if err != nil {
@@ -235,7 +238,8 @@ func (st *Store) deleteBatch(ctx context.Context, steps []Step, principals []str
 	if err != nil {
 		return err
 	}
-	if err := st.c.Update(ctx, u, kg.Idempotent()); err != nil {
+	lost, err := st.send(ctx, u) // fence.go
+	if err != nil {
 		return err
 	}
 	q, err := kg.BindTables(qStored, nil, map[string]kg.Table{"sessions": {Vars: []string{"s"}, Rows: rows}})
@@ -245,6 +249,9 @@ func (st *Store) deleteBatch(ctx context.Context, steps []Step, principals []str
 	res, err := st.c.Select(ctx, q)
 	if err != nil {
 		return err
+	}
+	if len(res.Solutions) > 0 && lost != nil {
+		return lost // fenced: it did not apply, and never will
 	}
 	if len(res.Solutions) > 0 {
 		// The guard held the batch back: a fork appeared meanwhile.

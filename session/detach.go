@@ -56,7 +56,13 @@ type DetachResult struct {
 // and Delete with Cascade is what removes a cycle), ErrCorrupt when a turn
 // of the prefix no longer matches its hash-chain digest (it was edited in
 // the store: a copy would hide that), ErrConflict when the fork changed
-// while it was being detached, or a store error wrapping the kg error.
+// while it was being detached (nothing was written), or a store error
+// wrapping the kg error. Detach learns whether its update applied from its
+// own PROV activity, so that another writer's change to the fork right
+// after it does not turn a detach into a reported conflict; after a lost
+// answer it first fences the update (as Persist says). After a store
+// error the fork was not detached, unless the store could not be reached
+// to fence the update: Info tells.
 func (st *Store) Detach(ctx context.Context, id string, opts DetachOptions) error {
 	_, err := st.DetachReport(ctx, id, opts)
 	return err

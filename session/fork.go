@@ -616,7 +616,10 @@ var (
 // ErrNotForkable when it is a worker, ErrForkDepth, ErrTooManyChildren,
 // ErrConflict when the parent was rewound below the fork point or deleted
 // between the reads and the update, the errors of Load's chain
-// (ErrForkCycle, ErrCorrupt, an *AncestorError), or a store error.
+// (ErrForkCycle, ErrCorrupt, an *AncestorError), or a store error. A
+// refusal means no fork was stored; after a store error the fork was not
+// stored either, unless an update's answer was lost and the store could
+// not be reached to fence it (as Persist says).
 func (st *Store) Fork(ctx context.Context, id string, at int, opts ...ForkOption) (*Session, error) {
 	if err := checkID(id); err != nil {
 		return nil, fmt.Errorf("fork: %w", err)

@@ -101,6 +101,16 @@ func (st *Store) Create(ctx context.Context, s *Session) error {
 //
 // A new session with a TTL gets its expiry (trails:expiresAt, its
 // creation time plus TTL) in the update that creates it.
+//
+// An update whose answer is lost (an attempt timed out, the connection
+// was cut, ctx ended) may still reach the store after Persist asked
+// whether it applied. So on Fuseki and Oxigraph every update carries a
+// gate that fails it once fenced, and after a lost answer Persist fences
+// it before asking (ontology.FencesGraph): the answer agrees with the
+// store. ErrConflict and ErrState mean nothing was written. After a store
+// error nothing was written either, unless the store could not be reached
+// to fence the update, or ctx ended while the update waited in a batch:
+// then the outcome is unknown, and Load tells.
 func (st *Store) Persist(ctx context.Context, s *Session) error {
 	if s == nil {
 		return fmt.Errorf("persist: %w: nil session", ErrInvalid)

@@ -88,7 +88,10 @@ type RewindRecord struct {
 // (its archive would be a fork of it); ErrState when the session is in a
 // terminal state; ErrConflict when the session or its forks changed while
 // it was being rewound, or it was stored before turn counts existed
-// (persist it once first); or a store error wrapping the kg error.
+// (persist it once first); or a store error wrapping the kg error. After
+// a lost answer Rewind fences its update before asking whether it applied
+// (as Persist says): a refusal means nothing was written, and so does a
+// store error, unless the store could not be reached to fence the update.
 func (st *Store) Rewind(ctx context.Context, id string, to int, opts RewindOptions) (*Session, RewindResult, error) {
 	s, r, err := st.rewind(ctx, id, to, opts)
 	if err != nil {
@@ -253,10 +256,15 @@ func (st *Store) applyRewind(ctx context.Context, p *rewindPlan) (bool, error) {
 	if err != nil {
 		return false, err
 	}
-	if err := st.c.Update(ctx, u, kg.Idempotent()); err != nil {
+	lost, err := st.send(ctx, u) // fence.go
+	if err != nil {
 		return false, err
 	}
-	return st.c.Ask(ctx, bindOrPanic("verify-rewind", qVerifyRewind, kg.Params{"s": g, "a": ga, "moved": kg.Int(len(moved))}))
+	ok, err := st.c.Ask(ctx, bindOrPanic("verify-rewind", qVerifyRewind, kg.Params{"s": g, "a": ga, "moved": kg.Int(len(moved))}))
+	if err == nil && !ok && lost != nil {
+		return false, lost // fenced: it did not apply, and never will
+	}
+	return ok, err
 }
 
 // rewindRefused says why the update of p did not apply: it reports true
