@@ -73,6 +73,23 @@ const (
 	// their calls, the former parent's call). A result without a call id
 	// names no call and is not reported. The Resource is the turn's IRI.
 	RuleToolResult = "tool-result-without-call"
+	// RuleLink: a link from a session's graph, or from a PROV record, to
+	// another session's resource that no writer of Trails writes: a
+	// session or a turn prov:wasGeneratedBy an activity that did not
+	// generate it (another session's trails:Fork, say), a
+	// prov:wasDerivedFrom that is neither the session's parent, the parent
+	// its trails:Fork record names, nor an archive a trails:Rewind
+	// re-parented it to, a trails:rewoundFrom other than the session its
+	// trails:Fork record names, a trails:copiedFrom that is not a turn at
+	// the same index of a session the copy's session derives from (or
+	// whose original differs from the copy), a trails:mergeOf naming a
+	// session that was not forked from the merge turn's session, a
+	// trails:mergedInto anywhere but on a trails:Merge activity, or one
+	// naming another session than the one its child was forked from. Import
+	// refuses each (an *ImportError of this rule). The Resource is the
+	// turn's IRI for a link of a turn, the activity's for an activity's,
+	// else the session's id.
+	RuleLink = "link"
 )
 
 // Finding is one integrity violation found by Check.
@@ -143,6 +160,7 @@ func (ds *Dataset) Check(ctx context.Context) ([]Finding, error) {
 		{RuleChain, ds.checkChain}, // also unchained and turn-size
 		{RuleStaging, ds.checkStaging},
 		{RuleToolResult, ds.checkToolResult},
+		{RuleLink, ds.checkLink},
 	} {
 		fs, err := r.run(ctx)
 		if r.name == RuleSHACL && errors.Is(err, kg.ErrUnsupported) {

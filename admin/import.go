@@ -142,6 +142,9 @@ func (ds *Dataset) importRDF(ctx context.Context, r io.Reader, f Format, progres
 	if err := ds.checkTurns(ctx, in, stored); err != nil {
 		return stats, err
 	}
+	if err := ds.checkLinks(ctx, in, stored); err != nil {
+		return stats, err
+	}
 	for _, s := range in.order {
 		if s.stored {
 			stats.Unchanged++
