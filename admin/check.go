@@ -90,6 +90,15 @@ const (
 	// turn's IRI for a link of a turn, the activity's for an activity's,
 	// else the session's id.
 	RuleLink = "link"
+	// RuleDerived: a structured turn's resources hold triples other than
+	// those Persist writes for the turn's fields (session.StructureTriples):
+	// one differs, is missing or is extra. The digest (rule chain) covers
+	// the fields; this rule covers what is derived from them and read by
+	// PROV tools rather than by Load, such as a trails:ToolCall activity's
+	// trails:toolName and trails:toolCallId, which repeat its part's, and
+	// the types and positions of parts. A turn whose digest does not verify
+	// is reported by rule chain alone. The Resource is the turn's IRI.
+	RuleDerived = "derived"
 )
 
 // Finding is one integrity violation found by Check.
@@ -127,9 +136,11 @@ var ErrSHACLNotRun = errors.New("admin: shacl rule not run: the store has no SHA
 // ontology.Shapes, and, only when there is something to look at, a query
 // counting the turns of parents stored without trails:ownTurns and one
 // fetching the turns of sessions found with duplicate or missing indices;
-// the chain, unchained and turn-size rules share one pass over every turn,
-// ordered by session and index, that recomputes the hash chains
-// (checkChain). Every query is anchored at the forks or is one pass
+// the chain, unchained, turn-size and derived rules share one pass over
+// every turn, ordered by session and index, that recomputes the hash
+// chains (checkChain), with one query per session holding structured
+// turns for their structured fields and one for the triples derived from
+// them. Every query is anchored at the forks or is one pass
 // over the turns, so a check costs time linear in the size of the store
 // (plus the store's sort of the turns), never its square; the SHACL
 // validation and the chain pass cost the most.
@@ -157,7 +168,7 @@ func (ds *Dataset) Check(ctx context.Context) ([]Finding, error) {
 		{RuleTurnCount, ds.checkTurnCount},
 		{RuleMissingProv, ds.checkMissingProv},
 		{RuleSHACL, ds.checkSHACL},
-		{RuleChain, ds.checkChain}, // also unchained and turn-size
+		{RuleChain, ds.checkChain}, // also unchained, turn-size and derived
 		{RuleStaging, ds.checkStaging},
 		{RuleToolResult, ds.checkToolResult},
 		{RuleLink, ds.checkLink},

@@ -303,3 +303,54 @@ func TestImportLinks(t *testing.T) {
 	}
 }
 
+// TestCheckDerived: the triples Persist derives from a structured turn's
+// fields and its digest does not cover (a tool call activity's
+// trails:toolName and trails:toolCallId, which repeat its part's) are
+// checked against those fields: a hand edit, a removal or an addition
+// names the turn (rule derived). linkStore holds structured turns stored,
+// copied by two detaches and moved by a rewind: none is reported.
+func TestCheckDerived(t *testing.T) {
+	fusekitest.Parallel(t)
+	ctx := context.Background()
+	st, c, fx := linkStore(t)
+	call := ontology.ToolCallIRI(fx.root.Turns[1].ID, 0)
+	copyCall := ontology.ToolCallIRI(session.TurnID(fx.twice, 1), 0)
+	for _, tc := range []struct {
+		name    string
+		corrupt func(t *testing.T)
+		turn    string
+		says    string
+	}{
+		{"tool name", func(t *testing.T) { storetest.Tamper(t, c, call, ontology.ToolName, kg.String("rm -rf")) },
+			fx.root.Turns[1].ID, `rm -rf`},
+		{"tool call id", func(t *testing.T) { storetest.Tamper(t, c, call, ontology.ToolCallID, kg.String("c2")) },
+			fx.root.Turns[1].ID, `c2`},
+		{"tool name of a copy's call", func(t *testing.T) { storetest.Tamper(t, c, copyCall, ontology.ToolName, kg.String("other")) },
+			session.TurnID(fx.twice, 1), `other`},
+		{"a call's type removed", func(t *testing.T) {
+			g := storetest.SessionRef(fx.root.ID)
+			d := storetest.RawTriple(g, kg.MustIRI(call), ontology.RDFType, kg.MustIRI(ontology.ToolCall))
+			storetest.RawChange(t, c, d, nil)
+			t.Cleanup(func() { storetest.RawChange(t, c, nil, d) })
+		}, fx.root.Turns[1].ID, "not stored"},
+		{"a call added to a result", func(t *testing.T) {
+			g := storetest.SessionRef(fx.root.ID)
+			extra := kg.MustIRI(ontology.ToolCallIRI(fx.root.Turns[2].ID, 0))
+			d := storetest.RawTriple(g, extra, ontology.ToolName, kg.String("search"))
+			storetest.RawChange(t, c, nil, d)
+			t.Cleanup(func() { storetest.RawChange(t, c, d, nil) })
+		}, fx.root.Turns[2].ID, "not derived"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			tc.corrupt(t)
+			got, err := st.Check(ctx)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(got) != 1 || got[0].Rule != admin.RuleDerived || got[0].Resource != tc.turn || !strings.Contains(got[0].Message, tc.says) {
+				t.Fatalf("got:\n%swant one finding of rule %s on %s saying %q", storetest.FindingsText(got), admin.RuleDerived, tc.turn, tc.says)
+			}
+			t.Log(got[0].Message)
+		})
+	}
+}
