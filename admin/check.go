@@ -73,6 +73,32 @@ const (
 	// their calls, the former parent's call). A result without a call id
 	// names no call and is not reported. The Resource is the turn's IRI.
 	RuleToolResult = "tool-result-without-call"
+	// RuleLink: a link from a session's graph, or from a PROV record, to
+	// another session's resource that no writer of Trails writes: a
+	// session or a turn prov:wasGeneratedBy an activity that did not
+	// generate it (another session's trails:Fork, say), a
+	// prov:wasDerivedFrom that is neither the session's parent, the parent
+	// its trails:Fork record names, nor an archive a trails:Rewind
+	// re-parented it to, a trails:rewoundFrom other than the session its
+	// trails:Fork record names, a trails:copiedFrom that is not a turn at
+	// the same index of a session the copy's session derives from (or
+	// whose original differs from the copy), a trails:mergeOf naming a
+	// session that was not forked from the merge turn's session, a
+	// trails:mergedInto anywhere but on a trails:Merge activity, or one
+	// naming another session than the one its child was forked from. Import
+	// refuses each (an *ImportError of this rule). The Resource is the
+	// turn's IRI for a link of a turn, the activity's for an activity's,
+	// else the session's id.
+	RuleLink = "link"
+	// RuleDerived: a structured turn's resources hold triples other than
+	// those Persist writes for the turn's fields (session.StructureTriples):
+	// one differs, is missing or is extra. The digest (rule chain) covers
+	// the fields; this rule covers what is derived from them and read by
+	// PROV tools rather than by Load, such as a trails:ToolCall activity's
+	// trails:toolName and trails:toolCallId, which repeat its part's, and
+	// the types and positions of parts. A turn whose digest does not verify
+	// is reported by rule chain alone. The Resource is the turn's IRI.
+	RuleDerived = "derived"
 )
 
 // Finding is one integrity violation found by Check.
@@ -110,9 +136,11 @@ var ErrSHACLNotRun = errors.New("admin: shacl rule not run: the store has no SHA
 // ontology.Shapes, and, only when there is something to look at, a query
 // counting the turns of parents stored without trails:ownTurns and one
 // fetching the turns of sessions found with duplicate or missing indices;
-// the chain, unchained and turn-size rules share one pass over every turn,
-// ordered by session and index, that recomputes the hash chains
-// (checkChain). Every query is anchored at the forks or is one pass
+// the chain, unchained, turn-size and derived rules share one pass over
+// every turn, ordered by session and index, that recomputes the hash
+// chains (checkChain), with one query per session holding structured
+// turns for their structured fields and one for the triples derived from
+// them. Every query is anchored at the forks or is one pass
 // over the turns, so a check costs time linear in the size of the store
 // (plus the store's sort of the turns), never its square; the SHACL
 // validation and the chain pass cost the most.
@@ -140,9 +168,10 @@ func (ds *Dataset) Check(ctx context.Context) ([]Finding, error) {
 		{RuleTurnCount, ds.checkTurnCount},
 		{RuleMissingProv, ds.checkMissingProv},
 		{RuleSHACL, ds.checkSHACL},
-		{RuleChain, ds.checkChain}, // also unchained and turn-size
+		{RuleChain, ds.checkChain}, // also unchained, turn-size and derived
 		{RuleStaging, ds.checkStaging},
 		{RuleToolResult, ds.checkToolResult},
+		{RuleLink, ds.checkLink},
 	} {
 		fs, err := r.run(ctx)
 		if r.name == RuleSHACL && errors.Is(err, kg.ErrUnsupported) {

@@ -39,7 +39,10 @@ func hasHave(n int) string {
 // their fields and their predecessor's digest (RuleChain: changed after
 // they were written), the sessions holding turns without a digest
 // (RuleUnchained: stored before the chain; trails-admin rechain adds it),
-// and the turns larger than Persist accepts (RuleTurnSize). Memory grows
+// the turns larger than Persist accepts (RuleTurnSize), and, for the
+// turns of sessions holding structured turns, the triples of their
+// structured resources that are not those their fields give
+// (RuleDerived, checkDerived). Memory grows
 // with the number of sessions, not of turns.
 func (ds *Dataset) checkChain(ctx context.Context) ([]Finding, error) {
 	res, err := ds.c.Select(ctx, qCheckChainSessions)
@@ -69,6 +72,7 @@ func (ds *Dataset) checkChain(ctx context.Context) ([]Finding, error) {
 	// The turns of a session holding structured turns wait until the
 	// session's last one, and then get their structured fields, which
 	// their digests cover, in one query per such session.
+	var derived []Finding // RuleDerived, kept for turns whose digests verify
 	var pend []session.Turn
 	var pendDigests []string
 	pendID := ""
@@ -80,6 +84,12 @@ func (ds *Dataset) checkChain(ctx context.Context) ([]Finding, error) {
 			out = append(out, Finding{Rule: RuleChain, Resource: ontology.SessionIRI(pendID), Message: err.Error()})
 		} else if err != nil {
 			return err
+		} else {
+			fs, err := ds.checkDerived(ctx, pendID, pend)
+			if err != nil {
+				return err
+			}
+			derived = append(derived, fs...)
 		}
 		for k, t := range pend {
 			cc.turn(pendID, t, pendDigests[k])
@@ -135,11 +145,18 @@ func (ds *Dataset) checkChain(ctx context.Context) ([]Finding, error) {
 	if err != nil {
 		return nil, err
 	}
+	broken := map[string]bool{}
 	for _, f := range cc.finish() {
 		if f.Digest == "" {
 			continue // reported per session below
 		}
+		broken[f.Turn] = true
 		out = append(out, Finding{Rule: RuleChain, Resource: f.Turn, Message: f.String()})
+	}
+	for _, f := range derived {
+		if !broken[f.Resource] { // judged against fields edited since: the chain finding says enough
+			out = append(out, f)
+		}
 	}
 	for _, id := range order {
 		out = append(out, Finding{Rule: RuleUnchained, Resource: id,

@@ -63,7 +63,11 @@ type importGraph struct {
 // or the store, its fork point within its parent's history, its parent
 // links free of cycles and at most MaxForkDepth long, and its fork label
 // no other session's (a session a trails:Deletion invalidated may be
-// restored: the record of its deletion stays). A turn with a
+// restored: the record of its deletion stays). Its links to other
+// sessions' resources must be those the writers make (RuleLink, judged
+// with the PROV records of the input and the store: a derivation, an
+// archive's trails:rewoundFrom, a detach copy's trails:copiedFrom, a
+// merge turn's trails:mergeOf, what generated a session or a turn). A turn with a
 // trails:digest must carry the one the hash chain gives (its predecessor
 // in a stored parent read from the store); a turn without one is legacy
 // data (written before the chain) and is taken as it is. A refused input
@@ -140,6 +144,9 @@ func (ds *Dataset) importRDF(ctx context.Context, r io.Reader, f Format, progres
 		return stats, err
 	}
 	if err := ds.checkTurns(ctx, in, stored); err != nil {
+		return stats, err
+	}
+	if err := ds.checkLinks(ctx, in, stored); err != nil {
 		return stats, err
 	}
 	for _, s := range in.order {

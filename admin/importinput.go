@@ -277,6 +277,8 @@ type importSession struct {
 	// values holds the triples of the values it starts with (its
 	// trails:changes and their trails:ValueChange resources).
 	values []structTriple
+	// derived holds its prov:wasDerivedFrom values, for checkLinks.
+	derived []value
 	// Set by checkTurns: its turns as read, for the shared values Import
 	// sets once they are stored.
 	read []session.Turn
@@ -299,6 +301,7 @@ type importTurn struct {
 	// structured predicates, its invocation, parts and tool calls), with
 	// the line of each, for checkTurns.
 	structure []structTriple
+	links     turnLinks // its links to other resources, for checkLinks
 }
 
 // structTriple is a triple of a turn's structured fields and its line.
@@ -344,7 +347,10 @@ type importInput struct {
 	order    []*importSession // in input order
 	prov     importProv
 	foreign  map[string]*importSession // turns of other sessions' IRI space, by IRI: the archive holding each
-	faults   faults
+	// provLinks are the PROV quads saying what generated a session or a
+	// turn, or what a session derives from, for checkLinks.
+	provLinks []provLink
+	faults    faults
 }
 
 func newImportInput() *importInput {
@@ -406,6 +412,11 @@ func (in *importInput) sessionQuad(s *importSession, q rdfio.Quad, t triple, li 
 			s.values = append(s.values, structTriple{[3]rdf.Term{t.s, t.p, t.o}, q.Line})
 			return nil
 		}
+		if linkPredicates[p] {
+			if err := s.sessionLink(p, t.o, q.Line); err != nil || p != ontology.RewoundFrom {
+				return err
+			}
+		}
 		if f, ok := sessionFields[p]; ok {
 			if v := s.fields[f]; v.o != nil {
 				return fault(q.Line, RuleSession, "session %s has two values of <%s> (line %d)", s.id, p, v.line)
@@ -423,6 +434,9 @@ func (in *importInput) sessionQuad(s *importSession, q rdfio.Quad, t triple, li 
 		tn.structure = append(tn.structure, structTriple{[3]rdf.Term{t.s, t.p, t.o}, q.Line})
 		return nil
 	case res.kind == anchorRes && res.id == s.id:
+		if linkPredicates[p] {
+			return linkFault(q.Line, "anchor <%s> <%s> %s: no writer says that of an anchor", subj, p, t.o)
+		}
 		if p == ontology.AnchorOf && t.o.String() != s.iri {
 			return fault(q.Line, RuleResource, "anchor <%s> in the graph of %s names another session, <%s>", subj, s.id, t.o.String())
 		}
@@ -462,9 +476,12 @@ func (in *importInput) turnQuad(s *importSession, res resource, q rdfio.Quad, t 
 		}
 		return nil
 	}
+	if linkPredicates[p] {
+		return tn.turnLink(p, t.o, q.Line) // judged by checkLinks
+	}
 	f, ok := turnFields[p]
 	if !ok {
-		return nil // merge results, copies' sources, PROV links: the turn's own business
+		return nil // merge results: the turn's own business
 	}
 	if l := tn.lines[f]; l != 0 {
 		return fault(q.Line, RuleTurn, "turn <%s> has two values of <%s> (line %d)", subj, p, l)
@@ -597,6 +614,13 @@ func (in *importInput) provQuad(q rdfio.Quad, t triple, li int) error {
 			return fault(q.Line, RuleProv, "<%s> about <%s>: the PROV graph says of a session or a turn only its type prov:Entity, what generated it and what it derives from", p, subj)
 		}
 		in.prov.refs = append(in.prov.refs, sessionRef{res.id, q.Line, n})
+		if entity {
+			return nil
+		}
+		if res.kind == turnRes && p == ontology.ProvWasDerivedFrom {
+			return linkFault(q.Line, "the PROV graph says turn <%s> prov:wasDerivedFrom %s: no writer says that of a turn", subj, t.o)
+		}
+		in.provLinks = append(in.provLinks, provLink{subj: res, iri: subj, p: p, o: t.o, line: q.Line})
 		return nil
 	}
 	return fault(q.Line, RuleProv, "a PROV quad about <%s>, which is none of an activity, an agent, a session or a turn", subj)
