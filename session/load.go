@@ -209,6 +209,12 @@ func newLoaded(id string, chain []*link, turns []Turn, from int, pre []valueChan
 // changes.
 func (st *Store) loadLean(ctx context.Context, id string, chain []*link, spans []span, owner func(int) *link, upTo int, w window) (*Session, []string, error) {
 	self := chain[0]
+	if st.cacheable(chain) {
+		s, owners, ok, err := st.loadCached(ctx, id, chain, spans, owner, upTo, w)
+		if ok || err != nil {
+			return s, owners, err
+		}
+	}
 	var turns []Turn
 	var pre []valueChange
 	from := 0
