@@ -31,7 +31,8 @@ type link struct {
 	at        int    // fork point, 0 for a root
 	branch    string
 	own       int
-	hasOwn    bool // own is known (trails:ownTurns is stored)
+	hasOwn    bool   // own is known (trails:ownTurns is stored)
+	head      string // the digest of its own turns (trails:headDigest; chain.rq only)
 	principal string
 	created   time.Time
 	anchors   []Anchor // the anchors it named
@@ -59,7 +60,7 @@ type link struct {
 // ?rewoundFrom), all but ?s optional. A value out of range is ErrCorrupt.
 func readLink(row kg.Solution) (*link, error) {
 	l := &link{iri: row.String("s"), parent: row.String("parent"), branch: row.String("branch"), principal: row.String("principal"),
-		kind: row.String("kind")}
+		kind: row.String("kind"), head: row.String("head")}
 	if err := storedKind(l.iri, l.kind); err != nil {
 		return nil, err
 	}

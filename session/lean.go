@@ -142,8 +142,7 @@ type leanRows struct {
 	tr      turnRows
 	changes []leanChange
 	pre     []valueChange
-	last    string
-	hasLast bool
+	digests map[int]string // the chain digests read (?lastDigest), by index (?li)
 }
 
 // leanChange is one row of a state change, kept until the turns are
@@ -156,7 +155,7 @@ type leanChange struct {
 
 func (r *leanRows) start() {
 	r.tr.start()
-	r.changes, r.pre, r.last, r.hasLast = r.changes[:0], nil, "", false
+	r.changes, r.pre, r.digests = r.changes[:0], nil, nil
 }
 
 // read runs q (bound) on c and gathers its rows.
@@ -167,7 +166,14 @@ func (r *leanRows) read(ctx context.Context, c Querier, q string) error {
 // add reads one row.
 func (r *leanRows) add(row kg.Solution) error {
 	if _, ok := row["lastDigest"]; ok {
-		r.last, r.hasLast = row.String("lastDigest"), true
+		i, err := row.Int("li")
+		if err != nil {
+			return fmt.Errorf("%w: chain digest of turn %s", ErrCorrupt, row.String("li"))
+		}
+		if r.digests == nil {
+			r.digests = map[int]string{}
+		}
+		r.digests[i] = row.String("lastDigest")
 		return nil
 	}
 	if _, ok := row["pkey"]; ok {
@@ -256,21 +262,23 @@ type leanRange struct {
 	turns   []Turn
 	last    string // the chain digest of the turn at index n-1
 	hasLast bool
+	digests map[int]string // the chain digests read, by index: last's and also's
 }
 
 // readLeanRange reads the turns of spans with their raw copies and state
 // changes (turns-lean.rq), want of them (want < 0: unknown), sorted by
 // index, and the chain digest of the turn at index last (none when last
-// < 0). Like readRange, it reads again with the lenient query
-// (turns-lean-ids.rq) when the strict one finds fewer turns than want.
-func (st *Store) readLeanRange(ctx context.Context, chain []*link, spans []span, owner func(int) *link, want, last int) (leanRange, error) {
+// < 0) and of those at the indices also. Like readRange, it reads again
+// with the lenient query (turns-lean-ids.rq) when the strict one finds
+// fewer turns than want.
+func (st *Store) readLeanRange(ctx context.Context, chain []*link, spans []span, owner func(int) *link, want, last int, also ...int) (leanRange, error) {
 	q := qTurnsLean
 	if turnsQuery(chain) != qTurns {
 		q = qTurnsLeanIDs
 	}
-	got, err := st.readLeanSpans(ctx, q, spans, owner, want, last)
+	got, err := st.readLeanSpans(ctx, q, spans, owner, want, last, also)
 	if err == nil && want >= 0 && len(got.turns) != want && q == qTurnsLean {
-		got, err = st.readLeanSpans(ctx, qTurnsLeanIDs, spans, owner, want, last)
+		got, err = st.readLeanSpans(ctx, qTurnsLeanIDs, spans, owner, want, last, also)
 	}
 	if err != nil {
 		return leanRange{}, err
@@ -282,13 +290,15 @@ func (st *Store) readLeanRange(ctx context.Context, chain []*link, spans []span,
 }
 
 // readLeanSpans is one query of readLeanRange.
-func (st *Store) readLeanSpans(ctx context.Context, q string, spans []span, owner func(int) *link, want, last int) (leanRange, error) {
+func (st *Store) readLeanSpans(ctx context.Context, q string, spans []span, owner func(int) *link, want, last int, also []int) (leanRange, error) {
 	if len(spans) == 0 {
 		return leanRange{}, nil
 	}
 	lt := kg.Table{Vars: []string{"ls", "li"}}
-	if last >= 0 {
-		lt.Rows = [][]rdf.Term{{kg.MustIRI(owner(last).iri), kg.Int(last)}}
+	for _, i := range append([]int{last}, also...) {
+		if i >= 0 {
+			lt.Rows = append(lt.Rows, []rdf.Term{kg.MustIRI(owner(i).iri), kg.Int(i)})
+		}
 	}
 	bound, err := kg.BindTables(q, nil, map[string]kg.Table{"ranges": rangeTable(spans), "last": lt})
 	if err != nil {
@@ -305,7 +315,9 @@ func (st *Store) readLeanSpans(ctx context.Context, q string, spans []span, owne
 	if err != nil {
 		return leanRange{}, err
 	}
-	return leanRange{turns: turns, last: r.last, hasLast: r.hasLast}, nil
+	got := leanRange{turns: turns, digests: r.digests}
+	got.last, got.hasLast = r.digests[last]
+	return got, nil
 }
 
 // readLeanIndices reads the turns with lo <= Index < hi by index, with

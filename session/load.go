@@ -2,7 +2,9 @@ package session
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"slices"
 
 	"github.com/knakk/rdf"
 	"github.com/trails-kg/trails/kg"
@@ -84,9 +86,46 @@ func (st *Store) loadWindow(ctx context.Context, id string, w window) (*Session,
 	if err != nil {
 		return nil, nil, err
 	}
+	for attempt := 1; ; attempt++ {
+		s, owners, err := st.loadChain(ctx, id, chain, w)
+		if err == nil || !errors.Is(err, ErrCorrupt) || attempt == maxLoadAttempts {
+			return s, owners, err
+		}
+		// The turns do not agree with the chain: either they are corrupt,
+		// or a Delete, Rewind or Detach changed the store between the
+		// chain's request and the turns'. The chain read again tells: if
+		// it changed, the load starts again from it (a deleted session is
+		// then ErrNotFound, not a torn history reported as corruption).
+		again, cerr := st.chain(ctx, id)
+		if cerr != nil {
+			return nil, nil, cerr
+		}
+		if sameChain(chain, again) {
+			return nil, nil, err
+		}
+		chain = again
+	}
+}
+
+// maxLoadAttempts bounds how many times a load starts again when the
+// store changed under it.
+const maxLoadAttempts = 3
+
+// sameChain reports whether two reads of a chain found the same sessions
+// holding the same turns.
+func sameChain(a, b []*link) bool {
+	return slices.EqualFunc(a, b, func(x, y *link) bool {
+		return x.iri == y.iri && x.parent == y.parent && x.at == y.at && x.own == y.own && x.hasOwn == y.hasOwn &&
+			x.head == y.head && x.rewinds == y.rewinds && x.created.Equal(y.created)
+	})
+}
+
+// loadChain is loadWindow once the chain is read.
+func (st *Store) loadChain(ctx context.Context, id string, chain []*link, w window) (*Session, []string, error) {
 	if !st.visible(chain[0].principal) {
 		return nil, nil, ErrNotFound
 	}
+	var err error
 	// The chain query fixed the session's turn count; the turns query reads
 	// only below it, so that turns a writer appends between the two
 	// requests do not show: Load returns the history as of one moment.
@@ -209,6 +248,12 @@ func newLoaded(id string, chain []*link, turns []Turn, from int, pre []valueChan
 // changes.
 func (st *Store) loadLean(ctx context.Context, id string, chain []*link, spans []span, owner func(int) *link, upTo int, w window) (*Session, []string, error) {
 	self := chain[0]
+	if st.cacheable(chain) {
+		s, owners, ok, err := st.loadCached(ctx, id, chain, spans, owner, upTo, w)
+		if ok || err != nil {
+			return s, owners, err
+		}
+	}
 	var turns []Turn
 	var pre []valueChange
 	from := 0

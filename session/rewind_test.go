@@ -469,3 +469,29 @@ func TestRewindConcurrentAppend(t *testing.T) {
 		}
 	})
 }
+
+// TestArchiveAppends: the archive of a rewind is an ordinary fork whose
+// abandoned history can be continued: a value loaded from it appends
+// (issue 22, anomaly A7: Persist refused it with ErrInvalid because the
+// moved turns keep the rewound session's branch label).
+func TestArchiveAppends(t *testing.T) {
+	fusekitest.Parallel(t)
+	st, _, _ := newStore(t)
+	ctx := context.Background()
+	for _, to := range []int{0, 1} {
+		r := persisted(t, st, "agent", 3)
+		_, res, err := st.Rewind(ctx, r.ID, to, session.RewindOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		a := mustLoad(t, st, res.Archive)
+		a.Append("user", "the abandoned path goes on")
+		if err := st.Persist(ctx, a); err != nil {
+			t.Fatalf("rewind to %d: persist of the archive: %v", to, err)
+		}
+		got := mustLoad(t, st, res.Archive)
+		if n := len(got.Turns); n != 4 || got.Turns[3].Content != "the abandoned path goes on" || got.Turns[3].Branch != got.Branch {
+			t.Errorf("rewind to %d: archive holds %d turns, last %+v", to, n, got.Turns[n-1])
+		}
+	}
+}

@@ -204,7 +204,9 @@ func (s *Session) validate(from int) error {
 		if err := checkTurn(t); err != nil {
 			return err
 		}
-		if err := s.checkTurnBranch(t); err != nil {
+		// A turn loaded from the store keeps the label it was stored
+		// with: the archive of a rewind holds the rewound session's.
+		if err := s.checkTurnBranch(t); err != nil && k >= s.fresh {
 			return err
 		}
 		if err := checkDelta(deltaOf(t), s); err != nil {

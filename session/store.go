@@ -34,6 +34,7 @@ type Store struct {
 	maxKids  int      // WithMaxChildren: the most forks a session may have, 0 for no limit
 	scope    string   // ForPrincipal: the only principal whose sessions this Store sees
 	batch    *batcher // WithGroupCommit: the writes waiting for the one in flight (batch.go); nil when off
+	cache    *Cache   // WithCache: the turns RawOnly loads read; nil when off
 }
 
 // ForPrincipal scopes a Store to principal p: it lists, loads, replays,
@@ -99,6 +100,18 @@ func NewStore(c Querier, opts ...StoreOption) *Store {
 		o(st)
 	}
 	return st
+}
+
+// With returns a copy of st with opts applied on top of st's own: the
+// copy shares st's client and, unless opts turn it off, st's group commit
+// queue. An adapter given a Store uses it to add what it needs (package
+// adk: a Cache) without changing the caller's Store.
+func (st *Store) With(opts ...StoreOption) *Store {
+	cp := *st
+	for _, o := range opts {
+		o(&cp)
+	}
+	return &cp
 }
 
 func (st *Store) now() time.Time { return st.clock().UTC().Truncate(time.Millisecond) }

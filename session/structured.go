@@ -3,6 +3,7 @@ package session
 import (
 	"context"
 	"encoding/base64"
+	"fmt"
 	"slices"
 	"strconv"
 	"strings"
@@ -238,7 +239,29 @@ func (st *Store) readStructure(ctx context.Context, spans []span, turns []Turn, 
 	if err != nil {
 		return err
 	}
-	return readStructureQuery(ctx, st.c, q, turns)
+	return readStructureQuery(ctx, st.c, q, turns, spans)
+}
+
+// stillStored checks the rows of structure.rq that say which sessions of
+// spans were stored when it ran (?present, ?gen): each, in the generation
+// (rewind count) the chain read. Else the session was deleted or rewound
+// between the requests of a load: ErrCorrupt, which makes Load read the
+// chain again (loadWindow) rather than return turns without structure.
+func stillStored(rows func(func(kg.Solution)), spans []span) error {
+	gen := map[string]int{}
+	rows(func(row kg.Solution) {
+		if _, ok := row["present"]; ok {
+			g, _ := row.Int("gen") // absent: 0
+			gen[row.String("s")] = g
+		}
+	})
+	for _, sp := range spans {
+		g, ok := gen[sp.l.iri]
+		if !ok || g != sp.l.rewinds {
+			return fmt.Errorf("%w: session %s changed while it was read", ErrCorrupt, ontology.SessionID(sp.l.iri))
+		}
+	}
+	return nil
 }
 
 // structureQuery returns structure.rq bound to spans.
@@ -255,6 +278,7 @@ func structureQuery(spans []span) (string, error) {
 // are independent, so a Load of a structured chain waits for the longer
 // of them, not for both.
 type structureAhead struct {
+	spans  []span
 	rows   []kg.Solution
 	done   chan error // the query's outcome, sent once
 	ended  bool       // done has been received
@@ -265,7 +289,7 @@ type structureAhead struct {
 // call stop once it no longer needs the rows (after apply too).
 func (st *Store) readStructureAhead(ctx context.Context, spans []span) *structureAhead {
 	ctx, cancel := context.WithCancel(ctx)
-	a := &structureAhead{done: make(chan error, 1), cancel: cancel}
+	a := &structureAhead{spans: spans, done: make(chan error, 1), cancel: cancel}
 	q, err := structureQuery(spans)
 	if err != nil {
 		a.done <- err
@@ -291,6 +315,13 @@ func (a *structureAhead) apply(turns []Turn) error {
 	byID := make(map[string]int, len(turns))
 	for i, t := range turns {
 		byID[t.ID] = i
+	}
+	if err := stillStored(func(f func(kg.Solution)) {
+		for _, r := range a.rows {
+			f(r)
+		}
+	}, a.spans); err != nil {
+		return err
 	}
 	sr := structureRows{turns: turns, byID: byID}
 	sr.start()
@@ -347,18 +378,34 @@ func ReadStructures(ctx context.Context, c Querier, turns []Turn) error {
 	if err != nil {
 		return err
 	}
-	return readStructureQuery(ctx, c, q, turns)
+	return readStructureQuery(ctx, c, q, turns, nil)
 }
 
 // readStructureQuery runs q, a structure query (structure.rq), and sets
 // the fields it reads on turns, found by ID.
-func readStructureQuery(ctx context.Context, c Querier, q string, turns []Turn) error {
+func readStructureQuery(ctx context.Context, c Querier, q string, turns []Turn, spans []span) error {
 	byID := make(map[string]int, len(turns))
 	for i, t := range turns {
 		byID[t.ID] = i
 	}
 	sr := structureRows{turns: turns, byID: byID}
-	if err := readRows(ctx, c, q, sr.start, sr.add); err != nil {
+	var present []kg.Solution
+	start := func() { sr.start(); present = present[:0] }
+	add := func(row kg.Solution) error {
+		if _, ok := row["present"]; ok {
+			present = append(present, row)
+			return nil
+		}
+		return sr.add(row)
+	}
+	if err := readRows(ctx, c, q, start, add); err != nil {
+		return err
+	}
+	if err := stillStored(func(f func(kg.Solution)) {
+		for _, r := range present {
+			f(r)
+		}
+	}, spans); err != nil {
 		return err
 	}
 	return sr.done()

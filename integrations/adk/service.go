@@ -24,11 +24,18 @@ import (
 )
 
 // SessionService is an ADK session.Service over a Trails store. It holds
-// no state besides its options, so any number of services (in one
-// process or many) may share a dataset. It is safe for concurrent use.
+// no state besides its options and its cache of the turns Get read
+// (checked against the store at every Get: see WithCache), so any number
+// of services (in one process or many) may share a dataset. It is safe
+// for concurrent use.
 type SessionService struct {
-	core adkcore.Service[*session.Event]
+	core  adkcore.Service[*session.Event]
+	cache *trails.Cache
 }
+
+// DefaultCacheBytes is the size of the cache of a SessionService made
+// without WithCache.
+const DefaultCacheBytes = 64 << 20
 
 var _ session.Service = (*SessionService)(nil)
 
@@ -43,13 +50,29 @@ func WithListState(load bool) Option {
 	return func(s *SessionService) { s.core.ListState = load }
 }
 
+// WithCache sets the cache of the turns Get reads (a trails.Cache, of
+// DefaultCacheBytes unless set): ADK's runner calls Get for the whole
+// session at every Run, and with the cache a Get of a session that has
+// not changed since the last reads only its chain (one request), and one
+// that grew only the new events. What the cache holds is checked against
+// the session's stored turn count and head digest at each Get (see
+// trails.Cache). nil turns it off (the Store's own cache, if it has one,
+// is then used). One cache may be shared by the services of one dataset.
+func WithCache(c *trails.Cache) Option {
+	return func(s *SessionService) { s.cache = c }
+}
+
 // NewSessionService returns a SessionService storing in st. A Store
 // scoped to a principal (session.ForPrincipal) serves that user's
 // sessions only.
 func NewSessionService(st *trails.Store, opts ...Option) *SessionService {
-	s := &SessionService{core: adkcore.Service[*session.Event]{St: st, ListState: true, Codec: codec}}
+	s := &SessionService{core: adkcore.Service[*session.Event]{St: st, ListState: true, Codec: codec},
+		cache: trails.NewCache(DefaultCacheBytes)}
 	for _, o := range opts {
 		o(s)
+	}
+	if s.cache != nil {
+		s.core.St = st.With(trails.WithCache(s.cache))
 	}
 	return s
 }
