@@ -83,6 +83,15 @@ type getResult struct {
 	Requests     []kindStat `json:"trails_requests"`
 	TailRequests []kindStat `json:"trails_tail_requests"`
 
+	// The same Gets through a service without its cache (a process's
+	// first Get of a session).
+	Cold             dist  `json:"trails_uncached"`
+	ColdTail         dist  `json:"trails_uncached_tail"`
+	ColdTrips        int64 `json:"trails_uncached_trips"`
+	ColdReceived     int64 `json:"trails_uncached_bytes_received"`
+	ColdTailTrips    int64 `json:"trails_uncached_tail_trips"`
+	ColdTailReceived int64 `json:"trails_uncached_tail_bytes_received"`
+
 	// The Get of a longer session, filled for it.
 	LongEvents   int        `json:"long_events"`
 	SQLiteLong   dist       `json:"sqlite_long"`
@@ -216,9 +225,9 @@ func (b *bench) gets(ctx context.Context, user, idS, idT, tid string) (getResult
 		if tail {
 			n = b.plan.tail
 		}
-		var dS, dT, dF []time.Duration
+		var dS, dT, dC, dF []time.Duration
 		kinds := map[string][]time.Duration{}
-		var tr, trF traffic
+		var tr, trC, trF traffic
 		for run := range b.plan.getRuns {
 			before := b.ct.snapshot()
 			t0 := time.Now()
@@ -228,28 +237,34 @@ func (b *bench) gets(ctx context.Context, user, idS, idT, tid string) (getResult
 			if err != nil {
 				return g, err
 			}
-			ways := []backend{sqliteBackend, trailsBackend}
+			ways := []backend{sqliteBackend, trailsBackend, coldBackend}
 			if run%2 == 1 {
 				ways[0], ways[1] = ways[1], ways[0]
 			}
 			for _, k := range ways {
 				id := idS
-				if k == trailsBackend {
+				if k != sqliteBackend {
 					id = idT
+				}
+				if k == trailsBackend {
 					b.ct.record()
 				}
 				before := b.ct.snapshot()
 				t0 := time.Now()
 				s, err := b.get(ctx, k, user, id, n)
 				d := time.Since(t0)
-				if k == trailsBackend {
+				switch k {
+				case trailsBackend:
 					_, ks := b.ct.stop()
 					for kk, v := range ks {
 						kinds[kk] = append(kinds[kk], v...)
 					}
 					tr = b.ct.snapshot().minus(before)
 					dT = append(dT, d)
-				} else {
+				case coldBackend:
+					trC = b.ct.snapshot().minus(before)
+					dC = append(dC, d)
+				default:
 					dS = append(dS, d)
 				}
 				if err != nil {
@@ -267,11 +282,13 @@ func (b *bench) gets(ctx context.Context, user, idS, idT, tid string) (getResult
 		if tail {
 			g.SQLiteTail, g.TrailsTail = distOf(dS), distOf(dT)
 			g.TailTrips, g.TailReceived = tr.trips, tr.received
+			g.ColdTail, g.ColdTailTrips, g.ColdTailReceived = distOf(dC), trC.trips, trC.received
 			g.TailRequests = kindStats(kinds, b.plan.getRuns)
 			g.FloorTail, g.FloorTailLen = distOf(dF), trF.received
 		} else {
 			g.SQLite, g.Trails = distOf(dS), distOf(dT)
 			g.Trips, g.Received = tr.trips, tr.received
+			g.Cold, g.ColdTrips, g.ColdReceived = distOf(dC), trC.trips, trC.received
 			g.Requests = kindStats(kinds, b.plan.getRuns)
 			g.Floor, g.FloorBytes = distOf(dF), trF.received
 		}

@@ -62,6 +62,7 @@ type bench struct {
 	ct      *counter
 	c       *kg.Client
 	trails  *adk.SessionService
+	cold    *adk.SessionService // Trails without the service's cache (adk.WithCache(nil))
 	sqlite  session.Service
 	dbPath  string // the SQLite database file
 	dataDir string // Fuseki's TDB2 database
@@ -73,19 +74,26 @@ type backend int
 const (
 	sqliteBackend backend = iota
 	trailsBackend
+	coldBackend // Trails without its cache: what a process's first Get of a session costs
 )
 
 func (k backend) String() string {
-	if k == sqliteBackend {
+	switch k {
+	case sqliteBackend:
 		return "ADK database on SQLite"
+	case coldBackend:
+		return "Trails on Fuseki, no cache"
 	}
 	return "Trails on Fuseki"
 }
 
 // svc returns the service of backend k.
 func (b *bench) svc(k backend) session.Service {
-	if k == sqliteBackend {
+	switch k {
+	case sqliteBackend:
 		return b.sqlite
+	case coldBackend:
+		return b.cold
 	}
 	return b.trails
 }

@@ -186,6 +186,7 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		return err
 	}
 	b.trails = adk.NewSessionService(trails.NewStore(b.c))
+	b.cold = adk.NewSessionService(trails.NewStore(b.c), adk.WithCache(nil))
 	b.logf("Fuseki answers at %s (log %s)", srv.Endpoint, srv.Log)
 	r.Machine = describeMachine(srv)
 
