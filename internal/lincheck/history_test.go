@@ -396,7 +396,7 @@ func (c *client) vfork() {
 		c.load()
 		return
 	}
-	at := c.rng.IntN(len(h.s.Turns) + 1)
+	at := h.s.From + c.rng.IntN(len(h.s.Turns)+1) // a fork of Store.Fork's value is a tail: its indexes start at From
 	worker := c.rng.IntN(4) == 0
 	var opts []session.ForkOption
 	if worker {

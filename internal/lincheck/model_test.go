@@ -31,7 +31,7 @@ const (
 	opInfo     op = "info"     // Store.Info
 	opAppend   op = "append"   // AppendTurn on value Vid, then Persist
 	opVFork    op = "vfork"    // Session.Fork of value Vid at At (+ a turn), then Persist, as NewID / NewVid
-	opFork     op = "fork"     // Store.Fork(ID, At); its value becomes NewVid
+	opFork     op = "fork"     // Store.Fork(ID, At): a tail with no turns; its value becomes NewVid
 	opMerge    op = "merge"    // Store.Merge(ID) with summary Content
 	opRewind   op = "rewind"   // Store.Rewind(ID, At)
 	opDetach   op = "detach"   // Store.Detach(ID)
@@ -352,6 +352,11 @@ func (s *mstate) try(in input, out output) attempt {
 		}
 		m, ok := s.live(v.ID)
 		if !ok {
+			if d, ok := s.Sess[v.ID]; ok && d.Parent != "" && s.Sess[d.Parent] != nil && s.Sess[d.Parent].Deleted {
+				// A tail of a deleted fork (Store.Fork's value) reads what
+				// lies below it from the parent, which is gone too.
+				return fail(errConflict, errNotFound, errParentGone)
+			}
 			return fail(errConflict, errNotFound)
 		}
 		var errs []string
@@ -436,9 +441,11 @@ func (s *mstate) try(in input, out output) attempt {
 			return fail(errConflict)
 		}
 		n.Sess[id] = &msess{ID: id, Parent: in.ID, At: in.At, Worker: in.Worker, State: "active"}
-		want := output{Contents: contents(h[:in.At])}
-		n.Vals[in.NewVid] = mval{ID: id, Contents: want.Contents, Parent: in.ID, At: in.At}
-		return attempt{next: n.seal(), want: want, check: sameContents, errs: []string{errConflict}}
+		// The fork returned is a tail from the fork point: it holds none
+		// of the turns it inherits. The value it gives the client stands
+		// for the whole history, which a Persist of it compares.
+		n.Vals[in.NewVid] = mval{ID: id, Contents: contents(h[:in.At]), Parent: in.ID, At: in.At}
+		return attempt{next: n.seal(), want: output{}, check: sameContents, errs: []string{errConflict}}
 
 	case opMerge:
 		c, ok := s.live(in.ID)
