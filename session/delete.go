@@ -172,9 +172,20 @@ const (
 // from any of its sessions deletes the cycle in one batch, with every
 // fork hanging off it. PlanDelete shows the steps without taking them.
 //
-// It returns ErrInvalid for a bad id, ErrNotFound, ErrHasChildren (naming
-// the forks), a *StepsError when a multi-step delete stopped early
-// (wrapping the reason), or a store error wrapping the kg error.
+// Each batch's update holds only while every session of it is still
+// stored and no session outside it is a fork of one of them: of Deletes
+// racing on one session, one deletes it and records it, the others
+// answer ErrNotFound having written nothing. When a fork made meanwhile
+// held a batch back and is gone again (deleted or detached) by the time
+// Delete looks, the batch is sent again.
+//
+// It returns ErrInvalid for a bad id, ErrNotFound (also when another call
+// deleted the session, or a session of the tree, first), ErrHasChildren
+// (naming the forks; also for a fork made while it was being deleted),
+// ErrConflict when forks of it kept appearing and going while it was
+// being deleted (after several attempts), a *StepsError when a multi-step
+// delete stopped early (wrapping the reason), or a store error wrapping
+// the kg error.
 func (st *Store) Delete(ctx context.Context, id string, opts DeleteOptions) error {
 	p, err := st.plan(ctx, id, opts)
 	if err != nil {
@@ -216,18 +227,27 @@ func (st *Store) Delete(ctx context.Context, id string, opts DeleteOptions) erro
 
 // deleteBatch deletes the sessions of steps, whose principals are given
 // (by, when not "", stands for each), in one update: all of them, or none
-// when a session outside the batch is a fork of one of them.
+// when one of them is no longer stored (ErrNotFound: another Delete came
+// first) or a session outside the batch is a fork of one of them
+// (ErrHasChildren naming the forks). When the update's guard held the
+// batch back for a fork that is gone again when it looks, it sends the
+// update again, up to maxDeleteRounds times, then answers ErrConflict.
 func (st *Store) deleteBatch(ctx context.Context, steps []Step, principals []string, by string) error {
 	var d kg.Data
 	rows := make([][]rdf.Term, len(steps))
 	now := st.now()
+	var first rdf.IRI
 	for k, s := range steps {
 		principal := cmp.Or(by, principals[k], "unknown")
 		act := kg.MustIRI(ontology.ActivityIRI("deletion", uuid.Must(uuid.NewV7()).String()))
+		if k == 0 {
+			first = act
+		}
 		prov.AddDeletion(&d, act, prov.Deletion{Session: s.Session, Principal: principal, Time: now})
 		rows[k] = []rdf.Term{sessionIRI(s.Session)}
 	}
-	u, err := withTables("delete", uDelete, &d, kg.Params{"prov": kg.MustIRI(ontology.ProvGraph)}, map[string]kg.Table{
+	pg := kg.MustIRI(ontology.ProvGraph)
+	u, err := withTables("delete", uDelete, &d, kg.Params{"prov": pg, "stored": kg.Int(len(steps))}, map[string]kg.Table{
 		"sessions": {Vars: []string{"s"}, Rows: rows},
 		"guard":    {Vars: []string{"b"}, Rows: rows},
 		"members":  {Vars: []string{"m"}, Rows: rows},
@@ -235,32 +255,53 @@ func (st *Store) deleteBatch(ctx context.Context, steps []Step, principals []str
 	if err != nil {
 		return err
 	}
-	if err := st.c.Update(ctx, u, kg.Idempotent()); err != nil {
-		return err
-	}
-	q, err := kg.BindTables(qStored, nil, map[string]kg.Table{"sessions": {Vars: []string{"s"}, Rows: rows}})
+	q, err := kg.BindTables(qStored, kg.Params{"prov": pg, "act": first}, map[string]kg.Table{"sessions": {Vars: []string{"s"}, Rows: rows}})
 	if err != nil {
 		return err
 	}
-	res, err := st.c.Select(ctx, q)
-	if err != nil {
-		return err
-	}
-	if len(res.Solutions) > 0 {
-		// The guard held the batch back: a fork appeared meanwhile.
+	for range maxDeleteRounds {
+		// Idempotent: sent again after a lost answer, the update finds
+		// the batch gone and changes nothing; its record says it applied.
+		if err := st.c.Update(ctx, u, kg.Idempotent()); err != nil {
+			return err
+		}
+		res, err := st.c.Select(ctx, q)
+		if err != nil {
+			return err
+		}
+		stored := map[string]bool{}
 		for _, row := range res.Solutions {
-			left := ontology.SessionID(row.String("s"))
-			if err := st.refuseChildren(ctx, left); err != nil {
+			if _, ok := row["recorded"]; ok {
+				return nil // this call's records are stored: the batch was deleted
+			}
+			stored[ontology.SessionID(row.String("s"))] = true
+		}
+		for _, s := range steps {
+			if !stored[s.Session] {
+				// Deleted by another call since the plan.
 				if len(steps) > 1 {
-					return fmt.Errorf("%s: %w", left, err)
+					return fmt.Errorf("%s: %w", s.Session, ErrNotFound)
+				}
+				return ErrNotFound
+			}
+		}
+		// The guard held the batch back: a fork appeared meanwhile.
+		for _, s := range steps {
+			if err := st.refuseChildren(ctx, s.Session); err != nil {
+				if len(steps) > 1 {
+					return fmt.Errorf("%s: %w", s.Session, err)
 				}
 				return err
 			}
 		}
-		return fmt.Errorf("%w: the session changed while it was being deleted; retry", ErrConflict)
+		// The fork is gone again (deleted or detached): try again.
 	}
-	return nil
+	return fmt.Errorf("%w: forks of the session kept appearing while it was being deleted; retry", ErrConflict)
 }
+
+// maxDeleteRounds bounds how often a batch of a Delete is sent again
+// after its guard held it back for a fork that was gone when it looked.
+const maxDeleteRounds = 4
 
 // refuseChildren returns ErrHasChildren naming the forks of id, if any.
 func (st *Store) refuseChildren(ctx context.Context, id string) error {

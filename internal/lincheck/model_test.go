@@ -548,11 +548,8 @@ func (s *mstate) try(in input, out output) attempt {
 		return attempt{next: n.seal(), check: anything, errs: []string{errConflict}}
 
 	case opDelete, opDelStep:
-		if m, ok := s.Sess[in.ID]; ok && m.Deleted && !strict {
-			// Known anomaly A1 (docs/reliability.md): Deletes racing on one
-			// session are all acknowledged.
-			return attempt{next: s, check: anything, errs: []string{errNotFound}}
-		}
+		// Of Deletes racing on one session, one deletes it, the others
+		// answer ErrNotFound (A1, fixed).
 		if _, ok := s.live(in.ID); !ok {
 			return fail(errNotFound)
 		}
@@ -560,14 +557,9 @@ func (s *mstate) try(in input, out output) attempt {
 			return fail(errHasKids, errConflict)
 		}
 		n.mod(in.ID).Deleted = true
-		var errs []string
-		if !strict {
-			// Known anomaly A8 (docs/reliability.md): a Delete racing a
-			// fork or a detach of a fork of its session may answer
-			// ErrConflict, which its documentation does not list.
-			errs = []string{errConflict}
-		}
-		return attempt{next: n.seal(), check: anything, errs: errs}
+		// ErrConflict, documented: forks kept appearing and going while it
+		// was being deleted (A8).
+		return attempt{next: n.seal(), check: anything, errs: []string{errConflict}}
 
 	case opSetState:
 		m, ok := s.live(in.ID)
