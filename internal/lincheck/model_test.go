@@ -360,24 +360,23 @@ func (s *mstate) try(in input, out output) attempt {
 			return fail(errConflict, errNotFound)
 		}
 		var errs []string
-		stale := m.Gen != v.Gen || m.At != v.At || !slices.Equal(contents(s.history(v.ID)), v.Contents)
-		moved := m.Parent != v.Parent // a Detach, or a Rewind that moved the fork under its archive, since the value was read
-		if stale || moved {
+		// The compare and swap covers the history, the rewind count and
+		// the fork fields: a Detach, or a Rewind that moved the fork under
+		// its archive, since the value was read conflicts (A4, fixed).
+		if m.Gen != v.Gen || m.At != v.At || m.Parent != v.Parent || !slices.Equal(contents(s.history(v.ID)), v.Contents) {
 			errs = append(errs, errConflict)
 		}
 		if terminal(m.State) {
 			errs = append(errs, errState)
 		}
-		// Known anomaly A4 (docs/reliability.md): when only the parent
-		// differs, the store may append all the same.
-		if len(errs) > 0 && (strict || stale || terminal(m.State) || !moved) {
+		if len(errs) > 0 {
 			return fail(errs...)
 		}
 		n.mod(v.ID).Own = append(n.Sess[v.ID].Own, mturn{Content: in.Content, Delta: in.Delta})
 		n.share(in.Delta)
 		v.Contents = append(slices.Clone(v.Contents), in.Content)
 		n.Vals[in.Vid] = v
-		return attempt{next: n.seal(), check: anything, errs: errs}
+		return attempt{next: n.seal(), check: anything}
 
 	case opVFork:
 		v := s.Vals[in.Vid]
