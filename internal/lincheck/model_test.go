@@ -457,16 +457,13 @@ func (s *mstate) try(in input, out output) attempt {
 			// parent.
 			return fail(errInvalid, errState, errMerged, errConflict)
 		}
-		// Known anomaly A10 (docs/reliability.md): a Merge racing a
-		// Rewind of the child that took all its own turns may land.
-		a10 := c.Parent != "" && len(c.Own) == 0 && c.Gen > 0 && !strict
-		if (c.Parent == "" || len(c.Own) == 0) && !a10 {
-			return fail(errInvalid)
+		// A Merge racing a Rewind of the child that took its own turns is
+		// refused (A10, fixed): here or, in the order where it comes
+		// first, by the ErrConflict every Merge may answer.
+		if c.Parent == "" || len(c.Own) == 0 {
+			return fail(errInvalid, errConflict)
 		}
 		var errs []string
-		if a10 {
-			errs = append(errs, errInvalid)
-		}
 		p, ok := s.live(c.Parent)
 		if !ok {
 			errs = append(errs, errParentGone)
@@ -480,16 +477,14 @@ func (s *mstate) try(in input, out output) attempt {
 		if c.Moved {
 			errs = append(errs, errConflict)
 		}
-		if len(errs) > 0 && !(a10 && len(errs) == 1) {
-			return fail(errs...)
+		if len(errs) > 0 {
+			return fail(append(errs, errConflict)...)
 		}
 		n.mod(c.Parent).Own = append(n.Sess[c.Parent].Own, mturn{Content: in.Content})
 		n.mod(in.ID).Merged = true
-		refusals := []string{errConflict} // the parent kept changing
-		if a10 {
-			refusals = append(refusals, errInvalid)
-		}
-		return attempt{next: n.seal(), check: anything, errs: refusals}
+		// ErrConflict: the parent kept changing, or the child was rewound
+		// or appended to while the merge ran.
+		return attempt{next: n.seal(), check: anything, errs: []string{errConflict}}
 
 	case opRewind:
 		m, ok := s.live(in.ID)
