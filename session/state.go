@@ -269,10 +269,17 @@ func (st *Store) stateApplied(ctx context.Context, acts []rdf.IRI) (map[string][
 // clears it when t is zero: Expire marks the session expired once t has
 // passed. Only an active or suspended session's expiry changes.
 //
+// The last write wins: SetExpiry is no compare and swap. It reads the
+// expiry back after its update, and when another writer (a SetExpiry
+// racing it) replaced it meanwhile, the expiry is that writer's and
+// SetExpiry says so with ErrConflict: read it again (Info) before acting
+// on it.
+//
 // It returns ErrInvalid for a bad id (nothing is sent); ErrNotFound when
 // the session is not stored (or not visible to a Store scoped to a
 // principal); ErrState when the session is completed, failed or expired;
-// or a store error wrapping the kg error.
+// ErrConflict when another writer changed the expiry meanwhile, as said
+// above; or a store error wrapping the kg error.
 func (st *Store) SetExpiry(ctx context.Context, id string, t time.Time) error {
 	if err := st.setExpiry(ctx, id, t); err != nil {
 		return fmt.Errorf("set expiry %s: %w", shownID(id), err)

@@ -585,14 +585,10 @@ func (s *mstate) try(in input, out output) attempt {
 			return fail(errState)
 		}
 		n.mod(in.ID).Expiring = in.Past
-		var errs []string
-		if !strict {
-			// Known anomaly A9 (docs/reliability.md): SetExpiry racing a
-			// SetExpiry or SetState may answer ErrConflict, which its
-			// documentation does not list.
-			errs = []string{errConflict}
-		}
-		return attempt{next: n.seal(), check: anything, errs: errs}
+		// ErrConflict, documented (A9): another writer replaced the
+		// expiry after this call's update (the last write wins: the same
+		// state as no effect).
+		return attempt{next: n.seal(), check: anything, errs: []string{errConflict}}
 
 	case opExpire:
 		panic("lincheck: Expire is stepped by step")
