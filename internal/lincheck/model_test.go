@@ -705,10 +705,13 @@ func step(state, in, out any) []any {
 			return next
 		}
 	}
-	if i.Faulty && !strict && (o.Err == errConflict || o.Err == errState) && i.Op != opLoad && i.Op != opInfo {
+	lostThenGone := (o.Err == errNotFound || o.Err == errParentGone) && (i.Op == opAppend || i.Op == opVFork)
+	if i.Faulty && !strict && (o.Err == errConflict || o.Err == errState || lostThenGone) && i.Op != opLoad && i.Op != opInfo {
 		// Known anomaly A5 (docs/reliability.md): with faults, a write
 		// (Persist, Store.Fork, Detach, SetExpiry, ...) may answer
-		// ErrConflict or ErrState although it landed.
+		// ErrConflict or ErrState although it landed; a Persist whose
+		// answer was lost and whose session (or parent) was deleted
+		// before it looked again, ErrNotFound or ErrParentMissing.
 		o = output{Unknown: true}
 	}
 	a := s.try(i, o)
