@@ -171,6 +171,9 @@ const (
 // ancestors, which Check reports) has no session without a fork: Cascade
 // from any of its sessions deletes the cycle in one batch, with every
 // fork hanging off it. PlanDelete shows the steps without taking them.
+// A session of the tree other than id that another call deleted after
+// the plan is skipped: it is not recorded again, and Progress does not
+// report its step.
 //
 // Each batch's update holds only while every session of it is still
 // stored and no session outside it is a fork of one of them: of Deletes
@@ -180,7 +183,7 @@ const (
 // Delete looks, the batch is sent again.
 //
 // It returns ErrInvalid for a bad id, ErrNotFound (also when another call
-// deleted the session, or a session of the tree, first), ErrHasChildren
+// deleted session id first), ErrHasChildren
 // (naming the forks; also for a fork made while it was being deleted),
 // ErrConflict when forks of it kept appearing and going while it was
 // being deleted (after several attempts), a *StepsError when a multi-step
@@ -197,6 +200,7 @@ func (st *Store) Delete(ctx context.Context, id string, opts DeleteOptions) erro
 			return fmt.Errorf("delete %s: %w", id, &StepsError{Done: steps[:i], Steps: steps, Err: err})
 		}
 		j := i + 1
+		var gone map[string]bool // sessions of the batch another call deleted first
 		if steps[i].Action == "detach" {
 			_, err = st.detach(ctx, steps[i].Session, DetachOptions{By: opts.By})
 		} else {
@@ -207,7 +211,7 @@ func (st *Store) Delete(ctx context.Context, id string, opts DeleteOptions) erro
 				turns += steps[j].Turns
 				j++
 			}
-			err = st.deleteBatch(ctx, steps[i:j], p.principals[i:j], opts.By)
+			gone, err = st.deleteBatch(ctx, steps[i:j], p.principals[i:j], opts.By, id)
 		}
 		if err != nil {
 			if len(steps) > 1 {
@@ -217,7 +221,9 @@ func (st *Store) Delete(ctx context.Context, id string, opts DeleteOptions) erro
 		}
 		if opts.Progress != nil {
 			for k := i; k < j; k++ {
-				opts.Progress(k+1, len(steps), steps[k])
+				if !gone[steps[k].Session] {
+					opts.Progress(k+1, len(steps), steps[k])
+				}
 			}
 		}
 		i = j
@@ -227,76 +233,106 @@ func (st *Store) Delete(ctx context.Context, id string, opts DeleteOptions) erro
 
 // deleteBatch deletes the sessions of steps, whose principals are given
 // (by, when not "", stands for each), in one update: all of them, or none
-// when one of them is no longer stored (ErrNotFound: another Delete came
-// first) or a session outside the batch is a fork of one of them
-// (ErrHasChildren naming the forks). When the update's guard held the
-// batch back for a fork that is gone again when it looks, it sends the
-// update again, up to maxDeleteRounds times, then answers ErrConflict.
-func (st *Store) deleteBatch(ctx context.Context, steps []Step, principals []string, by string) error {
+// when one of them is no longer stored or a session outside the batch is
+// a fork of one of them. A session other than top (the session the
+// Delete names) that another call deleted first is left out of the batch
+// and reported in gone: what a Cascade wanted is done. top gone is
+// ErrNotFound; a fork outside the batch, ErrHasChildren naming the forks.
+// When the update's guard held the batch back for a fork that is gone
+// again when it looks, it sends the update again, up to maxDeleteRounds
+// times, then answers ErrConflict.
+func (st *Store) deleteBatch(ctx context.Context, steps []Step, principals []string, by, top string) (gone map[string]bool, err error) {
+	named := func(id string, err error) error {
+		if len(steps) > 1 {
+			return fmt.Errorf("%s: %w", id, err)
+		}
+		return err
+	}
+	batch := make([]int, len(steps)) // the steps of steps still to delete
+	for k := range batch {
+		batch[k] = k
+	}
+	for range maxDeleteRounds {
+		u, q, err := st.deleteUpdate(steps, principals, batch, by)
+		if err != nil {
+			return gone, err
+		}
+		// Idempotent: sent again after a lost answer, the update finds
+		// the batch gone and changes nothing; its record says it applied.
+		if err := st.c.Update(ctx, u, kg.Idempotent()); err != nil {
+			return gone, err
+		}
+		res, err := st.c.Select(ctx, q)
+		if err != nil {
+			return gone, err
+		}
+		stored := map[string]bool{}
+		for _, row := range res.Solutions {
+			if _, ok := row["recorded"]; ok {
+				return gone, nil // this call's records are stored: the batch was deleted
+			}
+			stored[ontology.SessionID(row.String("s"))] = true
+		}
+		left := batch[:0:0]
+		for _, k := range batch {
+			switch id := steps[k].Session; {
+			case stored[id]:
+				left = append(left, k)
+			case id == top:
+				return gone, named(id, ErrNotFound) // another call deleted it first
+			default:
+				if gone == nil {
+					gone = map[string]bool{}
+				}
+				gone[id] = true
+			}
+		}
+		if len(left) == 0 {
+			return gone, nil
+		}
+		if len(left) < len(batch) {
+			batch = left
+			continue // without the sessions gone
+		}
+		// The guard held the batch back: a fork appeared meanwhile.
+		for _, k := range batch {
+			if err := st.refuseChildren(ctx, steps[k].Session); err != nil {
+				return gone, named(steps[k].Session, err)
+			}
+		}
+		// The fork is gone again (deleted or detached): try again.
+	}
+	return gone, fmt.Errorf("%w: forks of the session kept appearing while it was being deleted; retry", ErrConflict)
+}
+
+// deleteUpdate returns the update (delete.ru) that deletes the sessions
+// of the steps numbered batch and records their deletions, and the query
+// that tells afterwards whether it applied (stored-sessions.rq).
+func (st *Store) deleteUpdate(steps []Step, principals []string, batch []int, by string) (update, check string, err error) {
 	var d kg.Data
-	rows := make([][]rdf.Term, len(steps))
+	rows := make([][]rdf.Term, len(batch))
 	now := st.now()
 	var first rdf.IRI
-	for k, s := range steps {
+	for i, k := range batch {
 		principal := cmp.Or(by, principals[k], "unknown")
 		act := kg.MustIRI(ontology.ActivityIRI("deletion", uuid.Must(uuid.NewV7()).String()))
-		if k == 0 {
+		if i == 0 {
 			first = act
 		}
-		prov.AddDeletion(&d, act, prov.Deletion{Session: s.Session, Principal: principal, Time: now})
-		rows[k] = []rdf.Term{sessionIRI(s.Session)}
+		prov.AddDeletion(&d, act, prov.Deletion{Session: steps[k].Session, Principal: principal, Time: now})
+		rows[i] = []rdf.Term{sessionIRI(steps[k].Session)}
 	}
 	pg := kg.MustIRI(ontology.ProvGraph)
-	u, err := withTables("delete", uDelete, &d, kg.Params{"prov": pg, "stored": kg.Int(len(steps))}, map[string]kg.Table{
+	update, err = withTables("delete", uDelete, &d, kg.Params{"prov": pg, "stored": kg.Int(len(batch))}, map[string]kg.Table{
 		"sessions": {Vars: []string{"s"}, Rows: rows},
 		"guard":    {Vars: []string{"b"}, Rows: rows},
 		"members":  {Vars: []string{"m"}, Rows: rows},
 	})
 	if err != nil {
-		return err
+		return "", "", err
 	}
-	q, err := kg.BindTables(qStored, kg.Params{"prov": pg, "act": first}, map[string]kg.Table{"sessions": {Vars: []string{"s"}, Rows: rows}})
-	if err != nil {
-		return err
-	}
-	for range maxDeleteRounds {
-		// Idempotent: sent again after a lost answer, the update finds
-		// the batch gone and changes nothing; its record says it applied.
-		if err := st.c.Update(ctx, u, kg.Idempotent()); err != nil {
-			return err
-		}
-		res, err := st.c.Select(ctx, q)
-		if err != nil {
-			return err
-		}
-		stored := map[string]bool{}
-		for _, row := range res.Solutions {
-			if _, ok := row["recorded"]; ok {
-				return nil // this call's records are stored: the batch was deleted
-			}
-			stored[ontology.SessionID(row.String("s"))] = true
-		}
-		for _, s := range steps {
-			if !stored[s.Session] {
-				// Deleted by another call since the plan.
-				if len(steps) > 1 {
-					return fmt.Errorf("%s: %w", s.Session, ErrNotFound)
-				}
-				return ErrNotFound
-			}
-		}
-		// The guard held the batch back: a fork appeared meanwhile.
-		for _, s := range steps {
-			if err := st.refuseChildren(ctx, s.Session); err != nil {
-				if len(steps) > 1 {
-					return fmt.Errorf("%s: %w", s.Session, err)
-				}
-				return err
-			}
-		}
-		// The fork is gone again (deleted or detached): try again.
-	}
-	return fmt.Errorf("%w: forks of the session kept appearing while it was being deleted; retry", ErrConflict)
+	check, err = kg.BindTables(qStored, kg.Params{"prov": pg, "act": first}, map[string]kg.Table{"sessions": {Vars: []string{"s"}, Rows: rows}})
+	return update, check, err
 }
 
 // maxDeleteRounds bounds how often a batch of a Delete is sent again

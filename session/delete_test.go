@@ -89,6 +89,42 @@ func TestDeleteRacingDelete(t *testing.T) {
 	}
 }
 
+// TestDeleteCascadeRacingDelete: a Delete with Cascade whose leaf
+// another Delete removes between its plan and its step skips that step
+// (not reported through Progress, not recorded twice) and deletes the
+// rest of the tree.
+func TestDeleteCascadeRacingDelete(t *testing.T) {
+	fusekitest.Parallel(t)
+	st, _, c := newStore(t)
+	ctx := context.Background()
+	root := persisted(t, st, "alice", 2)
+	f := mustFork(t, root, 1)
+	mustPersist(t, st, f)
+	hooked := session.NewStore(&beforeUpdate{Querier: c, match: ontology.Deletion, before: func() {
+		if err := st.Delete(ctx, f.ID, session.DeleteOptions{}); err != nil {
+			t.Errorf("the other delete: %v", err)
+		}
+	}})
+	var reported []string
+	err := hooked.Delete(ctx, root.ID, session.DeleteOptions{Cascade: true, Progress: func(done, total int, s session.Step) {
+		reported = append(reported, s.Session)
+	}})
+	if err != nil {
+		t.Fatalf("got %v, want nil", err)
+	}
+	if len(reported) != 1 || reported[0] != root.ID {
+		t.Errorf("Progress reported %v, want only the root %s", reported, root.ID)
+	}
+	for _, id := range []string{root.ID, f.ID} {
+		if _, err := st.Info(ctx, id); !errors.Is(err, session.ErrNotFound) {
+			t.Errorf("info %s: got %v, want ErrNotFound", id, err)
+		}
+		if n := deletions(t, c, id); n != 1 {
+			t.Errorf("%s: got %d trails:Deletion records, want 1", id, n)
+		}
+	}
+}
+
 // TestDeleteRacingForkDetached: a fork created between a Delete's plan
 // and its update holds the update back, and is detached before Delete
 // looks for it: Delete sends the update again and deletes the session

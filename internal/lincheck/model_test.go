@@ -655,7 +655,11 @@ func step(state, in, out any) []any {
 		}
 		return next
 	}
-	if o.Err == errCorrupt && !strict && s.torn(i.ID) {
+	target := i.ID // the session the call reads
+	if i.Op == opAppend || i.Op == opVFork {
+		target = s.Vals[i.Vid].ID // a tail's Persist reads what lies below it (the session's or its parent's chain)
+	}
+	if o.Err == errCorrupt && !strict && s.torn(target) {
 		// Known anomaly A2 (docs/reliability.md): a call that reads the
 		// session (Load, Store.Fork, Rewind, ...) racing a Delete, a Rewind
 		// or a Detach on its chain may answer ErrCorrupt.
@@ -683,7 +687,7 @@ func step(state, in, out any) []any {
 		}
 		return next
 	}
-	if o.Err == errParentGone && !strict && s.torn(i.ID) {
+	if o.Err == errParentGone && !strict && s.torn(target) {
 		// Known anomaly A2 (docs/reliability.md): a call racing a Delete
 		// with Cascade (leaves first) may find the child, then miss its
 		// parent.
