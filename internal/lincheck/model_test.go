@@ -573,7 +573,9 @@ func (s *mstate) try(in input, out output) attempt {
 			n.mod(in.ID).State = in.To
 		}
 		return attempt{next: n.seal(), want: want, check: func(got, want output) bool {
-			return got.Changed && got.Count == want.Count
+			// Known anomaly A5 (docs/reliability.md): with faults, an
+			// ending may report fewer sessions flagged than it flagged.
+			return got.Changed && (got.Count == want.Count || in.Faulty && !strict && got.Count < want.Count)
 		}, errs: []string{errConflict}}
 
 	case opExpiry:
