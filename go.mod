@@ -3,6 +3,7 @@ module github.com/trails-kg/trails
 go 1.26
 
 require (
+	github.com/anishathalye/porcupine v1.3.1
 	github.com/google/uuid v1.6.0
 	github.com/knakk/rdf v0.0.0-20260317081859-15b52521cde6
 	github.com/knakk/sparql v0.0.0-20240119140508-255b851aa040

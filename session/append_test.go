@@ -98,6 +98,54 @@ func TestAppendRefused(t *testing.T) {
 	}
 }
 
+// TestAppendForkFieldsChanged: an append from a value read before the
+// session's fork fields changed, with its history unchanged, is refused
+// with ErrConflict and nothing changed, as Persist documents: a Rewind of
+// the parent moved the fork under its archive, or a Detach made a fork
+// at 0 a root (known anomaly A4 of docs/reliability.md: the one-request
+// append compared the history only, and landed).
+func TestAppendForkFieldsChanged(t *testing.T) {
+	fusekitest.Parallel(t)
+	ctx := context.Background()
+	st, _, _ := newStore(t)
+	tests := []struct {
+		name   string
+		at     int
+		meddle func(t *testing.T, parent, fork string)
+	}{
+		{name: "moved under an archive", at: 2, meddle: func(t *testing.T, parent, fork string) {
+			if _, _, err := st.Rewind(ctx, parent, 1, session.RewindOptions{}); err != nil {
+				t.Fatal(err)
+			}
+		}},
+		{name: "detached", at: 0, meddle: func(t *testing.T, parent, fork string) {
+			if err := st.Detach(ctx, fork, session.DetachOptions{}); err != nil {
+				t.Fatal(err)
+			}
+		}},
+	}
+	for _, tt := range tests {
+		for _, how := range []string{"persisted", "loaded"} {
+			t.Run(tt.name+", "+how, func(t *testing.T) {
+				r := persisted(t, st, "appender", 3)
+				f := mustFork(t, r, tt.at)
+				f.Append("assistant", "stored by f")
+				mustPersist(t, st, f) // f's next Persist takes the fast path
+				if how == "loaded" {
+					f = mustLoad(t, st, f.ID)
+				}
+				tt.meddle(t, r.ID, f.ID)
+				want := mustLoad(t, st, f.ID)
+				f.Append("user", "refused turn")
+				if err := st.Persist(ctx, f); !errors.Is(err, session.ErrConflict) {
+					t.Fatalf("got %v, want ErrConflict", err)
+				}
+				sameSession(t, mustLoad(t, st, f.ID), want)
+			})
+		}
+	}
+}
+
 // TestAppendAnswerLost: the store applied the one-request append but its
 // answer was lost (the update is reported failed): Persist learns from
 // the store that its turn is there and reports success, storing it once.

@@ -171,13 +171,27 @@ const (
 // ancestors, which Check reports) has no session without a fork: Cascade
 // from any of its sessions deletes the cycle in one batch, with every
 // fork hanging off it. PlanDelete shows the steps without taking them.
+// A session of the tree other than id that another call deleted after
+// the plan is skipped: it is not recorded again, and Progress does not
+// report its step.
 //
-// It returns ErrInvalid for a bad id, ErrNotFound, ErrHasChildren (naming
-// the forks), a *StepsError when a multi-step delete stopped early
-// (wrapping the reason), or a store error wrapping the kg error. After a
-// lost answer Delete fences its update before asking whether it applied
-// (as Persist says): after a store error the batch in flight was not
-// deleted, unless the store could not be reached to fence it.
+// Each batch's update holds only while every session of it is still
+// stored and no session outside it is a fork of one of them: of Deletes
+// racing on one session, one deletes it and records it, the others
+// answer ErrNotFound having written nothing. When a fork made meanwhile
+// held a batch back and is gone again (deleted or detached) by the time
+// Delete looks, the batch is sent again.
+//
+// It returns ErrInvalid for a bad id, ErrNotFound (also when another call
+// deleted session id first), ErrHasChildren
+// (naming the forks; also for a fork made while it was being deleted),
+// ErrConflict when forks of it kept appearing and going while it was
+// being deleted (after several attempts), a *StepsError when a multi-step
+// delete stopped early (wrapping the reason), or a store error wrapping
+// the kg error.
+// After a lost answer Delete fences its update before asking whether it
+// applied (as Persist says): after a store error the batch in flight was
+// not deleted, unless the store could not be reached to fence it.
 func (st *Store) Delete(ctx context.Context, id string, opts DeleteOptions) error {
 	p, err := st.plan(ctx, id, opts)
 	if err != nil {
@@ -189,6 +203,7 @@ func (st *Store) Delete(ctx context.Context, id string, opts DeleteOptions) erro
 			return fmt.Errorf("delete %s: %w", id, &StepsError{Done: steps[:i], Steps: steps, Err: err})
 		}
 		j := i + 1
+		var gone map[string]bool // sessions of the batch another call deleted first
 		if steps[i].Action == "detach" {
 			_, err = st.detach(ctx, steps[i].Session, DetachOptions{By: opts.By})
 		} else {
@@ -199,7 +214,7 @@ func (st *Store) Delete(ctx context.Context, id string, opts DeleteOptions) erro
 				turns += steps[j].Turns
 				j++
 			}
-			err = st.deleteBatch(ctx, steps[i:j], p.principals[i:j], opts.By)
+			gone, err = st.deleteBatch(ctx, steps[i:j], p.principals[i:j], opts.By, id)
 		}
 		if err != nil {
 			if len(steps) > 1 {
@@ -209,7 +224,9 @@ func (st *Store) Delete(ctx context.Context, id string, opts DeleteOptions) erro
 		}
 		if opts.Progress != nil {
 			for k := i; k < j; k++ {
-				opts.Progress(k+1, len(steps), steps[k])
+				if !gone[steps[k].Session] {
+					opts.Progress(k+1, len(steps), steps[k])
+				}
 			}
 		}
 		i = j
@@ -219,55 +236,116 @@ func (st *Store) Delete(ctx context.Context, id string, opts DeleteOptions) erro
 
 // deleteBatch deletes the sessions of steps, whose principals are given
 // (by, when not "", stands for each), in one update: all of them, or none
-// when a session outside the batch is a fork of one of them.
-func (st *Store) deleteBatch(ctx context.Context, steps []Step, principals []string, by string) error {
+// when one of them is no longer stored or a session outside the batch is
+// a fork of one of them. A session other than top (the session the
+// Delete names) that another call deleted first is left out of the batch
+// and reported in gone: what a Cascade wanted is done. top gone is
+// ErrNotFound; a fork outside the batch, ErrHasChildren naming the forks.
+// When the update's guard held the batch back for a fork that is gone
+// again when it looks, it sends the update again, up to maxDeleteRounds
+// times, then answers ErrConflict.
+func (st *Store) deleteBatch(ctx context.Context, steps []Step, principals []string, by, top string) (gone map[string]bool, err error) {
+	named := func(id string, err error) error {
+		if len(steps) > 1 {
+			return fmt.Errorf("%s: %w", id, err)
+		}
+		return err
+	}
+	batch := make([]int, len(steps)) // the steps of steps still to delete
+	for k := range batch {
+		batch[k] = k
+	}
+	for range maxDeleteRounds {
+		u, q, err := st.deleteUpdate(steps, principals, batch, by)
+		if err != nil {
+			return gone, err
+		}
+		// Idempotent: sent again after a lost answer, the update finds
+		// the batch gone and changes nothing; its record says it applied.
+		// An answer lost for good is fenced first (fence.go).
+		lost, err := st.send(ctx, u)
+		if err != nil {
+			return gone, err
+		}
+		res, err := st.c.Select(ctx, q)
+		if err != nil {
+			return gone, err
+		}
+		stored := map[string]bool{}
+		for _, row := range res.Solutions {
+			if _, ok := row["recorded"]; ok {
+				return gone, nil // this call's records are stored: the batch was deleted
+			}
+			stored[ontology.SessionID(row.String("s"))] = true
+		}
+		if lost != nil {
+			return gone, lost // fenced: it did not apply, and never will
+		}
+		left := batch[:0:0]
+		for _, k := range batch {
+			switch id := steps[k].Session; {
+			case stored[id]:
+				left = append(left, k)
+			case id == top:
+				return gone, named(id, ErrNotFound) // another call deleted it first
+			default:
+				if gone == nil {
+					gone = map[string]bool{}
+				}
+				gone[id] = true
+			}
+		}
+		if len(left) == 0 {
+			return gone, nil
+		}
+		if len(left) < len(batch) {
+			batch = left
+			continue // without the sessions gone
+		}
+		// The guard held the batch back: a fork appeared meanwhile.
+		for _, k := range batch {
+			if err := st.refuseChildren(ctx, steps[k].Session); err != nil {
+				return gone, named(steps[k].Session, err)
+			}
+		}
+		// The fork is gone again (deleted or detached): try again.
+	}
+	return gone, fmt.Errorf("%w: forks of the session kept appearing while it was being deleted; retry", ErrConflict)
+}
+
+// deleteUpdate returns the update (delete.ru) that deletes the sessions
+// of the steps numbered batch and records their deletions, and the query
+// that tells afterwards whether it applied (stored-sessions.rq).
+func (st *Store) deleteUpdate(steps []Step, principals []string, batch []int, by string) (update, check string, err error) {
 	var d kg.Data
-	rows := make([][]rdf.Term, len(steps))
+	rows := make([][]rdf.Term, len(batch))
 	now := st.now()
-	for k, s := range steps {
+	var first rdf.IRI
+	for i, k := range batch {
 		principal := cmp.Or(by, principals[k], "unknown")
 		act := kg.MustIRI(ontology.ActivityIRI("deletion", uuid.Must(uuid.NewV7()).String()))
-		prov.AddDeletion(&d, act, prov.Deletion{Session: s.Session, Principal: principal, Time: now})
-		rows[k] = []rdf.Term{sessionIRI(s.Session)}
+		if i == 0 {
+			first = act
+		}
+		prov.AddDeletion(&d, act, prov.Deletion{Session: steps[k].Session, Principal: principal, Time: now})
+		rows[i] = []rdf.Term{sessionIRI(steps[k].Session)}
 	}
-	u, err := withTables("delete", uDelete, &d, kg.Params{"prov": kg.MustIRI(ontology.ProvGraph)}, map[string]kg.Table{
+	pg := kg.MustIRI(ontology.ProvGraph)
+	update, err = withTables("delete", uDelete, &d, kg.Params{"prov": pg, "stored": kg.Int(len(batch))}, map[string]kg.Table{
 		"sessions": {Vars: []string{"s"}, Rows: rows},
 		"guard":    {Vars: []string{"b"}, Rows: rows},
 		"members":  {Vars: []string{"m"}, Rows: rows},
 	})
 	if err != nil {
-		return err
+		return "", "", err
 	}
-	lost, err := st.send(ctx, u) // fence.go
-	if err != nil {
-		return err
-	}
-	q, err := kg.BindTables(qStored, nil, map[string]kg.Table{"sessions": {Vars: []string{"s"}, Rows: rows}})
-	if err != nil {
-		return err
-	}
-	res, err := st.c.Select(ctx, q)
-	if err != nil {
-		return err
-	}
-	if len(res.Solutions) > 0 && lost != nil {
-		return lost // fenced: it did not apply, and never will
-	}
-	if len(res.Solutions) > 0 {
-		// The guard held the batch back: a fork appeared meanwhile.
-		for _, row := range res.Solutions {
-			left := ontology.SessionID(row.String("s"))
-			if err := st.refuseChildren(ctx, left); err != nil {
-				if len(steps) > 1 {
-					return fmt.Errorf("%s: %w", left, err)
-				}
-				return err
-			}
-		}
-		return fmt.Errorf("%w: the session changed while it was being deleted; retry", ErrConflict)
-	}
-	return nil
+	check, err = kg.BindTables(qStored, kg.Params{"prov": pg, "act": first}, map[string]kg.Table{"sessions": {Vars: []string{"s"}, Rows: rows}})
+	return update, check, err
 }
+
+// maxDeleteRounds bounds how often a batch of a Delete is sent again
+// after its guard held it back for a fork that was gone when it looked.
+const maxDeleteRounds = 4
 
 // refuseChildren returns ErrHasChildren naming the forks of id, if any.
 func (st *Store) refuseChildren(ctx context.Context, id string) error {

@@ -3,6 +3,8 @@ package session_test
 import (
 	"context"
 	"errors"
+	"strings"
+	"sync"
 	"testing"
 
 	"github.com/trails-kg/trails/internal/fusekitest"
@@ -56,6 +58,127 @@ SELECT ?fork ?del ?who WHERE {
 	if err := st.Delete(ctx, root.ID, session.DeleteOptions{}); err != nil {
 		t.Fatalf("delete the root once its fork is gone: %v", err)
 	}
+}
+
+// TestDeleteRacingDelete: of two Deletes of one session racing, the one
+// whose update comes second answers ErrNotFound and writes nothing: the
+// session is recorded deleted once (known anomaly A1 of
+// docs/reliability.md: both were acknowledged and each wrote a
+// trails:Deletion record).
+func TestDeleteRacingDelete(t *testing.T) {
+	fusekitest.Parallel(t)
+	st, _, c := newStore(t)
+	ctx := context.Background()
+	root := persisted(t, st, "alice", 2)
+	ran := false
+	hooked := session.NewStore(&beforeUpdate{Querier: c, match: ontology.Deletion, before: func() {
+		ran = true
+		if err := st.Delete(ctx, root.ID, session.DeleteOptions{}); err != nil {
+			t.Errorf("the other delete: %v", err)
+		}
+	}})
+	err := hooked.Delete(ctx, root.ID, session.DeleteOptions{})
+	if !ran {
+		t.Fatal("the other delete did not run")
+	}
+	if !errors.Is(err, session.ErrNotFound) {
+		t.Fatalf("the second delete: got %v, want ErrNotFound", err)
+	}
+	if n := deletions(t, c, root.ID); n != 1 {
+		t.Fatalf("got %d trails:Deletion records, want 1", n)
+	}
+}
+
+// TestDeleteCascadeRacingDelete: a Delete with Cascade whose leaf
+// another Delete removes between its plan and its step skips that step
+// (not reported through Progress, not recorded twice) and deletes the
+// rest of the tree.
+func TestDeleteCascadeRacingDelete(t *testing.T) {
+	fusekitest.Parallel(t)
+	st, _, c := newStore(t)
+	ctx := context.Background()
+	root := persisted(t, st, "alice", 2)
+	f := mustFork(t, root, 1)
+	mustPersist(t, st, f)
+	hooked := session.NewStore(&beforeUpdate{Querier: c, match: ontology.Deletion, before: func() {
+		if err := st.Delete(ctx, f.ID, session.DeleteOptions{}); err != nil {
+			t.Errorf("the other delete: %v", err)
+		}
+	}})
+	var reported []string
+	err := hooked.Delete(ctx, root.ID, session.DeleteOptions{Cascade: true, Progress: func(done, total int, s session.Step) {
+		reported = append(reported, s.Session)
+	}})
+	if err != nil {
+		t.Fatalf("got %v, want nil", err)
+	}
+	if len(reported) != 1 || reported[0] != root.ID {
+		t.Errorf("Progress reported %v, want only the root %s", reported, root.ID)
+	}
+	for _, id := range []string{root.ID, f.ID} {
+		if _, err := st.Info(ctx, id); !errors.Is(err, session.ErrNotFound) {
+			t.Errorf("info %s: got %v, want ErrNotFound", id, err)
+		}
+		if n := deletions(t, c, id); n != 1 {
+			t.Errorf("%s: got %d trails:Deletion records, want 1", id, n)
+		}
+	}
+}
+
+// TestDeleteRacingForkDetached: a fork created between a Delete's plan
+// and its update holds the update back, and is detached before Delete
+// looks for it: Delete sends the update again and deletes the session
+// (known anomaly A8 of docs/reliability.md: it answered ErrConflict,
+// "the session changed while it was being deleted").
+func TestDeleteRacingForkDetached(t *testing.T) {
+	fusekitest.Parallel(t)
+	st, _, c := newStore(t)
+	ctx := context.Background()
+	root := persisted(t, st, "alice", 2)
+	f := mustFork(t, root, 1)
+	q := &beforeSelect{match: "stored-sessions", before: func() {
+		if err := st.Detach(ctx, f.ID, session.DetachOptions{}); err != nil {
+			t.Errorf("detach: %v", err)
+		}
+	}}
+	q.Querier = &beforeUpdate{Querier: c, match: ontology.Deletion, before: func() { mustPersist(t, st, f) }}
+	if err := session.NewStore(q).Delete(ctx, root.ID, session.DeleteOptions{}); err != nil {
+		t.Fatalf("got %v, want nil", err)
+	}
+	if _, err := st.Info(ctx, root.ID); !errors.Is(err, session.ErrNotFound) {
+		t.Fatalf("info of the session deleted: got %v, want ErrNotFound", err)
+	}
+	if in, err := st.Info(ctx, f.ID); err != nil || in.ParentID != "" {
+		t.Fatalf("info of the fork: got %+v, %v, want a root", in, err)
+	}
+	if n := deletions(t, c, root.ID); n != 1 {
+		t.Fatalf("got %d trails:Deletion records, want 1", n)
+	}
+}
+
+// beforeSelect is a Querier that runs before, once, ahead of the first
+// SELECT containing match.
+type beforeSelect struct {
+	session.Querier
+	match  string
+	before func()
+	once   sync.Once
+}
+
+func (q *beforeSelect) Select(ctx context.Context, s string) (*kg.Results, error) {
+	if strings.Contains(s, q.match) {
+		q.once.Do(q.before)
+	}
+	return q.Querier.Select(ctx, s)
+}
+
+// deletions counts the trails:Deletion records of session id.
+func deletions(tb testing.TB, c *kg.Client, id string) int {
+	tb.Helper()
+	return queryInt(tb, c, `PREFIX prov: <http://www.w3.org/ns/prov#>
+PREFIX trails: <https://w3id.org/trails/ns#>
+SELECT (COUNT(DISTINCT ?del) AS ?n) WHERE { ?del a trails:Deletion ; prov:invalidated $s }`,
+		kg.Params{"s": kg.MustIRI(ontology.SessionIRI(id))})
 }
 
 // TestNoResurrection: a write that comes late, from a copy held before the

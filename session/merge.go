@@ -114,7 +114,10 @@ var (
 // below the child's fork point moved the child under its archive (before
 // the merge or while it ran: the update checks that the child still hangs
 // under the parent at its fork point), naming the archive, which takes no
-// merge; ErrForbidden as said above; or a
+// merge, or when the child itself was rewound or appended to while the
+// merge ran (the update checks that the child still holds the own turns
+// the merge turn names and was not rewound since they were read);
+// ErrForbidden as said above; or a
 // store error wrapping the kg error.
 func (st *Store) Merge(ctx context.Context, childID string, r MergeResult) (Turn, error) {
 	t, err := st.merge(ctx, childID, r)
@@ -130,6 +133,7 @@ type mergeJob struct {
 	parent      string // id
 	principal   string // the child's, who acts
 	first, last int
+	gen         int // the child's rewinds when it was read
 	result      MergeResult
 	artifacts   []Artifact // checked, without duplicates
 	act         rdf.IRI    // the Merge activity this call mints
@@ -167,7 +171,7 @@ func (st *Store) merge(ctx context.Context, childID string, r MergeResult) (Turn
 	}
 	j := &mergeJob{
 		child: childID, parent: ontology.SessionID(self.parent), principal: self.principal,
-		first: self.at, last: self.at + own - 1, result: r, artifacts: arts,
+		first: self.at, last: self.at + own - 1, gen: self.rewinds, result: r, artifacts: arts,
 		act: kg.MustIRI(ontology.ActivityIRI("merge", uuid.Must(uuid.NewV7()).String())),
 	}
 	for round := 0; ; round++ {
@@ -202,8 +206,18 @@ func (st *Store) mergeTarget(ctx context.Context, j *mergeJob, round int) (*Sess
 	}
 	var merged, state, from, archive string
 	to := 0
-	across, counted := false, false
+	across, counted, changed := false, false, false
 	for _, row := range res.Solutions {
+		if _, ok := row["cown"]; ok {
+			n, err := row.Int("cown")
+			if err != nil {
+				return nil, fmt.Errorf("%w: turn count of %s: %v", ErrCorrupt, j.child, err)
+			}
+			changed = changed || j.first+n-1 != j.last
+		}
+		if g, err := row.Int("cgen"); err == nil && g != j.gen {
+			changed = true
+		}
 		merged = max(merged, row.String("merged"))
 		if a := row.String("archive"); a != "" {
 			if to, err = row.Int("rewoundTo"); err != nil {
@@ -226,6 +240,8 @@ func (st *Store) mergeTarget(ctx context.Context, j *mergeJob, round int) (*Sess
 	case archive != "":
 		return nil, fmt.Errorf("%w: %s forked at %d; %s was rewound to %d since, and %s moved under the archive %s, which takes no merge", ErrConflict,
 			j.child, j.first, ontology.SessionID(from), to, j.child, ontology.SessionID(archive))
+	case changed:
+		return nil, fmt.Errorf("%w: %s was rewound or appended to since its turns %d to %d were read; merge it again", ErrConflict, j.child, j.first, j.last)
 	}
 	up := st.unscoped()
 	p, _, err := up.load(ctx, j.parent, -1)
@@ -278,6 +294,7 @@ func (st *Store) mergeOnce(ctx context.Context, j *mergeJob, p *Session) (Turn, 
 	pg := kg.MustIRI(ontology.ProvGraph)
 	params := appendParams(p, g, len(own)-1, head, prev)
 	params["child"], params["prov"], params["first"] = child, pg, kg.Int(j.first)
+	params["cown"], params["cgen"] = kg.Int(j.last-j.first+1), kg.Int(j.gen)
 	u, err := withData("merge", uMerge, &d, params)
 	if err != nil {
 		return Turn{}, false, err

@@ -628,6 +628,41 @@ func TestMergeRacingRewind(t *testing.T) {
 	}
 }
 
+// TestMergeRacingChildRewind: a rewind of the child itself to its fork
+// point, landing between the merge's reads and its update, takes the
+// child's own turns (the range the merge names); the merge is refused
+// with ErrConflict and lands nowhere (known anomaly A10 of
+// docs/reliability.md: it was acknowledged and its turn named turns the
+// child no longer held).
+func TestMergeRacingChildRewind(t *testing.T) {
+	fusekitest.Parallel(t)
+	st, _, c := newStore(t)
+	ctx := context.Background()
+	root := persisted(t, st, "alice", 3)
+	child := forkedChild(t, st, root, 3, 1)
+	ran := false
+	hooked := session.NewStore(&beforeUpdate{Querier: c, match: ontology.MergeOf, before: func() {
+		ran = true
+		if _, _, err := st.Rewind(ctx, child.ID, 3, session.RewindOptions{}); err != nil {
+			t.Error(err)
+		}
+	}})
+	_, err := hooked.Merge(ctx, child.ID, session.MergeResult{Status: session.MergeCompleted, Summary: "done"})
+	if !ran {
+		t.Fatal("the rewind did not run")
+	}
+	if !errors.Is(err, session.ErrConflict) {
+		t.Fatalf("got %v, want ErrConflict", err)
+	}
+	t.Log(err)
+	if n := len(mustLoad(t, st, root.ID).Turns); n != 3 {
+		t.Errorf("the parent holds %d turns, want its 3 (no merge turn)", n)
+	}
+	if recs, err := st.Merges(ctx, root.ID); err != nil || len(recs) != 0 {
+		t.Errorf("Merges of the parent: got %+v, %v; want none", recs, err)
+	}
+}
+
 // TestMergeAfterRewindBelowFork: a child moved under the archive by a
 // rewind of its parent below its fork point is not merged into the
 // archive (before, the merge was acknowledged and the caller not told

@@ -259,14 +259,18 @@ func acked(ack rdf.IRI) string {
 
 // appendParams binds append.ru for session s (graph g) holding own turns
 // of its own with digest head, the last of its effective history with
-// chain digest prev.
+// chain digest prev, and the fork fields of s (its parent and fork point).
 func appendParams(s *Session, g rdf.IRI, own int, head, prev string) kg.Params {
 	pi := -1 // no turn of its own: the chain head lies in an ancestor, checked when the fork was created
 	if own > 0 {
 		pi = s.ForkedAt + own - 1
 	}
+	up := "" // a root
+	if s.ParentID != "" {
+		up = ontology.SessionIRI(s.ParentID)
+	}
 	return kg.Params{"s": g, "own": kg.Int(own), "head": kg.String(head), "gen": kg.Int(s.gen),
-		"pi": kg.Int(pi), "prev": kg.String(prev)}
+		"pi": kg.Int(pi), "prev": kg.String(prev), "forkOf": kg.String(up), "forkAt": kg.Int(s.ForkedAt)}
 }
 
 // persistOnce reads the stored state of s, writes what is missing and

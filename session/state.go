@@ -285,7 +285,9 @@ func (st *Store) stateApplied(ctx context.Context, acts []rdf.IRI) (map[string][
 // the session is not stored (or not visible to a Store scoped to a
 // principal); ErrState when the session is completed, failed or expired
 // (the expiry did not change); ErrConflict when the session changed while
-// its expiry was being set; or a store error wrapping the kg error, after
+// its expiry was being set, or when another writer (a SetExpiry racing
+// it) replaced the expiry before SetExpiry read it back (the expiry is
+// then that writer's: read it again with Info); or a store error wrapping the kg error, after
 // which the expiry did not change, unless the store could not be reached
 // to fence the request: Info tells.
 func (st *Store) SetExpiry(ctx context.Context, id string, t time.Time) error {

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -12,6 +13,8 @@ import (
 	"github.com/trails-kg/trails/admin"
 	"github.com/trails-kg/trails/internal/fusekitest"
 	"github.com/trails-kg/trails/internal/storetest"
+	"github.com/trails-kg/trails/kg"
+	"github.com/trails-kg/trails/ontology"
 	"github.com/trails-kg/trails/prov"
 	"github.com/trails-kg/trails/session"
 )
@@ -476,6 +479,51 @@ func TestTTL(t *testing.T) {
 	if err != nil || len(findings) != 0 {
 		t.Fatalf("check: got %v, %v; want no findings", findings, err)
 	}
+}
+
+// TestSetExpiryReplaced: another SetExpiry landing between a SetExpiry's
+// update and its read-back wins (the last write), and the first answers
+// ErrConflict, as its documentation says (known anomaly A9 of
+// docs/reliability.md was that it did not).
+func TestSetExpiryReplaced(t *testing.T) {
+	fusekitest.Parallel(t)
+	st, _, c := newStore(t)
+	ctx := context.Background()
+	s := persisted(t, st, "alice", 1)
+	mine, theirs := time.Date(2030, 1, 1, 0, 0, 0, 0, time.UTC), time.Date(2031, 1, 1, 0, 0, 0, 0, time.UTC)
+	hooked := session.NewStore(&afterUpdate{Querier: c, match: ontology.ExpiresAt, after: func() {
+		if err := st.SetExpiry(ctx, s.ID, theirs); err != nil {
+			t.Errorf("the other SetExpiry: %v", err)
+		}
+	}})
+	if err := hooked.SetExpiry(ctx, s.ID, mine); !errors.Is(err, session.ErrConflict) {
+		t.Fatalf("got %v, want ErrConflict", err)
+	}
+	in, err := st.Info(ctx, s.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !in.ExpiresAt.Equal(theirs) {
+		t.Fatalf("expiry: got %v, want the other writer's %v", in.ExpiresAt, theirs)
+	}
+}
+
+// afterUpdate is a Querier that runs after, once, behind the first update
+// containing match that succeeded: another writer between a call's write
+// and its read-back.
+type afterUpdate struct {
+	session.Querier
+	match string
+	after func()
+	once  sync.Once
+}
+
+func (q *afterUpdate) Update(ctx context.Context, u string, opts ...kg.UpdateOption) error {
+	err := q.Querier.Update(ctx, u, opts...)
+	if err == nil && strings.Contains(u, q.match) {
+		q.once.Do(q.after)
+	}
+	return err
 }
 
 // TestStateScoped: a Store scoped to a principal changes the state of its

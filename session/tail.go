@@ -294,6 +294,9 @@ func (st *Store) persistWhole(ctx context.Context, s *Session) error {
 	below, _, err := st.load(ctx, s.ID, from)
 	if errors.Is(err, ErrNotFound) && s.ParentID != "" && from <= s.ForkedAt {
 		below, _, err = st.load(ctx, s.ParentID, from) // a new fork: what lies below the tail is its parent's
+		if errors.Is(err, ErrNotFound) {
+			err = &AncestorError{Session: s.ID, Missing: s.ParentID} // as Persist of a whole fork says
+		}
 	}
 	if err != nil {
 		return fmt.Errorf("persist %s: the history below its tail: %w", s.ID, err)

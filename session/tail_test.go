@@ -305,6 +305,33 @@ func TestForkTail(t *testing.T) {
 	checkClean(t, c)
 }
 
+// TestForkTailParentDeleted: Persist of a fork of a tail whose parent was
+// deleted meanwhile answers ErrParentMissing (an *AncestorError naming
+// the parent), as for any fork, not ErrNotFound.
+func TestForkTailParentDeleted(t *testing.T) {
+	fusekitest.Parallel(t)
+	st, _, _ := newStore(t)
+	ctx := context.Background()
+	r := persisted(t, st, "tail-parent-deleted", 2)
+	f, err := st.Fork(ctx, r.ID, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	g, err := f.Fork(1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	g.Append("user", "a fork of a deleted tail")
+	if err := st.Delete(ctx, f.ID, session.DeleteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	err = st.Persist(ctx, g)
+	var ae *session.AncestorError
+	if !errors.As(err, &ae) || ae.Missing != f.ID {
+		t.Fatalf("persist: got %v, want an *AncestorError naming %s", err, f.ID)
+	}
+}
+
 // checkClean fails tb when Check finds a problem in the store.
 func checkClean(tb testing.TB, c *kg.Client) {
 	tb.Helper()

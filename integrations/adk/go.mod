@@ -3,6 +3,7 @@ module github.com/trails-kg/trails/integrations/adk
 go 1.26.5
 
 require (
+	github.com/anishathalye/porcupine v1.3.1
 	github.com/glebarez/sqlite v1.11.0
 	github.com/trails-kg/trails v0.0.0
 	gorm.io/gorm v1.31.2

@@ -148,7 +148,9 @@ func (s *SessionService) List(ctx context.Context, req *session.ListRequest) (*s
 // Delete deletes a session, recorded in PROV. Its forks stay, as ADK
 // sessions of their own: each is detached first (given the history it
 // inherited), in one atomic step each. Deleting a session that is not
-// stored, or is another user's, does nothing.
+// stored, or is another user's, does nothing, as in ADK's own in-memory
+// service: of Deletes racing on one session, one deletes it (recorded in
+// PROV once) and the others do nothing.
 //
 // It returns ErrInvalid for a nil request or an empty field, or a store
 // error.

@@ -6,8 +6,11 @@
 # The chain head too: the session's turn at index $pi (its last stored
 # turn; -1 when it holds none) carries trails:digest $prev, as the
 # writer's history says (a turn stored before the hash chain has none and
-# passes). Persist puts the new turns, count and digest where the DATA
-# comment stands.
+# passes). And its fork fields: $s hangs under the session whose IRI is
+# $forkOf at index $forkAt ("" and 0 for a root), as the writer's value
+# says: a Rewind of the parent that moved $s under its archive, or a
+# Detach, since the value was read must not go unseen. Persist puts the
+# new turns, count and digest where the DATA comment stands.
 # Contents too long for the SPARQL parser arrive as variables: the
 # writer puts their patterns where the STAGED comment stands (a staging
 # graph sent ahead through the Graph Store, dropped after this update in
@@ -24,5 +27,8 @@ WHERE {
   OPTIONAL { GRAPH $s { $s trails:rewinds ?k } }
   FILTER(COALESCE(?k, 0) = $gen)
   FILTER NOT EXISTS { GRAPH $s { $s trails:state ?st } FILTER(?st IN ("completed", "failed", "expired")) }
+  OPTIONAL { GRAPH $s { $s trails:parentSession ?up } }
+  OPTIONAL { GRAPH $s { $s trails:forkedAtIndex ?upAt } }
+  FILTER(COALESCE(STR(?up), "") = $forkOf && COALESCE(?upAt, 0) = $forkAt)
   #STAGED
 }
