@@ -67,7 +67,10 @@ type importGraph struct {
 // sessions' resources must be those the writers make (RuleLink, judged
 // with the PROV records of the input and the store: a derivation, an
 // archive's trails:rewoundFrom, a detach copy's trails:copiedFrom, a
-// merge turn's trails:mergeOf, what generated a session or a turn). A turn with a
+// merge turn's trails:mergeOf, what generated a session or a turn; the
+// export of a detached session lacks the sessions it derives from, and
+// past a session that neither the input nor the store describes a copy's
+// original and a copied merge turn's child are not judged). A turn with a
 // trails:digest must carry the one the hash chain gives (its predecessor
 // in a stored parent read from the store); a turn without one is legacy
 // data (written before the chain) and is taken as it is. A refused input

@@ -264,6 +264,10 @@ func (ds *Dataset) checkLinks(ctx context.Context, in *importInput, stored map[s
 	if err != nil {
 		return err
 	}
+	ends, err := ds.derivationEnds(ctx, in, lf, stored, sessions)
+	if err != nil {
+		return err
+	}
 
 	// The rules.
 	for _, s := range in.order {
@@ -279,7 +283,7 @@ func (ds *Dataset) checkLinks(ctx context.Context, in *importInput, stored map[s
 			}
 		}
 		for _, t := range s.turns {
-			in.turnLinks(s, t, lf, stored, originals)
+			in.turnLinks(s, t, lf, stored, originals, ends)
 		}
 	}
 	for _, l := range in.provLinks {
@@ -324,8 +328,9 @@ func (ds *Dataset) checkLinks(ctx context.Context, in *importInput, stored map[s
 }
 
 // turnLinks applies the link rule to the links of turn t in the graph of
-// session s.
-func (in *importInput) turnLinks(s *importSession, t *importTurn, lf *linkFacts, stored map[string]storedSession, originals map[string]original) {
+// session s; ends are the ends of derivations that neither the input nor
+// the store describes (derivationEnds).
+func (in *importInput) turnLinks(s *importSession, t *importTurn, lf *linkFacts, stored map[string]storedSession, originals map[string]original, ends map[string]bool) {
 	f := &in.faults
 	own := t.res.id // the session whose IRI space the turn is in
 	copied := t.links.copied.o != nil
@@ -341,6 +346,13 @@ func (in *importInput) turnLinks(s *importSession, t *importTurn, lf *linkFacts,
 		f.add(g.line, RuleLink, linkErr("turn <%s> of session %s is prov:wasGeneratedBy %s, which is neither its model invocation, a tool call, nor the trails:Detach that copied it", t.iri, own, g.o))
 	}
 	ancestors := lf.ancestors(own)
+	// Whether own's derivations lead past what the input and the store
+	// know: then a copy's original, or a copied merge turn's child, may be
+	// of a session they do not name.
+	open := false
+	for a := range ancestors {
+		open = open || ends[a]
+	}
 	if v := t.links.copied; v.o != nil {
 		r := classify(v.o.String())
 		parent := stored[own].parent
@@ -355,7 +367,7 @@ func (in *importInput) turnLinks(s *importSession, t *importTurn, lf *linkFacts,
 			why = "the copy's index is not its original's"
 		case parent != "":
 			why = "session " + own + " has a parent, and only a detached session holds copies"
-		case !ancestors[r.id]:
+		case !ancestors[r.id] && !open:
 			why = "session " + own + " does not derive from the original's session " + r.id
 		default:
 			d, ok := originals[v.o.String()]
@@ -372,10 +384,41 @@ func (in *importInput) turnLinks(s *importSession, t *importTurn, lf *linkFacts,
 	if v := t.links.mergeOf; v.o != nil {
 		id, err := sessionValue(v.o)
 		fp, known := lf.forkParent[id]
-		if err != nil || !known || (fp != own && !(copied && ancestors[fp])) {
+		if err != nil || (!known && !(copied && open)) || (known && fp != own && !(copied && ancestors[fp])) {
 			f.add(v.line, RuleLink, linkErr("merge turn <%s> is trails:mergeOf %s, which was not forked from session %s (its trails:Fork record says so, or there is none)", t.iri, v.o, own))
 		}
 	}
+}
+
+// derivationEnds returns the sessions that the derivations of the
+// sessions named (the input's and those its links name) lead to and that
+// neither the input nor the store describes: no session of the input, no
+// graph, derivation or trails:Deletion record in the store. Such an end is
+// where the history of a detached session exported without the sessions
+// it derives from (an export takes a session and its forks) begins: past
+// it the derivation cannot be followed (check-link.rq says the same).
+func (ds *Dataset) derivationEnds(ctx context.Context, in *importInput, lf *linkFacts, stored map[string]storedSession, named map[string]bool) (map[string]bool, error) {
+	deleted := make(map[string]bool)
+	for _, d := range in.prov.deletions {
+		deleted[d.id] = true
+	}
+	ends := make(map[string]bool)
+	for id := range named {
+		for a := range lf.ancestors(id) {
+			if in.sessions[a] == nil && !stored[a].exists && len(lf.derived[a]) == 0 && !deleted[a] {
+				ends[a] = true
+			}
+		}
+	}
+	if len(ends) == 0 {
+		return ends, nil
+	}
+	err := ds.selectTable(ctx, "import-described", qImportDescribed, "sessions", sessionRows(ends),
+		kg.Params{"prov": kg.MustIRI(ontology.ProvGraph)}, func(r kg.Solution) error {
+			delete(ends, ontology.SessionID(r.String("s")))
+			return nil
+		})
+	return ends, err
 }
 
 // original is what is known of the original of a copy: its index and its
@@ -437,4 +480,5 @@ var (
 	qImportLinkFacts = query("import-link-facts.rq")
 	qImportDerived   = query("import-derived.rq")
 	qImportOriginals = query("import-originals.rq")
+	qImportDescribed = query("import-described.rq")
 )

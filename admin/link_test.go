@@ -144,6 +144,15 @@ func TestCheckLinks(t *testing.T) {
 				storetest.RawTriple(g, ti, ontology.CopiedFrom, storetest.TurnRef(fx.root.ID, 4)))
 			return []wantFinding{{admin.RuleLink, ti.String(), "index 4"}}
 		}},
+		{"a copy of an unrelated session's turn", func(t *testing.T, c *kg.Client, fx linkFixture) []wantFinding {
+			// twice derives from detached, which derives from root: each
+			// known to the store, none from p.
+			g := storetest.SessionRef(fx.twice)
+			ti := storetest.TurnRef(fx.twice, 0)
+			storetest.RawChange(t, c, storetest.RawTriple(g, ti, ontology.CopiedFrom, storetest.TurnRef(fx.detached, 0)),
+				storetest.RawTriple(g, ti, ontology.CopiedFrom, storetest.TurnRef(fx.p, 0)))
+			return []wantFinding{{admin.RuleLink, ti.String(), "does not derive"}}
+		}},
 		{"a derivation from an unrelated session", func(t *testing.T, c *kg.Client, fx linkFixture) []wantFinding {
 			g := storetest.SessionRef(fx.detached)
 			storetest.RawChange(t, c, nil, storetest.RawTriple(g, g, ontology.ProvWasDerivedFrom, storetest.SessionRef(fx.p)))
@@ -351,6 +360,67 @@ func TestCheckDerived(t *testing.T) {
 				t.Fatalf("got:\n%swant one finding of rule %s on %s saying %q", storetest.FindingsText(got), admin.RuleDerived, tc.turn, tc.says)
 			}
 			t.Log(got[0].Message)
+		})
+	}
+}
+
+// TestImportLinksPartial: the export of any one session of linkStore
+// (with its forks, as Export takes it) imports into the store it came
+// from after a Delete of the session, and into an empty store, and the
+// store checks clean after. An export of a detached session does not
+// carry the records of the sessions it derives from: the link rules
+// cannot follow its copies' derivations, nor its copied merge turns'
+// children, past the session it was detached from.
+func TestImportLinksPartial(t *testing.T) {
+	ctx := context.Background()
+	st, _, fx := linkStore(t)
+	sessions := []struct {
+		name, id string
+		detached bool
+	}{
+		{"root", fx.root.ID, false},
+		{"detached", fx.detached, true}, // derives from root; copies a merge turn
+		{"twice", fx.twice, true},       // derives from detached; copies of copies
+		{"p", fx.p, false},
+		{"archive", fx.archive, false},
+		{"moved", fx.moved, true}, // derives from p and the archive; copies of root's turns
+	}
+	exports := make(map[string][]byte)
+	for _, s := range sessions {
+		exports[s.name], _ = mustExport(t, st, admin.NQuads, s.id)
+	}
+	clean := func(t *testing.T, st *store) {
+		t.Helper()
+		got, err := st.Check(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(got) != 0 {
+			t.Fatalf("got %d findings, want 0:\n%s", len(got), storetest.FindingsText(got))
+		}
+	}
+	// First, in the store it came from (the subtests after wipe it).
+	t.Run("restored", func(t *testing.T) {
+		for _, s := range sessions {
+			if !s.detached {
+				continue // its forks would go too
+			}
+			if err := st.Delete(ctx, s.id, session.DeleteOptions{}); err != nil {
+				t.Fatal(err)
+			}
+			if _, err := st.Import(ctx, bytes.NewReader(exports[s.name]), admin.NQuads, nil); err != nil {
+				t.Fatalf("%s: import: %v", s.name, err)
+			}
+		}
+		clean(t, st)
+	})
+	for _, s := range sessions {
+		t.Run(s.name, func(t *testing.T) {
+			into := openStore(fusekitest.Empty(t))
+			if _, err := into.Import(ctx, bytes.NewReader(exports[s.name]), admin.NQuads, nil); err != nil {
+				t.Fatalf("import: %v", err)
+			}
+			clean(t, into)
 		})
 	}
 }
