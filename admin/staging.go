@@ -18,8 +18,11 @@ import (
 // so a staging graph an hour old belongs to no write in flight.
 const StagingGrace = time.Hour
 
-// The query that lists staging graphs, read once.
-var qCheckStaging = query("check-staging.rq")
+// The queries that list staging graphs and receipt graphs, read once.
+var (
+	qCheckStaging    = query("check-staging.rq")
+	qStagingReceipts = query("staging-receipts.rq")
+)
 
 // stagingGraph is a staging graph and the time it was made.
 type stagingGraph struct {
@@ -27,10 +30,11 @@ type stagingGraph struct {
 	made time.Time // zero when its IRI holds no version 7 uuid
 }
 
-// stagingGraphs lists the staging graphs made more than age ago (a graph
-// whose IRI tells no time counts as old).
-func (ds *Dataset) stagingGraphs(ctx context.Context, age time.Duration) ([]stagingGraph, error) {
-	res, err := ds.c.Select(ctx, qCheckStaging)
+// stagingGraphs lists the graphs under ontology.StagingBase that query q
+// finds (qCheckStaging or qStagingReceipts) made more than age ago (a
+// graph whose IRI tells no time counts as old).
+func (ds *Dataset) stagingGraphs(ctx context.Context, q string, age time.Duration) ([]stagingGraph, error) {
+	res, err := ds.c.Select(ctx, q)
 	if err != nil {
 		return nil, err
 	}
@@ -54,9 +58,11 @@ func (ds *Dataset) stagingGraphs(ctx context.Context, age time.Duration) ([]stag
 	return out, nil
 }
 
-// checkStaging reports every staging graph older than StagingGrace.
+// checkStaging reports every staging graph older than StagingGrace. It
+// leaves receipt graphs alone: a writer keeps its last one until its next
+// write, however long that takes, and one left holds no session data.
 func (ds *Dataset) checkStaging(ctx context.Context) ([]Finding, error) {
-	gs, err := ds.stagingGraphs(ctx, StagingGrace)
+	gs, err := ds.stagingGraphs(ctx, qCheckStaging, StagingGrace)
 	if err != nil {
 		return nil, err
 	}
@@ -77,14 +83,25 @@ func (ds *Dataset) checkStaging(ctx context.Context) ([]Finding, error) {
 // a write in flight, which then fails with ErrConflict and changes
 // nothing), and returns how many it removed. A staging graph holds the
 // long contents of a write that stopped between sending them and its
-// update (session.MaxTurnBytes): no session refers to them.
+// update (session.MaxTurnBytes): no session refers to them. It removes
+// the receipt graphs of group commit requests (trails:applied) as old
+// too: a writer drops its own in its next request, and one that stopped
+// writing, or died, leaves its last few; Check does not report them.
 //
 // It returns an error wrapping the kg error of a failed request, or a
 // context error.
 func (ds *Dataset) SweepStaging(ctx context.Context, olderThan time.Duration) (int, error) {
-	gs, err := ds.stagingGraphs(ctx, olderThan)
-	if err != nil || len(gs) == 0 {
+	gs, err := ds.stagingGraphs(ctx, qCheckStaging, olderThan)
+	if err != nil {
 		return 0, err
+	}
+	rs, err := ds.stagingGraphs(ctx, qStagingReceipts, olderThan)
+	if err != nil {
+		return 0, err
+	}
+	gs = append(gs, rs...)
+	if len(gs) == 0 {
+		return 0, nil
 	}
 	ops := make([]string, len(gs))
 	for i, sg := range gs {

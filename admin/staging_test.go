@@ -65,6 +65,58 @@ func TestExportImportBigTurn(t *testing.T) {
 	}
 }
 
+// stagingIRI returns a staging graph IRI made at made.
+func stagingIRI(tb testing.TB, made time.Time) string {
+	tb.Helper()
+	u, err := uuid.NewV7FromReader(strings.NewReader(strings.Repeat("r", 64)))
+	if err != nil {
+		tb.Fatal(err)
+	}
+	ms := made.UnixMilli()
+	for i := range 6 { // the first 48 bits of a version 7 uuid are its time in milliseconds
+		u[i] = byte(ms >> (40 - 8*i))
+	}
+	return ontology.StagingBase + u.String()
+}
+
+// TestSweepReceipts: the receipt graphs of group commit requests that a
+// writer left (it stopped writing, or died, before the next request that
+// drops them) are no session data: no export holds them, List and Check
+// ignore them (a writer keeps its last one until its next write, however
+// long), and SweepStaging removes those older than its age.
+func TestSweepReceipts(t *testing.T) {
+	fusekitest.Parallel(t)
+	st, c := newStore(t)
+	ctx := context.Background()
+	s := storetest.Persisted(t, st, "p", 2)
+	receipt := func(made time.Time) {
+		g := stagingIRI(t, made)
+		nt := fmt.Sprintf("<%s> <%s> <%s%s> .\n", g, ontology.Applied, ontology.StagingBase, uuid.NewString()) // {receipt} trails:applied {ack}
+		if err := c.PutGraph(ctx, kg.MustIRI(g), kg.NTriples, []byte(nt)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	receipt(time.Now().Add(-2 * admin.StagingGrace))
+	receipt(time.Now())
+	for _, f := range []admin.Format{admin.NQuads, admin.TriG, admin.JSONL} {
+		if data, _ := mustExport(t, st, f); strings.Contains(string(data), "staging") || strings.Contains(string(data), "applied") {
+			t.Fatalf("export %s holds the receipt graphs:\n%s", f, data)
+		}
+	}
+	if in, err := st.List(ctx); err != nil || len(in) != 1 || in[0].ID != s.ID {
+		t.Fatalf("list: got %v, %v, want the one session", in, err)
+	}
+	if fs, err := st.Check(ctx); err != nil || len(fs) != 0 {
+		t.Fatalf("check: got %v %s, want no findings", err, storetest.FindingsText(fs))
+	}
+	if n, err := st.SweepStaging(ctx, admin.StagingGrace); err != nil || n != 1 {
+		t.Fatalf("sweep: got %d, %v, want 1, nil", n, err)
+	}
+	if n, err := st.SweepStaging(ctx, 0); err != nil || n != 1 {
+		t.Fatalf("sweep of all: got %d, %v, want 1, nil", n, err)
+	}
+}
+
 // TestSweepStaging: a staging graph a writer left (it stopped between
 // sending it and its update) is reported by Check once older than
 // StagingGrace and removed by SweepStaging; a younger one (a write in
@@ -75,15 +127,7 @@ func TestSweepStaging(t *testing.T) {
 	ctx := context.Background()
 	storetest.Persisted(t, st, "p", 2)
 	staged := func(made time.Time) string {
-		u, err := uuid.NewV7FromReader(strings.NewReader(strings.Repeat("r", 64)))
-		if err != nil {
-			t.Fatal(err)
-		}
-		ms := made.UnixMilli()
-		for i := range 6 { // the first 48 bits of a version 7 uuid are its time in milliseconds
-			u[i] = byte(ms >> (40 - 8*i))
-		}
-		g := ontology.StagingBase + u.String()
+		g := stagingIRI(t, made)
 		nt := fmt.Sprintf("<%s/0/0> <%s> \"left over\" .\n", g, ontology.StagedContent)
 		if err := c.PutGraph(ctx, kg.MustIRI(g), kg.NTriples, []byte(nt)); err != nil {
 			t.Fatal(err)

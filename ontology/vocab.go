@@ -336,6 +336,11 @@ const (
 	// FencedAt, in FencesGraph, says that the request whose gate graph is
 	// its subject may no longer apply, and since when (trails:fencedAt).
 	FencedAt = NS + "fencedAt"
+	// Applied, in a receipt graph (StagingBase and a uuid) of a group
+	// commit request, says that the request applied the write whose ack
+	// graph is its object (trails:applied): what that write learns its
+	// outcome from.
+	Applied = NS + "applied"
 )
 
 // Terms returns the IRIs of all classes and properties defined in trails.ttl,
@@ -356,7 +361,7 @@ func Terms() []string {
 		Part, TextPart, ReasoningPart, ToolCallPart, ToolResultPart, DataPart, PartOf, PartIndex, Text,
 		ToolCall, ToolCallID, ToolName, Arguments, Result, IsError, MIMEType, Data, DataIRI,
 		App, AppClass, Changes, ValueChange, Key, Scope, Value, Removed, AtIndex,
-		SharedValue, ValueOf, ChangedAt, SharedAt, FencedAt,
+		SharedValue, ValueOf, ChangedAt, SharedAt, FencedAt, Applied,
 	}
 }
 

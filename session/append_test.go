@@ -91,7 +91,10 @@ func TestAppendRefused(t *testing.T) {
 			if n := countStaging(t, c); n != 0 {
 				t.Errorf("staging graphs left: got %d, want 0", n)
 			}
-			if n := queryInt(t, c, `SELECT (COUNT(DISTINCT ?g) AS ?n) WHERE { GRAPH ?g { ?x ?p ?o } FILTER(STRSTARTS(STR(?g), "https://w3id.org/trails/id/staging/")) }`, nil); n != 0 {
+			// Receipt graphs (trails:applied) of batches, which the
+			// dataset may hold from other tests, stay until their
+			// Store's next write (batch.go).
+			if n := queryInt(t, c, `SELECT (COUNT(DISTINCT ?g) AS ?n) WHERE { GRAPH ?g { ?x ?p ?o } FILTER(STRSTARTS(STR(?g), "https://w3id.org/trails/id/staging/")) FILTER NOT EXISTS { GRAPH ?g { ?g <https://w3id.org/trails/ns#applied> ?ack } } }`, nil); n != 0 {
 				t.Errorf("graphs under the staging base left: got %d, want 0", n)
 			}
 		})

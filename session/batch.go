@@ -9,6 +9,7 @@ import (
 
 	"github.com/knakk/rdf"
 	"github.com/trails-kg/trails/kg"
+	"github.com/trails-kg/trails/ontology"
 )
 
 // Group commit (issue 21): one TDB2 write transaction costs about the same
@@ -30,8 +31,30 @@ import (
 // send alone minus what fails the request when the condition fails (see
 // write.batched): a member whose condition fails stores nothing, and its
 // neighbours store theirs. After the request one query asks every
-// member's check at once (checks): each member learns whether it applied,
-// whether the request was answered or its answer was lost.
+// member's outcome at once (checks): each member learns whether it
+// applied, whether the request was answered or its answer was lost.
+//
+// A member's outcome must come from something only its own write can
+// produce: a check that describes the state the write leaves (a session
+// with this id, creation time and principal) may be met by another
+// member of the same batch that wrote the same (two Creates of one id in
+// one millisecond), and both would be told they applied. So a member with
+// an ack graph (a quad its update inserts only if its condition held)
+// copies that quad, in the same request, into the batch's receipt graph
+// (receiptOps: {receipt} trails:applied {ack}, under ontology.StagingBase)
+// before dropping its ack graph, and checks asks the receipts. After a
+// lost answer the request is fenced first (fence.go): it either committed,
+// receipts and all, or never will. Members without an ack graph (appends
+// of the full path, state changes) keep their check, which names what
+// only they write (a turn with its chain digest, an activity IRI).
+//
+// The receipt graph outlives its request by design: it is dropped by the
+// Store's next request that goes through commit (a batch or a lone
+// write), once the batch's checks have been asked (takeReceipts), so that
+// receipts cost no request and no commit of their own. A Store that
+// stops writing, or a process that dies, leaves the last few: they hold
+// no session data, no query reads them, check ignores them and
+// admin.Dataset.SweepStaging removes them.
 //
 // Waits are bounded: one request is in flight at a time and the queue
 // leaves in order, at most maxMembers a request, so a write waits for at
@@ -60,11 +83,14 @@ type write struct {
 	// ack, when not zero, is the graph the update writes one quad into only
 	// if its condition held (Store.ackGraph): alone, the update is sent
 	// with acked(ack), which fails the request when the condition failed,
-	// so that its answer says whether it applied; in a batch the graph is
-	// dropped instead (a member must not fail its batch) and check tells.
+	// so that its answer says whether it applied; in a batch the quad is
+	// copied into the batch's receipt graph and the ack graph dropped (a
+	// member must not fail its batch), and the receipt tells (receiptOps).
 	ack rdf.IRI
-	// check is an ASK query: whether what the update writes is stored. ""
-	// means the caller asks the store itself once commit returns.
+	// check is an ASK query: whether what the update writes is stored,
+	// asked after a lost answer to a lone write, and in a batch for a
+	// write without ack. "" means the caller asks the store itself once
+	// commit returns.
 	check string
 }
 
@@ -76,28 +102,50 @@ func (w write) alone() string {
 	return w.update + acked(w.ack)
 }
 
-// batched returns the update as a member of a batch sends it.
-func (w write) batched() string {
+// batched returns the update as a member of a batch with receipt graph r
+// sends it: with an ack, the update copies its acknowledgement into r
+// (receiptOps).
+func (w write) batched(r rdf.IRI) string {
 	if w.ack == (rdf.IRI{}) {
 		return w.update
 	}
-	g, _ := kg.Term(w.ack)
-	return w.update + " ;\nDROP SILENT GRAPH " + g + "\n"
+	return w.update + receiptOps(w.ack, r)
+}
+
+// receiptOps returns the operations that end a batch member with ack
+// graph ack: they write its receipt, {r} trails:applied {ack}, into
+// receipt graph r if the ack graph holds its quad (the member's condition
+// held), then drop the ack graph. No PREFIX (see share-value.ru).
+func receiptOps(ack, r rdf.IRI) string {
+	a, _ := kg.Term(ack)
+	g, _ := kg.Term(r)
+	p, _ := kg.Term(kg.MustIRI(ontology.Applied))
+	return " ;\nINSERT { GRAPH " + g + " { " + g + " " + p + " " + a + " } } WHERE { GRAPH " + a + " { " + a + " " + a + " " + a + " } } ;\nDROP SILENT GRAPH " + a + "\n"
+}
+
+// receiptPattern is the group graph pattern that holds when the member
+// with ack graph ack has its receipt in receipt graph r.
+func receiptPattern(ack, r rdf.IRI) string {
+	a, _ := kg.Term(ack)
+	g, _ := kg.Term(r)
+	p, _ := kg.Term(kg.MustIRI(ontology.Applied))
+	return "{ GRAPH " + g + " { " + g + " " + p + " " + a + " } }"
 }
 
 // batcher gathers the writes of one Store into shared requests. Safe for
 // concurrent use.
 type batcher struct {
-	mu    sync.Mutex
-	busy  bool       // a request is in flight
-	queue []*pending // writes waiting for it, in order of arrival
+	mu       sync.Mutex
+	busy     bool       // a request is in flight
+	queue    []*pending // writes waiting for it, in order of arrival
+	receipts []rdf.IRI  // receipt graphs whose checks were asked, for the next request to drop
 }
 
 // pending is a write waiting for or riding in a batch.
 type pending struct {
 	ctx  context.Context
 	w    write
-	text string // w.batched()
+	text string // w.update, without its receipt operations, which name the batch
 	done chan struct{}
 	ok   bool
 	err  error
@@ -141,7 +189,7 @@ func (st *Store) commit(ctx context.Context, w write) (bool, error) {
 		b.mu.Unlock()
 		return st.sendAlone(ctx, w, true)
 	}
-	p := &pending{ctx: ctx, w: w, text: w.batched(), done: make(chan struct{})}
+	p := &pending{ctx: ctx, w: w, text: w.update, done: make(chan struct{})}
 	b.queue = append(b.queue, p)
 	b.mu.Unlock()
 	select {
@@ -181,7 +229,8 @@ func (st *Store) next() {
 
 // take removes from the queue the writes of the next request, in order
 // of arrival: at most maxMembers, at most maxBatchBytes of text (but
-// always the first), all of whose prologues agree. b.mu is held.
+// always the first; the receipt operations, a few hundred bytes a member,
+// are not counted), all of whose prologues agree. b.mu is held.
 func (b *batcher) take() []*pending {
 	var (
 		n, size int
@@ -219,23 +268,35 @@ func (st *Store) sendGroup(group []*pending) {
 		close(p.done)
 		return
 	}
+	gate, gates := st.gateGraph()
+	var receipt rdf.IRI // the batch's receipt graph, when a member has an ack
+	for _, p := range group {
+		if p.w.ack != (rdf.IRI{}) {
+			receipt, _ = st.ackGraph()
+			break
+		}
+	}
 	pro := prologue{}
 	bodies := make([]string, len(group))
 	for i, p := range group {
-		bodies[i], _, _ = pro.join(p.text) // agreed in take
+		bodies[i], _, _ = pro.join(p.w.batched(receipt)) // agreed in take
 	}
 	text := pro.String() + strings.Join(bodies, "\n;\n")
-	gate, gates := st.gateGraph()
+	drops, dropped := st.takeReceipts()
+	text += drops
 	if gates {
 		text += gateOps(gate)
 	}
 	err := st.c.Update(ctx, text, kg.Idempotent())
+	if err != nil {
+		st.keepReceipts(dropped) // a repeated DROP SILENT is harmless
+	}
 	if errors.Is(err, kg.ErrBadRequest) {
 		// The store refused the text (a member it cannot take): each goes
 		// alone, in order, before the writes queued behind, so that one
-		// cannot fail the others.
+		// cannot fail the others. Nothing was stored, receipts neither.
 		for _, p := range group {
-			p.ok, p.err = st.sendApplied(ctx, p.w, false)
+			p.ok, p.err = st.sendAlone(ctx, p.w, false)
 			close(p.done)
 		}
 		st.next()
@@ -253,7 +314,10 @@ func (st *Store) sendGroup(group []*pending) {
 		settled = st.fence(fctx, gate) == nil
 		cancel()
 	}
-	applied, cerr := st.checks(ctx, group)
+	applied, cerr := st.checks(ctx, group, receipt)
+	if receipt != (rdf.IRI{}) {
+		st.keepReceipts([]rdf.IRI{receipt}) // asked: the next request drops it
+	}
 	for i, p := range group {
 		switch {
 		case cerr != nil && err != nil:
@@ -264,7 +328,7 @@ func (st *Store) sendGroup(group []*pending) {
 			p.ok = true
 		case !settled:
 			p.err = err // not confirmed: it may land yet
-		case p.w.check == "":
+		case p.w.check == "" && p.w.ack == (rdf.IRI{}):
 			p.ok = true // settled: the caller asks the store itself
 		}
 		// Otherwise not stored, and it never will be: refused, or never
@@ -283,10 +347,12 @@ func (st *Store) sendAlone(ctx context.Context, w write, release bool) (bool, er
 	// The update fails when its condition does not hold, so that its
 	// answer tells: it is sent once, as repeated after it applied, it
 	// would fail. Its ack graph, a name of its own, is its gate too.
-	err := st.update(ctx, w.alone()+gateOps(w.ack), release)
+	drops, dropped := st.takeReceipts()
+	err := st.update(ctx, w.alone()+drops+gateOps(w.ack), release)
 	if err == nil {
 		return true, nil
 	}
+	st.keepReceipts(dropped)
 	if !unsettled(err, false) {
 		var ke *kg.Error
 		if errors.As(err, &ke) && ke.Status >= 500 {
@@ -297,17 +363,19 @@ func (st *Store) sendAlone(ctx context.Context, w write, release bool) (bool, er
 	return st.settle(ctx, w.ack, w.check, err) // no answer came: it may have applied, or be on its way
 }
 
-// sendApplied sends w's update (safe to repeat) as one request and asks
-// its check; with release, it lets the next writes go once the update has
-// been answered, before the check.
+// sendApplied sends the update (safe to repeat) of w, a write without
+// ack, as one request and asks its check; with release, it lets the next
+// writes go once the update has been answered, before the check.
 func (st *Store) sendApplied(ctx context.Context, w write, release bool) (bool, error) {
-	u := w.batched()
+	drops, dropped := st.takeReceipts()
+	u := w.update + drops
 	gate, gates := st.gateGraph()
 	if gates {
 		u += gateOps(gate)
 	}
 	err := st.update(ctx, u, release, kg.Idempotent())
 	if err != nil {
+		st.keepReceipts(dropped)
 		if !gates || !unsettled(err, true) {
 			return false, err
 		}
@@ -345,14 +413,26 @@ func (st *Store) update(ctx context.Context, u string, release bool, opts ...kg.
 	return st.c.Update(ctx, u, opts...)
 }
 
-// checks asks the checks of group's writes in one query and returns which
-// hold. A write without a check reads as not confirmed.
-func (st *Store) checks(ctx context.Context, group []*pending) ([]bool, error) {
+// checks asks in one query whether group's writes applied, and returns
+// which did: a write with an ack by its receipt in receipt graph r, one
+// without by its check. A write with neither reads as not confirmed.
+func (st *Store) checks(ctx context.Context, group []*pending, r rdf.IRI) ([]bool, error) {
 	applied := make([]bool, len(group))
 	pro := prologue{}
 	var q strings.Builder
 	for i, p := range group {
-		if p.w.check == "" {
+		var pattern string
+		switch {
+		case p.w.ack != (rdf.IRI{}):
+			pattern = receiptPattern(p.w.ack, r)
+		case p.w.check == "":
+			continue
+		}
+		if pattern != "" {
+			if q.Len() > 0 {
+				q.WriteString("\nUNION\n")
+			}
+			q.WriteString("{ " + pattern + " BIND(" + strconv.Itoa(i) + " AS ?trailsMember) }")
 			continue
 		}
 		body, _, ok := pro.join(p.w.check)
@@ -382,6 +462,37 @@ func (st *Store) checks(ctx context.Context, group []*pending) ([]bool, error) {
 		}
 	}
 	return applied, nil
+}
+
+// takeReceipts takes the receipt graphs waiting to be dropped and
+// returns the operations that drop them, for the request about to be
+// sent to carry; the caller gives them back (keepReceipts) when that
+// request did not succeed.
+func (st *Store) takeReceipts() (ops string, gs []rdf.IRI) {
+	b := st.batch
+	if b == nil {
+		return "", nil
+	}
+	b.mu.Lock()
+	gs, b.receipts = b.receipts, nil
+	b.mu.Unlock()
+	var sb strings.Builder
+	for _, g := range gs {
+		t, _ := kg.Term(g)
+		sb.WriteString(" ;\nDROP SILENT GRAPH " + t + "\n")
+	}
+	return sb.String(), gs
+}
+
+// keepReceipts gives receipt graphs gs to the next request to drop.
+func (st *Store) keepReceipts(gs []rdf.IRI) {
+	b := st.batch
+	if b == nil || len(gs) == 0 {
+		return
+	}
+	b.mu.Lock()
+	b.receipts = append(b.receipts, gs...)
+	b.mu.Unlock()
 }
 
 // askPattern returns the group graph pattern of ASK query body (the query

@@ -2,10 +2,13 @@ package session_test
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"net/http"
+	"regexp"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -14,6 +17,7 @@ import (
 
 	"github.com/trails-kg/trails/internal/fusekitest"
 	"github.com/trails-kg/trails/kg"
+	"github.com/trails-kg/trails/ontology"
 	"github.com/trails-kg/trails/session"
 )
 
@@ -543,5 +547,129 @@ func TestGroupCommitMixed(t *testing.T) {
 	}
 	if in.State != session.StateCompleted || in.Turns != 2 {
 		t.Errorf("got %s with %d turns, want completed with 2", in.State, in.Turns)
+	}
+}
+
+// TestGroupCommitSameID: two Creates of one id by one principal, stamped
+// in the same millisecond (a fixed clock), in one batch: exactly one
+// succeeds and the other gets ErrExists, as with two requests, and the
+// store holds the one that succeeded; also when the batch's answer is
+// lost. Each member's outcome comes from what only its own write stores
+// (its receipt), not from the state both would leave. The batch's
+// receipt graph goes with the Store's next write.
+func TestGroupCommitSameID(t *testing.T) {
+	fusekitest.Parallel(t)
+	at := time.Date(2026, 11, 26, 9, 0, 0, 0, time.UTC)
+	root := func(testing.TB, *session.Store) *session.Session { return session.New("same-id") }
+	for _, tc := range []struct {
+		name     string
+		make     func(tb testing.TB, st *session.Store) *session.Session
+		f        fault
+		attempts int
+	}{
+		{"root without turns", root, pass, 0},
+		{"root with a turn", func(testing.TB, *session.Store) *session.Session {
+			s := session.New("same-id")
+			s.Append("user", "the same turn")
+			s.Turns[0].Created = at
+			return s
+		}, pass, 0},
+		{"fork", func(tb testing.TB, st *session.Store) *session.Session {
+			return mustFork(tb, persisted(tb, st, "same-id", 2), 1)
+		}, pass, 0},
+		{"answer lost, retried", root, answerLost, 4},
+		{"answer lost, fenced", root, answerLost, 1},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			g := newGate()
+			st, c := gatedStore(t, g, kg.Config{MaxAttempts: tc.attempts, Backoff: 10 * time.Millisecond},
+				session.WithClock(func() time.Time { return at }))
+			ctx := context.Background()
+			blocker := persisted(t, st, "same-id", 1)
+			blocker.Append("user", "held")
+			a := tc.make(t, st)
+			b := *a // the same id, principal and turns; other start values
+			b.Turns = slices.Clone(a.Turns)
+			a.Initial = map[string]json.RawMessage{"k": json.RawMessage(`"a"`)}
+			b.Initial = map[string]json.RawMessage{"k": json.RawMessage(`"b"`)}
+
+			base := g.updates.Load()
+			g.fault(base+2, tc.f) // the batch's request
+			firstErr, errs := inOneBatch(t, st, g, persistFn(st, blocker),
+				func() error { return st.Create(ctx, a) },
+				func() error { return st.Create(ctx, &b) })
+			if firstErr != nil {
+				t.Fatalf("the held write: %v", firstErr)
+			}
+			if errs[0] != nil || !errors.Is(errs[1], session.ErrExists) {
+				t.Fatalf("the two creates: got %v and %v, want nil and ErrExists", errs[0], errs[1])
+			}
+			if tc.f == pass {
+				if got := g.updates.Load() - base; got != 2 {
+					t.Errorf("got %d update requests, want 2 (the held write, then the two creates in one batch)", got)
+				}
+			}
+			got := mustLoad(t, st, a.ID)
+			if v := string(got.Values["k"]); v != `"a"` {
+				t.Errorf("stored start value: got %s, want %q (the first create's)", v, `"a"`)
+			}
+			sameHistory(t, got.Turns, a.Turns)
+
+			m := regexp.MustCompile(`GRAPH (<` + regexp.QuoteMeta(ontology.StagingBase) + `[^>]+>) \{ <[^>]+> <` + regexp.QuoteMeta(ontology.Applied) + `>`).FindStringSubmatch(g.body(base + 2))
+			if m == nil {
+				t.Fatalf("the batch request writes no receipt graph:\n%s", g.body(base+2))
+			}
+			receipt := "ASK { GRAPH " + m[1] + " { ?r ?p ?o } }"
+			if ok, err := c.Ask(ctx, receipt); err != nil || !ok {
+				t.Errorf("the receipt graph after the batch: got %v, %v, want it stored until the next write", ok, err)
+			}
+			blocker.Append("user", "next")
+			mustPersist(t, st, blocker)
+			if ok, err := c.Ask(ctx, receipt); err != nil || ok {
+				t.Errorf("the receipt graph after the next write: got %v, %v, want it dropped", ok, err)
+			}
+		})
+	}
+}
+
+// TestGroupCommitSameTurns: two values of one session append the same
+// turn (same role, content and time) in one batch. The first is stored;
+// the second's compare and swap fails, and its outcome is what the same
+// two appends in two requests give: the store holds exactly its turns,
+// so Persist has nothing left to write and succeeds (Persist is
+// idempotent), and the turn is stored once.
+func TestGroupCommitSameTurns(t *testing.T) {
+	fusekitest.Parallel(t)
+	g := newGate()
+	st, _ := gatedStore(t, g, kg.Config{})
+	blocker := persisted(t, st, "same-turns", 1)
+	x := persisted(t, st, "same-turns", 2)
+	a, b := mustLoad(t, st, x.ID), mustLoad(t, st, x.ID)
+	at := time.Date(2026, 11, 26, 9, 0, 0, 0, time.UTC)
+	for _, s := range []*session.Session{a, b} {
+		s.Append("user", "the same turn")
+		s.Turns[len(s.Turns)-1].Created = at
+	}
+	blocker.Append("user", "held")
+
+	base := g.updates.Load()
+	firstErr, errs := inOneBatch(t, st, g, persistFn(st, blocker), persistFn(st, a), persistFn(st, b))
+	if firstErr != nil || errs[0] != nil || errs[1] != nil {
+		t.Fatalf("the held write: %v; the appends: %v, %v; want all nil", firstErr, errs[0], errs[1])
+	}
+	if got := g.updates.Load() - base; got != 2 {
+		t.Errorf("got %d update requests, want 2", got)
+	}
+	got := mustLoad(t, st, x.ID)
+	sameSession(t, got, a)
+	if len(got.Turns) != 3 {
+		t.Errorf("got %d turns, want 3", len(got.Turns))
+	}
+	// Both values go on appending from what they stored.
+	a.Append("user", "after, from a")
+	mustPersist(t, st, a)
+	b.Append("user", "after, from b")
+	if err := st.Persist(context.Background(), b); !errors.Is(err, session.ErrConflict) {
+		t.Errorf("b's next append after a's: got %v, want ErrConflict", err)
 	}
 }

@@ -10,7 +10,8 @@ import (
 )
 
 // sweepCmd is "sweep": remove the staging graphs that writers
-// left (check's rule staging).
+// left (check's rule staging) and the receipt graphs of their group
+// commits.
 type sweepCmd struct {
 	olderThan time.Duration
 	json      bool
@@ -19,7 +20,7 @@ type sweepCmd struct {
 func (*sweepCmd) name() string  { return "sweep" }
 func (*sweepCmd) usage() string { return "[--older-than DURATION] [--json]" }
 func (*sweepCmd) synopsis() string {
-	return "remove the staging graphs of long turns that writers left when they died between sending a turn and its update (check's rule staging; idempotent, for cron)"
+	return "remove the staging graphs of long turns that writers left when they died between sending a turn and its update (check's rule staging), and the receipt graphs of group commits that writers left when they stopped (idempotent, for cron)"
 }
 func (*sweepCmd) example() string { return "trails-admin sweep" }
 func (c *sweepCmd) flags(fs *flag.FlagSet) {
