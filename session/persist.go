@@ -68,7 +68,9 @@ func (st *Store) Create(ctx context.Context, s *Session) error {
 //
 // It returns ErrInvalid for bad input (nothing is sent), ErrConflict when the
 // stored history or fork fields differ from s, the session was rewound since
-// s was loaded (Store.Rewind), or the parent has fewer than ForkedAt turns,
+// s was loaded (Store.Rewind), the session was deleted (also a tail from
+// LoadTail or Store.Fork whose parent was deleted with it), or the parent
+// has fewer than ForkedAt turns,
 // an *AncestorError (ErrParentMissing) when the parent is not stored,
 // ErrForkDepth when the parent chain would exceed the limit,
 // ErrNotForkable when the parent is a worker, ErrTooManyChildren when the
