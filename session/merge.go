@@ -314,7 +314,7 @@ func (st *Store) mergeOnce(ctx context.Context, j *mergeJob, p *Session) (Turn, 
 		return Turn{}, false, err
 	}
 	check := bindOrPanic("verify-merge", qVerifyMerge, kg.Params{"s": g, "t": ti, "child": child, "prov": pg, "act": j.act})
-	ok, err := st.apply(ctx, u, check, nil)
+	ok, err := st.apply(ctx, u, check, g, nil)
 	if !ok || err != nil {
 		return Turn{}, false, err
 	}

@@ -276,7 +276,7 @@ func (st *Store) appendTailSeen(ctx context.Context, s *Session) (bool, error) {
 	}
 	u += shareValues(g, s, time.Time{}, more)
 	last := more[len(more)-1]
-	ok, err := st.apply(ctx, u, appended(g, last, chain[len(chain)-1]), sg)
+	ok, err := st.apply(ctx, u, appended(g, last, chain[len(chain)-1]), g, sg)
 	if ok {
 		s.seen = seen{ok: true, own: own, head: all, state: state, last: last, chain: chain[len(chain)-1]}
 	}
