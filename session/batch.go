@@ -92,6 +92,13 @@ type write struct {
 	// write without ack. "" means the caller asks the store itself once
 	// commit returns.
 	check string
+	// gone, when not zero, is the session whose deletion takes check's
+	// evidence with it: after a lost answer, a check that does not hold
+	// while gone is recorded deleted says nothing (the write may have
+	// landed before the Delete), and the write is not confirmed (issue 22,
+	// seed 973475663517: an append answered ErrConflict "was deleted"
+	// though its shared values were stored).
+	gone rdf.IRI
 }
 
 // alone returns the update as the write sends it by itself.
@@ -319,6 +326,11 @@ func (st *Store) sendGroup(group []*pending) {
 		st.keepReceipts([]rdf.IRI{receipt}) // asked: the next request drops it
 	}
 	for i, p := range group {
+		if err != nil && cerr == nil && settled && !applied[i] && st.blind(ctx, p.w) {
+			p.err = err // its session was deleted: the check says nothing
+			close(p.done)
+			continue
+		}
 		switch {
 		case cerr != nil && err != nil:
 			p.err = err // not confirmed: reported
@@ -360,7 +372,7 @@ func (st *Store) sendAlone(ctx context.Context, w write, release bool) (bool, er
 		}
 		return false, err // the store refused the request itself (credentials, ...)
 	}
-	return st.settle(ctx, w.ack, w.check, err) // no answer came: it may have applied, or be on its way
+	return st.settle(ctx, w.ack, w, err) // no answer came: it may have applied, or be on its way
 }
 
 // sendApplied sends the update (safe to repeat) of w, a write without
@@ -379,7 +391,7 @@ func (st *Store) sendApplied(ctx context.Context, w write, release bool) (bool, 
 		if !gates || !unsettled(err, true) {
 			return false, err
 		}
-		return st.settle(ctx, gate, w.check, err)
+		return st.settle(ctx, gate, w, err)
 	}
 	if w.check == "" {
 		return true, nil
@@ -387,21 +399,43 @@ func (st *Store) sendApplied(ctx context.Context, w write, release bool) (bool, 
 	return st.c.Ask(ctx, w.check)
 }
 
-// settle learns the outcome of a write with gate g whose answer was lost
-// (lost): it fences g, then asks check (fence.go). When check is "", true
-// means only that the write can no longer apply: the caller asks the
-// store whether it did. When the fence fails, lost is returned: the
-// write may have applied, or may still.
-func (st *Store) settle(ctx context.Context, g rdf.IRI, check string, lost error) (bool, error) {
+// settle learns the outcome of write w with gate g whose answer was lost
+// (lost): it fences g, then asks w's check (fence.go). When the check is
+// "", true means only that the write can no longer apply: the caller asks
+// the store whether it did. When the fence fails, or the check does not
+// hold and w.gone was deleted (the Delete may have taken what w wrote),
+// lost is returned: the write may have applied, or may still.
+func (st *Store) settle(ctx context.Context, g rdf.IRI, w write, lost error) (bool, error) {
 	fctx, cancel := settleContext(ctx)
 	defer cancel()
 	if err := st.fence(fctx, g); err != nil {
 		return false, lost
 	}
-	if check == "" {
+	if w.check == "" {
 		return true, nil
 	}
-	return st.c.Ask(fctx, check)
+	ok, err := st.c.Ask(fctx, w.check)
+	if err != nil || ok {
+		return ok, err
+	}
+	if st.blind(fctx, w) {
+		return false, lost
+	}
+	return false, nil
+}
+
+// blind reports whether a check of w that did not hold says nothing: w's
+// session (w.gone) is recorded deleted, or the store cannot tell.
+func (st *Store) blind(ctx context.Context, w write) bool {
+	if w.gone == (rdf.IRI{}) {
+		return false
+	}
+	q, err := bind("deleted", qDeleted, kg.Params{"s": w.gone})
+	if err != nil {
+		return true
+	}
+	gone, err := st.c.Ask(ctx, q)
+	return err != nil || gone
 }
 
 // update sends update u and, with release, lets the next writes go once

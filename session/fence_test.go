@@ -2,6 +2,7 @@ package session_test
 
 import (
 	"context"
+	"errors"
 	"testing"
 	"time"
 
@@ -262,5 +263,42 @@ func TestLateFork(t *testing.T) {
 	agrees(t, "fork", err, len(tree.Children))
 	if err == nil && len(tree.Children) == 1 && tree.Children[0].ID != f.ID {
 		t.Errorf("got fork %s, stored %s", f.ID, tree.Children[0].ID)
+	}
+}
+
+// TestLateAppendDeleted: the append of a value persisted before lands,
+// its answer is lost, and a Delete of the session comes before Persist
+// asks whether it applied: the question, about the session's graph, then
+// says no. Persist must not answer a refusal (nothing written) for a
+// write that landed (its shared values stay): it answers a store error,
+// the outcome unknown. Before, it took the full path and answered
+// ErrConflict "was deleted" (issue 22, seed 973475663517).
+func TestLateAppendDeleted(t *testing.T) {
+	fusekitest.Parallel(t)
+	ctx := context.Background()
+	for _, tc := range []struct {
+		name string
+		opts []session.StoreOption
+	}{
+		{"alone", []session.StoreOption{session.WithGroupCommit(false)}},
+		{"group commit", nil},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			g := newGate()
+			st, direct := lateStore(t, g, tc.opts...)
+			s := persisted(t, st, "fence", 2)
+			s.Append("user", "landed, then deleted")
+			g.on("landed, then deleted", answerLost)
+			g.on("INSERT DATA", pass).before = func() { // the fence
+				if err := direct.Delete(ctx, s.ID, session.DeleteOptions{}); err != nil {
+					t.Error(err)
+				}
+			}
+			err := st.Persist(ctx, s)
+			var ke *kg.Error
+			if !errors.As(err, &ke) || errors.Is(err, session.ErrConflict) || errors.Is(err, session.ErrState) {
+				t.Errorf("persist whose append landed before a delete: got %v, want a store error (outcome unknown)", err)
+			}
+		})
 	}
 }

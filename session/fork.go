@@ -831,9 +831,9 @@ func (st *Store) createFork(ctx context.Context, s *Session, pp, base string) er
 			"agent": kg.MustIRI(ontology.AgentIRI(s.Principal)), "t": g, "digest": kg.String("")})
 		var ok bool
 		if acks {
-			ok, err = st.applyAcked(ctx, u, ack, verify, sg)
+			ok, err = st.applyAcked(ctx, u, ack, verify, g, sg)
 		} else {
-			ok, err = st.apply(ctx, u, verify, sg)
+			ok, err = st.apply(ctx, u, verify, g, sg)
 		}
 		if err != nil {
 			return err

@@ -106,10 +106,15 @@ var (
 // its SPARQL Update whole, unlike a turn Persist stages) or with more than
 // MaxArtifacts artifacts, a root (it has no parent to merge into) or a
 // child with no turns of its own (nothing is written); ErrNotFound when the
-// child is not stored or not visible to a scoped Store; an *AncestorError
-// (ErrParentMissing) when the parent is gone; ErrMerged when the child was
-// merged already (also to the loser of two concurrent merges); ErrState
-// when the parent is completed, failed or expired; ErrConflict when the
+// child is not stored or not visible to a scoped Store (also when a Delete
+// with Cascade took the child with its parent while the merge ran); an
+// *AncestorError (ErrParentMissing) when the parent is gone and the child
+// is still stored; ErrMerged when the child was merged already (also to
+// the loser of two concurrent merges); ErrState when the parent is
+// completed, failed or expired (also, racing a Detach of the child, when
+// the former parent ended after the Detach: the merge read the child's
+// parent before the Detach and the parent's state after; nothing is
+// written); ErrConflict when the
 // parent kept changing under this writer, or when a Rewind of the parent
 // below the child's fork point moved the child under its archive (before
 // the merge or while it ran: the update checks that the child still hangs
@@ -121,6 +126,15 @@ var (
 // store error wrapping the kg error.
 func (st *Store) Merge(ctx context.Context, childID string, r MergeResult) (Turn, error) {
 	t, err := st.merge(ctx, childID, r)
+	var ae *AncestorError
+	if errors.As(err, &ae) && checkID(childID) == nil {
+		// The child was found, then not its parent: a Delete with Cascade
+		// may have taken both meanwhile (in one batch). Then the Merge
+		// answers as if it came after it (issue 22).
+		if _, cerr := st.chain(ctx, childID); errors.Is(cerr, ErrNotFound) {
+			err = cerr
+		}
+	}
 	if err != nil {
 		return Turn{}, fmt.Errorf("merge %s: %w", shownID(childID), err)
 	}
@@ -300,7 +314,7 @@ func (st *Store) mergeOnce(ctx context.Context, j *mergeJob, p *Session) (Turn, 
 		return Turn{}, false, err
 	}
 	check := bindOrPanic("verify-merge", qVerifyMerge, kg.Params{"s": g, "t": ti, "child": child, "prov": pg, "act": j.act})
-	ok, err := st.apply(ctx, u, check, nil)
+	ok, err := st.apply(ctx, u, check, g, nil)
 	if !ok || err != nil {
 		return Turn{}, false, err
 	}

@@ -68,7 +68,9 @@ func (st *Store) Create(ctx context.Context, s *Session) error {
 //
 // It returns ErrInvalid for bad input (nothing is sent), ErrConflict when the
 // stored history or fork fields differ from s, the session was rewound since
-// s was loaded (Store.Rewind), or the parent has fewer than ForkedAt turns,
+// s was loaded (Store.Rewind), the session was deleted (also a tail from
+// LoadTail or Store.Fork whose parent was deleted with it), or the parent
+// has fewer than ForkedAt turns,
 // an *AncestorError (ErrParentMissing) when the parent is not stored,
 // ErrForkDepth when the parent chain would exceed the limit,
 // ErrNotForkable when the parent is a worker, ErrTooManyChildren when the
@@ -109,8 +111,10 @@ func (st *Store) Create(ctx context.Context, s *Session) error {
 // it before asking (ontology.FencesGraph): the answer agrees with the
 // store. ErrConflict and ErrState mean nothing was written. After a store
 // error nothing was written either, unless the store could not be reached
-// to fence the update, or ctx ended while the update waited in a batch:
-// then the outcome is unknown, and Load tells.
+// to fence the update, ctx ended while the update waited in a batch, or
+// the session was deleted before Persist could ask (the Delete may have
+// taken what the update wrote, but not its shared values): then the
+// outcome is unknown, and Load tells.
 func (st *Store) Persist(ctx context.Context, s *Session) error {
 	if s == nil {
 		return fmt.Errorf("persist: %w: nil session", ErrInvalid)
@@ -210,7 +214,7 @@ func (st *Store) appendSeen(ctx context.Context, s *Session) (bool, error) {
 	if !acks {
 		return st.applySeen(ctx, s, u, sg, appended(g, own[len(own)-1], chain[len(chain)-1]), all, state, chain[len(chain)-1])
 	}
-	ok, err := st.applyAcked(ctx, u, ack, appended(g, own[len(own)-1], chain[len(chain)-1]), sg)
+	ok, err := st.applyAcked(ctx, u, ack, appended(g, own[len(own)-1], chain[len(chain)-1]), g, sg)
 	if ok {
 		s.seen = seenAfter(s, all, state, chain[len(chain)-1])
 	}
@@ -420,9 +424,9 @@ func (st *Store) create(ctx context.Context, s *Session, row kg.Solution) (bool,
 		"agent": kg.MustIRI(ontology.AgentIRI(s.Principal)), "t": last, "digest": kg.String(lastDigest)})
 	var ok bool
 	if acks {
-		ok, err = st.applyAcked(ctx, u, ack, verify, sg)
+		ok, err = st.applyAcked(ctx, u, ack, verify, g, sg)
 	} else {
-		ok, err = st.apply(ctx, u, verify, sg)
+		ok, err = st.apply(ctx, u, verify, g, sg)
 	}
 	if ok {
 		s.seen = seenAfter(s, head, state, chainAt(chain, len(chain)-1))
@@ -446,8 +450,8 @@ func (st *Store) create(ctx context.Context, s *Session, row kg.Solution) (bool,
 // which apply sends first; the update drops it in the same request
 // (staging). When the update did not apply, apply removes the staging
 // graph itself.
-func (st *Store) apply(ctx context.Context, u, check string, sg *staging) (bool, error) {
-	return st.applyWrite(ctx, write{update: u, check: check}, sg)
+func (st *Store) apply(ctx context.Context, u, check string, gone rdf.IRI, sg *staging) (bool, error) {
+	return st.applyWrite(ctx, write{update: u, check: check, gone: gone}, sg)
 }
 
 // applyAcked is apply for an update that writes graph ack only if its
@@ -456,8 +460,8 @@ func (st *Store) apply(ctx context.Context, u, check string, sg *staging) (bool,
 // applied in one round trip (a server error: it did not, the store rolled
 // the request back; no answer: check tells); in a batch, check tells
 // (commit).
-func (st *Store) applyAcked(ctx context.Context, u string, ack rdf.IRI, check string, sg *staging) (bool, error) {
-	return st.applyWrite(ctx, write{update: u, ack: ack, check: check}, sg)
+func (st *Store) applyAcked(ctx context.Context, u string, ack rdf.IRI, check string, gone rdf.IRI, sg *staging) (bool, error) {
+	return st.applyWrite(ctx, write{update: u, ack: ack, check: check, gone: gone}, sg)
 }
 
 // applyWrite sends sg's staged contents, then commits w.
@@ -478,7 +482,7 @@ func (st *Store) applyWrite(ctx context.Context, w write, sg *staging) (bool, er
 // history having chain digest chain: once it applied, s.seen says so, for
 // the next Persist's fast path.
 func (st *Store) applySeen(ctx context.Context, s *Session, u string, sg *staging, check, head string, state hashState, chain string) (bool, error) {
-	ok, err := st.apply(ctx, u, check, sg)
+	ok, err := st.apply(ctx, u, check, sessionIRI(s.ID), sg)
 	if ok {
 		s.seen = seenAfter(s, head, state, chain)
 	}

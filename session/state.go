@@ -332,7 +332,7 @@ func (st *Store) setExpiry(ctx context.Context, id string, t time.Time) error {
 	case err == nil:
 		return nil
 	case unsettled(err, false):
-		if ok, serr := st.settle(ctx, ack, "", err); !ok {
+		if ok, serr := st.settle(ctx, ack, write{}, err); !ok {
 			return serr // not fenced: it may have applied, or may still
 		}
 		after, ierr := st.Info(ctx, id)

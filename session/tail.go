@@ -14,6 +14,7 @@ import (
 var (
 	qTurnsTail  = query("turns-tail.rq")
 	qTurnsSince = query("turns-since.rq")
+	qDeleted    = query("deleted.rq")
 )
 
 // maxTailRows is the longest tail read by index (turns-tail.rq, one row
@@ -275,7 +276,7 @@ func (st *Store) appendTailSeen(ctx context.Context, s *Session) (bool, error) {
 	}
 	u += shareValues(g, s, time.Time{}, more)
 	last := more[len(more)-1]
-	ok, err := st.apply(ctx, u, appended(g, last, chain[len(chain)-1]), sg)
+	ok, err := st.apply(ctx, u, appended(g, last, chain[len(chain)-1]), g, sg)
 	if ok {
 		s.seen = seen{ok: true, own: own, head: all, state: state, last: last, chain: chain[len(chain)-1]}
 	}
@@ -292,6 +293,16 @@ func (st *Store) persistWhole(ctx context.Context, s *Session) error {
 	}
 	from := s.From
 	below, _, err := st.load(ctx, s.ID, from)
+	if errors.Is(err, ErrNotFound) {
+		// A session deleted since this value was read answers as Persist
+		// does for a late write, before its parent (deleted with it by a
+		// Cascade) is looked for (issue 22).
+		if gone, derr := st.wasDeleted(ctx, s.ID); derr != nil {
+			return fmt.Errorf("persist %s: %w", s.ID, derr)
+		} else if gone {
+			return fmt.Errorf("persist %s: %w: the session was deleted; a late write does not bring it back", s.ID, ErrConflict)
+		}
+	}
 	if errors.Is(err, ErrNotFound) && s.ParentID != "" && from <= s.ForkedAt {
 		below, _, err = st.load(ctx, s.ParentID, from) // a new fork: what lies below the tail is its parent's
 		if errors.Is(err, ErrNotFound) {
@@ -313,4 +324,13 @@ func (st *Store) persistWhole(ctx context.Context, s *Session) error {
 	whole.Turns, whole.From, whole.fresh = tail, from, s.fresh
 	*s = whole
 	return err
+}
+
+// wasDeleted reports whether session id was deleted (deleted.rq).
+func (st *Store) wasDeleted(ctx context.Context, id string) (bool, error) {
+	q, err := bind("deleted", qDeleted, kg.Params{"s": sessionIRI(id)})
+	if err != nil {
+		return false, err
+	}
+	return st.c.Ask(ctx, q)
 }

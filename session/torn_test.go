@@ -98,3 +98,74 @@ func boolString(b bool) string {
 	}
 	return "false"
 }
+
+// TestMergeTorn: a Merge whose child and parent a Delete with Cascade
+// takes (in one batch) after the Merge read the child answers ErrNotFound,
+// as if it came after the Delete, not ErrParentMissing (issue 22, seed
+// 973483525667: it found the child, then not its parent).
+func TestMergeTorn(t *testing.T) {
+	fusekitest.Parallel(t)
+	st, _, _ := newStore(t)
+	ctx := context.Background()
+	for _, n := range []int64{2, 3, 4} {
+		t.Run("before request "+itoa(int(n)), func(t *testing.T) {
+			s := session.New("agent")
+			structuredTurns(s, 2)
+			mustPersist(t, st, s)
+			c := mustFork(t, s, 2)
+			c.Append("assistant", "the child's result")
+			mustPersist(t, st, c)
+			tr := &beforeNth{n: n}
+			tr.hook = func() {
+				if err := st.Delete(ctx, s.ID, session.DeleteOptions{Cascade: true}); err != nil {
+					t.Error(err)
+				}
+			}
+			racer := session.NewStore(fusekitest.Client(t, kg.Config{Endpoint: fusekitest.Endpoint(t), HTTPClient: &http.Client{Transport: tr}}))
+			_, err := racer.Merge(ctx, c.ID, session.MergeResult{Status: session.MergeCompleted, Summary: "done"})
+			if tr.seen.Load() < n {
+				t.Fatalf("the merge sent %d requests, fewer than %d: the delete did not race it", tr.seen.Load(), n)
+			}
+			if !errors.Is(err, session.ErrNotFound) {
+				t.Errorf("merge racing a cascade delete of child and parent: got %v, want ErrNotFound", err)
+			}
+		})
+	}
+}
+
+// TestPersistTailDeleted: Persist of a fork's tail (Store.Fork's value)
+// whose session a Delete with Cascade took, with its parent, answers
+// ErrConflict as Persist does for any deleted session, not
+// ErrParentMissing (issue 22, seed 973483525667: it looked for the parent
+// below the tail first).
+func TestPersistTailDeleted(t *testing.T) {
+	fusekitest.Parallel(t)
+	st, _, _ := newStore(t)
+	ctx := context.Background()
+	for _, n := range []int64{1, 2} {
+		t.Run("before request "+itoa(int(n)), func(t *testing.T) {
+			s := session.New("agent")
+			structuredTurns(s, 2)
+			mustPersist(t, st, s)
+			f, err := st.Fork(ctx, s.ID, 2)
+			if err != nil {
+				t.Fatal(err)
+			}
+			f.Append("user", "late")
+			tr := &beforeNth{n: n}
+			tr.hook = func() {
+				if err := st.Delete(ctx, s.ID, session.DeleteOptions{Cascade: true}); err != nil {
+					t.Error(err)
+				}
+			}
+			racer := session.NewStore(fusekitest.Client(t, kg.Config{Endpoint: fusekitest.Endpoint(t), HTTPClient: &http.Client{Transport: tr}}))
+			err = racer.Persist(ctx, f)
+			if tr.seen.Load() < n {
+				t.Fatalf("the persist sent %d requests, fewer than %d: the delete did not race it", tr.seen.Load(), n)
+			}
+			if !errors.Is(err, session.ErrConflict) {
+				t.Errorf("persist of a deleted fork's tail: got %v, want ErrConflict", err)
+			}
+		})
+	}
+}
