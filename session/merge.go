@@ -127,10 +127,12 @@ var (
 func (st *Store) Merge(ctx context.Context, childID string, r MergeResult) (Turn, error) {
 	t, err := st.merge(ctx, childID, r)
 	var ae *AncestorError
-	if errors.As(err, &ae) && checkID(childID) == nil {
-		// The child was found, then not its parent: a Delete with Cascade
-		// may have taken both meanwhile (in one batch). Then the Merge
-		// answers as if it came after it (issue 22).
+	if (errors.As(err, &ae) || errors.Is(err, ErrState)) && checkID(childID) == nil {
+		// The child was found, then not its parent, or its parent
+		// ended: a Delete with Cascade may have taken the child (with
+		// its parent, in one batch) meanwhile, and the parent ended
+		// after. Then the Merge answers as if it came after the Delete
+		// (issue 22).
 		if _, cerr := st.chain(ctx, childID); errors.Is(cerr, ErrNotFound) {
 			err = cerr
 		}

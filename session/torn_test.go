@@ -169,3 +169,40 @@ func TestPersistTailDeleted(t *testing.T) {
 		})
 	}
 }
+
+// TestMergeTornEnded: a Merge whose child is deleted and whose parent then
+// ends, both between its requests, answers ErrNotFound (as if it came
+// after the Delete), not the ErrState of a parent that ended only after
+// the child was gone (issue 22, a lincheck history of 2026-11-26).
+func TestMergeTornEnded(t *testing.T) {
+	fusekitest.Parallel(t)
+	st, _, _ := newStore(t)
+	ctx := context.Background()
+	for _, n := range []int64{2, 3, 4} {
+		t.Run("before request "+itoa(int(n)), func(t *testing.T) {
+			s := session.New("agent")
+			structuredTurns(s, 2)
+			mustPersist(t, st, s)
+			c := mustFork(t, s, 2)
+			c.Append("assistant", "the child's result")
+			mustPersist(t, st, c)
+			tr := &beforeNth{n: n}
+			tr.hook = func() {
+				if err := st.Delete(ctx, c.ID, session.DeleteOptions{}); err != nil {
+					t.Error(err)
+				}
+				if _, err := st.SetState(ctx, s.ID, session.StateCompleted, session.StateOptions{}); err != nil {
+					t.Error(err)
+				}
+			}
+			racer := session.NewStore(fusekitest.Client(t, kg.Config{Endpoint: fusekitest.Endpoint(t), HTTPClient: &http.Client{Transport: tr}}))
+			_, err := racer.Merge(ctx, c.ID, session.MergeResult{Status: session.MergeCompleted, Summary: "done"})
+			if tr.seen.Load() < n {
+				t.Fatalf("the merge sent %d requests, fewer than %d: the delete did not race it", tr.seen.Load(), n)
+			}
+			if !errors.Is(err, session.ErrNotFound) {
+				t.Errorf("merge racing a delete of the child, then the parent's end: got %v, want ErrNotFound", err)
+			}
+		})
+	}
+}
