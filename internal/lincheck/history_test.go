@@ -738,7 +738,7 @@ func runAll(t *testing.T, q *kg.Client, cfg config, n int, p *proxy) stats {
 func TestHistories(t *testing.T) {
 	t.Parallel()
 	c := kgClient(t, fusekitest.Endpoint(t), false)
-	runAll(t, c, config{clients: 4, ops: opsPerClient()}, histories(t, 250, 140, 1), nil)
+	runAll(t, c, config{clients: 4, ops: opsPerClient()}, histories(t, 140, 140, 1), nil)
 }
 
 // TestHistoriesFaults runs histories through a proxy that drops, cuts or
@@ -749,7 +749,7 @@ func TestHistoriesFaults(t *testing.T) {
 	host, ds := hostOf(t, ep)
 	p := newProxy(t, host)
 	c := kgClient(t, "http://"+p.addr()+ds, true)
-	runAll(t, c, config{clients: 4, ops: opsPerClient(), faults: 0.2, proxy: p}, histories(t, 80, 60, 0.5), p)
+	runAll(t, c, config{clients: 4, ops: opsPerClient(), faults: 0.2, proxy: p}, histories(t, 60, 60, 0.5), p)
 }
 
 // hostOf splits a dataset URL http://host:port/path into host:port and
