@@ -199,6 +199,17 @@ func (ds *Dataset) importRDF(ctx context.Context, r io.Reader, f Format, progres
 // this step leaves them stored, and its re-run, which finds them
 // unchanged, must still set their values.
 func (ds *Dataset) shareValues(ctx context.Context, in *importInput) error {
+	// The changes of every session in order of time (a session's start
+	// values at its creation, each turn's at its own), not session by
+	// session in the input's order: a fork's later change must win over
+	// its parent's start value whichever session the input lists first.
+	type event struct {
+		at      time.Time
+		s       *importSession
+		created time.Time
+		turns   []session.Turn
+	}
+	var events []event
 	for _, s := range in.order {
 		if s.hdr == nil {
 			continue
@@ -207,9 +218,18 @@ func (ds *Dataset) shareValues(ctx context.Context, in *importInput) error {
 		if v := s.fields[sfCreated]; v.o != nil {
 			created, _ = timeValue(v.o) // checked before
 		}
-		if u := session.SharedValuesUpdate(s.hdr, created, s.read); u != "" {
+		events = append(events, event{at: created, s: s, created: created})
+		for _, t := range s.read {
+			if sharesValue(t) {
+				events = append(events, event{at: t.Created, s: s, created: created, turns: []session.Turn{t}})
+			}
+		}
+	}
+	slices.SortStableFunc(events, func(a, b event) int { return a.at.Compare(b.at) })
+	for _, e := range events {
+		if u := session.SharedValuesUpdate(e.s.hdr, e.created, e.turns); u != "" {
 			if err := ds.c.Update(ctx, u, kg.Idempotent()); err != nil {
-				return fmt.Errorf("import: the shared values of session %s: %w", s.id, err)
+				return fmt.Errorf("import: the shared values of session %s: %w", e.s.id, err)
 			}
 		}
 	}
@@ -547,4 +567,17 @@ func normalObject(t triple) string {
 		return t.os
 	}
 	return strconv.Quote(v) + "^^" + local
+}
+
+// sharesValue reports whether turn t changes an app: or user: key.
+func sharesValue(t session.Turn) bool {
+	if t.Structure == nil {
+		return false
+	}
+	for k := range t.Structure.Delta {
+		if strings.HasPrefix(k, "app:") || strings.HasPrefix(k, "user:") {
+			return true
+		}
+	}
+	return false
 }
