@@ -25,6 +25,13 @@ type beforeNth struct {
 	hook func()
 }
 
+// racingStore returns a Store over the test's dataset whose requests pass
+// tr, taking no update lock (see beforeNth).
+func racingStore(tb testing.TB, tr *beforeNth) *session.Store {
+	tb.Helper()
+	return session.NewStore(fusekitest.Client(tb, kg.Config{Endpoint: fusekitest.Endpoint(tb), HTTPClient: &http.Client{Transport: tr}, NoUpdateLock: true}))
+}
+
 func (b *beforeNth) RoundTrip(r *http.Request) (*http.Response, error) {
 	if b.seen.Add(1) == b.n {
 		b.hook()
@@ -56,7 +63,7 @@ func TestLoadTorn(t *testing.T) {
 			mustPersist(t, st, f)
 			tr := &beforeNth{n: 2}
 			tr.hook = func() { change(s.ID) }
-			racer := session.NewStore(fusekitest.Client(t, kg.Config{Endpoint: fusekitest.Endpoint(t), HTTPClient: &http.Client{Transport: tr}, NoUpdateLock: true}))
+			racer := racingStore(t, tr)
 			got, err := racer.Load(ctx, s.ID, opts...)
 			return got, err, s
 		}
@@ -125,7 +132,7 @@ func TestMergeTorn(t *testing.T) {
 					t.Error(err)
 				}
 			}
-			racer := session.NewStore(fusekitest.Client(t, kg.Config{Endpoint: fusekitest.Endpoint(t), HTTPClient: &http.Client{Transport: tr}, NoUpdateLock: true}))
+			racer := racingStore(t, tr)
 			_, err := racer.Merge(ctx, c.ID, session.MergeResult{Status: session.MergeCompleted, Summary: "done"})
 			if tr.seen.Load() < n {
 				t.Fatalf("the merge sent %d requests, fewer than %d: the delete did not race it", tr.seen.Load(), n)
@@ -162,7 +169,7 @@ func TestPersistTailDeleted(t *testing.T) {
 					t.Error(err)
 				}
 			}
-			racer := session.NewStore(fusekitest.Client(t, kg.Config{Endpoint: fusekitest.Endpoint(t), HTTPClient: &http.Client{Transport: tr}, NoUpdateLock: true}))
+			racer := racingStore(t, tr)
 			err = racer.Persist(ctx, f)
 			if tr.seen.Load() < n {
 				t.Fatalf("the persist sent %d requests, fewer than %d: the delete did not race it", tr.seen.Load(), n)
@@ -199,7 +206,7 @@ func TestMergeTornEnded(t *testing.T) {
 					t.Error(err)
 				}
 			}
-			racer := session.NewStore(fusekitest.Client(t, kg.Config{Endpoint: fusekitest.Endpoint(t), HTTPClient: &http.Client{Transport: tr}, NoUpdateLock: true}))
+			racer := racingStore(t, tr)
 			_, err := racer.Merge(ctx, c.ID, session.MergeResult{Status: session.MergeCompleted, Summary: "done"})
 			if tr.seen.Load() < n {
 				t.Fatalf("the merge sent %d requests, fewer than %d: the delete did not race it", tr.seen.Load(), n)
