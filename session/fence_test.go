@@ -302,3 +302,73 @@ func TestLateAppendDeleted(t *testing.T) {
 		})
 	}
 }
+
+// TestLateAppendRewound: an append whose answer is lost lands, and a
+// Rewind of its session moves the turn into the archive before the
+// question after the fence. The append applied: Persist must not answer
+// a refusal (lincheck seed 533897560346: ErrConflict, "the session was
+// rewound", for a turn the archive held).
+func TestLateAppendRewound(t *testing.T) {
+	fusekitest.Parallel(t)
+	ctx := context.Background()
+	for _, tc := range []struct {
+		name string
+		opts []session.StoreOption
+	}{
+		{"alone", []session.StoreOption{session.WithGroupCommit(false)}},
+		{"group commit", nil},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			g := newGate()
+			st, direct := lateStore(t, g, tc.opts...)
+			s := persisted(t, st, "fence", 2)
+			s.Append("user", "landed, then rewound")
+			var archive string
+			g.on("landed, then rewound", answerLost)
+			g.on("INSERT DATA", pass).before = func() { // the fence
+				_, r, err := direct.Rewind(ctx, s.ID, 1, session.RewindOptions{})
+				if err != nil {
+					t.Error(err)
+					return
+				}
+				archive = r.Archive
+			}
+			err := st.Persist(ctx, s)
+			if archive == "" {
+				t.Fatal("the rewind did not run")
+			}
+			stored := countTurns(t, direct, archive, "landed, then rewound")
+			if stored != 1 || err != nil {
+				t.Errorf("persist whose append landed before a rewind: got %v, the archive holds the turn %d times; want nil and once", err, stored)
+			}
+		})
+	}
+}
+
+// TestAppendAnsweredThenDeleted: the full path's append is answered, and
+// the session is deleted before Persist asks whether it applied. It did
+// (its user: value stays): Persist must not answer a refusal (lincheck
+// seed 533897560508: ErrConflict, "the session was deleted", for an
+// append whose turn and value had landed).
+func TestAppendAnsweredThenDeleted(t *testing.T) {
+	fusekitest.Parallel(t)
+	ctx := context.Background()
+	g := newGate()
+	st, direct := lateStore(t, g, session.WithGroupCommit(false))
+	s := persisted(t, st, "fence", 2)
+	s.Append("user", "answered, then deleted")
+	// The fast path's request never reaches the store; the full path's
+	// does, and the session is deleted as soon as it is answered.
+	g.on("answered, then deleted", neverSent, pass).after = func() {
+		if err := direct.Delete(ctx, s.ID, session.DeleteOptions{}); err != nil {
+			t.Error(err)
+		}
+	}
+	err := st.Persist(ctx, s)
+	if errors.Is(err, session.ErrConflict) || errors.Is(err, session.ErrState) || errors.Is(err, session.ErrNotFound) {
+		t.Errorf("persist whose append was answered, then its session deleted: got %v, want nil (or a store error: outcome unknown)", err)
+	}
+	if got := g.updates.Load(); got < 3 {
+		t.Errorf("%d update requests, want the fast path's, the fence and the full path's", got)
+	}
+}

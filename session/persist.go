@@ -202,23 +202,8 @@ func (st *Store) appendSeen(ctx context.Context, s *Session) (bool, error) {
 	}
 	linkResults(&d, g, s.Turns, s.ForkedAt+sn.own)
 	addHead(&d, g, len(own), all)
-	ack, acks := st.ackGraph()
-	if acks {
-		d.Add(ack, ack, ack, ack) // written only if the compare and swap holds
-	}
-	u, err := withStaged("append", uAppend, sg, &d, appendParams(s, g, sn.own, head, sn.chain))
-	if err != nil {
-		return false, err
-	}
-	u += shareValues(g, s, time.Time{}, own[sn.own:])
-	if !acks {
-		return st.applySeen(ctx, s, u, sg, appended(g, own[len(own)-1], chain[len(chain)-1]), all, state, chain[len(chain)-1])
-	}
-	ok, err := st.applyAcked(ctx, u, ack, appended(g, own[len(own)-1], chain[len(chain)-1]), g, sg)
-	if ok {
-		s.seen = seenAfter(s, all, state, chain[len(chain)-1])
-	}
-	return ok, err // refused (false, nil): the full path reads the store and says why
+	// Refused (false, nil): the full path reads the store and says why.
+	return st.sendAppend(ctx, s, &d, sg, sn.own, head, sn.chain, all, state, chain[len(chain)-1])
 }
 
 // ackGraph returns a new graph IRI for acked, and whether the store is
@@ -357,12 +342,44 @@ func (st *Store) persistOnce(ctx context.Context, s *Session) (bool, error) {
 	}
 	linkResults(&d, g, s.Turns, s.ForkedAt+n)
 	addHead(&d, g, len(own), all)
-	u, err := withStaged("append", uAppend, sg, &d, appendParams(s, g, n, head, chainAt(chain, s.ForkedAt+n-1)))
+	return st.sendAppend(ctx, s, &d, sg, n, head, chainAt(chain, s.ForkedAt+n-1), all, state, chain[len(chain)-1])
+}
+
+// sendAppend sends the append of the own turns of s from index n on,
+// whose quads d (and staging graph sg) hold, as append.ru's compare and
+// swap: s holds n turns of its own with head digest head, its last
+// stored turn has chain digest prev. all and state are the head digest
+// and hash state of every own turn, last the chain digest of the last:
+// when the append applied, they become what s has seen.
+//
+// With an ack (Fuseki, Oxigraph), a success answer says it applied,
+// whatever a Delete or a Rewind does before a question could be asked
+// (issue 22, seed 533897560508: the full path, which asked after the
+// answer, found the session deleted and answered ErrConflict for an
+// append that had landed).
+func (st *Store) sendAppend(ctx context.Context, s *Session, d *kg.Data, sg *staging, n int, head, prev, all string, state hashState, last string) (bool, error) {
+	g := sessionIRI(s.ID)
+	own := s.Turns[s.ForkedAt:]
+	ack, acks := st.ackGraph()
+	if acks {
+		d.Add(ack, ack, ack, ack) // written only if the compare and swap holds
+	}
+	u, err := withStaged("append", uAppend, sg, d, appendParams(s, g, n, head, prev))
 	if err != nil {
 		return false, err
 	}
 	u += shareValues(g, s, time.Time{}, own[n:])
-	return st.applySeen(ctx, s, u, sg, appended(g, own[len(own)-1], chain[len(chain)-1]), all, state, chain[len(chain)-1])
+	check := appended(g, own[len(own)-1], last)
+	var ok bool
+	if acks {
+		ok, err = st.applyAcked(ctx, u, ack, check, g, sg)
+	} else {
+		ok, err = st.apply(ctx, u, check, g, sg)
+	}
+	if ok {
+		s.seen = seenAfter(s, all, state, last)
+	}
+	return ok, err
 }
 
 // create writes s, which the store does not hold yet.
@@ -480,7 +497,8 @@ func (st *Store) applyWrite(ctx context.Context, w write, sg *staging) (bool, er
 // applySeen is apply for an update that stores all of s's own turns, whose
 // digest is head with hash state state, the last turn of its effective
 // history having chain digest chain: once it applied, s.seen says so, for
-// the next Persist's fast path.
+// the next Persist's fast path. The legacy append's way (sendAppend is
+// the others').
 func (st *Store) applySeen(ctx context.Context, s *Session, u string, sg *staging, check, head string, state hashState, chain string) (bool, error) {
 	ok, err := st.apply(ctx, u, check, sessionIRI(s.ID), sg)
 	if ok {

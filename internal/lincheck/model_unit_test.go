@@ -132,6 +132,12 @@ func TestModel(t *testing.T) {
 		{"a terminal state refuses appends", []hop{create, load(0, 2, 3, 1, "a", "b"),
 			{0, 4, 5, input{Op: opSetState, ID: "r", To: "completed"}, output{Changed: true}},
 			appendTo(0, 6, 7, 1, "c", "")}, false},
+		{"a refused append under faults that landed, lax (known anomaly A5)", []hop{create, load(0, 2, 3, 1, "a", "b"),
+			{0, 4, 5, input{Op: opAppend, Vid: 1, Content: "c", Faulty: true, Lax: true}, output{Err: errConflict}},
+			load(1, 6, 7, 2, "a", "b", "c")}, true},
+		{"a refused append under faults that landed, strict", []hop{create, load(0, 2, 3, 1, "a", "b"),
+			{0, 4, 5, input{Op: opAppend, Vid: 1, Content: "c", Faulty: true}, output{Err: errConflict}},
+			load(1, 6, 7, 2, "a", "b", "c")}, false},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
