@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	_ "embed"
-	"errors"
 	"fmt"
 	"slices"
 	"strings"
@@ -142,7 +141,7 @@ func (b *bench) appends(ctx context.Context) (appendResult, getResult, error) {
 		return r, getResult{}, err
 	}
 	tid := sT.(*adk.Session).TrailsID()
-	floorID := uuid.Must(uuid.NewV7()).String()
+	ids := strings.NewReplacer(tid, uuid.Must(uuid.NewV7()).String()) // the floor's session
 	var dS, dT, dF []time.Duration
 	kinds := map[string][]time.Duration{}
 	var sent, received, floorLen, triples int64
@@ -176,7 +175,7 @@ func (b *bench) appends(ctx context.Context) (appendResult, getResult, error) {
 		return err
 	}
 	floorWay := func(i int) error {
-		u, nt, err := floorOf(body, tid, floorID)
+		u, nt, err := floorOf(body, ids)
 		if err != nil {
 			return fmt.Errorf("floor of append %d: %w", i, err)
 		}
@@ -365,37 +364,4 @@ func (b *bench) rawCopies(ctx context.Context, tid string, from, want int) error
 		return fmt.Errorf("raw copies: %d rows, want %d", len(res.Solutions), want)
 	}
 	return nil
-}
-
-// floorOf returns the raw INSERT DATA of what Trails' append update u
-// inserts: the ground triples of each of its operations' INSERT
-// templates (the turn, its parts, usage and value changes, the new count
-// and digest; and the shared values of its app: and user: keys, whose
-// value the update copies from the stored change: here the JSON null,
-// and the store's time they are applied at: here a fixed time),
-// with the session id from replaced by to, so that each insert adds
-// triples of its own to a session graph of the floor's. It also returns
-// the number of triples. A template with other variables makes an INSERT
-// DATA that Fuseki refuses, which the floor reports.
-func floorOf(u, from, to string) (string, int, error) {
-	ops := strings.Split(u, "\nINSERT {\n")
-	if len(ops) < 2 {
-		return "", 0, errors.New("no INSERT template in the update")
-	}
-	var d strings.Builder
-	d.WriteString("INSERT DATA {\n")
-	for _, op := range ops[1:] {
-		tmpl, _, ok := strings.Cut(op, "\nWHERE {")
-		if !ok {
-			return "", 0, errors.New("an INSERT template without WHERE")
-		}
-		tmpl = strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(tmpl), "}")) // without the template's closing brace
-		tmpl = strings.ReplaceAll(tmpl, " ?v .", ` "null"^^<http://www.w3.org/1999/02/22-rdf-syntax-ns#JSON> .`)
-		tmpl = strings.ReplaceAll(tmpl, " ?now ", ` "2026-01-01T00:00:00Z"^^<http://www.w3.org/2001/XMLSchema#dateTime> `)
-		d.WriteString(strings.ReplaceAll(tmpl, from, to))
-		d.WriteString("\n")
-	}
-	d.WriteString("}\n")
-	s := d.String()
-	return s, strings.Count(s, " .\n") + strings.Count(s, " ;\n") + strings.Count(s, " ,"), nil
 }

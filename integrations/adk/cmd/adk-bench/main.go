@@ -7,7 +7,8 @@
 // the command starts itself (TDB2 on disk). It measures appends, Gets of
 // long sessions and of a tail, forks of long sessions (copying them in
 // ADK), 8 and 64 concurrent writers, two writers on one session, and
-// Fuseki's own floor for an append (raw INSERT DATA). Run "adk-bench -h".
+// Fuseki's own floor for an append and for the writers (raw INSERT DATA).
+// Run "adk-bench -h".
 package main
 
 import (

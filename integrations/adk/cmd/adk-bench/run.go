@@ -59,8 +59,9 @@ It measures AppendEvent and Fuseki's floor for it (raw INSERT DATA of the
 triples the append wrote), Get of a 1,000- and a 10,000-event session and
 of a tail, forks of sessions of 50, 500 and 5,000 events (ADK: a copy),
 8 and 64 concurrent writers on sessions of their own (appends per second,
-p50 and p99, commits per append, every session read back), and two
-writers on one session. Run it inside the Trails checkout (it finds the
+p50 and p99, commits per append, every session read back) and Fuseki's
+floor for them (their appends' triples as raw INSERT DATA, 8 or 64 appends
+a request), and two writers on one session. Run it inside the Trails checkout (it finds the
 Fuseki jar and configuration there). The full run takes 6 to 10 minutes
 on a 2-core machine, most of it filling the long sessions.
 
@@ -207,8 +208,14 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		}},
 		{"Get of the long session", func() error { return b.longGet(ctx, &r.Get, longUser, long[0], p.longGet) }},
 		{"forks", func() (err error) { r.Fork, err = b.forks(ctx, long[1:]); return err }},
-		{"concurrent writers", func() (err error) { r.Writers, err = b.writers(ctx, p.writers, p.perWriter); return err }},
-		{"many concurrent writers", func() (err error) { r.Many, err = b.writers(ctx, p.many, p.perMany); return err }},
+		{"concurrent writers, then Fuseki's floor", func() (err error) {
+			r.Writers, r.WritersFloor, err = b.writers(ctx, p.writers, p.perWriter)
+			return err
+		}},
+		{"many concurrent writers, then Fuseki's floor", func() (err error) {
+			r.Many, r.ManyFloor, err = b.writers(ctx, p.many, p.perMany)
+			return err
+		}},
 		{"two writers on one session", func() (err error) { r.Pair, err = b.pair(ctx); return err }},
 	}
 	r.Phases = append(r.Phases, phase{Name: "start Fuseki, migrate SQLite", D: time.Since(t0)})

@@ -117,18 +117,23 @@ func classify(k backend, err error) string {
 }
 
 // writers runs n concurrent writers of per appends each, a session each,
-// on each backend in turn, and reads every session back.
-func (b *bench) writers(ctx context.Context, n, per int) (map[string]writersRow, error) {
+// on each backend in turn, and reads every session back; then Fuseki's
+// floor for the appends Trails' writers sent, n a request.
+func (b *bench) writers(ctx context.Context, n, per int) (map[string]writersRow, writersFloor, error) {
 	out := map[string]writersRow{}
+	var ups, tids []string // the Trails writers' update requests, their sessions' Trails ids
 	for _, k := range []backend{sqliteBackend, trailsBackend} {
 		user := func(w int) string { return fmt.Sprintf("writer%d-of-%d", w, n) }
 		sess := make([]session.Session, n)
 		for w := range sess {
 			s, err := b.create(ctx, k, user(w))
 			if err != nil {
-				return nil, err
+				return nil, writersFloor{}, err
 			}
 			sess[w] = s
+			if k == trailsBackend {
+				tids = append(tids, s.(*adk.Session).TrailsID())
+			}
 		}
 		row := writersRow{Writers: n, PerWriter: per}
 		acked := make([][]string, n)   // by writer, in the order acknowledged
@@ -157,6 +162,9 @@ func (b *bench) writers(ctx context.Context, n, per int) (map[string]writersRow,
 				}
 			})
 		}
+		if k == trailsBackend {
+			b.ct.record()
+		}
 		before := b.ct.snapshot()
 		t0 := time.Now()
 		close(start)
@@ -164,9 +172,10 @@ func (b *bench) writers(ctx context.Context, n, per int) (map[string]writersRow,
 		row.Wall = time.Since(t0)
 		if k == trailsBackend {
 			row.Writes = b.ct.snapshot().minus(before).writes
+			ups, _ = b.ct.stop()
 		}
 		if err := ctx.Err(); err != nil {
-			return nil, err
+			return nil, writersFloor{}, err
 		}
 		row.Errors = tally.list()
 		row.Latency = distOf(slices.Concat(lat...))
@@ -174,7 +183,7 @@ func (b *bench) writers(ctx context.Context, n, per int) (map[string]writersRow,
 			row.OK += len(acked[w])
 			g, err := b.get(ctx, k, user(w), s.ID(), 0)
 			if err != nil {
-				return nil, err
+				return nil, writersFloor{}, err
 			}
 			stored := ids(g)
 			row.Stored += len(stored)
@@ -200,7 +209,13 @@ func (b *bench) writers(ctx context.Context, n, per int) (map[string]writersRow,
 			n, per, k, row.OK, row.Wall.Round(time.Millisecond), row.Rate(), ms(row.Latency.P50), ms(row.Latency.P99), row.Stored, row.Correct, n, row.Writes)
 		out[k.String()] = row
 	}
-	return out, nil
+	f, err := b.writersFloor(ctx, ups, tids, n)
+	if err != nil {
+		return nil, f, err
+	}
+	b.logf("writers: %d × %d, Fuseki's floor: %d appends in %d requests of %d (%.0f triples an append) in %v (%.0f/s, p50 %s ms a request)",
+		n, per, f.Appends, f.Requests, n, f.Triples, f.Wall.Round(time.Millisecond), f.Rate(), ms(f.Latency.P50))
+	return out, f, nil
 }
 
 // pairWriter is one of two writers on one session: what it got, and how

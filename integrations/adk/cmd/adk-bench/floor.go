@@ -1,0 +1,145 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/google/uuid"
+)
+
+// Fuseki's floor for a write is the raw INSERT DATA of the triples the
+// Trails write inserted: no condition, no read, no wait. A lone append's
+// floor is one INSERT DATA per append (the append scenario); the writers'
+// floor is the appends of Trails' writers, W a request (writersFloor).
+
+// floorOf returns the raw INSERT DATA of what Trails' append update u
+// inserts (ground), with the session ids that ids replaces replaced, and
+// the number of its triples.
+func floorOf(u string, ids *strings.Replacer) (string, int, error) {
+	g, n, err := ground(u, ids)
+	if err != nil {
+		return "", 0, err
+	}
+	return "INSERT DATA {\n" + g + "}\n", n, nil
+}
+
+// ground returns the ground triples of each operation's INSERT template
+// in Trails' update u (the turn, its parts, usage and value changes, the
+// new count and digest, the acknowledgement quad; and the shared values
+// of its app: and user: keys, whose value the update copies from the
+// stored change: here the JSON null, and the store's time they are
+// applied at: here a fixed time), as quad patterns for INSERT DATA, with
+// the session ids that ids replaces replaced (so that they go to session
+// graphs of the floor's own), and the number of triples. The operations
+// a batch adds after its members (receipts, gates) write their templates
+// on one line, "INSERT { GRAPH", and are no template of an append's. A
+// template with other variables makes an INSERT DATA that Fuseki
+// refuses, which the floor reports.
+func ground(u string, ids *strings.Replacer) (string, int, error) {
+	ops := strings.Split(u, "\nINSERT {\n")
+	if len(ops) < 2 {
+		return "", 0, errors.New("no INSERT template in the update")
+	}
+	var d strings.Builder
+	for _, op := range ops[1:] {
+		tmpl, _, ok := strings.Cut(op, "\nWHERE {")
+		if !ok {
+			return "", 0, errors.New("an INSERT template without WHERE")
+		}
+		tmpl = strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(tmpl), "}")) // without the template's closing brace
+		tmpl = strings.ReplaceAll(tmpl, " ?v .", ` "null"^^<http://www.w3.org/1999/02/22-rdf-syntax-ns#JSON> .`)
+		tmpl = strings.ReplaceAll(tmpl, " ?now ", ` "2026-01-01T00:00:00Z"^^<http://www.w3.org/2001/XMLSchema#dateTime> `)
+		d.WriteString(ids.Replace(tmpl))
+		d.WriteString("\n")
+	}
+	s := d.String()
+	return s, strings.Count(s, " .\n") + strings.Count(s, " ;\n") + strings.Count(s, " ,"), nil
+}
+
+// members returns the writes that update request u carries: one for a
+// write sent alone, each member of a batch (group commit joins its
+// members, after one PREFIX prologue, with "\n;\n"; the operations of one
+// write are joined with " ;\n"). The prologue stays with the first.
+func members(u string) []string {
+	return strings.Split(u, "\n;\n")
+}
+
+// writersFloor is Fuseki's floor for a writers scenario: the appends the
+// Trails writers sent, their triples (ground) as raw INSERT DATA of
+// PerRequest appends a request (group commit's best case: every request
+// full), one request at a time, into the Fuseki of the bench.
+type writersFloor struct {
+	Appends    int           `json:"appends"`
+	PerRequest int           `json:"appends_per_request"`
+	Requests   int           `json:"requests"`
+	Triples    float64       `json:"triples_per_append"`
+	Bytes      float64       `json:"bytes_per_request"` // the INSERT DATA's length
+	Wall       time.Duration `json:"wall_ns"`           // of all the requests, one after the other
+	Latency    dist          `json:"request"`           // of each request
+}
+
+// Rate is the appends per second of wall time.
+func (f writersFloor) Rate() float64 {
+	if f.Wall <= 0 {
+		return 0
+	}
+	return float64(f.Appends) / f.Wall.Seconds()
+}
+
+// CommitsPerAppend is the requests (each one commit) per append.
+func (f writersFloor) CommitsPerAppend() float64 {
+	if f.Appends <= 0 {
+		return 0
+	}
+	return float64(f.Requests) / float64(f.Appends)
+}
+
+// writersFloor measures Fuseki's floor for the appends of update
+// requests ups, which writers on the Trails sessions of ids tids sent:
+// each append's triples, its session id replaced by one of the floor's
+// (a session of its own for each writer's), per appends a request.
+func (b *bench) writersFloor(ctx context.Context, ups, tids []string, per int) (writersFloor, error) {
+	f := writersFloor{PerRequest: per}
+	var pairs []string
+	for _, id := range tids {
+		pairs = append(pairs, id, uuid.Must(uuid.NewV7()).String())
+	}
+	ids := strings.NewReplacer(pairs...)
+	var blocks []string // an append's triples each
+	var triples int
+	for i, u := range ups {
+		for _, m := range members(u) {
+			g, n, err := ground("\n"+m, ids)
+			if err != nil {
+				return f, fmt.Errorf("floor of update request %d: %w", i, err)
+			}
+			blocks, triples = append(blocks, g), triples+n
+		}
+	}
+	if len(blocks) == 0 {
+		return f, errors.New("floor: the writers sent no append")
+	}
+	var reqs []string
+	for i := 0; i < len(blocks); i += per {
+		reqs = append(reqs, "INSERT DATA {\n"+strings.Join(blocks[i:min(i+per, len(blocks))], "")+"}\n")
+	}
+	var size int
+	ds := make([]time.Duration, 0, len(reqs))
+	start := time.Now()
+	for i, u := range reqs {
+		size += len(u)
+		t0 := time.Now()
+		err := b.c.Update(ctx, u)
+		ds = append(ds, time.Since(t0))
+		if err != nil {
+			return f, fmt.Errorf("floor request %d: %w", i, err)
+		}
+	}
+	f.Wall = time.Since(start)
+	f.Appends, f.Requests, f.Latency = len(blocks), len(reqs), distOf(ds)
+	f.Triples, f.Bytes = float64(triples)/float64(len(blocks)), float64(size)/float64(len(reqs))
+	return f, nil
+}
