@@ -44,9 +44,10 @@ import (
 // (receiptOps: {receipt} trails:applied {ack}, under ontology.StagingBase)
 // before dropping its ack graph, and checks asks the receipts. After a
 // lost answer the request is fenced first (fence.go): it either committed,
-// receipts and all, or never will. Members without an ack graph (appends
-// of the full path, state changes) keep their check, which names what
-// only they write (a turn with its chain digest, an activity IRI).
+// receipts and all, or never will. Members without an ack graph (state
+// changes, and every write on a store without acks) keep their check,
+// which names what only they write (a turn with its chain digest, an
+// activity IRI).
 //
 // The receipt graph outlives its request by design: it is dropped by the
 // Store's next request that goes through commit (a batch or a lone
