@@ -512,7 +512,7 @@ func (c *client) delete() {
 	switch {
 	case out.Unknown:
 		c.errs = append(c.errs, err.Error())
-		c.w.record(c.id, input{Op: opCascade, ID: id, Seq: int(c.w.seq.Add(1))}, out, t0, t1)
+		c.w.record(c.id, input{Op: opCascade, ID: id, Seq: int(c.w.seq.Add(1)), Faulty: c.w.faulty, Lax: !strict}, out, t0, t1)
 		c.w.waitUp()
 	case out.Err != "" && steps == 0:
 		c.w.record(c.id, input{Op: opDelete, ID: id, Seq: int(c.w.seq.Add(1))}, out, t0, t1)
