@@ -369,13 +369,7 @@ func (st *Store) sendAppend(ctx context.Context, s *Session, d *kg.Data, sg *sta
 		return false, err
 	}
 	u += shareValues(g, s, time.Time{}, own[n:])
-	check := appended(g, own[len(own)-1], last)
-	var ok bool
-	if acks {
-		ok, err = st.applyAcked(ctx, u, ack, check, g, sg)
-	} else {
-		ok, err = st.apply(ctx, u, check, g, sg)
-	}
+	ok, err := st.applyAcked(ctx, u, ack, appended(g, own[len(own)-1], last), g, sg) // no ack: apply
 	if ok {
 		s.seen = seenAfter(s, all, state, last)
 	}
@@ -439,12 +433,7 @@ func (st *Store) create(ctx context.Context, s *Session, row kg.Solution) (bool,
 	}
 	verify := bindOrPanic("verify-create", qVerifyCreate, kg.Params{"s": g, "created": kg.DateTime(now),
 		"agent": kg.MustIRI(ontology.AgentIRI(s.Principal)), "t": last, "digest": kg.String(lastDigest)})
-	var ok bool
-	if acks {
-		ok, err = st.applyAcked(ctx, u, ack, verify, g, sg)
-	} else {
-		ok, err = st.apply(ctx, u, verify, g, sg)
-	}
+	ok, err := st.applyAcked(ctx, u, ack, verify, g, sg) // no ack: apply
 	if ok {
 		s.seen = seenAfter(s, head, state, chainAt(chain, len(chain)-1))
 	}
@@ -476,7 +465,7 @@ func (st *Store) apply(ctx context.Context, u, check string, gone rdf.IRI, sg *s
 // request when the condition failed, so that the answer tells whether it
 // applied in one round trip (a server error: it did not, the store rolled
 // the request back; no answer: check tells); in a batch, check tells
-// (commit).
+// (commit). With a zero ack (a store without acks) it is apply.
 func (st *Store) applyAcked(ctx context.Context, u string, ack rdf.IRI, check string, gone rdf.IRI, sg *staging) (bool, error) {
 	return st.applyWrite(ctx, write{update: u, ack: ack, check: check, gone: gone}, sg)
 }
