@@ -82,8 +82,13 @@ func (st *Store) PlanDelete(ctx context.Context, id string, opts DeleteOptions) 
 type deletePlan struct {
 	steps      []Step
 	principals []string
+	paths      [][]forkLink // per step: the fork links from its session up to the top
 	cycleFrom  int
 }
+
+// forkLink is one fork link a Delete with Cascade read: child names parent
+// as its parentSession.
+type forkLink struct{ child, parent string }
 
 func (st *Store) plan(ctx context.Context, id string, opts DeleteOptions) (deletePlan, error) {
 	var p deletePlan
@@ -94,42 +99,45 @@ func (st *Store) plan(ctx context.Context, id string, opts DeleteOptions) (delet
 	if err != nil {
 		return p, err
 	}
-	add := func(action string, n *Node, turns int) {
+	add := func(action string, n *Node, turns int, path []forkLink) {
 		p.steps = append(p.steps, Step{Action: action, Session: n.ID, Turns: turns})
 		p.principals = append(p.principals, n.Principal)
+		p.paths = append(p.paths, path)
 	}
 	switch {
 	case opts.Cascade:
 		// Leaves first. A session on a parent cycle (the top, when its
 		// parent is one of its descendants) comes after every session
 		// that is not: the fork on the cycle is visited last, so that
-		// the cycle's sessions end the steps together.
-		var post func(n *Node)
-		post = func(n *Node) {
+		// the cycle's sessions end the steps together. Each step keeps
+		// the links that hang its session under the top, for the
+		// update's guard (a session detached meanwhile is left out).
+		var post func(n *Node, path []forkLink)
+		post = func(n *Node, path []forkLink) {
 			var onCycle *Node
 			for _, c := range n.Children {
 				if c.Cycle {
 					onCycle = c
 					continue
 				}
-				post(c)
+				post(c, append([]forkLink{{c.ID, n.ID}}, path...))
 			}
 			if onCycle != nil {
-				post(onCycle)
+				post(onCycle, append([]forkLink{{onCycle.ID, n.ID}}, path...))
 			}
-			add("delete", n, n.OwnTurns)
+			add("delete", n, n.OwnTurns, path)
 		}
-		post(tree)
+		post(tree, nil)
 	case opts.DetachChildren:
 		for _, c := range tree.Children {
-			add("detach", c, c.ForkedAt)
+			add("detach", c, c.ForkedAt, nil)
 		}
-		add("delete", tree, tree.OwnTurns)
+		add("delete", tree, tree.OwnTurns, nil)
 	default:
 		if len(tree.Children) > 0 {
 			return p, childrenError(tree.Children)
 		}
-		add("delete", tree, tree.OwnTurns)
+		add("delete", tree, tree.OwnTurns, nil)
 	}
 	p.cycleFrom = len(p.steps)
 	if tree.Cycle && opts.Cascade {
@@ -173,7 +181,9 @@ const (
 // fork hanging off it. PlanDelete shows the steps without taking them.
 // A session of the tree other than id that another call deleted after
 // the plan is skipped: it is not recorded again, and Progress does not
-// report its step.
+// report its step. So is one detached from the tree after the plan (it,
+// or a fork between it and id): it is no longer part of the tree, and
+// stays.
 //
 // Each batch's update holds only while every session of it is still
 // stored and no session outside it is a fork of one of them: of Deletes
@@ -214,7 +224,7 @@ func (st *Store) Delete(ctx context.Context, id string, opts DeleteOptions) erro
 				turns += steps[j].Turns
 				j++
 			}
-			gone, err = st.deleteBatch(ctx, steps[i:j], p.principals[i:j], opts.By, id)
+			gone, err = st.deleteBatch(ctx, steps[i:j], p.principals[i:j], p.paths[i:j], opts.By, id)
 		}
 		if err != nil {
 			if len(steps) > 1 {
@@ -236,15 +246,18 @@ func (st *Store) Delete(ctx context.Context, id string, opts DeleteOptions) erro
 
 // deleteBatch deletes the sessions of steps, whose principals are given
 // (by, when not "", stands for each), in one update: all of them, or none
-// when one of them is no longer stored or a session outside the batch is
-// a fork of one of them. A session other than top (the session the
-// Delete names) that another call deleted first is left out of the batch
-// and reported in gone: what a Cascade wanted is done. top gone is
+// when one of them is no longer stored, no longer hangs under top by the
+// links of its path, or a session outside the batch is a fork of one of
+// them. A session other than top (the session the Delete names) that
+// another call deleted first, or detached from top's tree (itself or a
+// fork between it and top), is left out of the batch and reported in
+// gone: what a Cascade wanted is done, and a detached session is no
+// longer part of it. top gone is
 // ErrNotFound; a fork outside the batch, ErrHasChildren naming the forks.
 // When the update's guard held the batch back for a fork that is gone
 // again when it looks, it sends the update again, up to maxDeleteRounds
 // times, then answers ErrConflict.
-func (st *Store) deleteBatch(ctx context.Context, steps []Step, principals []string, by, top string) (gone map[string]bool, err error) {
+func (st *Store) deleteBatch(ctx context.Context, steps []Step, principals []string, paths [][]forkLink, by, top string) (gone map[string]bool, err error) {
 	named := func(id string, err error) error {
 		if len(steps) > 1 {
 			return fmt.Errorf("%s: %w", id, err)
@@ -256,7 +269,7 @@ func (st *Store) deleteBatch(ctx context.Context, steps []Step, principals []str
 		batch[k] = k
 	}
 	for range maxDeleteRounds {
-		u, q, err := st.deleteUpdate(steps, principals, batch, by)
+		u, q, err := st.deleteUpdate(steps, principals, paths, batch, by)
 		if err != nil {
 			return gone, err
 		}
@@ -272,23 +285,36 @@ func (st *Store) deleteBatch(ctx context.Context, steps []Step, principals []str
 			return gone, err
 		}
 		stored := map[string]bool{}
+		held := map[forkLink]bool{}
 		for _, row := range res.Solutions {
 			if _, ok := row["recorded"]; ok {
 				return gone, nil // this call's records are stored: the batch was deleted
+			}
+			if l, ok := row["l"]; ok {
+				held[forkLink{ontology.SessionID(l.String()), ontology.SessionID(row.String("lp"))}] = true
+				continue
 			}
 			stored[ontology.SessionID(row.String("s"))] = true
 		}
 		if lost != nil {
 			return gone, lost // fenced: it did not apply, and never will
 		}
+		hangs := func(k int) bool {
+			for _, l := range paths[k] {
+				if !held[l] {
+					return false
+				}
+			}
+			return true
+		}
 		left := batch[:0:0]
 		for _, k := range batch {
 			switch id := steps[k].Session; {
-			case stored[id]:
+			case stored[id] && hangs(k):
 				left = append(left, k)
 			case id == top:
 				return gone, named(id, ErrNotFound) // another call deleted it first
-			default:
+			default: // deleted by another call, or detached from the tree
 				if gone == nil {
 					gone = map[string]bool{}
 				}
@@ -315,9 +341,22 @@ func (st *Store) deleteBatch(ctx context.Context, steps []Step, principals []str
 
 // deleteUpdate returns the update (delete.ru) that deletes the sessions
 // of the steps numbered batch and records their deletions, and the query
-// that tells afterwards whether it applied (stored-sessions.rq).
-func (st *Store) deleteUpdate(steps []Step, principals []string, batch []int, by string) (update, check string, err error) {
+// that tells afterwards whether it applied (stored-sessions.rq). Both
+// carry the links of the steps' paths: the update holds only while each
+// is stored, and the query says which are.
+func (st *Store) deleteUpdate(steps []Step, principals []string, paths [][]forkLink, batch []int, by string) (update, check string, err error) {
 	var d kg.Data
+	var links [][]rdf.Term
+	seen := map[forkLink]bool{}
+	for _, k := range batch {
+		for _, l := range paths[k] {
+			if !seen[l] {
+				seen[l] = true
+				links = append(links, []rdf.Term{sessionIRI(l.child), sessionIRI(l.parent)})
+			}
+		}
+	}
+	linked := kg.Table{Vars: []string{"l", "lp"}, Rows: links}
 	rows := make([][]rdf.Term, len(batch))
 	now := st.now()
 	var first rdf.IRI
@@ -331,15 +370,19 @@ func (st *Store) deleteUpdate(steps []Step, principals []string, batch []int, by
 		rows[i] = []rdf.Term{sessionIRI(steps[k].Session)}
 	}
 	pg := kg.MustIRI(ontology.ProvGraph)
-	update, err = withTables("delete", uDelete, &d, kg.Params{"prov": pg, "stored": kg.Int(len(batch))}, map[string]kg.Table{
+	update, err = withTables("delete", uDelete, &d, kg.Params{"prov": pg, "stored": kg.Int(len(batch)), "linked": kg.Int(len(links))}, map[string]kg.Table{
 		"sessions": {Vars: []string{"s"}, Rows: rows},
 		"guard":    {Vars: []string{"b"}, Rows: rows},
 		"members":  {Vars: []string{"m"}, Rows: rows},
+		"links":    linked,
 	})
 	if err != nil {
 		return "", "", err
 	}
-	check, err = kg.BindTables(qStored, kg.Params{"prov": pg, "act": first}, map[string]kg.Table{"sessions": {Vars: []string{"s"}, Rows: rows}})
+	check, err = kg.BindTables(qStored, kg.Params{"prov": pg, "act": first}, map[string]kg.Table{
+		"sessions": {Vars: []string{"s"}, Rows: rows},
+		"links":    linked,
+	})
 	return update, check, err
 }
 

@@ -125,6 +125,52 @@ func TestDeleteCascadeRacingDelete(t *testing.T) {
 	}
 }
 
+// TestDeleteCascadeDetachedMeanwhile: a fork detached from the tree
+// while a Delete with Cascade runs is no longer the Delete's, nor is its
+// own fork: both stay, and Progress reports neither (known anomaly A14 of
+// docs/reliability.md: the cascade deleted them, since its guard checked
+// only that each session was stored and had no fork outside its batch).
+func TestDeleteCascadeDetachedMeanwhile(t *testing.T) {
+	fusekitest.Parallel(t)
+	st, _, c := newStore(t)
+	ctx := context.Background()
+	root := persisted(t, st, "alice", 2)
+	b := mustFork(t, root, 1)
+	mustPersist(t, st, b)
+	leaf := mustFork(t, b, 1)
+	mustPersist(t, st, leaf)
+	hooked := session.NewStore(&beforeUpdate{Querier: c, match: ontology.Deletion, before: func() {
+		if err := st.Detach(ctx, b.ID, session.DetachOptions{}); err != nil {
+			t.Errorf("detach: %v", err)
+		}
+	}})
+	var reported []string
+	err := hooked.Delete(ctx, root.ID, session.DeleteOptions{Cascade: true, Progress: func(done, total int, s session.Step) {
+		reported = append(reported, s.Session)
+	}})
+	if err != nil {
+		t.Fatalf("got %v, want nil", err)
+	}
+	if len(reported) != 1 || reported[0] != root.ID {
+		t.Errorf("Progress reported %v, want only the root %s", reported, root.ID)
+	}
+	if _, err := st.Info(ctx, root.ID); !errors.Is(err, session.ErrNotFound) {
+		t.Errorf("info of the root: got %v, want ErrNotFound", err)
+	}
+	if in, err := st.Info(ctx, b.ID); err != nil || in.ParentID != "" {
+		t.Errorf("info of the detached fork: got %+v, %v, want a root", in, err)
+	}
+	if in, err := st.Info(ctx, leaf.ID); err != nil || in.ParentID != b.ID {
+		t.Errorf("info of its fork: got %+v, %v, want a fork of %s", in, err, b.ID)
+	}
+	for _, id := range []string{b.ID, leaf.ID} {
+		if n := deletions(t, c, id); n != 0 {
+			t.Errorf("%s: got %d trails:Deletion records, want 0", id, n)
+		}
+	}
+	sameHistory(t, mustLoad(t, st, leaf.ID).Turns, leaf.Turns)
+}
+
 // TestDeleteRacingForkDetached: a fork created between a Delete's plan
 // and its update holds the update back, and is detached before Delete
 // looks for it: Delete sends the update again and deletes the session

@@ -505,14 +505,14 @@ func (c *client) delete() {
 	steps := 0
 	err := c.st.Delete(ctx, id, session.DeleteOptions{Cascade: true, Progress: func(done, total int, s session.Step) {
 		steps++
-		c.w.record(c.id, input{Op: opDelStep, ID: s.Session, Seq: int(c.w.seq.Add(1))}, output{}, t0, c.w.now())
+		c.w.record(c.id, input{Op: opDelStep, ID: s.Session, Top: id, Seq: int(c.w.seq.Add(1))}, output{}, t0, c.w.now())
 	}})
 	t1 := c.w.now()
 	out := outcome(err)
 	switch {
 	case out.Unknown:
 		c.errs = append(c.errs, err.Error())
-		c.w.record(c.id, input{Op: opCascade, ID: id, Seq: int(c.w.seq.Add(1)), Faulty: c.w.faulty, Lax: !strict}, out, t0, t1)
+		c.w.record(c.id, input{Op: opCascade, ID: id, Seq: int(c.w.seq.Add(1))}, out, t0, t1)
 		c.w.waitUp()
 	case out.Err != "" && steps == 0:
 		c.w.record(c.id, input{Op: opDelete, ID: id, Seq: int(c.w.seq.Add(1))}, out, t0, t1)

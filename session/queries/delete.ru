@@ -4,9 +4,13 @@
 # $prov, then each one's graph. Every operation holds only while each
 # session of the batch is still stored ($stored of them, a trails:Session
 # in its graph: of Deletes racing on one session, one deletes it and
-# records it, the others change nothing) and no session outside the batch
-# names one of the batch as its parent (?blocking = 0; $guard and $members
-# are VALUES clauses of ?b and ?m holding the same sessions). The
+# records it, the others change nothing), each still hangs under the
+# session the Delete names by the fork links it had when the Delete read
+# its tree ($linked of them, $links a VALUES clause of ?l ?lp: a session
+# detached meanwhile, or one below it, is no longer the Delete's to
+# delete), and no session outside the batch names one of the batch as its
+# parent (?blocking = 0; $guard and $members are VALUES clauses of ?b and
+# ?m holding the same sessions). The
 # operations run in that order so that none changes what the guard reads
 # before the last (the PROV record is outside the sessions' graphs, the
 # second leaves those graphs to the third), so the batch is deleted and
@@ -36,6 +40,12 @@ WHERE {
     }
   }
   FILTER(?present = $stored)
+  {
+    SELECT (COUNT(*) AS ?held) WHERE {
+      SELECT DISTINCT ?l ?lp WHERE { $links ?l trails:parentSession ?lp . }
+    }
+  }
+  FILTER(?held = $linked)
 } ;
 DELETE { GRAPH ?g { ?x ?p ?o } }
 WHERE {
@@ -54,6 +64,12 @@ WHERE {
     }
   }
   FILTER(?present = $stored)
+  {
+    SELECT (COUNT(*) AS ?held) WHERE {
+      SELECT DISTINCT ?l ?lp WHERE { $links ?l trails:parentSession ?lp . }
+    }
+  }
+  FILTER(?held = $linked)
   { $sessions BIND(?s AS ?x) } UNION { $sessions ?x trails:session ?s }
   GRAPH ?g { ?x ?p ?o }
   FILTER(?g != $prov && ?g != ?s)
@@ -75,6 +91,12 @@ WHERE {
     }
   }
   FILTER(?present = $stored)
+  {
+    SELECT (COUNT(*) AS ?held) WHERE {
+      SELECT DISTINCT ?l ?lp WHERE { $links ?l trails:parentSession ?lp . }
+    }
+  }
+  FILTER(?held = $linked)
   $sessions
   GRAPH ?s { ?x ?p ?o }
 }
