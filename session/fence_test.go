@@ -372,3 +372,35 @@ func TestAppendAnsweredThenDeleted(t *testing.T) {
 		t.Errorf("%d update requests, want the fast path's, the fence and the full path's", got)
 	}
 }
+
+// TestTailAppendAnsweredThenDeleted: the append of a tail (LoadTail's
+// value), answered, then its session deleted before Persist asked whether
+// it applied, is not reported refused (issue 22's long run, seeds
+// 498168231296 and 498168231303: ErrConflict "the session was deleted"
+// for a tail append that had landed; the tail's fast path carried no
+// acknowledgement and asked after the answer).
+func TestTailAppendAnsweredThenDeleted(t *testing.T) {
+	fusekitest.Parallel(t)
+	ctx := context.Background()
+	g := newGate()
+	st, direct := lateStore(t, g, session.WithGroupCommit(false))
+	s := persisted(t, st, "fence", 3)
+	tail, err := st.LoadTail(ctx, s.ID, session.Tail{Last: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	tail.Append("user", "persisted by this value first")
+	if err := st.Persist(ctx, tail); err != nil {
+		t.Fatal(err)
+	}
+	tail.Append("user", "a tail's append answered, then deleted")
+	g.on("a tail's append answered, then deleted", pass).after = func() {
+		if err := direct.Delete(ctx, s.ID, session.DeleteOptions{}); err != nil {
+			t.Error(err)
+		}
+	}
+	err = st.Persist(ctx, tail)
+	if errors.Is(err, session.ErrConflict) || errors.Is(err, session.ErrState) || errors.Is(err, session.ErrNotFound) {
+		t.Errorf("persist whose tail append was answered, then its session deleted: got %v, want nil (or a store error: outcome unknown)", err)
+	}
+}

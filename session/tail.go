@@ -270,13 +270,20 @@ func (st *Store) appendTailSeen(ctx context.Context, s *Session) (bool, error) {
 	linkResults(&d, g, s.Turns, start-s.From)
 	own := sn.own + len(more)
 	addHead(&d, g, own, all)
+	// With an ack (Fuseki, Oxigraph), a success answer says it applied,
+	// whatever a Delete does before a question could be asked (issue 22,
+	// seeds 498168231296 and 498168231303), as sendAppend's.
+	ack, acks := st.ackGraph()
+	if acks {
+		d.Add(ack, ack, ack, ack) // written only if the compare and swap holds
+	}
 	u, err := withStaged("append", uAppend, sg, &d, appendParams(s, g, sn.own, sn.head, sn.chain))
 	if err != nil {
 		return false, err
 	}
 	u += shareValues(g, s, time.Time{}, more)
 	last := more[len(more)-1]
-	ok, err := st.apply(ctx, u, appended(g, last, chain[len(chain)-1]), g, sg)
+	ok, err := st.applyAcked(ctx, u, ack, appended(g, last, chain[len(chain)-1]), g, sg) // no ack: apply
 	if ok {
 		s.seen = seen{ok: true, own: own, head: all, state: state, last: last, chain: chain[len(chain)-1]}
 	}
