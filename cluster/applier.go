@@ -237,6 +237,7 @@ func (a *Applier) send(ctx context.Context, prev, last int64, texts []string) er
 	b.WriteString(" ;\n")
 	b.WriteString(a.moveOffset(prev, last))
 	u := b.String()
+	failed := 0 // answers of 500 in a row
 	for attempt := 0; ; attempt++ {
 		err := a.cfg.Store.Update(ctx, u)
 		if err == nil {
@@ -253,7 +254,7 @@ func (a *Applier) send(ctx context.Context, prev, last int64, texts []string) er
 		if serr == nil && stored != prev {
 			return fmt.Errorf("applier: the dataset's offset is %d, want %d: another applier writes this dataset", stored, prev)
 		}
-		if serr == nil && errors.Is(err, kg.ErrBadRequest) {
+		if serr == nil && refused(err, &failed) {
 			return err // refused while at prev: the records' fault
 		}
 		a.logf("applier: apply offsets %d..%d: %v (retrying)", prev+1, last, err)
@@ -261,6 +262,34 @@ func (a *Applier) send(ctx context.Context, prev, last int64, texts []string) er
 			return err
 		}
 	}
+}
+
+// refusedAfter is how many answers of 500 in a row make a refusal: Fuseki
+// answers 500 to an update that fails as it runs (ADD from a graph that
+// does not exist, which Trails' conditional writes use to fail a request
+// whose condition did not hold), as it would to a passing failure of its
+// own; asked again, the update that fails by its text fails again.
+const refusedAfter = 3
+
+// refused reports whether err, the answer to an apply request sent while
+// the dataset's offset was the one it expects, refuses the records: a 400
+// (the store cannot take the text), or a 500 answered refusedAfter times
+// in a row (failed counts them). Anything else (no answer, 502, 503, 504,
+// a timeout) is retried.
+func refused(err error, failed *int) bool {
+	var ke *kg.Error
+	if !errors.As(err, &ke) {
+		return false
+	}
+	switch ke.Status {
+	case http.StatusBadRequest:
+		return true
+	case http.StatusInternalServerError:
+		*failed++
+		return *failed >= refusedAfter
+	}
+	*failed = 0
+	return false
 }
 
 // guard returns the first operations of an apply request: they fail the
