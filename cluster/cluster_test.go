@@ -327,6 +327,76 @@ func TestCluster(t *testing.T) {
 			t.Errorf("got %d turns, want 21", len(got.Turns))
 		}
 	})
+
+	// Last: it leaves a node restarted.
+	t.Run("broker killed", func(t *testing.T) { testBrokerKilled(t, k, srv) })
+}
+
+// testBrokerKilled: four writers append while the leader of the log's
+// partition is killed (kill -9) and restarted: every append acknowledged
+// is on both replicas, which hold the same quads; writes stop no longer
+// than the failover.
+func testBrokerKilled(t *testing.T, k *kafkatest.Cluster, srv *fusekitest.Server) {
+	ctx := context.Background()
+	r := newRig(t, k, srv, 1)
+	c := r.client(t)
+	st := session.NewStore(c)
+	const writers, appends = 4, 12
+	var (
+		wg      sync.WaitGroup
+		mu      sync.Mutex
+		acked   = map[string]int{} // session: turns acknowledged
+		longest time.Duration      // the longest time an append took
+	)
+	started := make(chan struct{}, writers)
+	for w := range writers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			s := session.New(fmt.Sprintf("writer-%d", w))
+			for i := range appends {
+				if i == 3 {
+					started <- struct{}{}
+				}
+				s.Append("user", fmt.Sprintf("writer %d, turn %d", w, i))
+				t0 := time.Now()
+				err := st.Persist(ctx, s)
+				d := time.Since(t0)
+				mu.Lock()
+				longest = max(longest, d)
+				if err == nil {
+					acked[s.ID] = len(s.Turns)
+				}
+				mu.Unlock()
+				if err != nil {
+					t.Logf("writer %d, turn %d: %v (after %v)", w, i, err, d)
+					return // its value no longer says what is stored: stop
+				}
+			}
+		}()
+	}
+	for range writers {
+		<-started
+	}
+	leader := k.Leader(t, r.topic, 0)
+	k.Kill(leader)
+	t.Logf("killed node %d, the partition's leader", leader)
+	wg.Wait()
+	k.Restart(leader)
+	for id, n := range acked {
+		got, err := st.Load(ctx, id)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(got.Turns) < n {
+			t.Errorf("session %s: %d turns stored, %d acknowledged", id, len(got.Turns), n)
+		}
+	}
+	if len(acked) != writers {
+		t.Errorf("%d of %d writers had an append acknowledged", len(acked), writers)
+	}
+	r.converged(t, c.Position())
+	t.Logf("longest append: %v (the failover)", longest)
 }
 
 func turnContents(ts []session.Turn) []string {
