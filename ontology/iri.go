@@ -85,3 +85,9 @@ func SharedValueIRI(holder, key string) string {
 	}
 	return SharedValueBase + kind + name + "/" + url.PathEscape(key)
 }
+
+// LogIRI is the IRI of partition p of the log topic a replica applies
+// (package cluster), the subject of its trails:appliedOffset.
+func LogIRI(topic string, p int32) string {
+	return LogBase + url.PathEscape(topic) + "/" + strconv.Itoa(int(p))
+}

@@ -341,6 +341,11 @@ const (
 	// graph is its object (trails:applied): what that write learns its
 	// outcome from.
 	Applied = NS + "applied"
+	// AppliedOffset, in ReplicaGraph, is the offset of the last record of
+	// a log partition (its subject, LogIRI) that a replica applied
+	// (trails:appliedOffset), written in the same transaction as the
+	// records it counts.
+	AppliedOffset = NS + "appliedOffset"
 )
 
 // Terms returns the IRIs of all classes and properties defined in trails.ttl,
@@ -361,7 +366,7 @@ func Terms() []string {
 		Part, TextPart, ReasoningPart, ToolCallPart, ToolResultPart, DataPart, PartOf, PartIndex, Text,
 		ToolCall, ToolCallID, ToolName, Arguments, Result, IsError, MIMEType, Data, DataIRI,
 		App, AppClass, Changes, ValueChange, Key, Scope, Value, Removed, AtIndex,
-		SharedValue, ValueOf, ChangedAt, SharedAt, FencedAt, Applied,
+		SharedValue, ValueOf, ChangedAt, SharedAt, FencedAt, Applied, AppliedOffset,
 	}
 }
 
@@ -384,6 +389,11 @@ const (
 	// nothing any more and may be removed. It is no session's graph:
 	// export, check and list leave it alone.
 	FencesGraph = "https://w3id.org/trails/graph/fences"
+	// ReplicaGraph holds, in a replica of a replicated log (package
+	// cluster), how far it applied each log partition
+	// (trails:appliedOffset). It is no session's graph: export, check and
+	// list leave it alone.
+	ReplicaGraph = "https://w3id.org/trails/graph/replica"
 )
 
 // Bases of the resource IRIs Trails mints.
@@ -404,6 +414,9 @@ const (
 	AgentBase = "https://w3id.org/trails/id/agent/"
 	// AppBase followed by the percent-encoded app name is an app IRI.
 	AppBase = "https://w3id.org/trails/id/app/"
+	// LogBase followed by a percent-encoded topic, "/" and a partition
+	// number is the IRI of a log partition (LogIRI).
+	LogBase = "https://w3id.org/trails/id/log/"
 	// SharedValueBase is where the IRIs of shared values begin
 	// (SharedValueIRI).
 	SharedValueBase = "https://w3id.org/trails/id/value/"

@@ -368,7 +368,7 @@ func (st *Store) sendAppend(ctx context.Context, s *Session, d *kg.Data, sg *sta
 	if err != nil {
 		return false, err
 	}
-	u += shareValues(g, s, time.Time{}, own[n:])
+	u += shareValues(g, s, time.Time{}, own[n:], st.writerTime())
 	ok, err := st.applyAcked(ctx, u, ack, appended(g, own[len(own)-1], last), g, sg) // no ack: apply
 	if ok {
 		s.seen = seenAfter(s, all, state, last)
@@ -426,7 +426,7 @@ func (st *Store) create(ctx context.Context, s *Session, row kg.Solution) (bool,
 	if err != nil {
 		return false, err
 	}
-	u += shareValues(g, s, now, own)
+	u += shareValues(g, s, now, own, st.writerTime())
 	last, lastDigest := g, ""
 	if len(own) > 0 {
 		last, lastDigest = kg.MustIRI(own[len(own)-1].ID), chainAt(chain, len(chain)-1)
@@ -551,7 +551,7 @@ func (st *Store) appendLegacy(ctx context.Context, s *Session) (bool, error) {
 	if err != nil {
 		return false, err
 	}
-	u += shareValues(g, s, time.Time{}, own[len(stored):])
+	u += shareValues(g, s, time.Time{}, own[len(stored):], st.writerTime())
 	if len(own) == len(stored) {
 		return st.applySeen(ctx, s, u, sg, bindOrPanic("verify-head", qVerifyHead, kg.Params{"s": g, "own": kg.Int(len(own)), "head": kg.String(head)}), head, state, chainAt(chain, len(chain)-1))
 	}

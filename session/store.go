@@ -4,6 +4,7 @@ import (
 	"context"
 	"time"
 
+	"github.com/knakk/rdf"
 	"github.com/trails-kg/trails/kg"
 )
 
@@ -115,3 +116,20 @@ func (st *Store) With(opts ...StoreOption) *Store {
 }
 
 func (st *Store) now() time.Time { return st.clock().UTC().Truncate(time.Millisecond) }
+
+// replicated is what a Querier tells whose updates several stores apply
+// (package cluster: records of a replicated log, applied by each
+// replica): each update must make the same changes wherever and whenever
+// it applies, so the Store fills in what it would otherwise leave to the
+// store (the time of a shared value's change, NOW()).
+type replicated interface{ Replicated() bool }
+
+// writerTime returns, when the Querier is replicated, this writer's time
+// as a term for an update to carry instead of the store's NOW(); nil
+// otherwise.
+func (st *Store) writerTime() rdf.Term {
+	if r, ok := st.c.(replicated); ok && r.Replicated() {
+		return kg.DateTime(st.now())
+	}
+	return nil
+}

@@ -281,7 +281,7 @@ func (st *Store) appendTailSeen(ctx context.Context, s *Session) (bool, error) {
 	if err != nil {
 		return false, err
 	}
-	u += shareValues(g, s, time.Time{}, more)
+	u += shareValues(g, s, time.Time{}, more, st.writerTime())
 	last := more[len(more)-1]
 	ok, err := st.applyAcked(ctx, u, ack, appended(g, last, chain[len(chain)-1]), g, sg) // no ack: apply
 	if ok {

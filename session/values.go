@@ -30,8 +30,13 @@ const (
 	TempPrefix = "temp:"
 )
 
-// uShareValue sets the shared value of one key from a change just stored.
-var uShareValue = query("share-value.ru")
+// uShareValue sets the shared value of one key from a change just stored,
+// at the store's time; uShareValueAt at the time $now the writer gives
+// (for a Querier whose updates several stores replay: see replicated).
+var (
+	uShareValue   = query("share-value.ru")
+	uShareValueAt = strings.Replace(uShareValue, "BIND(NOW() AS ?now)", "BIND($now AS ?now)", 1)
+)
 
 // scopeOf returns the scope of key (ontology.ScopeSession, ScopePrincipal,
 // ScopeApp), "" for a temp: key.
@@ -143,7 +148,9 @@ func addApp(d *kg.Data, g rdf.IRI, s *Session) {
 // this writer stamped), and at most once per change (share-value.ru), so
 // shared values follow the order the store acknowledged their changes in,
 // and a retry never undoes a newer change. Empty when nothing is shared.
-func shareValues(g rdf.IRI, s *Session, created time.Time, turns []Turn) string {
+// The changes are marked with the store's time, or with now when it is not
+// nil (replicated).
+func shareValues(g rdf.IRI, s *Session, created time.Time, turns []Turn, now rdf.Term) string {
 	var b strings.Builder
 	add := func(owner string, at time.Time, d map[string]json.RawMessage) {
 		for k, key := range slices.Sorted(maps.Keys(d)) {
@@ -156,12 +163,17 @@ func shareValues(g rdf.IRI, s *Session, created time.Time, turns []Turn) string 
 			default:
 				continue
 			}
-			b.WriteString(" ;\n")
-			b.WriteString(bindOrPanic("share-value", uShareValue, kg.Params{
+			p := kg.Params{
 				"g": g, "owner": kg.MustIRI(owner), "change": kg.MustIRI(ontology.ValueChangeIRI(owner, k)),
 				"node": kg.MustIRI(ontology.SharedValueIRI(holder, key)), "holder": kg.MustIRI(holder),
 				"key": kg.String(key), "at": kg.DateTime(at),
-			}))
+			}
+			tmpl := uShareValue
+			if now != nil {
+				tmpl, p["now"] = uShareValueAt, now
+			}
+			b.WriteString(" ;\n")
+			b.WriteString(bindOrPanic("share-value", tmpl, p))
 		}
 	}
 	if !created.IsZero() {
@@ -264,5 +276,5 @@ func (s *Session) forkValues(child *Session, at int) {
 // stored, so the update may be sent again, or after newer changes,
 // harmlessly. "" when nothing is shared.
 func SharedValuesUpdate(s *Session, created time.Time, turns []Turn) string {
-	return strings.TrimPrefix(shareValues(sessionIRI(s.ID), s, created, turns), " ;\n")
+	return strings.TrimPrefix(shareValues(sessionIRI(s.ID), s, created, turns, nil), " ;\n")
 }

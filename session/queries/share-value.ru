@@ -10,7 +10,9 @@
 # turn dated 2099 does not outrank later writes), and a retried or
 # repeated request (a lost answer, an import run again) never undoes a
 # newer change. trails:changedAt is the store's time of the change
-# applied. A removal leaves the node without trails:value. No PREFIX: it
+# applied (for a Querier whose updates several replicas apply, package
+# cluster, the writer's time instead: the Store replaces NOW() with $now,
+# so that every replica stores the same value). A removal leaves the node without trails:value. No PREFIX: it
 # follows another operation in its request, and not every store takes a
 # prologue there.
 DELETE { GRAPH <https://w3id.org/trails/graph/values> { $node ?p ?o } }

@@ -1,0 +1,507 @@
+package cluster
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/knakk/rdf"
+	"github.com/trails-kg/trails/kg"
+	"github.com/trails-kg/trails/ontology"
+	"github.com/twmb/franz-go/pkg/kgo"
+)
+
+// DefaultTopic is the log topic when a Config or ApplierConfig names none.
+const DefaultTopic = "trails"
+
+// MaxRecordBytes is the largest record the log takes: the brokers and the
+// topic that scripts/cluster starts accept 20 MiB (Kafka's default is 1
+// MB), so that an update holding a 16 MiB turn fits in one record.
+const MaxRecordBytes = 20 << 20
+
+// Defaults of an ApplierConfig.
+const (
+	DefaultBatchRecords = 256     // records per transaction
+	DefaultBatchBytes   = 8 << 20 // bytes of records per transaction (a larger record goes alone)
+)
+
+// ApplierConfig configures an Applier.
+type ApplierConfig struct {
+	// Brokers are the Kafka bootstrap servers, host:port.
+	Brokers []string
+	// Topic is the log topic; "" means DefaultTopic. Its partition 0 is
+	// applied.
+	Topic string
+	// Store is the replica's dataset: a client of its Fuseki. Its
+	// updates must be serializable (Fuseki's are).
+	Store *kg.Client
+	// BatchRecords and BatchBytes bound a transaction; 0 means
+	// DefaultBatchRecords and DefaultBatchBytes.
+	BatchRecords, BatchBytes int
+	// Logf, when set, reports progress and the errors the Applier
+	// retries.
+	Logf func(format string, args ...any)
+}
+
+// Applier applies the log to one replica's dataset. Run applies; the
+// Applier serves its position and the outcomes of the records it applied
+// over HTTP (ServeHTTP), for the writers. Its methods are safe for
+// concurrent use.
+type Applier struct {
+	cfg   ApplierConfig
+	topic string
+	log   rdf.IRI // the partition's IRI, subject of its applied offset
+
+	mu       sync.Mutex
+	applied  int64              // the last offset applied, -1 for none
+	from     int64              // the first offset this Applier applied itself; outcomes before it are not known
+	refused  map[int64]*refusal // records refused since from, by offset
+	advanced chan struct{}      // closed and replaced whenever applied grows
+}
+
+// refusal is what the store answered to a record it refused.
+type refusal struct {
+	Status int    `json:"status"`
+	Body   string `json:"message"`
+}
+
+// keepRefusals bounds how far behind the applied offset a refusal is
+// kept: a writer asks for its record's outcome as soon as it is in the
+// log, and one that asks later learns that the outcome is unknown.
+const keepRefusals = 100000
+
+// NewApplier returns an Applier for cfg. It reads nothing yet.
+func NewApplier(cfg ApplierConfig) (*Applier, error) {
+	if len(cfg.Brokers) == 0 {
+		return nil, fmt.Errorf("%w: an applier needs the Kafka brokers", kg.ErrConfig)
+	}
+	if cfg.Store == nil {
+		return nil, fmt.Errorf("%w: an applier needs its replica's store", kg.ErrConfig)
+	}
+	if cfg.Store.Store() != kg.Fuseki {
+		return nil, fmt.Errorf("%w: a replica is a Fuseki dataset, not %s (its updates must be serializable)", kg.ErrConfig, cfg.Store.Store())
+	}
+	a := &Applier{cfg: cfg, topic: cfg.Topic, applied: -1, from: -1, refused: map[int64]*refusal{}, advanced: make(chan struct{})}
+	if a.topic == "" {
+		a.topic = DefaultTopic
+	}
+	if a.cfg.BatchRecords <= 0 {
+		a.cfg.BatchRecords = DefaultBatchRecords
+	}
+	if a.cfg.BatchBytes <= 0 {
+		a.cfg.BatchBytes = DefaultBatchBytes
+	}
+	a.log = kg.MustIRI(ontology.LogIRI(a.topic, 0))
+	return a, nil
+}
+
+// Position returns the offset of the last record applied (-1 for none),
+// as this Applier knows it: after Run has read the dataset's.
+func (a *Applier) Position() int64 {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return a.applied
+}
+
+// Run applies the log until ctx ends: it reads the offset the dataset
+// holds, consumes the partition from the next one and applies what
+// arrives. It retries a store or a log that is unavailable, and returns
+// ctx's error when ctx ends, or an error when the dataset's offset cannot
+// be read as one.
+func (a *Applier) Run(ctx context.Context) error {
+	var stored int64
+	for {
+		var err error
+		if stored, err = a.stored(ctx); err == nil {
+			break
+		} else if !errors.Is(err, kg.ErrUnavailable) {
+			return fmt.Errorf("applier: read the applied offset: %w", err)
+		}
+		a.logf("applier: read the applied offset: %v (retrying)", err)
+		if err := sleep(ctx, time.Second); err != nil {
+			return err
+		}
+	}
+	a.mu.Lock()
+	a.applied, a.from = stored, stored+1
+	a.mu.Unlock()
+	a.advance(stored)
+	cl, err := kgo.NewClient(
+		kgo.SeedBrokers(a.cfg.Brokers...),
+		kgo.ConsumePartitions(map[string]map[int32]kgo.Offset{a.topic: {0: kgo.NewOffset().At(stored + 1)}}),
+		kgo.FetchMaxBytes(2*MaxRecordBytes),
+		kgo.FetchMaxPartitionBytes(2*MaxRecordBytes),
+		kgo.BrokerMaxReadBytes(4*MaxRecordBytes),
+		kgo.FetchMaxWait(time.Second),
+	)
+	if err != nil {
+		return fmt.Errorf("applier: %w", err)
+	}
+	defer cl.Close()
+	a.logf("applier: applying %s/0 from offset %d to %s", a.topic, stored+1, a.cfg.Store.Endpoint())
+	for {
+		fs := cl.PollRecords(ctx, a.cfg.BatchRecords)
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		fs.EachError(func(t string, p int32, err error) {
+			a.logf("applier: fetch %s/%d: %v", t, p, err)
+		})
+		recs := fs.Records()
+		for len(recs) > 0 {
+			n, size := 0, 0
+			for n < len(recs) && (n == 0 || size+len(recs[n].Value) <= a.cfg.BatchBytes) {
+				size += len(recs[n].Value)
+				n++
+			}
+			if err := a.applyBatch(ctx, recs[:n]); err != nil {
+				return err // ctx ended
+			}
+			recs = recs[n:]
+		}
+	}
+}
+
+// applyBatch applies recs (consecutive records of the partition) in one
+// transaction, or record by record when the store refuses the batch,
+// retrying while the store is unavailable. It returns only ctx's error.
+func (a *Applier) applyBatch(ctx context.Context, recs []*kgo.Record) error {
+	prev := recs[0].Offset - 1
+	last := recs[len(recs)-1].Offset
+	if p := a.Position(); p >= last {
+		return nil // applied before (a fetch again after a restart of the consumer)
+	} else if p != prev {
+		// A gap: the log lost records (a retention or an unclean leader
+		// election removed them) or the consumer skipped. Applying past it
+		// would make this replica differ from the others: stop here.
+		return fmt.Errorf("applier: the log jumps from offset %d to %d: records are missing (retention, or an unclean leader election); this replica cannot go on", p, prev+1)
+	}
+	texts := make([]string, len(recs))
+	for i, r := range recs {
+		texts[i] = string(r.Value)
+	}
+	err := a.send(ctx, prev, last, texts)
+	if err == nil {
+		a.advance(last)
+		return nil
+	}
+	if ctx.Err() != nil {
+		return ctx.Err()
+	}
+	// Refused as a batch: one record (or more) fails. Each goes alone.
+	for i, r := range recs {
+		err := a.send(ctx, r.Offset-1, r.Offset, texts[i:i+1])
+		var ke *kg.Error
+		switch {
+		case err == nil:
+		case ctx.Err() != nil:
+			return ctx.Err()
+		case errors.As(err, &ke):
+			// The record alone is refused: the offset goes on without it.
+			if err := a.send(ctx, r.Offset-1, r.Offset, nil); err != nil {
+				return ctx.Err()
+			}
+			a.mu.Lock()
+			a.refused[r.Offset] = &refusal{Status: ke.Status, Body: ke.Body}
+			a.mu.Unlock()
+		default:
+			return fmt.Errorf("applier: record %d: %w", r.Offset, err)
+		}
+		a.advance(r.Offset)
+	}
+	return nil
+}
+
+// send applies texts, the records after offset prev up to last, in one
+// request that also moves the dataset's offset from prev to last: the
+// request applies only while the dataset's offset is prev (the position
+// guard), so a request sent again after a lost answer never applies a
+// record twice. It retries while the store is unavailable (and tells
+// from the dataset's offset whether a request whose answer was lost
+// applied). It returns nil once applied, the store's *kg.Error when it
+// refused the request, or ctx's error.
+func (a *Applier) send(ctx context.Context, prev, last int64, texts []string) error {
+	var b strings.Builder
+	b.WriteString(a.guard(prev))
+	for _, t := range texts {
+		b.WriteString(" ;\n")
+		b.WriteString(trimUpdate(t))
+		b.WriteString("\n")
+	}
+	b.WriteString(" ;\n")
+	b.WriteString(a.moveOffset(prev, last))
+	u := b.String()
+	failed := 0 // answers of 500 in a row
+	for attempt := 0; ; attempt++ {
+		err := a.cfg.Store.Update(ctx, u)
+		if err == nil {
+			return nil
+		}
+		if ctx.Err() != nil {
+			return ctx.Err()
+		}
+		// Refused, or lost: the dataset's offset tells whether it applied.
+		stored, serr := a.stored(ctx)
+		if serr == nil && stored >= last {
+			return nil // applied: its answer was lost
+		}
+		if serr == nil && stored != prev {
+			return fmt.Errorf("applier: the dataset's offset is %d, want %d: another applier writes this dataset", stored, prev)
+		}
+		if serr == nil && refused(err, &failed) {
+			return err // refused while at prev: the records' fault
+		}
+		a.logf("applier: apply offsets %d..%d: %v (retrying)", prev+1, last, err)
+		if err := sleep(ctx, backoff(attempt)); err != nil {
+			return err
+		}
+	}
+}
+
+// refusedAfter is how many answers of 500 in a row make a refusal: Fuseki
+// answers 500 to an update that fails as it runs (ADD from a graph that
+// does not exist, which Trails' conditional writes use to fail a request
+// whose condition did not hold), as it would to a passing failure of its
+// own; asked again, the update that fails by its text fails again.
+const refusedAfter = 3
+
+// refused reports whether err, the answer to an apply request sent while
+// the dataset's offset was the one it expects, refuses the records: a 400
+// (the store cannot take the text), or a 500 answered refusedAfter times
+// in a row (failed counts them). Anything else (no answer, 502, 503, 504,
+// a timeout) is retried.
+func refused(err error, failed *int) bool {
+	var ke *kg.Error
+	if !errors.As(err, &ke) {
+		return false
+	}
+	switch ke.Status {
+	case http.StatusBadRequest:
+		return true
+	case http.StatusInternalServerError:
+		*failed++
+		return *failed >= refusedAfter
+	}
+	*failed = 0
+	return false
+}
+
+// guard returns the first operations of an apply request: they fail the
+// request (Fuseki refuses ADD from a graph that does not exist) unless the
+// dataset's offset is prev (-1: none stored yet). The gate graph is made
+// and dropped in the request: no reader ever sees it.
+func (a *Applier) guard(prev int64) string {
+	gate := termOf(kg.MustIRI(ontology.ReplicaGraph + "/gate"))
+	rg, l, off := termOf(kg.MustIRI(ontology.ReplicaGraph)), termOf(a.log), termOf(kg.MustIRI(ontology.AppliedOffset))
+	cond := "GRAPH " + rg + " { " + l + " " + off + " " + termOf(kg.Int(int(prev))) + " }"
+	if prev < 0 {
+		cond = "FILTER NOT EXISTS { GRAPH " + rg + " { " + l + " " + off + " ?any } }"
+	}
+	return "INSERT { GRAPH " + gate + " { " + gate + " " + gate + " " + gate + " } } WHERE { " + cond + " } ;\n" +
+		"ADD " + gate + " TO " + gate + " ;\nDROP GRAPH " + gate
+}
+
+// moveOffset returns the operations that set the dataset's offset from
+// prev to last.
+func (a *Applier) moveOffset(prev, last int64) string {
+	rg, l, off := termOf(kg.MustIRI(ontology.ReplicaGraph)), termOf(a.log), termOf(kg.MustIRI(ontology.AppliedOffset))
+	return "DELETE WHERE { GRAPH " + rg + " { " + l + " " + off + " ?o } } ;\n" +
+		"INSERT DATA { GRAPH " + rg + " { " + l + " " + off + " " + termOf(kg.Int(int(last))) + " } }"
+}
+
+// stored reads the dataset's applied offset: -1 when none is stored.
+func (a *Applier) stored(ctx context.Context) (int64, error) {
+	q, err := kg.Bind(`SELECT ?o WHERE { GRAPH $g { $log $off ?o } }`, kg.Params{
+		"g": kg.MustIRI(ontology.ReplicaGraph), "log": a.log, "off": kg.MustIRI(ontology.AppliedOffset),
+	})
+	if err != nil {
+		return 0, err
+	}
+	res, err := a.cfg.Store.Select(ctx, q)
+	if err != nil {
+		return 0, err
+	}
+	switch len(res.Solutions) {
+	case 0:
+		return -1, nil
+	case 1:
+		n, err := res.Solutions[0].Int("o")
+		if err != nil {
+			return 0, fmt.Errorf("%w: applied offset: %v", kg.ErrProtocol, err)
+		}
+		return int64(n), nil
+	}
+	return 0, fmt.Errorf("%w: %d applied offsets stored for %s", kg.ErrProtocol, len(res.Solutions), a.log)
+}
+
+// advance records that every record up to last is applied, and wakes the
+// writers waiting for it.
+func (a *Applier) advance(last int64) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if last > a.applied {
+		a.applied = last
+	}
+	for off := range a.refused {
+		if off < a.applied-keepRefusals {
+			delete(a.refused, off)
+		}
+	}
+	close(a.advanced)
+	a.advanced = make(chan struct{})
+}
+
+// wait returns once the applied offset is at least off, or when ctx
+// ends, with the applied offset.
+func (a *Applier) wait(ctx context.Context, off int64) int64 {
+	for {
+		a.mu.Lock()
+		applied, ch := a.applied, a.advanced
+		a.mu.Unlock()
+		if applied >= off {
+			return applied
+		}
+		select {
+		case <-ch:
+		case <-ctx.Done():
+			return applied
+		}
+	}
+}
+
+// Outcome is an Applier's answer about one record (GET /outcome).
+type Outcome struct {
+	Offset   int64  `json:"offset"`
+	Position int64  `json:"position"` // the applier's applied offset
+	State    string `json:"outcome"`  // OutcomeApplied, OutcomeRefused, OutcomeUnknown or OutcomePending
+	Status   int    `json:"status,omitempty"`
+	Message  string `json:"message,omitempty"`
+}
+
+// The states of an Outcome.
+const (
+	OutcomeApplied = "applied" // the record applied
+	OutcomeRefused = "refused" // the store refused it (Status and Message say how); nothing of it applied
+	OutcomeUnknown = "unknown" // applied or refused before this applier kept outcomes
+	OutcomePending = "pending" // not applied yet (the wait ran out)
+)
+
+// maxWait bounds the wait an HTTP request may ask for.
+const maxWait = 30 * time.Second
+
+// ServeHTTP serves the Applier's position and outcomes, as JSON:
+//
+//	GET /position[?atLeast=N&wait=DURATION]  {"position": P}, once P >= N or the wait ran out
+//	GET /outcome?offset=N[&wait=DURATION]    an Outcome, once N is applied or the wait ran out
+//
+// A wait is at most 30 s.
+func (a *Applier) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if r.Method != http.MethodGet {
+		http.Error(w, "only GET", http.StatusMethodNotAllowed)
+		return
+	}
+	q := r.URL.Query()
+	wait, err := time.ParseDuration(cmpOr(q.Get("wait"), "0s"))
+	if err != nil || wait < 0 {
+		http.Error(w, "wait: want a duration such as 5s", http.StatusBadRequest)
+		return
+	}
+	ctx, cancel := context.WithTimeout(r.Context(), min(wait, maxWait))
+	defer cancel()
+	switch r.URL.Path {
+	case "/position":
+		at := int64(-1)
+		if v := q.Get("atLeast"); v != "" {
+			if at, err = strconv.ParseInt(v, 10, 64); err != nil {
+				http.Error(w, "atLeast: want an offset", http.StatusBadRequest)
+				return
+			}
+		}
+		writeJSON(w, map[string]int64{"position": a.wait(ctx, at)})
+	case "/outcome":
+		off, err := strconv.ParseInt(q.Get("offset"), 10, 64)
+		if err != nil || off < 0 {
+			http.Error(w, "offset: want an offset", http.StatusBadRequest)
+			return
+		}
+		writeJSON(w, a.outcome(off, a.wait(ctx, off)))
+	default:
+		http.NotFound(w, r)
+	}
+}
+
+// outcome returns what the Applier knows of record off, its applied
+// offset being pos.
+func (a *Applier) outcome(off, pos int64) Outcome {
+	o := Outcome{Offset: off, Position: pos}
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	switch rf := a.refused[off]; {
+	case pos < off:
+		o.State = OutcomePending
+	case off < a.from || off < a.applied-keepRefusals:
+		o.State = OutcomeUnknown
+	case rf != nil:
+		o.State, o.Status, o.Message = OutcomeRefused, rf.Status, rf.Body
+	default:
+		o.State = OutcomeApplied
+	}
+	return o
+}
+
+func (a *Applier) logf(format string, args ...any) {
+	if a.cfg.Logf != nil {
+		a.cfg.Logf(format, args...)
+	}
+}
+
+func writeJSON(w http.ResponseWriter, v any) {
+	w.Header().Set("Content-Type", "application/json")
+	_ = json.NewEncoder(w).Encode(v)
+}
+
+// trimUpdate returns update u without trailing blanks and a final ';', so
+// that it can be followed by " ;" and another operation.
+func trimUpdate(u string) string {
+	u = strings.TrimRight(u, " \t\r\n")
+	return strings.TrimRight(strings.TrimSuffix(u, ";"), " \t\r\n")
+}
+
+// termOf serializes a term the package builds itself (never fails).
+func termOf(t rdf.Term) string {
+	s, err := kg.Term(t)
+	if err != nil {
+		panic("cluster: " + err.Error())
+	}
+	return s
+}
+
+func cmpOr(s, def string) string {
+	if s == "" {
+		return def
+	}
+	return s
+}
+
+// sleep waits d or until ctx ends (its error).
+func sleep(ctx context.Context, d time.Duration) error {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+// backoff is the wait before retry attempt+1: 50 ms doubling to 2 s.
+func backoff(attempt int) time.Duration {
+	return min(50*time.Millisecond<<min(attempt, 6), 2*time.Second)
+}

@@ -1,0 +1,298 @@
+package cluster
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"net/url"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/trails-kg/trails/kg"
+	"github.com/twmb/franz-go/pkg/kgo"
+)
+
+// Config configures a Client.
+type Config struct {
+	// Brokers are the Kafka bootstrap servers, host:port.
+	Brokers []string
+	// Topic is the log topic; "" means DefaultTopic. Writes go to its
+	// partition 0.
+	Topic string
+	// Replicas are the replicas reads go to and outcomes come from, the
+	// first preferred.
+	Replicas []Replica
+	// Timeout bounds how long an Update waits for its record to be in the
+	// log and applied by a replica; 0 means DefaultTimeout. Past it the
+	// outcome is unknown (kg.ErrUnavailable).
+	Timeout time.Duration
+	// Store configures the clients of the replicas' datasets (credentials,
+	// timeouts); its Endpoint and Store are set per replica.
+	Store kg.Config
+}
+
+// DefaultTimeout is a Client's Timeout when its Config gives none.
+const DefaultTimeout = 30 * time.Second
+
+// Replica names one replica: its dataset and its applier.
+type Replica struct {
+	// Dataset is the replica's Fuseki dataset URL, e.g.
+	// http://127.0.0.1:3131/trails: reads go there.
+	Dataset string
+	// Applier is the base URL of its Applier's HTTP service, e.g.
+	// http://127.0.0.1:3141 (trails-replica's -listen): positions and
+	// outcomes come from there.
+	Applier string
+}
+
+// Client is a session.Querier on a replicated log: updates go to the log,
+// reads to a replica that has applied this Client's last write. It is safe
+// for concurrent use; Close releases it.
+type Client struct {
+	log      *kgo.Client
+	topic    string
+	timeout  time.Duration
+	replicas []*replica
+	http     *http.Client
+
+	mu   sync.Mutex
+	last int64 // the offset of this Client's last write, or of the newest position a read relied on; -1 for none
+	pref int   // the replica that answered last
+}
+
+type replica struct {
+	q       *kg.Client
+	applier string
+}
+
+// Open returns a Client for cfg. It checks the configuration, not that
+// the log or the replicas answer.
+//
+// It returns an error matching kg.ErrConfig for a bad configuration.
+func Open(cfg Config) (*Client, error) {
+	if len(cfg.Brokers) == 0 {
+		return nil, fmt.Errorf("%w: cluster: no Kafka brokers", kg.ErrConfig)
+	}
+	if len(cfg.Replicas) == 0 {
+		return nil, fmt.Errorf("%w: cluster: no replicas", kg.ErrConfig)
+	}
+	c := &Client{topic: cfg.Topic, timeout: cfg.Timeout, last: -1, http: &http.Client{}}
+	if c.topic == "" {
+		c.topic = DefaultTopic
+	}
+	if c.timeout <= 0 {
+		c.timeout = DefaultTimeout
+	}
+	for _, r := range cfg.Replicas {
+		if _, err := url.Parse(r.Applier); err != nil || r.Applier == "" {
+			return nil, fmt.Errorf("%w: cluster: replica %s: applier URL %q", kg.ErrConfig, r.Dataset, r.Applier)
+		}
+		sc := cfg.Store
+		sc.Endpoint, sc.Store = r.Dataset, kg.Fuseki
+		q, err := kg.New(sc)
+		if err != nil {
+			return nil, fmt.Errorf("cluster: replica %s: %w", r.Dataset, err)
+		}
+		c.replicas = append(c.replicas, &replica{q: q, applier: r.Applier})
+	}
+	var err error
+	c.log, err = kgo.NewClient(
+		kgo.SeedBrokers(cfg.Brokers...),
+		kgo.DefaultProduceTopic(c.topic),
+		kgo.RecordPartitioner(kgo.ManualPartitioner()),
+		kgo.RequiredAcks(kgo.AllISRAcks()), // with the idempotent producer, franz-go's default
+		kgo.ProducerLinger(0),
+		kgo.ProducerBatchMaxBytes(MaxRecordBytes),
+		kgo.BrokerMaxWriteBytes(2*MaxRecordBytes),
+		kgo.RecordDeliveryTimeout(c.timeout),
+	)
+	if err != nil {
+		return nil, fmt.Errorf("%w: cluster: %v", kg.ErrConfig, err)
+	}
+	return c, nil
+}
+
+// Close releases the Client's connections to the log.
+func (c *Client) Close() { c.log.Close() }
+
+// Store returns kg.Fuseki: the replicas are Fuseki datasets, and an
+// update applies, or fails whole, as one Fuseki's does.
+func (c *Client) Store() kg.Store { return kg.Fuseki }
+
+// Replicated returns true: each update is applied by every replica, so
+// it must carry what a store would fill in (session.Store asks).
+func (c *Client) Replicated() bool { return true }
+
+// Position returns the offset of this Client's last write (-1 for none):
+// its reads go to a replica at or past it.
+func (c *Client) Position() int64 {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.last
+}
+
+// Update sends update as one record to the log and waits for a replica to
+// apply it (see the package documentation). update must be whole: a
+// request that a store would take alone. The options are ignored: a
+// record is written to the log once.
+//
+// It returns nil when the update applied; a *kg.Error matching
+// kg.ErrBadRequest when the store refused it; a *kg.Error matching
+// kg.ErrUnavailable when its outcome is unknown (the record may be in the
+// log and may apply); a *kg.Error matching kg.ErrBadRequest (HTTP 413)
+// for a record over MaxRecordBytes, sent to nobody.
+func (c *Client) Update(ctx context.Context, update string, _ ...kg.UpdateOption) error {
+	if len(update) > MaxRecordBytes {
+		return &kg.Error{Op: "update", Status: http.StatusRequestEntityTooLarge, Body: fmt.Sprintf("%d bytes: the log takes records of at most %d bytes", len(update), MaxRecordBytes)}
+	}
+	ctx, cancel := context.WithTimeout(ctx, c.timeout)
+	defer cancel()
+	rec, err := c.log.ProduceSync(ctx, &kgo.Record{Topic: c.topic, Partition: 0, Value: []byte(update)}).First()
+	if err != nil {
+		return &kg.Error{Op: "update", Err: fmt.Errorf("log: %w", err)}
+	}
+	o, err := c.outcome(ctx, rec.Offset)
+	if err != nil {
+		return &kg.Error{Op: "update", Err: fmt.Errorf("log offset %d: %w", rec.Offset, err)}
+	}
+	switch o.State {
+	case OutcomeApplied:
+		return nil
+	case OutcomeRefused:
+		return &kg.Error{Op: "update", Status: o.Status, Body: o.Message}
+	}
+	return &kg.Error{Op: "update", Status: http.StatusServiceUnavailable, Body: fmt.Sprintf("log offset %d: no replica kept its outcome", rec.Offset)}
+}
+
+// outcome asks the replicas, the preferred first, for the outcome of
+// record off until one knows it or ctx ends.
+func (c *Client) outcome(ctx context.Context, off int64) (Outcome, error) {
+	var last error
+	for attempt := 0; ; attempt++ {
+		c.mu.Lock()
+		pref := c.pref
+		c.mu.Unlock()
+		for k := range c.replicas {
+			i := (pref + k) % len(c.replicas)
+			var o Outcome
+			err := c.get(ctx, c.replicas[i].applier+"/outcome?offset="+strconv.FormatInt(off, 10)+"&wait=5s", &o)
+			if err != nil {
+				last = err
+				continue
+			}
+			if o.State == OutcomePending {
+				last = fmt.Errorf("replica %d has applied up to %d", i, o.Position)
+				continue
+			}
+			c.saw(i, off)
+			return o, nil
+		}
+		if err := ctx.Err(); err != nil {
+			return Outcome{}, fmt.Errorf("%w (last: %v)", err, last)
+		}
+		if err := sleep(ctx, backoff(attempt)); err != nil {
+			return Outcome{}, fmt.Errorf("%w (last: %v)", err, last)
+		}
+	}
+}
+
+// saw records that replica i has applied offset off.
+func (c *Client) saw(i int, off int64) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.last = max(c.last, off)
+	c.pref = i
+}
+
+// get GETs u and decodes its JSON answer into v.
+func (c *Client) get(ctx context.Context, u string, v any) error {
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, u, nil)
+	if err != nil {
+		return err
+	}
+	resp, err := c.http.Do(req)
+	if err != nil {
+		return err
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		return fmt.Errorf("%s: HTTP %d", u, resp.StatusCode)
+	}
+	return json.NewDecoder(resp.Body).Decode(v)
+}
+
+// reader returns a replica at or past this Client's position, the
+// preferred first, waiting for one for at most the Client's timeout.
+func (c *Client) reader(ctx context.Context) (int, error) {
+	ctx, cancel := context.WithTimeout(ctx, c.timeout)
+	defer cancel()
+	var last error
+	for attempt := 0; ; attempt++ {
+		c.mu.Lock()
+		pref, at := c.pref, c.last
+		c.mu.Unlock()
+		for k := range c.replicas {
+			i := (pref + k) % len(c.replicas)
+			var p struct{ Position int64 }
+			err := c.get(ctx, c.replicas[i].applier+"/position?atLeast="+strconv.FormatInt(at, 10)+"&wait=2s", &p)
+			switch {
+			case err != nil:
+				last = err
+			case p.Position < at:
+				last = fmt.Errorf("replica %d has applied up to %d, this client wrote %d", i, p.Position, at)
+			default:
+				c.saw(i, p.Position) // monotonic: later reads go no further back
+				return i, nil
+			}
+		}
+		if err := ctx.Err(); err != nil {
+			return 0, &kg.Error{Op: "select", Err: fmt.Errorf("no replica at offset %d: %w (last: %v)", at, err, last)}
+		}
+		if err := sleep(ctx, backoff(attempt)); err != nil {
+			return 0, &kg.Error{Op: "select", Err: fmt.Errorf("no replica at offset %d: %w (last: %v)", at, err, last)}
+		}
+	}
+}
+
+// read runs f on a replica at or past this Client's position, and on
+// another when that one is unavailable.
+func read[T any](ctx context.Context, c *Client, f func(q *kg.Client) (T, error)) (T, error) {
+	var zero T
+	tried := map[int]bool{}
+	for {
+		i, err := c.reader(ctx)
+		if err != nil {
+			return zero, err
+		}
+		v, err := f(c.replicas[i].q)
+		if err == nil || !errors.Is(err, kg.ErrUnavailable) || tried[i] || len(tried)+1 >= len(c.replicas) {
+			return v, err
+		}
+		tried[i] = true
+		c.mu.Lock()
+		c.pref = (i + 1) % len(c.replicas)
+		c.mu.Unlock()
+	}
+}
+
+// Select runs a SELECT query on a replica at or past this Client's last
+// write. It returns what kg.Client.Select returns.
+func (c *Client) Select(ctx context.Context, query string) (*kg.Results, error) {
+	return read(ctx, c, func(q *kg.Client) (*kg.Results, error) { return q.Select(ctx, query) })
+}
+
+// Rows runs a SELECT query on a replica at or past this Client's last
+// write and returns its rows as they arrive. It returns what
+// kg.Client.Rows returns.
+func (c *Client) Rows(ctx context.Context, query string) (*kg.Rows, error) {
+	return read(ctx, c, func(q *kg.Client) (*kg.Rows, error) { return q.Rows(ctx, query) })
+}
+
+// Ask runs an ASK query on a replica at or past this Client's last write.
+// It returns what kg.Client.Ask returns.
+func (c *Client) Ask(ctx context.Context, query string) (bool, error) {
+	return read(ctx, c, func(q *kg.Client) (bool, error) { return q.Ask(ctx, query) })
+}

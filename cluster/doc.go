@@ -1,0 +1,32 @@
+// Package cluster runs Trails on a replicated log: Apache Kafka keeps the
+// order of every write, and each replica (a Fuseki dataset with its
+// Applier) applies the log in that order. It is state-machine replication
+// on an existing engine, not a consensus of Trails' own.
+//
+// A writer's Client sends each SPARQL Update, the same conditional updates
+// a session.Store sends to one Fuseki, as one record to partition 0 of the
+// log topic (one total order: shared values, detaches, cascades and
+// imports cross session trees), produced with acks from every in-sync
+// replica and an idempotent producer. Update returns once the record is in
+// the log and a replica has applied it: nil when it applied, a *kg.Error
+// matching kg.ErrBadRequest when the store refused it (its condition did
+// not hold), as one Fuseki answers. When no replica can tell (the writer
+// lost the log or every replica's answer), the outcome is unknown and
+// Update returns a *kg.Error matching kg.ErrUnavailable: a session.Store
+// then fences the write and asks, as after a lost answer from one Fuseki.
+//
+// Reads go to a replica at or past the writer's last write, so a Client
+// reads its own writes, and its reads never go back in the log.
+//
+// An Applier consumes the partition in order from where its dataset says
+// it stopped and applies the records in batches, one transaction each,
+// writing the offset of the last one into the dataset (graph
+// ontology.ReplicaGraph) in the same transaction: a replica that restarts
+// resumes exactly once. A batch whose request the store refuses is
+// applied again record by record, so that a refused record is refused
+// alone, and its refusal is kept for the writer. Every replica applies the
+// same records in the same order, so replicas hold the same data at the
+// same offset: records must not depend on where or when they apply (no
+// NOW(), RAND(), UUID() or blank nodes made by the store; session.Store
+// fills in such values itself for a Client, which tells it so).
+package cluster
