@@ -45,7 +45,9 @@ type applierRun struct {
 }
 
 // current serves the Applier it holds, which a restart replaces.
-type current struct{ a atomic.Pointer[cluster.Applier] }
+type current struct {
+	a atomic.Pointer[cluster.Applier]
+}
 
 func (c *current) ServeHTTP(w http.ResponseWriter, r *http.Request) { c.a.Load().ServeHTTP(w, r) }
 
