@@ -148,12 +148,15 @@ func TestMergeTorn(t *testing.T) {
 // whose session a Delete with Cascade took, with its parent, answers
 // ErrConflict as Persist does for any deleted session, not
 // ErrParentMissing (issue 22, seed 973483525667: it looked for the parent
-// below the tail first).
+// below the tail first). The Delete comes before the tail's append, its
+// one request: the append carries an acknowledgement, so there is no
+// question after it for a Delete to come before (a Delete after an
+// answered append is TestTailAppendAnsweredThenDeleted).
 func TestPersistTailDeleted(t *testing.T) {
 	fusekitest.Parallel(t)
 	st, _, _ := newStore(t)
 	ctx := context.Background()
-	for _, n := range []int64{1, 2} {
+	for _, n := range []int64{1} {
 		t.Run("before request "+itoa(int(n)), func(t *testing.T) {
 			s := session.New("agent")
 			structuredTurns(s, 2)
