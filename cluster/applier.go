@@ -1,6 +1,7 @@
 package cluster
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -407,7 +408,7 @@ func (a *Applier) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	q := r.URL.Query()
-	wait, err := time.ParseDuration(cmpOr(q.Get("wait"), "0s"))
+	wait, err := time.ParseDuration(cmp.Or(q.Get("wait"), "0s"))
 	if err != nil || wait < 0 {
 		http.Error(w, "wait: want a duration such as 5s", http.StatusBadRequest)
 		return
@@ -478,13 +479,6 @@ func termOf(t rdf.Term) string {
 	s, err := kg.Term(t)
 	if err != nil {
 		panic("cluster: " + err.Error())
-	}
-	return s
-}
-
-func cmpOr(s, def string) string {
-	if s == "" {
-		return def
 	}
 	return s
 }

@@ -58,9 +58,10 @@ type Client struct {
 	replicas []*replica
 	http     *http.Client
 
-	mu   sync.Mutex
-	last int64 // the offset of this Client's last write, or of the newest position a read relied on; -1 for none
-	pref int   // the replica that answered last
+	mu     sync.Mutex
+	last   int64 // the offset of this Client's last write, or of the newest position a read relied on; -1 for none
+	pref   int   // the replica that answered last
+	prefAt int64 // an offset pref is known to have applied (-1: none known)
 }
 
 type replica struct {
@@ -79,7 +80,7 @@ func Open(cfg Config) (*Client, error) {
 	if len(cfg.Replicas) == 0 {
 		return nil, fmt.Errorf("%w: cluster: no replicas", kg.ErrConfig)
 	}
-	c := &Client{topic: cfg.Topic, timeout: cfg.Timeout, last: -1, http: &http.Client{}}
+	c := &Client{topic: cfg.Topic, timeout: cfg.Timeout, last: -1, prefAt: -1, http: &http.Client{}}
 	if c.topic == "" {
 		c.topic = DefaultTopic
 	}
@@ -204,7 +205,10 @@ func (c *Client) saw(i int, off int64) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	c.last = max(c.last, off)
-	c.pref = i
+	if i != c.pref {
+		c.pref, c.prefAt = i, -1
+	}
+	c.prefAt = max(c.prefAt, off)
 }
 
 // get GETs u and decodes its JSON answer into v.
@@ -224,9 +228,17 @@ func (c *Client) get(ctx context.Context, u string, v any) error {
 	return json.NewDecoder(resp.Body).Decode(v)
 }
 
-// reader returns a replica at or past this Client's position, the
-// preferred first, waiting for one for at most the Client's timeout.
+// reader returns a replica at or past this Client's position: the
+// preferred one with no request when it is known to be there (it
+// answered this Client's last write), else the first that says so,
+// waiting for one for at most the Client's timeout.
 func (c *Client) reader(ctx context.Context) (int, error) {
+	c.mu.Lock()
+	pref, known := c.pref, c.prefAt >= 0 && c.prefAt >= c.last
+	c.mu.Unlock()
+	if known {
+		return pref, nil
+	}
 	ctx, cancel := context.WithTimeout(ctx, c.timeout)
 	defer cancel()
 	var last error
@@ -273,7 +285,7 @@ func read[T any](ctx context.Context, c *Client, f func(q *kg.Client) (T, error)
 		}
 		tried[i] = true
 		c.mu.Lock()
-		c.pref = (i + 1) % len(c.replicas)
+		c.pref, c.prefAt = (i+1)%len(c.replicas), -1
 		c.mu.Unlock()
 	}
 }

@@ -35,8 +35,19 @@ const (
 // (for a Querier whose updates several stores replay: see replicated).
 var (
 	uShareValue   = query("share-value.ru")
-	uShareValueAt = strings.Replace(uShareValue, "BIND(NOW() AS ?now)", "BIND($now AS ?now)", 1)
+	uShareValueAt = atWriterTime(uShareValue)
 )
+
+// atWriterTime returns share-value.ru with the writer's $now in place of
+// the store's NOW(); it panics when the template no longer has the BIND
+// it replaces, so that a replicated store never keeps NOW() unnoticed.
+func atWriterTime(tmpl string) string {
+	const bind = "BIND(NOW() AS ?now)"
+	if strings.Count(tmpl, bind) != 1 {
+		panic("session: share-value.ru: want exactly one " + bind)
+	}
+	return strings.Replace(tmpl, bind, "BIND($now AS ?now)", 1)
+}
 
 // scopeOf returns the scope of key (ontology.ScopeSession, ScopePrincipal,
 // ScopeApp), "" for a temp: key.

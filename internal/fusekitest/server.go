@@ -161,7 +161,7 @@ func (s *Server) start(port int) error {
 	}
 	cmd.Stdout, cmd.Stderr = logf, logf
 	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL, Setpgid: true}
-	if err := spawn(cmd); err != nil {
+	if err := Spawn(cmd); err != nil {
 		return err
 	}
 	s.cmd, s.Port = cmd, port
@@ -424,7 +424,11 @@ func init() {
 	}()
 }
 
-func spawn(cmd *exec.Cmd) error {
+// Spawn starts cmd from that thread, so that a child whose
+// SysProcAttr.Pdeathsig is set dies with the test binary, not with
+// whichever thread happened to start it. Other test helpers that start
+// servers (internal/kafkatest) use it too.
+func Spawn(cmd *exec.Cmd) error {
 	r := spawnReq{cmd: cmd, err: make(chan error, 1)}
 	spawnc <- r
 	return <-r.err

@@ -23,7 +23,6 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
-	"runtime"
 	"slices"
 	"strconv"
 	"strings"
@@ -290,7 +289,7 @@ func (c *Cluster) launch(n *node) error {
 	cmd.Dir = c.dir
 	cmd.Stdout, cmd.Stderr = logf, logf
 	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL, Setpgid: true}
-	if err := spawn(cmd); err != nil {
+	if err := fusekitest.Spawn(cmd); err != nil { // Pdeathsig from a thread that outlives the test
 		return fmt.Errorf("start node %d: %w", n.id, err)
 	}
 	n.cmd = cmd
@@ -611,30 +610,4 @@ func freePorts(n int) ([]int, error) {
 		ports = append(ports, l.Addr().(*net.TCPAddr).Port)
 	}
 	return ports, nil
-}
-
-// spawnc carries start requests to a goroutine locked to one OS thread that
-// never exits. Pdeathsig fires when the thread that started the child ends,
-// not the process, so the child must be started from a thread that lives as
-// long as the test binary (as in fusekitest).
-var spawnc = make(chan spawnReq)
-
-type spawnReq struct {
-	cmd *exec.Cmd
-	err chan error
-}
-
-func init() {
-	go func() {
-		runtime.LockOSThread()
-		for r := range spawnc {
-			r.err <- r.cmd.Start()
-		}
-	}()
-}
-
-func spawn(cmd *exec.Cmd) error {
-	r := spawnReq{cmd: cmd, err: make(chan error, 1)}
-	spawnc <- r
-	return <-r.err
 }
