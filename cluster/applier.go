@@ -26,6 +26,18 @@ const DefaultTopic = "trails"
 // MB), so that an update holding a 16 MiB turn fits in one record.
 const MaxRecordBytes = 20 << 20
 
+// A record is a SPARQL Update, unless its header headerOp names a Graph
+// Store request, which an applier sends alone (a Graph Store request is a
+// transaction of its own) before it moves its offset past the record.
+const (
+	headerOp    = "trails-op"    // opPutGraph or opLoadQuads; absent for an update
+	headerGraph = "trails-graph" // the graph a PUT replaces
+	headerMedia = "trails-media" // the media type of a PUT's data
+
+	opPutGraph  = "put-graph"  // Graph Store PUT of the record's value into headerGraph
+	opLoadQuads = "load-quads" // Graph Store POST of the record's value, N-Quads
+)
+
 // Defaults of an ApplierConfig.
 const (
 	DefaultBatchRecords = 256     // records per transaction
@@ -156,13 +168,20 @@ func (a *Applier) Run(ctx context.Context) error {
 		})
 		recs := fs.Records()
 		for len(recs) > 0 {
+			if op := header(recs[0], headerOp); op != "" {
+				if err := a.applyGraphStore(ctx, recs[0], op); err != nil {
+					return err // ctx ended, or the log lost records
+				}
+				recs = recs[1:]
+				continue
+			}
 			n, size := 0, 0
-			for n < len(recs) && (n == 0 || size+len(recs[n].Value) <= a.cfg.BatchBytes) {
+			for n < len(recs) && header(recs[n], headerOp) == "" && (n == 0 || size+len(recs[n].Value) <= a.cfg.BatchBytes) {
 				size += len(recs[n].Value)
 				n++
 			}
 			if err := a.applyBatch(ctx, recs[:n]); err != nil {
-				return err // ctx ended
+				return err // ctx ended, or the log lost records
 			}
 			recs = recs[n:]
 		}
@@ -175,13 +194,8 @@ func (a *Applier) Run(ctx context.Context) error {
 func (a *Applier) applyBatch(ctx context.Context, recs []*kgo.Record) error {
 	prev := recs[0].Offset - 1
 	last := recs[len(recs)-1].Offset
-	if p := a.Position(); p >= last {
-		return nil // applied before (a fetch again after a restart of the consumer)
-	} else if p != prev {
-		// A gap: the log lost records (a retention or an unclean leader
-		// election removed them) or the consumer skipped. Applying past it
-		// would make this replica differ from the others: stop here.
-		return fmt.Errorf("applier: the log jumps from offset %d to %d: records are missing (retention, or an unclean leader election); this replica cannot go on", p, prev+1)
+	if done, err := a.follows(prev, last); done || err != nil {
+		return err
 	}
 	texts := make([]string, len(recs))
 	for i, r := range recs {
@@ -206,7 +220,7 @@ func (a *Applier) applyBatch(ctx context.Context, recs []*kgo.Record) error {
 		case errors.As(err, &ke):
 			// The record alone is refused: the offset goes on without it.
 			if err := a.send(ctx, r.Offset-1, r.Offset, nil); err != nil {
-				return ctx.Err()
+				return fmt.Errorf("applier: record %d: %w", r.Offset, err)
 			}
 			a.mu.Lock()
 			a.refused[r.Offset] = &refusal{Status: ke.Status, Body: ke.Body}
@@ -217,6 +231,86 @@ func (a *Applier) applyBatch(ctx context.Context, recs []*kgo.Record) error {
 		a.advance(r.Offset)
 	}
 	return nil
+}
+
+// follows reports whether the records after offset prev up to last were
+// applied before (done: a fetch again after a restart of the consumer),
+// and returns an error when they do not follow the applied offset.
+func (a *Applier) follows(prev, last int64) (done bool, err error) {
+	if p := a.Position(); p >= last {
+		return true, nil
+	} else if p != prev {
+		// A gap: the log lost records (a retention or an unclean leader
+		// election removed them) or the consumer skipped. Applying past it
+		// would make this replica differ from the others: stop here.
+		return false, fmt.Errorf("applier: the log jumps from offset %d to %d: records are missing (retention, or an unclean leader election); this replica cannot go on", p, prev+1)
+	}
+	return false, nil
+}
+
+// applyGraphStore applies r, a record naming the Graph Store request op,
+// as that request to the dataset, then moves the dataset's offset past
+// it. The request is not in the offset's transaction: an applier that
+// stops between the two sends it again when it starts, which a PUT (the
+// same graph again) and a POST of quads without blank nodes (quads that
+// are there already) make harmless. A request the store refuses (bad
+// data, an unknown op) is refused alone, as a refused update is: the
+// offset moves past it and the writer learns the refusal. It returns
+// only ctx's error, or a gap in the log.
+func (a *Applier) applyGraphStore(ctx context.Context, r *kgo.Record, op string) error {
+	if done, err := a.follows(r.Offset-1, r.Offset); done || err != nil {
+		return err
+	}
+	var apply func() error
+	switch op {
+	case opPutGraph:
+		if g, err := kg.IRI(header(r, headerGraph)); err == nil {
+			apply = func() error { return a.cfg.Store.PutGraph(ctx, g, header(r, headerMedia), r.Value) }
+		}
+	case opLoadQuads:
+		apply = func() error { return a.cfg.Store.LoadQuads(ctx, r.Value) }
+	}
+	// Refused unless applied: every replica refuses a record it cannot
+	// read the same way.
+	err := error(&kg.Error{Op: "apply", Status: http.StatusBadRequest, Body: fmt.Sprintf("record %d: %s %q with graph %q: not a Graph Store request an applier knows", r.Offset, headerOp, op, header(r, headerGraph))})
+	failed := 0 // answers of 500 in a row
+	for attempt := 0; apply != nil; attempt++ {
+		if err = apply(); err == nil || ctx.Err() != nil || refused(err, &failed) || unsupported(err) {
+			break
+		}
+		a.logf("applier: apply offset %d (%s): %v (retrying)", r.Offset, op, err)
+		if err := sleep(ctx, backoff(attempt)); err != nil {
+			return err
+		}
+	}
+	if ctx.Err() != nil {
+		return ctx.Err()
+	}
+	if err := a.send(ctx, r.Offset-1, r.Offset, nil); err != nil {
+		return fmt.Errorf("applier: record %d: %w", r.Offset, err)
+	}
+	if err != nil {
+		var ke *kg.Error
+		rf := &refusal{Status: http.StatusBadRequest, Body: err.Error()}
+		if errors.As(err, &ke) && ke.Status != 0 {
+			rf = &refusal{Status: ke.Status, Body: ke.Body}
+		}
+		a.mu.Lock()
+		a.refused[r.Offset] = rf
+		a.mu.Unlock()
+	}
+	a.advance(r.Offset)
+	return nil
+}
+
+// header returns the value of r's header key, "" when it has none.
+func header(r *kgo.Record, key string) string {
+	for _, h := range r.Headers {
+		if h.Key == key {
+			return string(h.Value)
+		}
+	}
+	return ""
 }
 
 // send applies texts, the records after offset prev up to last, in one
@@ -291,6 +385,16 @@ func refused(err error, failed *int) bool {
 	}
 	*failed = 0
 	return false
+}
+
+// unsupported reports whether err is a store's 415 to a Graph Store
+// request: the record's media type, which every replica refuses alike. Its
+// other answers of 4xx (401, 403, 404, 413) depend on the replica's own
+// setup: retried until an operator fixes it, rather than refused by one
+// replica and applied by another.
+func unsupported(err error) bool {
+	var ke *kg.Error
+	return errors.As(err, &ke) && ke.Status == http.StatusUnsupportedMediaType
 }
 
 // guard returns the first operations of an apply request: they fail the

@@ -5,12 +5,14 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"net/http"
 	"net/url"
 	"strconv"
 	"sync"
 	"time"
 
+	"github.com/knakk/rdf"
 	"github.com/trails-kg/trails/kg"
 	"github.com/twmb/franz-go/pkg/kgo"
 )
@@ -146,26 +148,63 @@ func (c *Client) Position() int64 {
 // log and may apply); a *kg.Error matching kg.ErrBadRequest (HTTP 413)
 // for a record over MaxRecordBytes, sent to nobody.
 func (c *Client) Update(ctx context.Context, update string, _ ...kg.UpdateOption) error {
-	if len(update) > MaxRecordBytes {
-		return &kg.Error{Op: "update", Status: http.StatusRequestEntityTooLarge, Body: fmt.Sprintf("%d bytes: the log takes records of at most %d bytes", len(update), MaxRecordBytes)}
+	return c.write(ctx, "update", &kgo.Record{Value: []byte(update)})
+}
+
+// PutGraph replaces graph g with data, of the given media type (kg.NTriples
+// or kg.Turtle), on every replica: a record that each applier applies as a
+// Graph Store PUT to its dataset, then moves its offset past it. A PUT
+// applied twice (an applier that stopped between the two) leaves the
+// same graph. It answers as Update does.
+//
+// Blank nodes in data get labels of each replica's own: the graph is the
+// same graph on every replica (isomorphic), not the same labels in a
+// dump. Trails' session writes stage no blank nodes.
+func (c *Client) PutGraph(ctx context.Context, g rdf.IRI, mediaType string, data []byte) error {
+	if _, err := kg.IRI(g.String()); err != nil {
+		return err
+	}
+	return c.write(ctx, "put graph", &kgo.Record{Value: data, Headers: []kgo.RecordHeader{
+		{Key: headerOp, Value: []byte(opPutGraph)},
+		{Key: headerGraph, Value: []byte(g.String())},
+		{Key: headerMedia, Value: []byte(mediaType)},
+	}})
+}
+
+// LoadQuads adds N-Quads to every replica's dataset: a record that each
+// applier applies as a Graph Store POST, then moves its offset past it.
+// Adding quads that are there changes nothing, so a POST applied twice
+// leaves the same dataset. It answers as Update does.
+func (c *Client) LoadQuads(ctx context.Context, nquads []byte) error {
+	return c.write(ctx, "load quads", &kgo.Record{Value: nquads, Headers: []kgo.RecordHeader{
+		{Key: headerOp, Value: []byte(opLoadQuads)},
+	}})
+}
+
+// write sends rec as one record to partition 0 of the log and waits for a
+// replica to apply it; op names the request in errors.
+func (c *Client) write(ctx context.Context, op string, rec *kgo.Record) error {
+	if len(rec.Value) > MaxRecordBytes {
+		return &kg.Error{Op: op, Status: http.StatusRequestEntityTooLarge, Body: fmt.Sprintf("%d bytes: the log takes records of at most %d bytes", len(rec.Value), MaxRecordBytes)}
 	}
 	ctx, cancel := context.WithTimeout(ctx, c.timeout)
 	defer cancel()
-	rec, err := c.log.ProduceSync(ctx, &kgo.Record{Topic: c.topic, Partition: 0, Value: []byte(update)}).First()
+	rec.Topic, rec.Partition = c.topic, 0
+	res, err := c.log.ProduceSync(ctx, rec).First()
 	if err != nil {
-		return &kg.Error{Op: "update", Err: fmt.Errorf("log: %w", err)}
+		return &kg.Error{Op: op, Err: fmt.Errorf("log: %w", err)}
 	}
-	o, err := c.outcome(ctx, rec.Offset)
+	o, err := c.outcome(ctx, res.Offset)
 	if err != nil {
-		return &kg.Error{Op: "update", Err: fmt.Errorf("log offset %d: %w", rec.Offset, err)}
+		return &kg.Error{Op: op, Err: fmt.Errorf("log offset %d: %w", res.Offset, err)}
 	}
 	switch o.State {
 	case OutcomeApplied:
 		return nil
 	case OutcomeRefused:
-		return &kg.Error{Op: "update", Status: o.Status, Body: o.Message}
+		return &kg.Error{Op: op, Status: o.Status, Body: o.Message}
 	}
-	return &kg.Error{Op: "update", Status: http.StatusServiceUnavailable, Body: fmt.Sprintf("log offset %d: no replica kept its outcome", rec.Offset)}
+	return &kg.Error{Op: op, Status: http.StatusServiceUnavailable, Body: fmt.Sprintf("log offset %d: no replica kept its outcome", res.Offset)}
 }
 
 // outcome asks the replicas, the preferred first, for the outcome of
@@ -307,4 +346,29 @@ func (c *Client) Rows(ctx context.Context, query string) (*kg.Rows, error) {
 // It returns what kg.Client.Ask returns.
 func (c *Client) Ask(ctx context.Context, query string) (bool, error) {
 	return read(ctx, c, func(q *kg.Client) (bool, error) { return q.Ask(ctx, query) })
+}
+
+// GetGraph returns graph g as N-Triples from a replica at or past this
+// Client's last write. It returns what kg.Client.GetGraph returns.
+func (c *Client) GetGraph(ctx context.Context, g rdf.IRI) ([]byte, error) {
+	return read(ctx, c, func(q *kg.Client) ([]byte, error) { return q.GetGraph(ctx, g) })
+}
+
+// Validate validates graph (kg.UnionGraph for all) of a replica at or past
+// this Client's last write against shapes, with the replica's SHACL
+// endpoint. It returns what kg.Client.Validate returns.
+func (c *Client) Validate(ctx context.Context, shapes []byte, graph string) (*kg.Report, error) {
+	return read(ctx, c, func(q *kg.Client) (*kg.Report, error) { return q.Validate(ctx, shapes, graph) })
+}
+
+// Dump writes the whole dataset of a replica at or past this Client's last
+// write to w as N-Quads: a prefix of the log, whole batches. It makes one
+// attempt, since what was written to w cannot be taken back. It returns
+// what kg.Client.Dump returns.
+func (c *Client) Dump(ctx context.Context, w io.Writer) error {
+	i, err := c.reader(ctx)
+	if err != nil {
+		return err
+	}
+	return c.replicas[i].q.Dump(ctx, w)
 }

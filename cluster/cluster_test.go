@@ -330,6 +330,8 @@ func TestCluster(t *testing.T) {
 		}
 	})
 
+	t.Run("graph store", func(t *testing.T) { testGraphStore(t, k, srv) })
+
 	// Last: it leaves a node restarted.
 	t.Run("broker killed", func(t *testing.T) { testBrokerKilled(t, k, srv) })
 }
