@@ -1,16 +1,22 @@
 package cluster_test
 
 import (
+	"bytes"
 	"context"
 	"errors"
+	"io"
+	"net/http"
 	"strings"
+	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/trails-kg/trails/admin"
 	"github.com/trails-kg/trails/cluster"
 	"github.com/trails-kg/trails/internal/fusekitest"
 	"github.com/trails-kg/trails/internal/kafkatest"
 	"github.com/trails-kg/trails/kg"
+	"github.com/trails-kg/trails/ontology"
 	"github.com/trails-kg/trails/session"
 )
 
@@ -74,5 +80,74 @@ func testGraphStore(t *testing.T, k *kafkatest.Cluster, srv *fusekitest.Server) 
 	}
 	if len(findings) > 0 {
 		t.Errorf("check through the cluster: %d findings, first %+v", len(findings), findings[0])
+	}
+}
+
+// offsetMover is the transport of an applier's store: when the applier
+// sends the request that moves its offset past a refused record (the
+// guard and the offset move, no record), it first moves the dataset's
+// offset itself, as a second applier writing the same dataset would.
+type offsetMover struct {
+	next   http.RoundTripper
+	moveTo func() error
+	moved  atomic.Bool
+}
+
+func (m *offsetMover) RoundTrip(r *http.Request) (*http.Response, error) {
+	if r.Method == http.MethodPost && r.Body != nil && !m.moved.Load() {
+		b, err := io.ReadAll(r.Body)
+		r.Body.Close()
+		if err != nil {
+			return nil, err
+		}
+		r.Body = io.NopCloser(bytes.NewReader(b))
+		if u := string(b); strings.Contains(u, ontology.AppliedOffset) && !strings.Contains(u, "urn:trails-test:missing") && strings.Contains(u, "DELETE WHERE") && strings.Count(u, ";") == 4 {
+			if err := m.moveTo(); err != nil {
+				return nil, err
+			}
+			m.moved.Store(true)
+		}
+	}
+	return m.next.RoundTrip(r)
+}
+
+// testOffsetMoved: an applier whose dataset's offset moves under it (a
+// second applier on the same dataset) stops with an error when it finds
+// out, here as it moves its offset past a refused record; it does not go
+// on as if the record had applied.
+func testOffsetMoved(t *testing.T, k *kafkatest.Cluster, srv *fusekitest.Server) {
+	ctx := context.Background()
+	r := newRig(t, k, srv, 5)
+	r.appliers[1].stop(t)
+	direct := r.stores[1]
+	mover := &offsetMover{next: http.DefaultTransport, moveTo: func() error {
+		return direct.Update(ctx, `DELETE WHERE { GRAPH <`+ontology.ReplicaGraph+`> { ?l <`+ontology.AppliedOffset+`> ?o } } ;
+INSERT DATA { GRAPH <`+ontology.ReplicaGraph+`> { <`+ontology.LogIRI(r.topic, 0)+`> <`+ontology.AppliedOffset+`> -7 } }`)
+	}}
+	store := fusekitest.Client(t, kg.Config{Endpoint: direct.Endpoint(), Store: kg.Fuseki, HTTPClient: &http.Client{Transport: mover}})
+	a, err := cluster.NewApplier(cluster.ApplierConfig{Brokers: r.brokers, Topic: r.topic, Store: store, Logf: t.Logf})
+	if err != nil {
+		t.Fatal(err)
+	}
+	runCtx, cancel := context.WithTimeout(ctx, time.Minute)
+	defer cancel()
+	done := make(chan error, 1)
+	go func() { done <- a.Run(runCtx) }()
+	c := r.client(t) // replica 0 answers the writer
+	if err := c.Update(ctx, "INSERT DATA { GRAPH <urn:trails-test:g> { <urn:trails-test:s> <urn:trails-test:p> 1 } }"); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.Update(ctx, "ADD <urn:trails-test:missing> TO <urn:trails-test:g>"); !errors.Is(err, kg.ErrBadRequest) && !errors.Is(err, kg.ErrUnavailable) {
+		var ke *kg.Error
+		if !errors.As(err, &ke) || ke.Status != http.StatusInternalServerError {
+			t.Fatalf("a refused update: got %v, want the store's refusal", err)
+		}
+	}
+	err = <-done
+	if !mover.moved.Load() {
+		t.Fatalf("the applier never moved its offset past the refused record (Run: %v)", err)
+	}
+	if err == nil || errors.Is(err, context.DeadlineExceeded) || !strings.Contains(err.Error(), "another applier") {
+		t.Errorf("Run after its dataset's offset moved under it: got %v, want an error saying another applier writes the dataset", err)
 	}
 }
