@@ -125,6 +125,10 @@ func (c *Client) Close() { c.log.Close() }
 // update applies, or fails whole, as one Fuseki's does.
 func (c *Client) Store() kg.Store { return kg.Fuseki }
 
+// Endpoint returns the dataset URL of the first replica: where a SPARQL
+// tool may read what this Client wrote, once that replica has applied it.
+func (c *Client) Endpoint() string { return c.replicas[0].q.Endpoint() }
+
 // Replicated returns true: each update is applied by every replica, so
 // it must carry what a store would fill in (session.Store asks).
 func (c *Client) Replicated() bool { return true }

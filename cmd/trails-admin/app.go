@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/trails-kg/trails/admin"
+	"github.com/trails-kg/trails/cluster"
 	"github.com/trails-kg/trails/internal/termsafe"
 	"github.com/trails-kg/trails/kg"
 	"github.com/trails-kg/trails/prov"
@@ -50,8 +51,22 @@ type app struct {
 	tty            bool // stderr is a terminal: show progress
 	conn           connFlags
 	timeoutSet     bool // --timeout was given
-	client         *kg.Client
+	client         storeClient
 }
+
+// storeClient is what the commands need of the store: a *kg.Client, or
+// with --store kafka a *cluster.Client (writes through the log, reads from
+// a replica at or past them).
+type storeClient interface {
+	admin.Querier
+	Store() kg.Store
+	Endpoint() string
+}
+
+// storeKafka is --store kafka: the scale-out cluster that scripts/cluster
+// starts, whose settings come from the environment it prints
+// (cluster.ConfigFromEnv).
+const storeKafka = "kafka"
 
 // longRequests lifts the request time limit to longWork for a command
 // that reads or writes the whole dataset, unless --timeout was given.
@@ -69,7 +84,7 @@ const defaultEndpoint = "http://127.0.0.1:3030/trails"
 // limits (--max-children).
 type connFlags struct {
 	endpoint, user, password string
-	store                    string // kg.Store: fuseki, oxigraph or generic
+	store                    string // kg.Store (fuseki, oxigraph or generic), or storeKafka
 	queryURL, updateURL      string // kg.Config's overrides of the store's endpoints
 	graphStoreURL            string
 	timeout                  time.Duration
@@ -96,7 +111,7 @@ func defaultConn() connFlags {
 // register adds the connection flags to fs, with c's values as defaults.
 func (c *connFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&c.endpoint, "endpoint", c.endpoint, "dataset URL: Fuseki's dataset, Oxigraph's server ($TRAILS_ENDPOINT)")
-	fs.StringVar(&c.store, "store", c.store, "the store's profile: fuseki, oxigraph or generic ($TRAILS_STORE)")
+	fs.StringVar(&c.store, "store", c.store, "the store's profile: fuseki, oxigraph, generic, or kafka for the cluster of $TRAILS_KAFKA_BROKERS and $TRAILS_REPLICAS ($TRAILS_STORE)")
 	fs.StringVar(&c.queryURL, "query-url", c.queryURL, "SPARQL query URL, instead of the profile's ($TRAILS_QUERY_URL)")
 	fs.StringVar(&c.updateURL, "update-url", c.updateURL, "SPARQL update URL, instead of the profile's ($TRAILS_UPDATE_URL)")
 	fs.StringVar(&c.graphStoreURL, "graph-store-url", c.graphStoreURL, "Graph Store Protocol URL, instead of the profile's ($TRAILS_GRAPH_STORE_URL)")
@@ -128,9 +143,12 @@ func envOr(k, def string) string {
 }
 
 // kg returns the client of the store, checking that it answers.
-func (a *app) kg(ctx context.Context) (*kg.Client, error) {
+func (a *app) kg(ctx context.Context) (storeClient, error) {
 	if a.client != nil {
 		return a.client, nil
+	}
+	if a.conn.store == storeKafka {
+		return a.cluster(ctx)
 	}
 	endpoint := a.conn.endpoint
 	if a.conn.store == string(kg.Generic) && endpoint == defaultEndpoint {
@@ -151,6 +169,33 @@ func (a *app) kg(ctx context.Context) (*kg.Client, error) {
 			return nil, fmt.Errorf("no dataset at %s (check --endpoint; the dataset URL ends in /trails): %w", c.Endpoint(), err)
 		case errors.Is(err, kg.ErrUnavailable):
 			return nil, fmt.Errorf("cannot reach the store at %s (start one with scripts/fuseki start, or give --endpoint): %w", c.Endpoint(), err)
+		}
+		return nil, fmt.Errorf("%s: %w", c.Endpoint(), err)
+	}
+	a.client = c
+	return c, nil
+}
+
+// cluster returns the client of the scale-out cluster that the
+// environment names (--store kafka), checking that a replica answers.
+func (a *app) cluster(ctx context.Context) (storeClient, error) {
+	cfg, err := cluster.ConfigFromEnv(os.Getenv)
+	if err != nil {
+		return nil, usageErrorf("--store kafka: %v", err)
+	}
+	cfg.Timeout = a.conn.timeout
+	cfg.Store = kg.Config{Username: a.conn.user, Password: a.conn.password, Timeout: a.conn.timeout}
+	c, err := cluster.Open(cfg)
+	if err != nil {
+		return nil, usageErrorf("--store kafka: %v", err)
+	}
+	if _, err := c.Ask(ctx, "ASK {}"); err != nil {
+		c.Close()
+		switch {
+		case errors.Is(err, kg.ErrUnauthorized):
+			return nil, fmt.Errorf("the replica at %s refused the credentials (give --user and --password, or set $TRAILS_USER and $TRAILS_PASSWORD): %w", c.Endpoint(), err)
+		case errors.Is(err, kg.ErrUnavailable):
+			return nil, fmt.Errorf("no replica of the cluster answers ($%s, $%s; start it with scripts/cluster start): %w", cluster.EnvReplicas, cluster.EnvAppliers, err)
 		}
 		return nil, fmt.Errorf("%s: %w", c.Endpoint(), err)
 	}

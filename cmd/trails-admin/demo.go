@@ -204,7 +204,10 @@ func (c *demoCmd) run(ctx context.Context, a *app, args []string) error {
 		return err
 	}
 	self := selfCommand(os.Args[0], a.client.Endpoint())
-	if st := a.client.Store(); st != kg.Fuseki && a.conn.queryURL == "" && a.conn.updateURL == "" && a.conn.graphStoreURL == "" {
+	switch st := a.client.Store(); {
+	case a.conn.store == storeKafka:
+		self = "TRAILS_STORE=" + storeKafka + " " + selfCommand(os.Args[0], defaultEndpoint) // the rest is in the environment
+	case st != kg.Fuseki && a.conn.queryURL == "" && a.conn.updateURL == "" && a.conn.graphStoreURL == "":
 		self = "TRAILS_STORE=" + string(st) + " " + self
 	}
 	self = termsafe.String(self)

@@ -109,6 +109,7 @@ func TestUsage(t *testing.T) {
 		{"rewind-to-negative", []string{"rewind", anID, "--to", "-1"}, 2},
 		{"replay-up-to-negative", []string{"replay", anID, "--up-to", "-1"}, 2},
 		{"fork-at-negative", []string{"fork", anID, "--at", "-1"}, 2},
+		{"kafka-no-brokers", []string{"--store", "kafka", "sessions"}, 2},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

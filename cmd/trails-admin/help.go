@@ -20,7 +20,11 @@ const helpTail = `
 Connection flags (before or after the command):
   --endpoint URL     dataset URL (default $TRAILS_ENDPOINT, then http://127.0.0.1:3030/trails);
                      for Oxigraph the server's URL, e.g. http://127.0.0.1:7878
-  --store S          fuseki (default), oxigraph or generic ($TRAILS_STORE)
+  --store S          fuseki (default), oxigraph, generic or kafka ($TRAILS_STORE);
+                     kafka is the scale-out cluster (docs/scale-out.md): writes
+                     go through its log, reads to a replica past them, set by
+                     $TRAILS_KAFKA_BROKERS, $TRAILS_KAFKA_TOPIC, $TRAILS_REPLICAS
+                     and $TRAILS_APPLIERS as scripts/cluster start prints them
   --query-url URL    SPARQL query URL ($TRAILS_QUERY_URL); with --update-url
   --update-url URL   ($TRAILS_UPDATE_URL) and --graph-store-url URL
                      ($TRAILS_GRAPH_STORE_URL) replaces the store's own; the

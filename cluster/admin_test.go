@@ -1,0 +1,99 @@
+package cluster_test
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/trails-kg/trails/cluster"
+	"github.com/trails-kg/trails/internal/fusekitest"
+	"github.com/trails-kg/trails/internal/kafkatest"
+	"github.com/trails-kg/trails/ontology"
+)
+
+// testAdmin: trails-admin with --store kafka (TRAILS_STORE=kafka and the
+// settings scripts/cluster prints) writes through the log and reads a
+// replica: the demo's sessions, the ontology of init, and a clean check,
+// with both replicas the same.
+func testAdmin(t *testing.T, k *kafkatest.Cluster, srv *fusekitest.Server) {
+	root, err := fusekitest.RepoRoot()
+	if err != nil {
+		t.Fatal(err)
+	}
+	bin := filepath.Join(t.TempDir(), "trails-admin")
+	build := exec.Command("go", "build", "-o", bin, "./cmd/trails-admin")
+	build.Dir = root
+	if out, err := build.CombinedOutput(); err != nil {
+		t.Fatalf("go build ./cmd/trails-admin: %v\n%s", err, out)
+	}
+	r := newRig(t, k, srv, 3)
+	var datasets, appliers []string
+	for _, rp := range r.replicas() {
+		datasets, appliers = append(datasets, rp.Dataset), append(appliers, rp.Applier)
+	}
+	env := slices.DeleteFunc(os.Environ(), func(kv string) bool { return strings.HasPrefix(kv, "TRAILS_") })
+	env = append(env, "TRAILS_STORE=kafka",
+		cluster.EnvBrokers+"="+strings.Join(r.brokers, ","), cluster.EnvTopic+"="+r.topic,
+		cluster.EnvReplicas+"="+strings.Join(datasets, ","), cluster.EnvAppliers+"="+strings.Join(appliers, ","))
+	admin := func(args ...string) string {
+		t.Helper()
+		cmd := exec.Command(bin, args...)
+		cmd.Env = env
+		var stdout, stderr bytes.Buffer
+		cmd.Stdout, cmd.Stderr = &stdout, &stderr
+		if err := cmd.Run(); err != nil {
+			t.Fatalf("trails-admin %s: %v\n%s%s", strings.Join(args, " "), err, stdout.String(), stderr.String())
+		}
+		return stdout.String()
+	}
+	admin("init")
+	admin("demo", "--principal", "cluster-demo")
+	var sessions []struct{ ID string }
+	if err := json.Unmarshal([]byte(admin("sessions", "--json", "--principal", "cluster-demo")), &sessions); err != nil {
+		t.Fatal(err)
+	}
+	if len(sessions) < 2 {
+		t.Errorf("trails-admin sessions after the demo: %d sessions, want the demo's root and its forks", len(sessions))
+	}
+	admin("check")
+
+	// The same quads on both replicas, but the ontology graph's blank
+	// nodes (the shapes'), which each replica labels its own way.
+	var at int64
+	for _, a := range r.appliers {
+		at = max(at, a.a.Position())
+	}
+	var dumps []string
+	for i := range r.stores {
+		if got := r.appliers[i].a.Position(); got < at {
+			waitPosition(t, r.appliers[i].srv.URL, at)
+		}
+		dumps = append(dumps, strings.Join(slices.DeleteFunc(strings.Split(dump(t, r.stores[i]), "\n"), func(l string) bool {
+			return strings.HasSuffix(l, "<"+ontology.OntologyGraph+"> .") && strings.Contains(l, "_:")
+		}), "\n"))
+	}
+	if dumps[0] != dumps[1] {
+		t.Errorf("the replicas differ after trails-admin's writes:\n%s", diffLines(dumps[0], dumps[1]))
+	}
+}
+
+// waitPosition waits until the applier at base has applied offset at.
+func waitPosition(t *testing.T, base string, at int64) {
+	t.Helper()
+	resp, err := http.Get(fmt.Sprintf("%s/position?atLeast=%d&wait=20s", base, at))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	var p struct{ Position int64 }
+	if err := json.NewDecoder(resp.Body).Decode(&p); err != nil || p.Position < at {
+		t.Fatalf("%s: position %d (%v), want at least %d", base, p.Position, err, at)
+	}
+}
