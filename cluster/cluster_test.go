@@ -333,6 +333,7 @@ func TestCluster(t *testing.T) {
 	t.Run("graph store", func(t *testing.T) { testGraphStore(t, k, srv) })
 	t.Run("offset moved", func(t *testing.T) { testOffsetMoved(t, k, srv) })
 	t.Run("trails-admin", func(t *testing.T) { testAdmin(t, k, srv) })
+	t.Run("replica added", func(t *testing.T) { testReplicaAdded(t, k, srv) })
 
 	// Last: it leaves a node restarted.
 	t.Run("broker killed", func(t *testing.T) { testBrokerKilled(t, k, srv) })

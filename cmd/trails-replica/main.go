@@ -46,8 +46,9 @@ func run(ctx context.Context, args []string, stderr io.Writer) error {
 	topic := fs.String("topic", cluster.DefaultTopic, "the log topic (its partition 0 is applied)")
 	dataset := fs.String("dataset", os.Getenv("TRAILS_REPLICA_DATASET"), "the replica's Fuseki dataset URL ($TRAILS_REPLICA_DATASET)")
 	listen := fs.String("listen", "127.0.0.1:3141", "address of the HTTP service of positions and outcomes")
+	from := fs.String("from", "", "a running replica's dataset URL to copy first when -dataset is empty (cluster.Seed): the new replica then applies the log from the copy's offset")
 	fs.Usage = func() {
-		fmt.Fprint(stderr, `Usage: trails-replica -brokers HOST:PORT,... -dataset URL [-listen ADDR] [-topic NAME]
+		fmt.Fprint(stderr, `Usage: trails-replica -brokers HOST:PORT,... -dataset URL [-from URL] [-listen ADDR] [-topic NAME]
 
 Applies the log topic's records, in order, to the replica's Fuseki dataset,
 in batches of one transaction each, with the offset applied written into the
@@ -55,7 +56,11 @@ dataset in the same transaction: restarted, it resumes where it stopped.
 Writers (cluster.Client) learn their records' outcomes from its HTTP service:
   GET /position?atLeast=N&wait=5s   {"position": P}
   GET /outcome?offset=N&wait=5s     {"offset": N, "position": P, "outcome": "applied"|"refused"|"unknown"|"pending"}
-It stops on SIGINT or SIGTERM.
+It stops on SIGINT or SIGTERM. A new replica starts on an empty dataset: from
+the log's first record, or with -from from a copy of a running replica's
+dataset and the offset it holds (what the log's retention requires once it
+no longer holds every record). -from does nothing when -dataset holds data:
+a replica restarted with it resumes from its own offset.
 
 `)
 		fs.PrintDefaults()
@@ -72,6 +77,20 @@ It stops on SIGINT or SIGTERM.
 		return err
 	}
 	logger := log.New(stderr, "", log.LstdFlags|log.LUTC)
+	if *from != "" {
+		src, err := kg.New(kg.Config{Endpoint: *from, Timeout: 30 * time.Minute})
+		if err != nil {
+			return err
+		}
+		switch off, err := cluster.Seed(ctx, src, store, *topic); {
+		case errors.Is(err, cluster.ErrNotEmpty):
+			logger.Printf("trails-replica: %s holds data: resuming from its own offset, not copying %s", *dataset, *from)
+		case err != nil:
+			return err
+		default:
+			logger.Printf("trails-replica: copied %s into %s, at offset %d", *from, *dataset, off)
+		}
+	}
 	a, err := cluster.NewApplier(cluster.ApplierConfig{
 		Brokers: strings.Split(*brokers, ","), Topic: *topic, Store: store, Logf: logger.Printf,
 	})
