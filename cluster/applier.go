@@ -253,10 +253,11 @@ func (a *Applier) follows(prev, last int64) (done bool, err error) {
 // it. The request is not in the offset's transaction: an applier that
 // stops between the two sends it again when it starts, which a PUT (the
 // same graph again) and a POST of quads without blank nodes (quads that
-// are there already) make harmless. A request the store refuses (bad
-// data, an unknown op) is refused alone, as a refused update is: the
-// offset moves past it and the writer learns the refusal. It returns
-// only ctx's error, or a gap in the log.
+// are there already) make harmless. A request the store refuses for its
+// data (badData), or whose op is unknown, is refused alone, as a refused
+// update is: the offset moves past it and the writer learns the refusal;
+// any other failure is retried. It returns ctx's error, a gap in the
+// log, or the dataset's offset moved under the applier.
 func (a *Applier) applyGraphStore(ctx context.Context, r *kgo.Record, op string) error {
 	if done, err := a.follows(r.Offset-1, r.Offset); done || err != nil {
 		return err
@@ -273,9 +274,8 @@ func (a *Applier) applyGraphStore(ctx context.Context, r *kgo.Record, op string)
 	// Refused unless applied: every replica refuses a record it cannot
 	// read the same way.
 	err := error(&kg.Error{Op: "apply", Status: http.StatusBadRequest, Body: fmt.Sprintf("record %d: %s %q with graph %q: not a Graph Store request an applier knows", r.Offset, headerOp, op, header(r, headerGraph))})
-	failed := 0 // answers of 500 in a row
 	for attempt := 0; apply != nil; attempt++ {
-		if err = apply(); err == nil || ctx.Err() != nil || refused(err, &failed) || unsupported(err) {
+		if err = apply(); err == nil || ctx.Err() != nil || badData(err) {
 			break
 		}
 		a.logf("applier: apply offset %d (%s): %v (retrying)", r.Offset, op, err)
@@ -387,14 +387,15 @@ func refused(err error, failed *int) bool {
 	return false
 }
 
-// unsupported reports whether err is a store's 415 to a Graph Store
-// request: the record's media type, which every replica refuses alike. Its
-// other answers of 4xx (401, 403, 404, 413) depend on the replica's own
-// setup: retried until an operator fixes it, rather than refused by one
-// replica and applied by another.
-func unsupported(err error) bool {
+// badData reports whether err is a store's answer to a Graph Store
+// request that every replica gives alike, since it depends on the
+// record only: 400 (data the store cannot read) or 415 (a media type it
+// does not take). Its other answers (401, 403, 404, 413, 500) may depend
+// on the replica's own setup or state: retried until an operator fixes
+// it, rather than refused by one replica and applied by another.
+func badData(err error) bool {
 	var ke *kg.Error
-	return errors.As(err, &ke) && ke.Status == http.StatusUnsupportedMediaType
+	return errors.As(err, &ke) && (ke.Status == http.StatusBadRequest || ke.Status == http.StatusUnsupportedMediaType)
 }
 
 // guard returns the first operations of an apply request: they fail the
