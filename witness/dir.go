@@ -150,9 +150,13 @@ func (d *Dir) Close() error {
 }
 
 // Add appends entry to the log and returns its index once the log file is
-// synced to disk. It returns ErrMalformed for an empty entry, ErrTooLarge
-// for one over MaxEntrySize, and the errors of reading what other
-// processes appended (ErrCorrupt, ErrRollback).
+// synced to disk. The Dir does not read entries: whoever can call Add can
+// log anything, and Heads refuses an entry no trusted key signed. On an
+// I/O error the entry may or may not be in the log, as for any write.
+//
+// It returns ErrMalformed for an empty entry, ErrTooLarge for one over
+// MaxEntrySize, and the errors of reading what other processes appended
+// (ErrCorrupt, ErrRollback).
 func (d *Dir) Add(ctx context.Context, entry []byte) (uint64, error) {
 	switch {
 	case len(entry) == 0:
@@ -166,11 +170,14 @@ func (d *Dir) Add(ctx context.Context, entry []byte) (uint64, error) {
 		binary.BigEndian.PutUint32(rec, uint32(len(entry)))
 		binary.BigEndian.PutUint32(rec[4:], crc32.Checksum(entry, crcTable))
 		copy(rec[recordHeader:], entry)
-		if _, err := d.f.WriteAt(rec, d.end); err != nil {
-			d.f.Truncate(d.end) // best effort; catchUp truncates a torn record anyway
-			return err
+		_, err := d.f.WriteAt(rec, d.end)
+		if err == nil {
+			err = d.f.Sync()
 		}
-		if err := d.f.Sync(); err != nil {
+		if err != nil {
+			// Best effort: a record left behind is read as any other
+			// (or truncated if torn) by the next operation.
+			d.f.Truncate(d.end)
 			return err
 		}
 		index = d.size()
@@ -328,8 +335,11 @@ func (d *Dir) catchUp(exclusive bool) error {
 		}
 		// The record at d.end is damaged: torn if it is the last thing in
 		// the file and no checkpoint covers it.
-		_, cp, cerr := d.stored()
-		if cerr == nil && cp.Size > d.size() {
+		_, cp, cerr := d.readStored()
+		if cerr != nil {
+			return cerr
+		}
+		if cp.Size > d.size() {
 			return fmt.Errorf("%w: record %d at byte %d, under checkpoint of size %d: %w", ErrCorrupt, d.size(), d.end, cp.Size, err)
 		}
 		if size-d.end > recordHeader+MaxEntrySize {
@@ -447,16 +457,9 @@ func (d *Dir) rehash(nodes proof.Nodes) ([][]byte, error) {
 // log extends it: ErrRollback if the log is smaller, ErrInconsistent if
 // its tree at that size differs, ErrUnknownKey if another key signed it.
 func (d *Dir) stored() ([]byte, log.Checkpoint, error) {
-	signed, err := os.ReadFile(filepath.Join(d.dir, CheckpointFile))
-	if errors.Is(err, os.ErrNotExist) {
-		return nil, log.Checkpoint{}, nil
-	}
-	if err != nil {
-		return nil, log.Checkpoint{}, err
-	}
-	cp, err := parseOwnCheckpoint(signed, d.signer)
-	if err != nil {
-		return nil, log.Checkpoint{}, fmt.Errorf("%s: %w", CheckpointFile, err)
+	signed, cp, err := d.readStored()
+	if signed == nil || err != nil {
+		return nil, cp, err
 	}
 	if cp.Size > d.size() {
 		return nil, cp, fmt.Errorf("%w: %s has %d entries, its checkpoint %d", ErrRollback, LogFile, d.size(), cp.Size)
@@ -467,6 +470,22 @@ func (d *Dir) stored() ([]byte, log.Checkpoint, error) {
 	}
 	if !bytes.Equal(root, cp.Hash) {
 		return nil, cp, fmt.Errorf("%w: %s differs from its checkpoint at size %d", ErrInconsistent, LogFile, cp.Size)
+	}
+	return signed, cp, nil
+}
+
+// readStored reads and parses CheckpointFile (nil if there is none).
+func (d *Dir) readStored() ([]byte, log.Checkpoint, error) {
+	signed, err := os.ReadFile(filepath.Join(d.dir, CheckpointFile))
+	if errors.Is(err, os.ErrNotExist) {
+		return nil, log.Checkpoint{}, nil
+	}
+	if err != nil {
+		return nil, log.Checkpoint{}, err
+	}
+	cp, err := parseOwnCheckpoint(signed, d.signer)
+	if err != nil {
+		return nil, log.Checkpoint{}, fmt.Errorf("%s: %w", CheckpointFile, err)
 	}
 	return signed, cp, nil
 }

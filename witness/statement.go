@@ -118,10 +118,14 @@ func (s *Statement) Unmarshal(text []byte) error {
 	for i, k := range keys {
 		line := lines[i+1]
 		v, ok := strings.CutPrefix(line, k+" ")
-		if !ok && !(k == "position" && line == k) {
+		switch {
+		case ok:
+			vals[i] = v
+		case k == "position" && line == k:
+			// An empty position.
+		default:
 			return fmt.Errorf("unmarshal statement: %w: line %d %q, want %q", ErrMalformed, i+2, clip(line), k+" ...")
 		}
-		vals[i] = v
 	}
 	var t Statement
 	t.Kind = Kind(vals[0])
