@@ -119,7 +119,13 @@ func (d *Dir) init() error {
 	if err != nil {
 		return err
 	}
-	if fi.Size() == 0 {
+	head := make([]byte, len(logHeader))
+	n, err := d.f.ReadAt(head, 0)
+	if err != nil && err != io.EOF {
+		return err
+	}
+	if fi.Size() < int64(len(logHeader)) && string(head[:n]) == logHeader[:n] {
+		// New, or a crash cut the header short: write it whole.
 		if _, err := d.f.WriteAt([]byte(logHeader), 0); err != nil {
 			return err
 		}
@@ -130,7 +136,6 @@ func (d *Dir) init() error {
 			return err
 		}
 	}
-	head := make([]byte, len(logHeader))
 	if _, err := d.f.ReadAt(head, 0); err != nil || string(head) != logHeader {
 		return fmt.Errorf("%w: %s does not start with %q", ErrCorrupt, LogFile, strings.TrimSpace(logHeader))
 	}

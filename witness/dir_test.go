@@ -140,6 +140,32 @@ func TestDirTornWrite(t *testing.T) {
 	}
 }
 
+func TestDirHeader(t *testing.T) {
+	ws, _ := newKey(t, "witness.example")
+	for _, tc := range []struct {
+		name, log string
+		want      error
+	}{
+		{"cut short by a crash", logHeader[:9], nil},
+		{"another file", "PK\x03\x04 not a log at all\n", witness.ErrCorrupt},
+		{"another version", "trails witness log v2\n", witness.ErrCorrupt},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			dir := t.TempDir()
+			if err := os.WriteFile(filepath.Join(dir, witness.LogFile), []byte(tc.log), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			d, err := witness.OpenDir(context.Background(), dir, ws)
+			if !errors.Is(err, tc.want) {
+				t.Errorf("OpenDir: got %v, want %v", err, tc.want)
+			}
+			if err == nil {
+				d.Close()
+			}
+		})
+	}
+}
+
 func TestDirDamage(t *testing.T) {
 	writer, _ := newKey(t, "writer.example")
 	ws, _ := newKey(t, "witness.example")

@@ -15,7 +15,8 @@ const algEd25519 = 1
 
 // NewSigner returns a note.Signer for key under name (a note key name: no
 // spaces, no '+'), the same signer as note.NewSigner of the key's text
-// form. note.GenerateKey makes a new key pair in text form.
+// form. note.GenerateKey makes a new key pair in text form. It returns
+// ErrMalformed for a key of the wrong size or a name note refuses.
 func NewSigner(name string, key ed25519.PrivateKey) (note.Signer, error) {
 	if len(key) != ed25519.PrivateKeySize {
 		return nil, fmt.Errorf("new signer: %w: private key of %d bytes, want %d", ErrMalformed, len(key), ed25519.PrivateKeySize)
@@ -32,7 +33,8 @@ func NewSigner(name string, key ed25519.PrivateKey) (note.Signer, error) {
 }
 
 // NewVerifier returns the note.Verifier of the public key under name, as
-// note.NewVerifier of its text form (note.NewEd25519VerifierKey) would.
+// note.NewVerifier of its text form (note.NewEd25519VerifierKey) would. It
+// returns ErrMalformed for a key of the wrong size or a name note refuses.
 func NewVerifier(name string, key ed25519.PublicKey) (note.Verifier, error) {
 	vkey, err := note.NewEd25519VerifierKey(name, key)
 	if err != nil {
