@@ -88,19 +88,44 @@ type Dir struct {
 // one that does not parse, errors.ErrUnsupported where it cannot lock
 // files, and ctx's error if ctx ends while another process holds the lock.
 func OpenDir(ctx context.Context, dir string, signer note.Signer) (*Dir, error) {
+	if signer == nil {
+		return nil, fmt.Errorf("open witness %s: no signer (OpenDirReadOnly opens one to read)", dir)
+	}
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return nil, fmt.Errorf("open witness %s: %w", dir, err)
 	}
-	f, err := os.OpenFile(filepath.Join(dir, LogFile), os.O_RDWR|os.O_CREATE, 0o644)
+	return openDir(ctx, dir, signer, os.O_RDWR|os.O_CREATE)
+}
+
+// OpenDirReadOnly opens the witness in directory dir to read, as an
+// auditor who has read access to the directory and not the witness's key
+// does. The Dir's Add returns ErrReadOnly and its Checkpoint returns the
+// last checkpoint the witness stored, which may cover fewer entries than
+// the log holds (the auditor checks its signature with OpenCheckpoint or
+// Audit); a torn last record is left for the writer to truncate.
+//
+// It returns the errors of OpenDir, and ErrCorrupt for a directory with no
+// log.
+func OpenDirReadOnly(ctx context.Context, dir string) (*Dir, error) {
+	return openDir(ctx, dir, nil, os.O_RDONLY)
+}
+
+// openDir opens LogFile with flag and reads the log: to write when signer
+// is not nil, to read otherwise.
+func openDir(ctx context.Context, dir string, signer note.Signer, flag int) (*Dir, error) {
+	f, err := os.OpenFile(filepath.Join(dir, LogFile), flag, 0o644)
+	if errors.Is(err, os.ErrNotExist) {
+		return nil, fmt.Errorf("open witness %s: %w: no %s", dir, ErrCorrupt, LogFile)
+	}
 	if err != nil {
 		return nil, fmt.Errorf("open witness %s: %w", dir, err)
 	}
 	d := &Dir{dir: dir, f: f, signer: signer, tree: rangeFact.NewEmptyRange(0)}
-	err = d.locked(ctx, true, func() error {
+	err = d.locked(ctx, signer != nil, func() error {
 		if err := d.init(); err != nil {
 			return err
 		}
-		if err := d.catchUp(true); err != nil {
+		if err := d.catchUp(signer != nil); err != nil {
 			return err
 		}
 		_, _, err := d.stored()
@@ -124,7 +149,7 @@ func (d *Dir) init() error {
 	if err != nil && err != io.EOF {
 		return err
 	}
-	if fi.Size() < int64(len(logHeader)) && string(head[:n]) == logHeader[:n] {
+	if d.signer != nil && fi.Size() < int64(len(logHeader)) && string(head[:n]) == logHeader[:n] {
 		// New, or a crash cut the header short: write it whole.
 		if _, err := d.f.WriteAt([]byte(logHeader), 0); err != nil {
 			return err
@@ -169,6 +194,9 @@ func (d *Dir) Add(ctx context.Context, entry []byte) (uint64, error) {
 	case len(entry) > MaxEntrySize:
 		return 0, fmt.Errorf("add: %w: %d bytes, at most %d", ErrTooLarge, len(entry), MaxEntrySize)
 	}
+	if d.signer == nil {
+		return 0, fmt.Errorf("add: %w", ErrReadOnly)
+	}
 	var index uint64
 	err := d.locked(ctx, true, func() error {
 		rec := make([]byte, recordHeader+len(entry))
@@ -195,15 +223,24 @@ func (d *Dir) Add(ctx context.Context, entry []byte) (uint64, error) {
 }
 
 // Checkpoint returns a checkpoint of the whole log signed by the Dir's
-// signer, signing and storing a new one if the log grew since the last. It
-// returns the errors of reading what other processes appended (ErrCorrupt,
-// ErrRollback) or of checking the stored checkpoint (ErrInconsistent).
+// signer, signing and storing a new one if the log grew since the last; a
+// read-only Dir returns the last one stored, or ErrReadOnly if there is
+// none. It returns the errors of reading what other processes appended
+// (ErrCorrupt, ErrRollback) or of checking the stored checkpoint
+// (ErrInconsistent).
 func (d *Dir) Checkpoint(ctx context.Context) ([]byte, error) {
 	var signed []byte
-	err := d.locked(ctx, true, func() error {
+	err := d.locked(ctx, d.signer != nil, func() error {
 		old, cp, err := d.stored()
 		if err != nil {
 			return err
+		}
+		if d.signer == nil {
+			if old == nil {
+				return fmt.Errorf("%w: no %s yet", ErrReadOnly, CheckpointFile)
+			}
+			signed = old
+			return nil
 		}
 		if old != nil && cp.Size == d.size() {
 			signed = old
@@ -496,7 +533,8 @@ func (d *Dir) readStored() ([]byte, log.Checkpoint, error) {
 }
 
 // parseOwnCheckpoint parses a checkpoint that signer signed. It checks the
-// signature's key name and hash, not the signature: the Dir compares the
+// signature's key name and hash (none when signer is nil: a read-only Dir
+// leaves that to OpenCheckpoint), not the signature: the Dir compares the
 // checkpoint with the log it holds.
 func parseOwnCheckpoint(signed []byte, signer note.Signer) (log.Checkpoint, error) {
 	i := bytes.LastIndex(signed, []byte("\n\n"))
@@ -507,6 +545,9 @@ func parseOwnCheckpoint(signed []byte, signer note.Signer) (log.Checkpoint, erro
 	var cp log.Checkpoint
 	if _, err := cp.Unmarshal(text); err != nil {
 		return log.Checkpoint{}, fmt.Errorf("%w: %w", ErrMalformed, err)
+	}
+	if signer == nil {
+		return cp, nil
 	}
 	if cp.Origin != signer.Name() {
 		return log.Checkpoint{}, fmt.Errorf("%w: origin %q, want %q", ErrUnknownKey, clip(cp.Origin), signer.Name())

@@ -140,6 +140,46 @@ func TestDirTornWrite(t *testing.T) {
 	}
 }
 
+// TestDirReadOnly reads a witness directory as an auditor without the
+// witness's key, while the witness goes on writing.
+func TestDirReadOnly(t *testing.T) {
+	ctx := context.Background()
+	writer, v := newKey(t, "writer.example")
+	ws, wv := newKey(t, "witness.example")
+	dir := t.TempDir()
+	if _, err := witness.OpenDirReadOnly(ctx, dir); !errors.Is(err, witness.ErrCorrupt) {
+		t.Errorf("OpenDirReadOnly of an empty directory: got %v, want ErrCorrupt", err)
+	}
+	d := openDir(t, dir, ws)
+	addRange(t, d, writer, 0, 5)
+
+	r, err := witness.OpenDirReadOnly(ctx, dir)
+	if err != nil {
+		t.Fatalf("OpenDirReadOnly: %v", err)
+	}
+	defer r.Close()
+	if _, err := r.Checkpoint(ctx); !errors.Is(err, witness.ErrReadOnly) {
+		t.Errorf("Checkpoint before the witness signed one: got %v, want ErrReadOnly", err)
+	}
+	checkpoint(t, d)
+	addRange(t, d, writer, 5, 7) // past the last checkpoint
+	trusted, cp, err := witness.Audit(ctx, r, wv, nil)
+	if err != nil || cp.Size != 5 {
+		t.Fatalf("Audit: got size %d, %v; want 5", cp.Size, err)
+	}
+	heads, err := witness.LatestHeads(ctx, r, cp, note.VerifierList(v))
+	if err != nil || len(heads) != 3 {
+		t.Errorf("LatestHeads: got %d sessions, %v; want 3", len(heads), err)
+	}
+	if _, err := r.Add(ctx, sign(t, statement(7), writer)); !errors.Is(err, witness.ErrReadOnly) {
+		t.Errorf("Add: got %v, want ErrReadOnly", err)
+	}
+	checkpoint(t, d)
+	if _, cp, err := witness.Audit(ctx, r, wv, trusted); err != nil || cp.Size != 7 {
+		t.Errorf("Audit after the witness's next checkpoint: got size %d, %v; want 7", cp.Size, err)
+	}
+}
+
 func TestDirHeader(t *testing.T) {
 	ws, _ := newKey(t, "witness.example")
 	for _, tc := range []struct {

@@ -67,6 +67,8 @@ var (
 	ErrOutOfRange = errors.New("witness: index or size beyond the log")
 	// ErrTooLarge: an entry over MaxEntrySize.
 	ErrTooLarge = errors.New("witness: entry too large")
+	// ErrReadOnly: a Dir opened by OpenDirReadOnly asked to write.
+	ErrReadOnly = errors.New("witness: read-only")
 	// ErrClosed: a Dir used after Close.
 	ErrClosed = errors.New("witness: closed")
 )
