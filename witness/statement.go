@@ -81,8 +81,8 @@ func (s Statement) Marshal() ([]byte, error) {
 			return nil, fmt.Errorf("marshal statement: %w: %s %w", ErrMalformed, f.name, err)
 		}
 	}
-	if s.Time.IsZero() {
-		return nil, fmt.Errorf("marshal statement: %w: no time", ErrMalformed)
+	if y := s.Time.UTC().Year(); s.Time.IsZero() || y < 1 || y > 9999 {
+		return nil, fmt.Errorf("marshal statement: %w: time %v, want one in years 1 to 9999", ErrMalformed, s.Time)
 	}
 	var b bytes.Buffer
 	b.WriteString(statementHeader + "\n")

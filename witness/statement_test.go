@@ -155,6 +155,7 @@ func TestMarshalRefuses(t *testing.T) {
 		{"newline in session", func(s *witness.Statement) { s.Session += "\nturns 9" }, witness.ErrMalformed},
 		{"no digest", func(s *witness.Statement) { s.Digest = "" }, witness.ErrMalformed},
 		{"no time", func(s *witness.Statement) { s.Time = time.Time{} }, witness.ErrMalformed},
+		{"time past 9999", func(s *witness.Statement) { s.Time = time.Date(10000, 1, 1, 0, 0, 0, 0, time.UTC) }, witness.ErrMalformed},
 		{"space in position", func(s *witness.Statement) { s.Position = "a b" }, witness.ErrMalformed},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
