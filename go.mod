@@ -8,9 +8,12 @@ require (
 	github.com/knakk/rdf v0.0.0-20260317081859-15b52521cde6
 	github.com/knakk/sparql v0.0.0-20240119140508-255b851aa040
 	github.com/testcontainers/testcontainers-go v0.44.0
+	github.com/transparency-dev/formats v0.1.1
+	github.com/transparency-dev/merkle v0.0.2
 	github.com/twmb/franz-go v1.22.3
 	github.com/twmb/franz-go/pkg/kadm v1.20.0
 	github.com/twmb/franz-go/pkg/kmsg v1.15.1
+	golang.org/x/mod v0.36.0
 )
 
 require (

@@ -1,0 +1,65 @@
+package witness_test
+
+import (
+	"context"
+	"testing"
+
+	"github.com/trails-kg/trails/witness"
+	"golang.org/x/mod/sumdb/note"
+)
+
+// BenchmarkSign measures what a writer adds to each acknowledged write to
+// sign its head.
+func BenchmarkSign(b *testing.B) {
+	writer, _ := newKey(b, "writer.example")
+	s := statement(1)
+	for b.Loop() {
+		if _, err := witness.Sign(s, writer); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// BenchmarkOpen measures what verify spends per statement.
+func BenchmarkOpen(b *testing.B) {
+	writer, v := newKey(b, "writer.example")
+	msg := sign(b, statement(1), writer)
+	known := note.VerifierList(v)
+	for b.Loop() {
+		if _, _, err := witness.Open(msg, known); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// BenchmarkDirAdd measures one Add to a local directory witness, fsync
+// included.
+func BenchmarkDirAdd(b *testing.B) {
+	writer, _ := newKey(b, "writer.example")
+	ws, _ := newKey(b, "witness.example")
+	d := openDir(b, b.TempDir(), ws)
+	msg := sign(b, statement(1), writer)
+	ctx := context.Background()
+	for b.Loop() {
+		if _, err := d.Add(ctx, msg); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// BenchmarkDirCheckpoint measures a checkpoint after each Add.
+func BenchmarkDirCheckpoint(b *testing.B) {
+	writer, _ := newKey(b, "writer.example")
+	ws, _ := newKey(b, "witness.example")
+	d := openDir(b, b.TempDir(), ws)
+	msg := sign(b, statement(1), writer)
+	ctx := context.Background()
+	for b.Loop() {
+		if _, err := d.Add(ctx, msg); err != nil {
+			b.Fatal(err)
+		}
+		if _, err := d.Checkpoint(ctx); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
