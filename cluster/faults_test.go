@@ -374,24 +374,31 @@ func (r *faultRig) settle(t *testing.T) int64 {
 	t.Helper()
 	end := r.logEnd(t)
 	t0 := time.Now()
-	for i, p := range r.appliers {
-		for {
-			ctx, cancel := context.WithTimeout(context.Background(), 35*time.Second)
-			pos, err := position(ctx, p, end, 30*time.Second)
-			cancel()
-			if err == nil && pos == end {
-				break
-			}
-			if err == nil && pos > end {
-				t.Fatalf("replica %d has applied up to %d, past the log's end %d", i, pos, end)
-			}
-			if time.Since(t0) > 2*time.Minute {
-				t.Fatalf("replica %d: position %d (%v), not at the log's end %d after %v", i, pos, err, end, time.Since(t0).Round(time.Millisecond))
-			}
+	for i := range r.appliers {
+		if pos := r.await(t, i, end); pos > end {
+			t.Fatalf("replica %d has applied up to %d, past the log's end %d", i, pos, end)
 		}
 		t.Logf("replica %d at the log's end (offset %d) %v after the writers stopped", i, end, time.Since(t0).Round(time.Millisecond))
 	}
 	return end
+}
+
+// await waits until replica i has applied offset off, for up to two
+// minutes, and returns its position.
+func (r *faultRig) await(t *testing.T, i int, off int64) int64 {
+	t.Helper()
+	t0 := time.Now()
+	for {
+		ctx, cancel := context.WithTimeout(context.Background(), 35*time.Second)
+		pos, err := position(ctx, r.appliers[i], off, 30*time.Second)
+		cancel()
+		if err == nil && pos >= off {
+			return pos
+		}
+		if time.Since(t0) > 2*time.Minute {
+			t.Fatalf("replica %d: position %d (%v), not at offset %d after %v", i, pos, err, off, time.Since(t0).Round(time.Millisecond))
+		}
+	}
 }
 
 // wantSession is what a session may hold after a fault test.
@@ -487,15 +494,20 @@ func partialTurns(t *testing.T, store *kg.Client, id string) []string {
 // writers are goroutines appending to a session each through a rig: two
 // Clients of the rig, each with a session.Store that four writers share
 // (their appends share requests: group commit), as agents of two
-// processes. Each append is 1 to 3 turns, after a pause of up to 20 ms.
+// processes. Each append is 1 to 3 turns, after a pause of up to 20 ms;
+// after one in four, the writer loads its session through its Store,
+// which must hold every turn acknowledged (it reads its own writes).
 type writers struct {
 	start time.Time
 	stop  atomic.Bool
 	wg    sync.WaitGroup
 
-	mu   sync.Mutex
-	acks []time.Time // when each append was acknowledged
-	ws   []*writer
+	mu            sync.Mutex
+	acks          []time.Time // when each append was acknowledged
+	ws            []*writer
+	reads         int           // loads of their own sessions
+	longestRead   time.Duration // the longest of them
+	longestReadAt time.Duration // when it started, since the writers started
 }
 
 // writer is one writer's state.
@@ -537,6 +549,27 @@ func (r *faultRig) write(t *testing.T, n int, rng *rand.Rand) *writers {
 				}
 				wr.acked, wr.n = len(wr.s.Turns), wr.n+1
 				l.acks = append(l.acks, time.Now())
+				l.mu.Unlock()
+				if wrng.IntN(4) > 0 {
+					continue
+				}
+				// One append in four, a read of its own writes.
+				t0 := time.Now()
+				got, err := st.Load(context.Background(), wr.s.ID)
+				d := time.Since(t0)
+				if err == nil && len(got.Turns) != wr.acked {
+					err = fmt.Errorf("read %d turns of its own session after %d were acknowledged", len(got.Turns), wr.acked)
+				}
+				l.mu.Lock()
+				l.reads++
+				if d > l.longestRead {
+					l.longestRead, l.longestReadAt = d, t0.Sub(l.start)
+				}
+				if err != nil {
+					wr.err, wr.at = fmt.Errorf("load: %w", err), time.Since(l.start)
+					l.mu.Unlock()
+					return
+				}
 				l.mu.Unlock()
 			}
 		}(st)
@@ -618,6 +651,10 @@ func (l *writers) finish(t *testing.T) map[string]wantSession {
 	if gap > maxGap {
 		t.Errorf("writes stopped for %v, more than %v", gap.Round(time.Millisecond), maxGap)
 	}
+	t.Logf("%d loads of their own sessions, the longest %v (from %v)", l.reads, l.longestRead.Round(time.Millisecond), l.longestReadAt.Round(time.Millisecond))
+	if l.longestRead > maxGap {
+		t.Errorf("a load took %v, more than %v", l.longestRead.Round(time.Millisecond), maxGap)
+	}
 	return want
 }
 
@@ -657,10 +694,13 @@ func testApplierKilled(t *testing.T, fx *faultEnv) {
 	l.waitAcks(t, 3)
 	time.Sleep(time.Duration(rng.IntN(200)) * time.Millisecond)
 	r.appliers[0].kill()
-	stored := r.storedOffset(t, 0)
-	t.Logf("%v: killed replica 0's applier (kill -9); its dataset holds offset %d", l.since(), stored)
+	t.Logf("%v: killed replica 0's applier (kill -9); its dataset holds offset %d", l.since(), r.storedOffset(t, 0))
 	l.waitAcks(t, 3)
 	time.Sleep(time.Duration(500+rng.IntN(1000)) * time.Millisecond)
+	// The request the applier had in flight at the kill may commit after
+	// it: read the offset it left once that is done (Fuseki has had the
+	// writers' 3 appends and a pause to finish it).
+	stored := r.storedOffset(t, 0)
 	r.appliers[0].start(t)
 	if from := r.appliers[0].startedFrom(t); from != stored+1 {
 		t.Errorf("the restarted applier applies from offset %d, want %d (the one after its dataset's)", from, stored+1)
@@ -699,9 +739,7 @@ func testCutOff(t *testing.T, fx *faultEnv) {
 	behind := r.logEnd(t)
 	t.Logf("%v: replica 0 back after %v; the log ends at offset %d", l.since(), cutOff, behind)
 	t0 := time.Now()
-	if _, err := position(context.Background(), r.appliers[0], behind, 30*time.Second); err != nil {
-		t.Fatalf("replica 0 after the cut: %v", err)
-	}
+	r.await(t, 0, behind)
 	t.Logf("replica 0 applied the log up to offset %d %v after it came back", behind, time.Since(t0).Round(time.Millisecond))
 	l.waitAcks(t, 3)
 	r.check(t, l.finish(t))
