@@ -719,11 +719,21 @@ const cutOff = 30 * time.Second
 // partition looks like: connections to it stay open and requests get no
 // answer (no refusal, no reset), so a writer learns of it only by its own
 // timeouts; and the replica applies nothing meanwhile. Writes go on
-// through replica 1; thawed, replica 0 catches up.
+// through replica 1; thawed, replica 0 catches up. A reader whose Client
+// last wrote through replica 0 loads a session at the cut: it must get
+// its answer within maxGap.
 func testCutOff(t *testing.T, fx *faultEnv) {
 	rng := seeded(t)
 	r := newFaultRig(t, fx)
 	l := r.write(t, 8, rng)
+	// A reader whose Client had its last write answered by replica 0:
+	// it reads from replica 0's Fuseki, without asking first.
+	rst := session.NewStore(r.client(t))
+	probe := session.New("reader")
+	probe.Append("user", "read me during the cut")
+	if err := rst.Persist(context.Background(), probe); err != nil {
+		t.Fatal(err)
+	}
 	l.waitAcks(t, 3)
 	f := fx.fuseki(t)
 	fpid := javaPid(t, f)
@@ -734,15 +744,33 @@ func testCutOff(t *testing.T, fx *faultEnv) {
 	thaw := sync.OnceFunc(func() { syscall.Kill(fpid, syscall.SIGCONT); r.appliers[0].resume() })
 	t.Cleanup(thaw)
 	t.Logf("%v: replica 0 cut off (its applier and its Fuseki frozen)", l.since())
+	read := make(chan error, 1)
+	var readTook time.Duration
+	go func(t0 time.Time) {
+		_, err := rst.Load(context.Background(), probe.ID)
+		readTook = time.Since(t0)
+		read <- err
+	}(time.Now())
 	time.Sleep(cutOff)
 	thaw()
+	select {
+	case err := <-read:
+		if err != nil {
+			t.Errorf("the reader's load, sent at the cut: %v", err)
+		}
+		t.Logf("the reader's load, sent at the cut to replica 0 (where its Client last wrote), took %v", readTook.Round(time.Millisecond))
+	case <-time.After(maxGap - cutOff):
+		t.Errorf("the reader's load, sent at the cut to replica 0, still waits %v after it", maxGap)
+	}
 	behind := r.logEnd(t)
 	t.Logf("%v: replica 0 back after %v; the log ends at offset %d", l.since(), cutOff, behind)
 	t0 := time.Now()
 	r.await(t, 0, behind)
 	t.Logf("replica 0 applied the log up to offset %d %v after it came back", behind, time.Since(t0).Round(time.Millisecond))
 	l.waitAcks(t, 3)
-	r.check(t, l.finish(t))
+	want := l.finish(t)
+	want[probe.ID] = wantSession{lens: []int{1}, turns: turnContents(probe.Turns)}
+	r.check(t, want)
 }
 
 // javaPid returns the pid of the java process of srv (found by its
