@@ -157,13 +157,18 @@ func newFaultRig(t *testing.T, fx *faultEnv) *faultRig {
 			t.Fatal(err)
 		}
 		r.stores = append(r.stores, c)
-		p := &replicaProc{
-			bin:  bin,
-			addr: "127.0.0.1:" + strconv.Itoa(freePort(t)),
-			log:  filepath.Join(logs, fmt.Sprintf("replica%d.log", i)),
+		p := &replicaProc{bin: bin, log: filepath.Join(logs, fmt.Sprintf("replica%d.log", i))}
+		for try := 1; ; try++ { // a free port may be taken before the process listens on it
+			p.addr = "127.0.0.1:" + strconv.Itoa(freePort(t))
+			p.args = []string{"-brokers", strings.Join(r.brokers, ","), "-topic", r.topic, "-dataset", ds, "-listen", p.addr}
+			err := p.launch()
+			if err == nil {
+				break
+			}
+			if try == 3 || !strings.Contains(err.Error(), "address already in use") {
+				t.Fatal(err)
+			}
 		}
-		p.args = []string{"-brokers", strings.Join(r.brokers, ","), "-topic", r.topic, "-dataset", ds, "-listen", p.addr}
-		p.start(t)
 		r.appliers = append(r.appliers, p)
 	}
 	t.Cleanup(func() {
@@ -214,13 +219,22 @@ type replicaProc struct {
 
 func (p *replicaProc) url() string { return "http://" + p.addr }
 
-// start starts the process (again, after kill, on the same address) and
-// waits until it serves its position. It dies with the test binary.
+// start starts the process again after kill, on the same address, and
+// waits until it serves its position.
 func (p *replicaProc) start(t *testing.T) {
 	t.Helper()
+	if err := p.launch(); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// launch starts the process and waits until it says it serves its
+// position on its address (so that no other process answers there). It
+// dies with the test binary.
+func (p *replicaProc) launch() error {
 	logf, err := os.OpenFile(p.log, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
 	if err != nil {
-		t.Fatal(err)
+		return err
 	}
 	defer logf.Close()
 	fmt.Fprintf(logf, "=== started at %s\n", time.Now().UTC().Format(time.RFC3339Nano))
@@ -228,24 +242,22 @@ func (p *replicaProc) start(t *testing.T) {
 	cmd.Stdout, cmd.Stderr = logf, logf
 	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL, Setpgid: true}
 	if err := fusekitest.Spawn(cmd); err != nil {
-		t.Fatalf("start trails-replica: %v", err)
+		return fmt.Errorf("start trails-replica: %w", err)
 	}
 	p.cmd, p.exited = cmd, make(chan struct{})
 	go func(cmd *exec.Cmd, done chan struct{}) { cmd.Wait(); close(done) }(cmd, p.exited)
-	hc := &http.Client{Timeout: time.Second}
 	for deadline := time.Now().Add(30 * time.Second); ; {
 		select {
 		case <-p.exited:
-			t.Fatalf("trails-replica exited: %s\n%s", cmd.ProcessState, tailOf(p.log, 20))
+			p.cmd = nil
+			return fmt.Errorf("trails-replica exited: %s\n%s", cmd.ProcessState, tailOf(p.log, 20))
 		default:
 		}
-		resp, err := hc.Get(p.url() + "/position")
-		if err == nil {
-			resp.Body.Close()
-			return
+		if b, _ := os.ReadFile(p.log); bytes.Contains(b[bytes.LastIndex(b, []byte("=== started at")):], []byte("serving positions on")) {
+			return nil
 		}
 		if time.Now().After(deadline) {
-			t.Fatalf("trails-replica does not serve on %s: %v\n%s", p.addr, err, tailOf(p.log, 20))
+			return fmt.Errorf("trails-replica does not serve on %s\n%s", p.addr, tailOf(p.log, 20))
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
@@ -451,7 +463,9 @@ func (r *faultRig) check(t *testing.T, want map[string]wantSession) {
 		}
 		checkTurns(t, "session "+id+" through the cluster", got, w)
 	}
-	t.Logf("%d records; both replicas at offset %d hold the same %d quads; %d sessions checked on each; Check clean", end+1, end, strings.Count(dumps[0], "\n")+1, len(want))
+	if !t.Failed() {
+		t.Logf("%d records; both replicas at offset %d hold the same %d quads; %d sessions checked on each; Check clean", end+1, end, strings.Count(dumps[0], "\n")+1, len(want))
+	}
 }
 
 // checkTurns fails t unless got holds one of w's lengths of turns, with
