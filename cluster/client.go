@@ -254,8 +254,16 @@ func (c *Client) saw(i int, off int64) {
 	c.prefAt = max(c.prefAt, off)
 }
 
-// get GETs u and decodes its JSON answer into v.
+// answerWithin bounds the wait for an applier's answer: the longest wait
+// a Client asks an applier for (5 s) and a margin. A replica cut off from
+// the network answers nothing, not even a refusal: past this the Client
+// asks another.
+const answerWithin = 5*time.Second + 2*time.Second
+
+// get GETs u and decodes its JSON answer into v, within answerWithin.
 func (c *Client) get(ctx context.Context, u string, v any) error {
+	ctx, cancel := context.WithTimeout(ctx, answerWithin)
+	defer cancel()
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, u, nil)
 	if err != nil {
 		return err

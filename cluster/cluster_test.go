@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"net/http"
 	"net/http/httptest"
+	"os"
 	"slices"
 	"strings"
 	"sync"
@@ -25,7 +26,12 @@ import (
 
 var _ session.Querier = (*cluster.Client)(nil)
 
-func TestMain(m *testing.M) { fusekitest.Main(m) }
+func TestMain(m *testing.M) {
+	if cfg := os.Getenv(envWriterChild); cfg != "" {
+		os.Exit(writerChild(cfg)) // the writer the writer-killed test kills
+	}
+	fusekitest.Main(m)
+}
 
 // rig is a log topic with two replicas, each a Fuseki dataset and an
 // Applier run in this process, serving over HTTP.
@@ -334,6 +340,13 @@ func TestCluster(t *testing.T) {
 	t.Run("offset moved", func(t *testing.T) { testOffsetMoved(t, k, srv) })
 	t.Run("trails-admin", func(t *testing.T) { testAdmin(t, k, srv) })
 	t.Run("replica added", func(t *testing.T) { testReplicaAdded(t, k, srv) })
+
+	// The faults of issue 23, item 6 (faults_test.go).
+	fx := &faultEnv{parent: t, k: k, srv: srv}
+	t.Run("replica fuseki killed", func(t *testing.T) { testFusekiKilled(t, fx) })
+	t.Run("replica applier killed", func(t *testing.T) { testApplierKilled(t, fx) })
+	t.Run("replica cut off", func(t *testing.T) { testCutOff(t, fx) })
+	t.Run("writer killed", func(t *testing.T) { testWriterKilled(t, fx) })
 
 	// Last: it leaves a node restarted.
 	t.Run("broker killed", func(t *testing.T) { testBrokerKilled(t, k, srv) })
