@@ -32,7 +32,10 @@ type Config struct {
 	// outcome is unknown (kg.ErrUnavailable).
 	Timeout time.Duration
 	// Store configures the clients of the replicas' datasets (credentials,
-	// timeouts); its Endpoint and Store are set per replica.
+	// timeouts); its Endpoint and Store are set per replica. With more
+	// than one replica and no MaxAttempts, a read is tried once per
+	// replica: a replica that does not answer costs a read one
+	// Store.Timeout (kg's default, 30 s) before it goes to another.
 	Store kg.Config
 }
 
@@ -95,6 +98,12 @@ func Open(cfg Config) (*Client, error) {
 		}
 		sc := cfg.Store
 		sc.Endpoint, sc.Store = r.Dataset, kg.Fuseki
+		if sc.MaxAttempts == 0 && len(cfg.Replicas) > 1 {
+			// A read that fails goes to another replica (read): asking
+			// the same one again first would only make a silent
+			// replica cost several Timeouts.
+			sc.MaxAttempts = 1
+		}
 		q, err := kg.New(sc)
 		if err != nil {
 			return nil, fmt.Errorf("cluster: replica %s: %w", r.Dataset, err)
