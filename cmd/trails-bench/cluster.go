@@ -27,6 +27,7 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kgo"
+	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/trails-kg/trails/cluster"
 	"github.com/trails-kg/trails/internal/fusekitest"
@@ -143,6 +144,16 @@ type catchUp struct {
 	Records int64         `json:"records"`
 	Turns   int           `json:"turns"`
 	D       time.Duration `json:"ns"`
+	// First is when the applier had applied its first batch, of
+	// FirstRecords records: before it, the applier starts and the new
+	// Fuseki's JVM answers its first requests.
+	First        time.Duration `json:"first_batch_ns"`
+	FirstRecords int64         `json:"first_batch_records"`
+}
+
+// steadyPerSec is the records per second after the first batch.
+func (c catchUp) steadyPerSec() float64 {
+	return ratio(float64(c.Records-c.FirstRecords), (c.D - c.First).Seconds())
 }
 
 func (c catchUp) recordsPerSec() float64 { return ratio(float64(c.Records), c.D.Seconds()) }
@@ -163,6 +174,7 @@ type clusterRig struct {
 	b        *bench
 	env      clusterEnv
 	topic    string
+	kc       *kgo.Client
 	adm      *kadm.Client
 	fusekis  []*fusekitest.Server
 	appliers []*applierProc
@@ -217,7 +229,7 @@ func (rig *clusterRig) start(ctx context.Context, scratch string) error {
 	if err != nil {
 		return err
 	}
-	rig.adm = kadm.NewClient(kc)
+	rig.kc, rig.adm = kc, kadm.NewClient(kc)
 	mmb := strconv.Itoa(cluster.MaxRecordBytes)
 	minISR := "2"
 	resp, err := rig.adm.CreateTopic(ctx, 1, 3, map[string]*string{"min.insync.replicas": &minISR, "max.message.bytes": &mmb}, rig.topic)
@@ -237,12 +249,28 @@ func (rig *clusterRig) start(ctx context.Context, scratch string) error {
 	if err != nil {
 		return err
 	}
-	for i := range 2 {
-		srv, err := fusekitest.StartServer(fusekitest.Options{})
-		if err != nil {
-			return fmt.Errorf("cluster: replica %d: %w", i, err)
+	srvs := make([]*fusekitest.Server, 2)
+	errs := make([]error, len(srvs))
+	var wg sync.WaitGroup
+	for i := range srvs {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			srvs[i], errs[i] = fusekitest.StartServer(fusekitest.Options{})
+		}()
+	}
+	wg.Wait()
+	for _, srv := range srvs {
+		if srv != nil {
+			rig.fusekis = append(rig.fusekis, srv) // for close, whatever else failed
 		}
-		rig.fusekis = append(rig.fusekis, srv)
+	}
+	for i := range srvs {
+		if errs[i] != nil {
+			return fmt.Errorf("cluster: replica %d: %w", i, errs[i])
+		}
+	}
+	for i, srv := range srvs {
 		a := &applierProc{
 			args: []string{applierChildFlag, "-brokers", strings.Join(rig.env.brokers, ","), "-topic", rig.topic, "-dataset", srv.Endpoint},
 			addr: "127.0.0.1:0",
@@ -623,11 +651,15 @@ func (rig *clusterRig) newPool(ctx context.Context, n int, open func() (session.
 	return p, nil
 }
 
-// window has every writer of p append until d has passed and returns the
-// appends acknowledged within it, their latencies and how many failed. A
-// writer whose append fails loads its session again and goes on.
-func (p *writerPool) window(ctx context.Context, d time.Duration, contents []string) (int, []float64, int, error) {
-	deadline := time.Now().Add(d)
+// window has every writer of p append for warm, then for d, and returns
+// the appends acknowledged within d, their latencies and how many failed.
+// Counting only after warm leaves out the start, when no writer has had
+// time to finish an append: an append that takes longer than warm would
+// make the rate too low. A writer whose append fails loads its session
+// again and goes on.
+func (p *writerPool) window(ctx context.Context, warm, d time.Duration, contents []string) (int, []float64, int, error) {
+	from := time.Now().Add(warm)
+	deadline := from.Add(d)
 	var mu sync.Mutex
 	var lat []float64
 	var failed int
@@ -644,7 +676,7 @@ func (p *writerPool) window(ctx context.Context, d time.Duration, contents []str
 				t0 := time.Now()
 				err := st.Persist(ctx, s)
 				t1 := time.Now()
-				if err != nil {
+				if err != nil && ctx.Err() == nil {
 					var lerr error
 					if p.sessions[w], lerr = st.Load(ctx, s.ID); lerr != nil {
 						p.sessions[w] = s
@@ -656,9 +688,10 @@ func (p *writerPool) window(ctx context.Context, d time.Duration, contents []str
 				}
 				mu.Lock()
 				switch {
+				case t1.Before(from) || t1.After(deadline):
 				case err != nil:
 					failed++
-				case !t1.After(deadline):
+				default:
 					lat = append(lat, float64(t1.Sub(t0)))
 				}
 				mu.Unlock()
@@ -705,11 +738,11 @@ func (rig *clusterRig) writers(ctx context.Context, r *clusterResult) error {
 	var logRates, dirRates, logLat, dirLat, batches []float64
 	for run := 0; run <= b.plan.runs; run++ {
 		t0 := time.Now()
-		cnt, lat, lfail, err := viaLog.window(ctx, b.plan.clusterWindow, contents)
+		cnt, lat, lfail, err := viaLog.window(ctx, b.plan.clusterWindow, b.plan.clusterWindow, contents)
 		if err != nil {
 			return fmt.Errorf("through the log: %w", err)
 		}
-		d := time.Since(t0)
+		d := b.plan.clusterWindow
 		host := rig.tracer.last()
 		for i, a := range rig.appliers {
 			if a.addr == host && run > 0 {
@@ -724,12 +757,11 @@ func (rig *clusterRig) writers(ctx context.Context, r *clusterResult) error {
 				}
 			}
 		}
-		t1 := time.Now()
-		dcnt, dlat, dfail, err := direct.window(ctx, b.plan.clusterWindow, contents)
+		dcnt, dlat, dfail, err := direct.window(ctx, b.plan.clusterWindow, b.plan.clusterWindow, contents)
 		if err != nil {
 			return fmt.Errorf("direct: %w", err)
 		}
-		dd := time.Since(t1)
+		dd := b.plan.clusterWindow
 		if run == 0 {
 			continue
 		}
@@ -754,7 +786,7 @@ func (rig *clusterRig) writers(ctx context.Context, r *clusterResult) error {
 		return err
 	}
 	for turns < b.plan.catchUpTurns {
-		if _, _, _, err := viaLog.window(ctx, time.Second, contents); err != nil {
+		if _, _, _, err := viaLog.window(ctx, 0, time.Second, contents); err != nil {
 			return err
 		}
 		if turns, err = rig.turns(ctx, 0); err != nil {
@@ -860,7 +892,11 @@ func (rig *clusterRig) catchUp(ctx context.Context, r *clusterResult) error {
 	errc := make(chan error, 1)
 	t0 := time.Now()
 	go func() { errc <- a.Run(actx) }()
+	var first int64 = -1
 	for a.Position() < end-1 {
+		if p := a.Position(); first < 0 && p >= 0 {
+			first, r.CatchUp.First = p, time.Since(t0)
+		}
 		select {
 		case err := <-errc:
 			stop()
@@ -875,12 +911,13 @@ func (rig *clusterRig) catchUp(ctx context.Context, r *clusterResult) error {
 	if err != nil {
 		return err
 	}
-	r.CatchUp.Records = end
+	r.CatchUp.Records, r.CatchUp.FirstRecords = end, first+1
 	if r.CatchUp.Turns, err = res.Solutions[0].Int("n"); err != nil {
 		return err
 	}
-	b.logf("cluster: catch-up: %s records (%s turns) in %.2f s: %.0f records/s, %.0f turns/s", thousands(int(end)), thousands(r.CatchUp.Turns),
-		r.CatchUp.D.Seconds(), r.CatchUp.recordsPerSec(), r.CatchUp.turnsPerSec())
+	b.logf("cluster: catch-up: %s records (%s turns) in %.2f s: %.0f records/s, %.0f turns/s; the first batch (%d records) after %.2f s, %.0f records/s after it",
+		thousands(int(end)), thousands(r.CatchUp.Turns), r.CatchUp.D.Seconds(), r.CatchUp.recordsPerSec(), r.CatchUp.turnsPerSec(),
+		r.CatchUp.FirstRecords, r.CatchUp.First.Seconds(), r.CatchUp.steadyPerSec())
 	return nil
 }
 
@@ -981,7 +1018,8 @@ func (rig *clusterRig) lastUsed() int {
 }
 
 // leader returns the node that leads the log's partition and the active
-// controller.
+// controller (the leader of the KRaft quorum; -1 when not known: a
+// Metadata response's controller is any broker under KRaft).
 func (rig *clusterRig) leader(ctx context.Context) (int, int, error) {
 	md, err := rig.adm.Metadata(ctx, rig.topic)
 	if err != nil {
@@ -991,7 +1029,13 @@ func (rig *clusterRig) leader(ctx context.Context) (int, int, error) {
 	if !ok || p.Leader < 1 {
 		return 0, 0, fmt.Errorf("%s/0 has no leader", rig.topic)
 	}
-	return int(p.Leader), int(md.Controller), nil
+	controller := -1
+	req := kmsg.NewPtrDescribeQuorumRequest()
+	req.Topics = []kmsg.DescribeQuorumRequestTopic{{Topic: "__cluster_metadata", Partitions: []kmsg.DescribeQuorumRequestTopicPartition{{Partition: 0}}}}
+	if resp, err := req.RequestWith(ctx, rig.kc); err == nil && len(resp.Topics) == 1 && len(resp.Topics[0].Partitions) == 1 {
+		controller = int(resp.Topics[0].Partitions[0].LeaderID)
+	}
+	return int(p.Leader), controller, nil
 }
 
 // script runs scripts/cluster CMD N on the Kafka nodes' ports.
@@ -1015,15 +1059,22 @@ func lastLine(s string) string {
 type writing struct {
 	cancel context.CancelFunc
 	wg     sync.WaitGroup
+	n      int // writers
 	mu     sync.Mutex
-	acks   []span // begun, acknowledged
-	fails  []span
+	acks   []wspan // begun, acknowledged
+	fails  []wspan
 	err    error
+}
+
+// wspan is one append of writer w.
+type wspan struct {
+	span
+	w int
 }
 
 func startWriting(ctx context.Context, p *writerPool, contents []string) *writing {
 	ctx, cancel := context.WithCancel(ctx)
-	w := &writing{cancel: cancel}
+	w := &writing{cancel: cancel, n: len(p.stores)}
 	for k := range p.stores {
 		w.wg.Add(1)
 		go func() {
@@ -1033,7 +1084,7 @@ func startWriting(ctx context.Context, p *writerPool, contents []string) *writin
 				s.Append(role(len(s.Turns)), contents[(k+i)%len(contents)])
 				t0 := time.Now()
 				err := st.Persist(ctx, s)
-				sp := span{t0, time.Now()}
+				sp := wspan{span{t0, time.Now()}, k}
 				if ctx.Err() != nil {
 					return
 				}
@@ -1098,13 +1149,18 @@ type trialResult struct {
 	errors           int
 }
 
-// trial kills (with kill) and waits for the first acknowledgement of an
-// append begun after the kill.
+// trial kills (with kill, which returns once the process is gone) and
+// waits for the first acknowledgement of an append begun after that. The
+// kill is timed from kill's return: an append begun while kill runs (a
+// script that finds the process first) may be acknowledged before the
+// process dies. So the time from the SIGKILL itself is longer by what
+// kill takes to see the process gone (milliseconds; up to 100 ms for
+// scripts/cluster kill-node, which polls).
 func (w *writing) trial(ctx context.Context, kill func() error) (trialResult, error) {
-	t0 := time.Now()
 	if err := kill(); err != nil {
 		return trialResult{}, err
 	}
+	t0 := time.Now()
 	var r trialResult
 	for {
 		w.mu.Lock()
@@ -1124,10 +1180,26 @@ func (w *writing) trial(ctx context.Context, kill func() error) (trialResult, er
 			return r, err
 		}
 	}
-	// The appends in flight at the kill: wait for them too, then take the
-	// longest.
-	if err := sleepCtx(ctx, 2*time.Second); err != nil {
-		return r, err
+	// The appends in flight at the kill: wait until every writer has
+	// ended one begun after it, then take the longest.
+	for {
+		w.mu.Lock()
+		done := map[int]bool{}
+		for _, a := range append(slices.Clone(w.acks), w.fails...) {
+			if !a.start.Before(t0) {
+				done[a.w] = true
+			}
+		}
+		w.mu.Unlock()
+		if len(done) == w.n {
+			break
+		}
+		if time.Since(t0) > failoverGiveUp {
+			return r, fmt.Errorf("%d of %d writers have not ended an append begun within %v of the kill", w.n-len(done), w.n, failoverGiveUp)
+		}
+		if err := sleepCtx(ctx, 10*time.Millisecond); err != nil {
+			return r, err
+		}
 	}
 	w.mu.Lock()
 	defer w.mu.Unlock()
@@ -1195,19 +1267,22 @@ func (c *clusterResult) markdown(w io.Writer) {
 	}
 	table(w, []string{"phase", "p50 ms", "p99 ms"}, rows)
 	fmt.Fprintf(w, "**%d writers.** %d agents, each with a Store and a client of its own and a session of its own, appending "+
-		"one turn per `Persist` without pause for %v per run, through the log and to the direct Fuseki, alternating run by run; "+
+		"one turn per `Persist` without pause for %v per run (counting the appends acknowledged after a first %v), "+
+		"through the log and to the direct Fuseki, alternating run by run; "+
 		"the median of %d runs after a warm-up run (appends that failed: %d through the log, %d direct; a writer whose append fails "+
 		"loads its session again and goes on). Through the log, the replica's apply requests held %.1f records on average.\n\n",
-		c.Writers, c.Writers, c.Window, c.WriterRuns, c.ClusterFailed, c.SingleFailed, c.BatchMean)
+		c.Writers, c.Writers, 2*c.Window, c.Window, c.WriterRuns, c.ClusterFailed, c.SingleFailed, c.BatchMean)
 	table(w, []string{"writers", "log appends/s", "log p50 ms", "one Fuseki appends/s", "one Fuseki p50 ms", "log / one", tClusterWriters},
 		[][]string{{fmt.Sprint(c.Writers), fmt.Sprintf("%.0f", c.ClusterAPS), msf(c.ClusterP50), fmt.Sprintf("%.0f", c.SingleAPS), msf(c.SingleP50),
 			x(ratio(c.ClusterAPS, c.SingleAPS)), verdict(c.SingleAPS > 0 && c.ClusterAPS >= c.SingleAPS)}})
 	cu := c.CatchUp
 	fmt.Fprintf(w, "**A new replica.** A new Fuseki (empty, its JVM cold) and an applier apply the whole log written above "+
-		"(mostly single-turn appends, one record each), from the applier's start until it has applied the last record.\n\n")
-	table(w, []string{"records", "turns", "seconds", "records/s", "turns/s", tClusterCatchUp},
+		"(mostly single-turn appends, one record each), from the applier's start until it has applied the last record; "+
+		"the first batch shows what starting costs (the applier reads its offset, joins the log, and the new JVM answers its first requests).\n\n")
+	table(w, []string{"records", "turns", "seconds", "records/s", "turns/s", "first batch s", "records/s after it", tClusterCatchUp},
 		[][]string{{thousands(int(cu.Records)), thousands(cu.Turns), fmt.Sprintf("%.2f", cu.D.Seconds()), fmt.Sprintf("%.0f", cu.recordsPerSec()),
-			fmt.Sprintf("%.0f", cu.turnsPerSec()), verdict(cu.Turns >= 2000 && cu.turnsPerSec() >= clusterCatchUp)}})
+			fmt.Sprintf("%.0f", cu.turnsPerSec()), fmt.Sprintf("%.2f", cu.First.Seconds()), fmt.Sprintf("%.0f", cu.steadyPerSec()),
+			verdict(cu.Turns >= 2000 && cu.turnsPerSec() >= clusterCatchUp)}})
 	fmt.Fprintf(w, "**Failover.** Writers append without pause, each through a `cluster.Client` of its own; one process is killed "+
 		"(SIGKILL): the applier of the replica whose applier answered the writers last, then that replica's Fuseki, then the "+
 		"leader of the log's partition (`scripts/cluster kill-node`); each is started again after its trial. "+
