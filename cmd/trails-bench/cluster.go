@@ -977,7 +977,12 @@ func (rig *clusterRig) failovers(ctx context.Context, r *clusterResult) error {
 					f.What = fmt.Sprintf("node %d, the partition's leader and the active controller (kill -9)", leader)
 				}
 				kill = func() error { return rig.script(ctx, "kill-node", leader) }
-				restore = func() error { return rig.script(ctx, "start-node", leader) }
+				restore = func() error {
+					if err := rig.script(ctx, "start-node", leader); err != nil {
+						return err
+					}
+					return rig.settle(ctx)
+				}
 			}
 			t, err := w.trial(ctx, kill)
 			if err != nil {
@@ -1036,6 +1041,33 @@ func (rig *clusterRig) leader(ctx context.Context) (int, int, error) {
 		controller = int(resp.Topics[0].Partitions[0].LeaderID)
 	}
 	return int(p.Leader), controller, nil
+}
+
+// settle waits until the log's partition has all three replicas in sync
+// again and has its preferred leader back, so that the next trial does
+// not meet the move of leadership that Kafka would otherwise make later
+// (auto.leader.rebalance.enable), which stalls writers too.
+func (rig *clusterRig) settle(ctx context.Context) error {
+	deadline := time.Now().Add(5 * time.Minute)
+	for {
+		md, err := rig.adm.Metadata(ctx, rig.topic)
+		if err == nil {
+			if p, ok := md.Topics[rig.topic].Partitions[0]; ok && len(p.ISR) == 3 {
+				break
+			}
+		}
+		if time.Now().After(deadline) {
+			return fmt.Errorf("%s/0 has not had 3 replicas in sync for 5 minutes", rig.topic)
+		}
+		if err := sleepCtx(ctx, 500*time.Millisecond); err != nil {
+			return err
+		}
+	}
+	_, err := rig.adm.ElectLeaders(ctx, kadm.ElectPreferredReplica, kadm.TopicsSet{rig.topic: {0: {}}})
+	if err != nil {
+		return fmt.Errorf("elect the preferred leader of %s/0: %w", rig.topic, err)
+	}
+	return nil
 }
 
 // script runs scripts/cluster CMD N on the Kafka nodes' ports.
