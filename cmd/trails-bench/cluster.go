@@ -768,7 +768,7 @@ func (rig *clusterRig) writers(ctx context.Context, r *clusterResult) error {
 		r.ClusterFailed, r.SingleFailed = r.ClusterFailed+lfail, r.SingleFailed+dfail
 		logRates, dirRates = append(logRates, float64(cnt)/d.Seconds()), append(dirRates, float64(dcnt)/dd.Seconds())
 		logLat, dirLat = append(logLat, lat...), append(dirLat, dlat...)
-		b.logf("cluster: %d writers, run %d: through the log %.0f appends/s (%d failed), direct %.0f appends/s (%d failed)", n, run,
+		b.logf("cluster: %d writers, run %d: through the log %.1f appends/s (%d failed), direct %.1f appends/s (%d failed)", n, run,
 			logRates[len(logRates)-1], lfail, dirRates[len(dirRates)-1], dfail)
 	}
 	r.ClusterAPS, r.SingleAPS = median(logRates), median(dirRates)
@@ -1267,13 +1267,13 @@ func (c *clusterResult) judge() []target {
 	return []target{
 		{tClusterP50, fmt.Sprintf("through the log p50 %s ms (p99 %s), direct p50 %s ms (p99 %s): %s",
 			msf(c.LogP50), msf(c.LogP99), msf(c.DirectP50), msf(c.DirectP99), x(rp)), c.DirectP50 > 0 && rp <= clusterP50Ratio},
-		{tClusterWriters, fmt.Sprintf("%d writers: through the log %.0f appends/s, one Fuseki %.0f appends/s: %s",
+		{tClusterWriters, fmt.Sprintf("%d writers: through the log %.1f appends/s, one Fuseki %.1f appends/s: %s",
 			c.Writers, c.ClusterAPS, c.SingleAPS, x(ratio(c.ClusterAPS, c.SingleAPS))), c.SingleAPS > 0 && c.ClusterAPS >= c.SingleAPS},
 		{tClusterCatchUp, fmt.Sprintf("%s records, %s turns in %.2f s: %.0f records/s, %.0f turns/s",
 			thousands(int(c.CatchUp.Records)), thousands(c.CatchUp.Turns), c.CatchUp.D.Seconds(), c.CatchUp.recordsPerSec(), c.CatchUp.turnsPerSec()),
 			c.CatchUp.Turns >= 2000 && c.CatchUp.turnsPerSec() >= clusterCatchUp},
-		{tClusterReplica, "kill → next acknowledged append (the longest trial): " + rs, rs != "" && rd <= clusterFailover},
-		{tClusterBroker, "kill → next acknowledged append (the longest trial): " + bs, bs != "" && bd <= clusterFailover},
+		{tClusterReplica, "kill → next acknowledged append, each trial (the longest judged): " + rs, rs != "" && rd <= clusterFailover},
+		{tClusterBroker, "kill → next acknowledged append, each trial (the longest judged): " + bs, bs != "" && bd <= clusterFailover},
 	}
 }
 
@@ -1305,7 +1305,7 @@ func (c *clusterResult) markdown(w io.Writer) {
 		"loads its session again and goes on). Through the log, the replica's apply requests held %.1f records on average.\n\n",
 		c.Writers, c.Writers, 2*c.Window, c.Window, c.WriterRuns, c.ClusterFailed, c.SingleFailed, c.BatchMean)
 	table(w, []string{"writers", "log appends/s", "log p50 ms", "one Fuseki appends/s", "one Fuseki p50 ms", "log / one", tClusterWriters},
-		[][]string{{fmt.Sprint(c.Writers), fmt.Sprintf("%.0f", c.ClusterAPS), msf(c.ClusterP50), fmt.Sprintf("%.0f", c.SingleAPS), msf(c.SingleP50),
+		[][]string{{fmt.Sprint(c.Writers), fmt.Sprintf("%.1f", c.ClusterAPS), msf(c.ClusterP50), fmt.Sprintf("%.1f", c.SingleAPS), msf(c.SingleP50),
 			x(ratio(c.ClusterAPS, c.SingleAPS)), verdict(c.SingleAPS > 0 && c.ClusterAPS >= c.SingleAPS)}})
 	cu := c.CatchUp
 	fmt.Fprintf(w, "**A new replica.** A new Fuseki (empty, its JVM cold) and an applier apply the whole log written above "+
@@ -1317,9 +1317,10 @@ func (c *clusterResult) markdown(w io.Writer) {
 			verdict(cu.Turns >= 2000 && cu.turnsPerSec() >= clusterCatchUp)}})
 	fmt.Fprintf(w, "**Failover.** Writers append without pause, each through a `cluster.Client` of its own; one process is killed "+
 		"(SIGKILL): the applier of the replica whose applier answered the writers last, then that replica's Fuseki, then the "+
-		"leader of the log's partition (`scripts/cluster kill-node`); each is started again after its trial. "+
-		"**Next ack** is from the kill to the acknowledgement of the first append begun after it; **longest** is the longest append "+
-		"that ended after the kill.\n\n")
+		"leader of the log's partition (`scripts/cluster kill-node`); each is started again after its trial "+
+		"(a broker: then the run waits for the full ISR and elects the preferred leader). "+
+		"**Next ack** is from the kill (when the killing call returned, the process gone) to the acknowledgement of the first append "+
+		"begun after it; **longest** is the longest append that ended after the kill.\n\n")
 	rows = nil
 	for _, f := range c.Failovers {
 		col := []string{"—", "—"}
