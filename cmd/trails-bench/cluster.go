@@ -174,6 +174,7 @@ type clusterRig struct {
 	b        *bench
 	env      clusterEnv
 	topic    string
+	dirs     []string // the replicas' databases
 	kc       *kgo.Client
 	adm      *kadm.Client
 	fusekis  []*fusekitest.Server
@@ -253,10 +254,14 @@ func (rig *clusterRig) start(ctx context.Context, scratch string) error {
 	errs := make([]error, len(srvs))
 	var wg sync.WaitGroup
 	for i := range srvs {
+		data, err := rig.dataDir()
+		if err != nil {
+			return err
+		}
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			srvs[i], errs[i] = fusekitest.StartServer(fusekitest.Options{})
+			srvs[i], errs[i] = fusekitest.StartServer(fusekitest.Options{DataDir: data})
 		}()
 	}
 	wg.Wait()
@@ -285,6 +290,18 @@ func (rig *clusterRig) start(ctx context.Context, scratch string) error {
 	return nil
 }
 
+// dataDir returns a new directory for a replica's TDB2 database where
+// the direct Fuseki's is by default ($TMPDIR, on disk): left to
+// fusekitest, it would be in its scratch directory, which may be
+// /dev/shm, where a commit does not wait for a disk. Removed by close.
+func (rig *clusterRig) dataDir() (string, error) {
+	d, err := os.MkdirTemp("", "trails-bench-replica-")
+	if err == nil {
+		rig.dirs = append(rig.dirs, d)
+	}
+	return d, err
+}
+
 // close stops what start started and removes the topic.
 func (rig *clusterRig) close() {
 	for _, a := range rig.appliers {
@@ -292,6 +309,9 @@ func (rig *clusterRig) close() {
 	}
 	for _, f := range rig.fusekis {
 		f.Close()
+	}
+	for _, d := range rig.dirs {
+		os.RemoveAll(d)
 	}
 	if rig.tracer != nil {
 		http.DefaultTransport = rig.tracer.next
@@ -875,7 +895,11 @@ func (rig *clusterRig) catchUp(ctx context.Context, r *clusterResult) error {
 	if err != nil {
 		return err
 	}
-	srv, err := fusekitest.StartServer(fusekitest.Options{})
+	data, err := rig.dataDir()
+	if err != nil {
+		return err
+	}
+	srv, err := fusekitest.StartServer(fusekitest.Options{DataDir: data})
 	if err != nil {
 		return err
 	}
@@ -1282,6 +1306,7 @@ func (c *clusterResult) markdown(w io.Writer) {
 	fmt.Fprintf(w, "## 10. Cluster (issue 23)\n\n")
 	fmt.Fprintf(w, "Trails through the replicated log: Kafka nodes of `scripts/cluster` (%s), a topic of the run's own "+
 		"(1 partition, replication factor 3, min.insync.replicas 2, acks=all), %d replicas, each a Fuseki started like the direct one "+
+		"(its TDB2 database in $TMPDIR too) "+
 		"with its applier (`cluster.Applier`, as `cmd/trails-replica` runs it, in a child process). "+
 		"**Direct** is the Fuseki trails-bench starts itself, the same jar and configuration.\n\n", strings.Join(c.Brokers, ", "), c.Replicas)
 	fmt.Fprintf(w, "**Single-turn appends.** `Persist` of one new turn, through a `cluster.Client` and to the direct Fuseki, "+

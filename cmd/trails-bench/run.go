@@ -66,8 +66,10 @@ Flags:
              10 minutes. It needs the Kafka nodes of scripts/cluster:
                set -a; eval "$(scripts/cluster start --kafka-only)"; set +a
              (TRAILS_KAFKA_BROKERS; TRAILS_KAFKA_PORT if not the default);
-             it starts its own replicas, appliers and topic, and kills and
-             restarts one node with scripts/cluster kill-node / start-node
+             it starts its own replicas (their databases in $TMPDIR, where
+             the direct one's is without -data), appliers and topic, and
+             kills and restarts one node with scripts/cluster kill-node /
+             start-node
   -o FILE    write the report to FILE instead of stdout; if FILE has the
              lines <!-- trails-bench:begin --> and <!-- trails-bench:end -->,
              only the text between them is replaced; with -only wide the
