@@ -929,6 +929,9 @@ func (rig *clusterRig) catchUp(ctx context.Context, r *clusterResult) error {
 		}
 	}
 	r.CatchUp.D = time.Since(t0)
+	if first < 0 { // the whole log came in the first batch
+		first, r.CatchUp.First = end-1, r.CatchUp.D
+	}
 	stop()
 	<-errc
 	res, err := store.Select(ctx, qCountTurns)
