@@ -102,17 +102,23 @@ func TestUsage(t *testing.T) {
 		code   int
 		stdout string // a part of it
 		stderr string // a part of it
+		env    map[string]string
 	}{
 		{name: "help", args: []string{"-h"}, code: exitOK, stdout: "Usage: trails-bench"},
 		{name: "unknown flag", args: []string{"-bogus"}, code: exitUsage, stderr: "Run \"trails-bench -h\""},
 		{name: "argument", args: []string{"now"}, code: exitUsage, stderr: "takes flags only"},
 		{name: "data not empty", args: []string{"-data", full}, code: exitUsage, stderr: "not empty"},
 		{name: "child without arguments", args: []string{childFlag}, code: exitUsage, stderr: childFlag},
-		{name: "only what", args: []string{"-only", "everything"}, code: exitUsage, stderr: "wide, tail and agent"},
+		{name: "only what", args: []string{"-only", "everything"}, code: exitUsage, stderr: "wide, tail, agent and cluster"},
+		{name: "only cluster without Kafka", args: []string{"-only", "cluster"}, env: map[string]string{"TRAILS_KAFKA_BROKERS": ""}, code: exitUsage, stderr: "scripts/cluster start --kafka-only"},
+		{name: "applier child without arguments", args: []string{applierChildFlag}, code: exitUsage, stderr: applierChildFlag},
 		{name: "only agent without its markers", args: []string{"-only", "agent", "-o", filepath.Join(full, "x")}, code: exitUsage, stderr: "trails-bench:agent:begin"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
+			for k, v := range tt.env {
+				t.Setenv(k, v)
+			}
 			var stdout, stderr bytes.Buffer
 			err := run(context.Background(), tt.args, &stdout, &stderr)
 			if got := exitCode(err); got != tt.code {

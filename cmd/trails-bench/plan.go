@@ -51,6 +51,12 @@ type plan struct {
 	stateTurns    int // history of the load with state
 	stateDepth    int // its chain's depth
 	appendsPerRun int // single-turn appends per run of each way
+
+	clusterWriters  int           // concurrent writers of the cluster's throughput
+	clusterWindow   time.Duration // how long each of its runs lasts
+	catchUpTurns    int           // the log a new replica applies holds at least these turns
+	failoverRuns    int           // kills of each kind
+	failoverWriters int           // writers appending while a process is killed
 }
 
 // persistPlan is one batch size of the persist scenario.
@@ -103,6 +109,11 @@ func fullPlan() plan {
 		stateTurns:       1000,
 		stateDepth:       32,
 		appendsPerRun:    60,
+		clusterWriters:   64,
+		clusterWindow:    5 * time.Second,
+		catchUpTurns:     2000,
+		failoverRuns:     3,
+		failoverWriters:  4,
 	}
 }
 
@@ -141,5 +152,10 @@ func shortPlan() plan {
 		stateTurns:       66,
 		stateDepth:       32,
 		appendsPerRun:    4,
+		clusterWriters:   64,
+		clusterWindow:    time.Second,
+		catchUpTurns:     200,
+		failoverRuns:     1,
+		failoverWriters:  4,
 	}
 }

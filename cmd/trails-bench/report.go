@@ -14,30 +14,31 @@ import (
 // results is everything a run measured; the markdown report and -json
 // are two renderings of it.
 type results struct {
-	Command       string        `json:"command"`
-	Plan          string        `json:"plan"`
-	Only          string        `json:"only,omitempty"` // the one scenario run (-only), "" for all
-	Date          time.Time     `json:"date"`
-	Machine       machine       `json:"machine"`
-	Runs          int           `json:"runs"`
-	LoadAvg       []string      `json:"load_avg"` // at the start and the end
-	PersistBudget time.Duration `json:"persist_budget_ns"`
-	WarmLoads     int           `json:"warm_loads"`
-	Wall          time.Duration `json:"wall_ns"`
-	Fork          []forkRow     `json:"fork"`
-	Load          []loadRow     `json:"load"`
-	Latency       []latencyRow  `json:"load_over_network"`
-	Persist       []persistRow  `json:"persist"`
-	Scaling       *scaling      `json:"scaling"`
-	Alloc         []allocRow    `json:"alloc"`
-	RSS           rssResult     `json:"rss"`
-	Concurrency   []concRow     `json:"concurrency"`
-	Wide          *wideTree     `json:"wide_tree"`
-	Tail          *tailResult   `json:"tail"`
-	Agent         *agentResult  `json:"agent"`
-	Targets       []target      `json:"targets"`
-	Summary       string        `json:"summary"` // of the targets, as the report writes it under them
-	Phases        []phase       `json:"phases"`
+	Command       string         `json:"command"`
+	Plan          string         `json:"plan"`
+	Only          string         `json:"only,omitempty"` // the one scenario run (-only), "" for all
+	Date          time.Time      `json:"date"`
+	Machine       machine        `json:"machine"`
+	Runs          int            `json:"runs"`
+	LoadAvg       []string       `json:"load_avg"` // at the start and the end
+	PersistBudget time.Duration  `json:"persist_budget_ns"`
+	WarmLoads     int            `json:"warm_loads"`
+	Wall          time.Duration  `json:"wall_ns"`
+	Fork          []forkRow      `json:"fork"`
+	Load          []loadRow      `json:"load"`
+	Latency       []latencyRow   `json:"load_over_network"`
+	Persist       []persistRow   `json:"persist"`
+	Scaling       *scaling       `json:"scaling"`
+	Alloc         []allocRow     `json:"alloc"`
+	RSS           rssResult      `json:"rss"`
+	Concurrency   []concRow      `json:"concurrency"`
+	Wide          *wideTree      `json:"wide_tree"`
+	Tail          *tailResult    `json:"tail"`
+	Agent         *agentResult   `json:"agent"`
+	Cluster       *clusterResult `json:"cluster,omitempty"`
+	Targets       []target       `json:"targets"`
+	Summary       string         `json:"summary"` // of the targets, as the report writes it under them
+	Phases        []phase        `json:"phases"`
 }
 
 // target is one of the issue's targets, judged.
@@ -197,6 +198,9 @@ func (r *results) judge() {
 	if a := r.Agent; a != nil {
 		ts = append(ts, a.judge()...)
 	}
+	if c := r.Cluster; c != nil {
+		ts = append(ts, c.judge()...)
+	}
 	r.Targets = ts
 	r.Summary = benchreport.Summary(judged(ts))
 }
@@ -307,6 +311,9 @@ func (r *results) markdown(w io.Writer) {
 	}
 	if a := r.Agent; a != nil {
 		a.markdown(w)
+	}
+	if c := r.Cluster; c != nil {
+		c.markdown(w)
 	}
 
 	fmt.Fprintf(w, "## Where the time went\n\n")

@@ -33,7 +33,7 @@ const (
 	exitInterrupted = 130
 )
 
-const usageText = `Usage: trails-bench [-short] [-only wide|tail|agent] [-o FILE] [-data DIR] [-json]
+const usageText = `Usage: trails-bench [-short] [-only wide|tail|agent|cluster] [-o FILE] [-data DIR] [-json]
                     [-cpuprofile FILE] [-memprofile FILE]
 
 Starts a Fuseki of its own (TDB2 on disk, fuseki/trails.ttl) from the cached
@@ -58,6 +58,18 @@ Flags:
              run issue 13's scenarios together: 9 (single-turn appends,
              an agent loop of structured turns, a 16 MiB turn, a load with
              state at depth 32) and 8 (tail loads), a minute or two
+  -only cluster
+             run scenario 10 alone: issue 23's targets through the
+             replicated log (append latency against the direct Fuseki, 64
+             writers, a new replica's catch-up, failover when an applier,
+             a replica's Fuseki or the log's leader broker is killed), some
+             10 minutes. It needs the Kafka nodes of scripts/cluster:
+               set -a; eval "$(scripts/cluster start --kafka-only)"; set +a
+             (TRAILS_KAFKA_BROKERS; TRAILS_KAFKA_PORT if not the default);
+             it starts its own replicas (their databases in $TMPDIR, where
+             the direct one's is without -data), appliers and topic, and
+             kills and restarts one node with scripts/cluster kill-node /
+             start-node
   -o FILE    write the report to FILE instead of stdout; if FILE has the
              lines <!-- trails-bench:begin --> and <!-- trails-bench:end -->,
              only the text between them is replaced; with -only wide the
@@ -128,6 +140,9 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	if len(args) > 0 && args[0] == childFlag {
 		return rssChild(ctx, args[1:], stdout)
 	}
+	if len(args) > 0 && args[0] == applierChildFlag {
+		return applierChild(ctx, args[1:], stdout, stderr)
+	}
 	fs := flag.NewFlagSet("trails-bench", flag.ContinueOnError)
 	fs.SetOutput(io.Discard)
 	short := fs.Bool("short", false, "")
@@ -147,8 +162,15 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	if fs.NArg() > 0 {
 		return usageErrorf("unexpected argument %q: trails-bench takes flags only", fs.Arg(0))
 	}
-	if *only != "" && *only != "wide" && *only != "tail" && *only != "agent" {
-		return usageErrorf("-only %q: the scenarios that run alone are wide, tail and agent", *only)
+	if *only != "" && *only != "wide" && *only != "tail" && *only != "agent" && *only != "cluster" {
+		return usageErrorf("-only %q: the scenarios that run alone are wide, tail, agent and cluster", *only)
+	}
+	var cenv clusterEnv
+	if *only == "cluster" {
+		var err error
+		if cenv, err = clusterEnvFromOS(); err != nil {
+			return err
+		}
 	}
 	if *only != "" && *out != "" {
 		old, err := os.ReadFile(*out)
@@ -221,7 +243,7 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		PersistBudget: p.persistBudget,
 		WarmLoads:     p.warmLoads,
 	}
-	if err := b.all(ctx, r, dir); err != nil {
+	if err := b.all(ctx, r, dir, cenv); err != nil {
 		if ctx.Err() == nil {
 			pctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 			defer cancel()
@@ -256,7 +278,7 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 // all runs the scenarios in an order that keeps each one's store as it
 // needs it: the small-store measurement of the scaling scenario first, the
 // big-store one last. It records how long each step took.
-func (b *bench) all(ctx context.Context, r *results, dir string) error {
+func (b *bench) all(ctx context.Context, r *results, dir string, cenv clusterEnv) error {
 	var sc *scaling
 	var fx *loadFixtures
 	type step struct {
@@ -317,7 +339,13 @@ func (b *bench) all(ctx context.Context, r *results, dir string) error {
 		r.Agent, err = b.agent(ctx)
 		return err
 	}}
+	clusterStep := step{"10. cluster (latency, writers, catch-up, failover)", func() (err error) {
+		r.Cluster, err = b.cluster(ctx, cenv)
+		return err
+	}}
 	switch r.Only {
+	case "cluster":
+		steps = []step{steps[0], clusterStep}
 	case "wide":
 		steps = []step{steps[0], wide}
 	case "tail":
