@@ -111,7 +111,7 @@ func Open(cfg Config) (*Client, error) {
 		c.replicas = append(c.replicas, &replica{q: q, applier: r.Applier})
 	}
 	var err error
-	c.log, err = kgo.NewClient(
+	c.log, err = kgo.NewClient(append(quickFailover(),
 		kgo.SeedBrokers(cfg.Brokers...),
 		kgo.DefaultProduceTopic(c.topic),
 		kgo.RecordPartitioner(kgo.ManualPartitioner()),
@@ -120,7 +120,7 @@ func Open(cfg Config) (*Client, error) {
 		kgo.ProducerBatchMaxBytes(MaxRecordBytes),
 		kgo.BrokerMaxWriteBytes(2*MaxRecordBytes),
 		kgo.RecordDeliveryTimeout(c.timeout),
-	)
+	)...)
 	if err != nil {
 		return nil, fmt.Errorf("%w: cluster: %v", kg.ErrConfig, err)
 	}
@@ -231,7 +231,7 @@ func (c *Client) outcome(ctx context.Context, off int64) (Outcome, error) {
 		for k := range c.replicas {
 			i := (pref + k) % len(c.replicas)
 			var o Outcome
-			err := c.get(ctx, c.replicas[i].applier+"/outcome?offset="+strconv.FormatInt(off, 10)+"&wait=5s", &o)
+			err := c.get(ctx, c.replicas[i].applier+"/outcome?offset="+strconv.FormatInt(off, 10)+"&wait="+askWait.String(), &o)
 			if err != nil {
 				last = err
 				continue
@@ -263,11 +263,17 @@ func (c *Client) saw(i int, off int64) {
 	c.prefAt = max(c.prefAt, off)
 }
 
-// answerWithin bounds the wait for an applier's answer: the longest wait
-// a Client asks an applier for (5 s) and a margin. A replica cut off from
-// the network answers nothing, not even a refusal: past this the Client
-// asks another.
-const answerWithin = 5*time.Second + 2*time.Second
+// askWait is how long a Client asks an applier to wait for an offset
+// (/outcome, /position) before it asks the next replica: an applier whose
+// Fuseki died stays up but applies nothing, and a writer asking it alone
+// would wait as long as it does. An applier that keeps up answers at
+// once.
+const askWait = time.Second
+
+// answerWithin bounds the wait for an applier's answer: askWait and a
+// margin. A replica cut off from the network answers nothing, not even a
+// refusal: past this the Client asks another.
+const answerWithin = askWait + 2*time.Second
 
 // get GETs u and decodes its JSON answer into v, within answerWithin.
 func (c *Client) get(ctx context.Context, u string, v any) error {
@@ -309,7 +315,7 @@ func (c *Client) reader(ctx context.Context) (int, error) {
 		for k := range c.replicas {
 			i := (pref + k) % len(c.replicas)
 			var p struct{ Position int64 }
-			err := c.get(ctx, c.replicas[i].applier+"/position?atLeast="+strconv.FormatInt(at, 10)+"&wait=2s", &p)
+			err := c.get(ctx, c.replicas[i].applier+"/position?atLeast="+strconv.FormatInt(at, 10)+"&wait="+askWait.String(), &p)
 			switch {
 			case err != nil:
 				last = err
