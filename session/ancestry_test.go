@@ -92,7 +92,7 @@ func TestDepthLimit(t *testing.T) {
 		}
 	})
 	t.Run("a lower store limit", func(t *testing.T) {
-		low := session.NewStore(c, session.WithMaxDepth(4))
+		low := session.NewStore(querier(t, c), session.WithMaxDepth(4))
 		if _, err := low.Load(ctx, chain[5].ID); !errors.Is(err, session.ErrForkDepth) {
 			t.Fatalf("got %v, want ErrForkDepth at depth 5 with limit 4", err)
 		}

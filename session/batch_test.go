@@ -241,7 +241,7 @@ func gatedStore(tb testing.TB, g *gate, cfg kg.Config, opts ...session.StoreOpti
 	tb.Helper()
 	cfg.Endpoint, cfg.HTTPClient = fusekitest.Endpoint(tb), &http.Client{Transport: g}
 	c := fusekitest.Client(tb, cfg)
-	return session.NewStore(c, opts...), c
+	return session.NewStore(querier(tb, c), opts...), c
 }
 
 // inOneBatch runs first and holds its update request in flight; starts

@@ -31,7 +31,7 @@ func leanLoad(t *testing.T, st *session.Store, ct *counter, id string) (*session
 func TestCache(t *testing.T) {
 	fusekitest.Parallel(t)
 	st, ct, c := newStore(t, session.WithCache(session.NewCache(64<<20)))
-	plain := session.NewStore(c) // no cache: what the store holds
+	plain := session.NewStore(querier(t, c)) // no cache: what the store holds
 	ctx := context.Background()
 	leaf := structuredChain(t, st)
 

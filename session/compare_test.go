@@ -264,7 +264,7 @@ func TestCompareErrors(t *testing.T) {
 	}
 
 	t.Run("another principal's session is not found", func(t *testing.T) {
-		scoped := session.NewStore(c, session.ForPrincipal("someone-else"))
+		scoped := session.NewStore(querier(t, c), session.ForPrincipal("someone-else"))
 		if _, err := scoped.Compare(ctx, leaf.ID, root.ID); !errors.Is(err, session.ErrNotFound) {
 			t.Fatalf("got %v, want ErrNotFound", err)
 		}

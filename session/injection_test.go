@@ -135,7 +135,7 @@ func TestInjection(t *testing.T) {
 		if found != 1 {
 			t.Errorf("list by principal %q: %s listed %d times, want once", x.s.Principal, x.s.ID, found)
 		}
-		scoped := session.NewStore(c, session.ForPrincipal(x.s.Principal))
+		scoped := session.NewStore(querier(t, c), session.ForPrincipal(x.s.Principal))
 		if _, err := scoped.Load(ctx, x.s.ID); err != nil {
 			t.Errorf("load in a store scoped to %q: %v", x.s.Principal, err)
 		}

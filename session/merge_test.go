@@ -375,6 +375,7 @@ func TestMergeAfterAppend(t *testing.T) {
 	root := persisted(t, other, "alice", 3)
 	child := forkedChild(t, other, root, 1, 2)
 	held := mustLoad(t, other, root.ID)
+	fusekitest.RequireDirect(t, "it races a writer at its store's HTTP transport")
 	rt := &raceTransport{next: http.DefaultTransport}
 	rt.before = func() {
 		s := mustLoad(t, other, root.ID)
@@ -601,7 +602,7 @@ func TestMergeRacingRewind(t *testing.T) {
 	root := persisted(t, st, "alice", 4)
 	child := forkedChild(t, st, root, 3, 1)
 	var archive string
-	hooked := session.NewStore(&beforeUpdate{Querier: c, match: ontology.MergeOf, before: func() {
+	hooked := session.NewStore(&beforeUpdate{Querier: querier(t, c), match: ontology.MergeOf, before: func() {
 		_, r, err := st.Rewind(ctx, root.ID, 1, session.RewindOptions{})
 		if err != nil {
 			t.Error(err)
@@ -641,7 +642,7 @@ func TestMergeRacingChildRewind(t *testing.T) {
 	root := persisted(t, st, "alice", 3)
 	child := forkedChild(t, st, root, 3, 1)
 	ran := false
-	hooked := session.NewStore(&beforeUpdate{Querier: c, match: ontology.MergeOf, before: func() {
+	hooked := session.NewStore(&beforeUpdate{Querier: querier(t, c), match: ontology.MergeOf, before: func() {
 		ran = true
 		if _, _, err := st.Rewind(ctx, child.ID, 3, session.RewindOptions{}); err != nil {
 			t.Error(err)

@@ -231,7 +231,7 @@ func hookedStore(tb testing.TB, ep string, match func(*http.Request) bool, hook 
 	ht := &hookTransport{next: tr, match: match, hook: hook}
 	// NoUpdateLock: hook writes from inside this client's request.
 	c := fusekitest.Client(tb, kg.Config{Endpoint: ep, HTTPClient: &http.Client{Transport: ht}, NoUpdateLock: true})
-	return session.NewStore(c)
+	return session.NewStore(querier(tb, c))
 }
 
 // TestLoadDuringPersist puts a persist by another writer between the

@@ -24,7 +24,7 @@ func TestRewindIntegrity(t *testing.T) {
 	fusekitest.Parallel(t)
 	ctx := context.Background()
 	c := fusekitest.Empty(t)
-	st := session.NewStore(c)
+	st := session.NewStore(querier(t, c))
 	if _, err := admin.New(c).Init(ctx); err != nil {
 		t.Fatal(err)
 	}
@@ -52,7 +52,7 @@ func TestRewindIntegrity(t *testing.T) {
 			t.Fatalf("export: %v", err)
 		}
 		c := fusekitest.Empty(t)
-		st := session.NewStore(c)
+		st := session.NewStore(querier(t, c))
 		if _, err := admin.New(c).Import(ctx, &data, admin.NQuads, nil); err != nil {
 			t.Fatalf("import: %v", err)
 		}
@@ -73,7 +73,7 @@ func TestRewindIntegrity(t *testing.T) {
 	})
 	t.Run("detach", func(t *testing.T) {
 		c := fusekitest.Empty(t)
-		st := session.NewStore(c)
+		st := session.NewStore(querier(t, c))
 		if _, err := admin.New(c).Init(ctx); err != nil {
 			t.Fatal(err)
 		}

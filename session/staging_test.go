@@ -63,7 +63,7 @@ func newCountingStore(tb testing.TB) (*session.Store, *methods, *kg.Client) {
 	tb.Helper()
 	m := &methods{next: &http.Transport{MaxIdleConnsPerHost: 8}}
 	c := fusekitest.Client(tb, kg.Config{Endpoint: fusekitest.Endpoint(tb), HTTPClient: &http.Client{Transport: m}})
-	return session.NewStore(c), m, c
+	return session.NewStore(querier(tb, c)), m, c
 }
 
 // countStaging counts the staging graphs in c's dataset.
@@ -190,6 +190,7 @@ func (f *failingUpdates) Update(ctx context.Context, u string, opts ...kg.Update
 // staged, Persist removes the staging graph itself.
 func TestBigTurnFailedUpdate(t *testing.T) {
 	fusekitest.Parallel(t)
+	fusekitest.RequireDirect(t, "it fails the updates of a client that stages turns through its Graph Store, which the log has none of")
 	_, _, c := newStore(t)
 	f := &failingUpdates{Client: c}
 	st := session.NewStore(f)
@@ -212,7 +213,7 @@ type querierOnly struct{ session.Querier }
 func TestBigTurnWithoutGraphStore(t *testing.T) {
 	fusekitest.Parallel(t)
 	_, ct, c := newStore(t)
-	st := session.NewStore(querierOnly{c})
+	st := session.NewStore(querierOnly{querier(t, c)})
 	s := session.New("big")
 	s.Append("tool", bigContent("inline", 1<<20))
 	mustPersist(t, st, s)

@@ -15,7 +15,7 @@ import (
 func TestStoreUnavailable(t *testing.T) {
 	fusekitest.Parallel(t)
 	c := fusekitest.Client(t, kg.Config{Endpoint: "http://127.0.0.1:1/trails", MaxAttempts: 1})
-	st := session.NewStore(c)
+	st := session.NewStore(querier(t, c))
 	if _, err := st.Load(context.Background(), newID()); !errors.Is(err, kg.ErrUnavailable) {
 		t.Fatalf("got %v, want kg.ErrUnavailable", err)
 	}

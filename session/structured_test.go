@@ -427,7 +427,7 @@ func TestStructuredExportImport(t *testing.T) {
 	fusekitest.Parallel(t)
 	ctx := context.Background()
 	c := fusekitest.Empty(t)
-	st := session.NewStore(c)
+	st := session.NewStore(querier(t, c))
 	root := session.New("agent")
 	agentLoop(root)
 	mustPersist(t, st, root)
@@ -459,7 +459,7 @@ func TestStructuredExportImport(t *testing.T) {
 			if _, err := admin.New(c2).Import(ctx, bytes.NewReader(data), f, nil); err != nil {
 				t.Fatalf("import: %v", err)
 			}
-			st2 := session.NewStore(c2)
+			st2 := session.NewStore(querier(t, c2))
 			for _, id := range ids {
 				sameSession(t, mustLoad(t, st2, id), want[id])
 			}

@@ -184,7 +184,7 @@ func TestParentCycle(t *testing.T) {
 	fusekitest.Parallel(t)
 	ctx := context.Background()
 	c := fusekitest.Empty(t)
-	st := session.NewStore(c)
+	st := session.NewStore(querier(t, c))
 	if _, err := admin.New(c).Init(ctx); err != nil {
 		t.Fatal(err)
 	}

@@ -296,7 +296,7 @@ func TestValuesExportImport(t *testing.T) {
 	fusekitest.Parallel(t)
 	ctx := context.Background()
 	c := fusekitest.Empty(t)
-	st := session.NewStore(c)
+	st := session.NewStore(querier(t, c))
 	root := session.New("gina")
 	root.App = "bank/ü"
 	root.Initial = values("k", `"v"`, "user:lang", `"it"`, "app:rate", `0.5`)
@@ -318,7 +318,7 @@ func TestValuesExportImport(t *testing.T) {
 				t.Fatalf("%s: import: %v", f, err)
 			}
 		}
-		st2 := session.NewStore(c2)
+		st2 := session.NewStore(querier(t, c2))
 		for id, w := range want {
 			got := mustLoad(t, st2, id)
 			sameSession(t, got, w)
@@ -355,7 +355,7 @@ func TestValuesDetach(t *testing.T) {
 	fusekitest.Parallel(t)
 	ctx := context.Background()
 	c := fusekitest.Empty(t)
-	st := session.NewStore(c)
+	st := session.NewStore(querier(t, c))
 	root := session.New("hana")
 	root.Initial = values("w", `1`, "x", `1`)
 	root.AppendTurn(deltaTurn("t0", values("x", `2`)))
@@ -402,7 +402,7 @@ func TestValuesDetach(t *testing.T) {
 	if _, err := admin.New(c2).Import(ctx, bytes.NewReader(b.Bytes()), admin.NQuads, nil); err != nil {
 		t.Fatalf("import: %v", err)
 	}
-	sameValues(t, "imported", mustLoad(t, session.NewStore(c2), f2.ID).Values, want)
+	sameValues(t, "imported", mustLoad(t, session.NewStore(querier(t, c2)), f2.ID).Values, want)
 	assertCheckClean(t, c2)
 }
 

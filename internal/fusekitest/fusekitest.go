@@ -155,12 +155,16 @@ func Client(tb testing.TB, cfg kg.Config) *kg.Client {
 // start finds or starts the binary's Fuseki and returns its dataset URL.
 func start() (string, error) {
 	if ep := os.Getenv(EnvEndpoint); ep != "" {
+		if OnCluster() {
+			return "", fmt.Errorf("%s=%s: the kafka profile needs a dataset per test, which the jar's Fuseki gives; unset it", EnvEndpoint, ep)
+		}
 		return useEndpoint(ep)
 	}
 	if TestStore() == kg.Oxigraph {
 		return startOxigraphs()
 	}
-	if dockerAvailable() {
+	if dockerAvailable() && !OnCluster() { // the kafka profile needs a dataset per test: the jar's
+
 		ep, err := startContainer()
 		if err == nil {
 			return ep, nil
