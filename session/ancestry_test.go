@@ -6,6 +6,7 @@ import (
 	"slices"
 	"testing"
 
+	"github.com/trails-kg/trails/internal/clustertest"
 	"github.com/trails-kg/trails/internal/fusekitest"
 	"github.com/trails-kg/trails/internal/storetest"
 	"github.com/trails-kg/trails/kg"
@@ -46,7 +47,7 @@ func writeRaw(tb testing.TB, c *kg.Client, id, parent string, at int) {
 	if err != nil {
 		tb.Fatal(err)
 	}
-	if err := c.Update(context.Background(), u); err != nil {
+	if err := clustertest.Update(context.Background(), tb, c, u); err != nil {
 		tb.Fatal(err)
 	}
 }
@@ -143,7 +144,7 @@ func TestMissingAncestor(t *testing.T) {
 	chain := chainOf(t, st, 3, 3, 2)
 	// Remove the middle ancestor behind the library's back.
 	gone := chain[1].ID
-	if err := c.DeleteGraph(ctx, kg.MustIRI(ontology.SessionIRI(gone))); err != nil {
+	if err := clustertest.DeleteGraph(ctx, t, c, kg.MustIRI(ontology.SessionIRI(gone))); err != nil {
 		t.Fatal(err)
 	}
 	for _, s := range chain[2:] {

@@ -6,6 +6,7 @@ import (
 	"slices"
 	"testing"
 
+	"github.com/trails-kg/trails/internal/clustertest"
 	"github.com/trails-kg/trails/internal/fusekitest"
 	"github.com/trails-kg/trails/kg"
 	"github.com/trails-kg/trails/ontology"
@@ -219,7 +220,7 @@ func TestCompareErrors(t *testing.T) {
 	gone := persisted(t, st, "compare-errors", 2)
 	orphan := mustFork(t, gone, 1)
 	mustPersist(t, st, orphan)
-	if err := c.DeleteGraph(ctx, kg.MustIRI(ontology.SessionIRI(gone.ID))); err != nil {
+	if err := clustertest.DeleteGraph(ctx, t, c, kg.MustIRI(ontology.SessionIRI(gone.ID))); err != nil {
 		t.Fatal(err)
 	}
 	// A cycle of two sessions.

@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/trails-kg/trails/admin"
+	"github.com/trails-kg/trails/internal/clustertest"
 	"github.com/trails-kg/trails/internal/fusekitest"
 	"github.com/trails-kg/trails/internal/storetest"
 	"github.com/trails-kg/trails/kg"
@@ -152,7 +153,7 @@ func TestLegacyKinds(t *testing.T) {
 	// the fixture do not count here.
 	id := newID()
 	nq = []byte(strings.ReplaceAll(string(nq), storetest.LegacyID, id))
-	if err := c.LoadQuads(ctx, nq); err != nil {
+	if err := clustertest.LoadQuads(ctx, t, c, nq); err != nil {
 		t.Fatal(err)
 	}
 	fork := newID()

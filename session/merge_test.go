@@ -15,6 +15,7 @@ import (
 	"testing"
 
 	"github.com/trails-kg/trails/admin"
+	"github.com/trails-kg/trails/internal/clustertest"
 	"github.com/trails-kg/trails/internal/fusekitest"
 	"github.com/trails-kg/trails/internal/storetest"
 	"github.com/trails-kg/trails/kg"
@@ -274,7 +275,7 @@ func TestMergeRefused(t *testing.T) {
 		f = forkedChild(t, st, p, 2, 1)
 		del := kg.Params{"g": kg.MustIRI(ontology.SessionIRI(p.ID))}
 		u, _ := kg.Bind("DROP GRAPH $g", del)
-		if err := c.Update(ctx, u); err != nil {
+		if err := clustertest.Update(ctx, t, c, u); err != nil {
 			t.Fatal(err)
 		}
 		n := storetest.CountQuads(t, c, "")
@@ -456,8 +457,8 @@ func TestMergeLegacyParent(t *testing.T) {
 		t.Fatal(err)
 	}
 	const id = "0190a000-0000-7000-8000-00000000000a"
-	c.DeleteGraph(ctx, kg.MustIRI(ontology.SessionIRI(id))) // another test may have used it
-	if err := c.LoadQuads(ctx, nq); err != nil {
+	clustertest.DeleteGraph(ctx, t, c, kg.MustIRI(ontology.SessionIRI(id))) // another test may have used it
+	if err := clustertest.LoadQuads(ctx, t, c, nq); err != nil {
 		t.Fatal(err)
 	}
 	legacy := mustLoad(t, st, id)

@@ -226,12 +226,13 @@ func (h *hookTransport) RoundTrip(r *http.Request) (*http.Response, error) {
 // the first answer to a request match accepts.
 func hookedStore(tb testing.TB, ep string, match func(*http.Request) bool, hook func()) *session.Store {
 	tb.Helper()
+	fusekitest.RequireDirect(tb, "it runs another writer inside its store's HTTP requests")
 	tr := &http.Transport{}
 	tb.Cleanup(tr.CloseIdleConnections)
 	ht := &hookTransport{next: tr, match: match, hook: hook}
 	// NoUpdateLock: hook writes from inside this client's request.
 	c := fusekitest.Client(tb, kg.Config{Endpoint: ep, HTTPClient: &http.Client{Transport: ht}, NoUpdateLock: true})
-	return session.NewStore(querier(tb, c))
+	return session.NewStore(c)
 }
 
 // TestLoadDuringPersist puts a persist by another writer between the

@@ -373,12 +373,13 @@ func (h *rwHook) RoundTrip(r *http.Request) (*http.Response, error) {
 
 func rwHookedStore(tb testing.TB, match string, fn func()) *session.Store {
 	tb.Helper()
+	fusekitest.RequireDirect(tb, "it runs another writer inside its store's HTTP requests")
 	tr := &http.Transport{}
 	tb.Cleanup(tr.CloseIdleConnections)
 	h := &rwHook{match: match, fn: fn, next: tr}
 	// NoUpdateLock: fn writes from inside this client's request.
 	c := fusekitest.Client(tb, kg.Config{Endpoint: fusekitest.Endpoint(tb), HTTPClient: &http.Client{Transport: h}, NoUpdateLock: true})
-	return session.NewStore(querier(tb, c))
+	return session.NewStore(c)
 }
 
 // TestRewindConcurrentAppend races a rewind and an append on one session,

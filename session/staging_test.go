@@ -61,9 +61,10 @@ func (m *methods) count(method string) int {
 // newCountingStore is newStore counting requests by method.
 func newCountingStore(tb testing.TB) (*session.Store, *methods, *kg.Client) {
 	tb.Helper()
+	fusekitest.RequireDirect(tb, "it counts its store's HTTP requests by method")
 	m := &methods{next: &http.Transport{MaxIdleConnsPerHost: 8}}
 	c := fusekitest.Client(tb, kg.Config{Endpoint: fusekitest.Endpoint(tb), HTTPClient: &http.Client{Transport: m}})
-	return session.NewStore(querier(tb, c)), m, c
+	return session.NewStore(c), m, c
 }
 
 // countStaging counts the staging graphs in c's dataset.

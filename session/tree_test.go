@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/trails-kg/trails/admin"
+	"github.com/trails-kg/trails/internal/clustertest"
 	"github.com/trails-kg/trails/internal/fusekitest"
 	"github.com/trails-kg/trails/internal/storetest"
 	"github.com/trails-kg/trails/kg"
@@ -311,7 +312,7 @@ func TestTreeAndBranchesAsInfo(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := c.Update(ctx, u); err != nil {
+	if err := clustertest.Update(ctx, t, c, u); err != nil {
 		t.Fatal(err)
 	}
 

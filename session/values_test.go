@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/trails-kg/trails/admin"
+	"github.com/trails-kg/trails/internal/clustertest"
 	"github.com/trails-kg/trails/internal/fusekitest"
 	"github.com/trails-kg/trails/internal/storetest"
 	"github.com/trails-kg/trails/ontology"
@@ -159,7 +160,7 @@ func TestValuesLateChange(t *testing.T) {
 	sameValues(t, "a", mustLoad(t, st, a.ID).Values, values("user:mood", `"old"`))
 
 	// a's change sent again, as a retry or an import would: nothing changes.
-	if err := c.Update(ctx, session.SharedValuesUpdate(a, time.Time{}, a.Turns)); err != nil {
+	if err := clustertest.Update(ctx, t, c, session.SharedValuesUpdate(a, time.Time{}, a.Turns)); err != nil {
 		t.Fatal(err)
 	}
 	sameValues(t, "a's change sent again", mustLoad(t, st, a.ID).Values, values("user:mood", `"old"`))
