@@ -127,6 +127,7 @@ func TestStructuredRoundTrip(t *testing.T) {
 // them in one more, whatever the depth.
 func TestPlainTurnsNoStructureQuery(t *testing.T) {
 	fusekitest.Parallel(t)
+	fusekitest.RequireDirect(t, "it counts its store's HTTP requests")
 	st, ct, _ := newStore(t)
 	ctx := context.Background()
 	plain := persisted(t, st, "agent", 3)
@@ -450,6 +451,7 @@ func TestStructuredExportImport(t *testing.T) {
 	}
 	for _, f := range []admin.Format{admin.NQuads, admin.TriG} {
 		t.Run(string(f), func(t *testing.T) {
+			fusekitest.RequireDirect(t, "it wipes its dataset and imports with admin.Dataset, whose writes go to one store (trails-admin has no path through the log yet)")
 			var b bytes.Buffer
 			if _, err := admin.New(c).Export(ctx, &b, f); err != nil {
 				t.Fatal(err)
@@ -471,6 +473,7 @@ func TestStructuredExportImport(t *testing.T) {
 	}
 
 	// Forged structured fields are refused, and nothing is written.
+	fusekitest.RequireDirect(t, "it wipes its dataset and imports with admin.Dataset, whose writes go to one store (trails-admin has no path through the log yet)")
 	var b bytes.Buffer
 	if _, err := admin.New(c).Export(ctx, &b, admin.NQuads, fork.ID); err != nil {
 		t.Fatal(err)

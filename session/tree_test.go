@@ -185,10 +185,10 @@ func TestParentCycle(t *testing.T) {
 	fusekitest.Parallel(t)
 	ctx := context.Background()
 	c := fusekitest.Empty(t)
-	st := session.NewStore(querier(t, c))
 	if _, err := admin.New(c).Init(ctx); err != nil {
 		t.Fatal(err)
 	}
+	st := session.NewStore(querier(t, c)) // after Init, which writes directly: a replicated store starts as a copy of it
 	other := persisted(t, st, "bystander", 2)
 	x, y, below := newID(), newID(), newID()
 	var d kg.Data
