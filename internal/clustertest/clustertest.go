@@ -52,11 +52,16 @@ import (
 // longer than for its first.
 const secondDatasets = 8
 
-// Bounds on the steps of a replicated store.
+// Bounds on the steps of a replicated store. A write through the log waits
+// for the replica's Fuseki as a direct one does, and more (the log, the
+// applier, two replicas on a machine of two cores): the bounds are wider
+// than kg's default of 30 s, which an update of a few MB exceeded there
+// under load (TestLongSession gives its own client 5 minutes).
 const (
-	waitDataset  = 5 * time.Minute  // for a dataset of the second Fuseki
-	waitApplied  = time.Minute      // for both replicas to apply the whole log when a test ends
-	writeTimeout = 30 * time.Second // a Client's Timeout
+	waitDataset  = 5 * time.Minute // for a dataset of the second Fuseki
+	waitApplied  = 2 * time.Minute // for both replicas to apply the whole log when a test ends
+	writeTimeout = 3 * time.Minute // a Client's Timeout
+	applyTimeout = 2 * time.Minute // an applier's request to its replica
 )
 
 var (
@@ -215,7 +220,7 @@ func newRig(tb testing.TB, ep, topic string) (*rig, error) {
 	ctx := context.Background()
 	var err error
 	for i, u := range []string{ep, second} {
-		if r.stores[i], err = kg.New(kg.Config{Endpoint: u, Store: kg.Fuseki}); err != nil {
+		if r.stores[i], err = kg.New(kg.Config{Endpoint: u, Store: kg.Fuseki, Timeout: applyTimeout}); err != nil {
 			env.spare <- second
 			return nil, err
 		}
@@ -248,7 +253,7 @@ func newRig(tb testing.TB, ep, topic string) (*rig, error) {
 		r.appliers[i] = run
 		replicas = append(replicas, cluster.Replica{Dataset: st.Endpoint(), Applier: run.srv.URL})
 	}
-	r.client, err = cluster.Open(cluster.Config{Brokers: env.kafka.Brokers(), Topic: topic, Replicas: replicas, Timeout: writeTimeout})
+	r.client, err = cluster.Open(cluster.Config{Brokers: env.kafka.Brokers(), Topic: topic, Replicas: replicas, Timeout: writeTimeout, Store: kg.Config{Timeout: applyTimeout}})
 	if err != nil {
 		r.close()
 		return nil, err
