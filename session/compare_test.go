@@ -88,6 +88,7 @@ func seedCompare(tb testing.TB, st *session.Store) compareFamily {
 
 func TestCompare(t *testing.T) {
 	fusekitest.Parallel(t)
+	fusekitest.RequireDirect(t, "it counts its store's HTTP requests")
 	st, ct, _ := newStore(t)
 	ctx := context.Background()
 	fx := seedCompare(t, st)

@@ -37,6 +37,9 @@ func TestHugeTurn(t *testing.T) {
 	piece := "A \"quoted\" \"\"\"long\"\"\" line\\ with } and # and $x\n\r\t\x00 café 🎉 — "
 	for _, size := range []int{session.MaxTurnBytes, session.MaxTurnBytes + 1} {
 		t.Run(fmt.Sprintf("%d bytes", size), func(t *testing.T) {
+			if size <= session.MaxTurnBytes {
+				fusekitest.RequireDirect(t, overInline)
+			}
 			ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 			defer cancel()
 			content := strings.Repeat(piece, size/len(piece)+1)[:size]
