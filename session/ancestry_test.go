@@ -105,6 +105,7 @@ func TestDepthLimit(t *testing.T) {
 
 func TestCycle(t *testing.T) {
 	fusekitest.Parallel(t)
+	fusekitest.RequireDirect(t, "it counts its store's HTTP requests")
 	st, ct, c := newStore(t)
 	ctx := context.Background()
 	for _, n := range []int{1, 2, 3, 40} {
@@ -161,6 +162,7 @@ func TestMissingAncestor(t *testing.T) {
 
 func TestLoadRoundTrips(t *testing.T) {
 	fusekitest.Parallel(t)
+	fusekitest.RequireDirect(t, "it counts its store's HTTP requests")
 	st, ct, _ := newStore(t)
 	for _, depth := range []int{0, 1, 8, 32} {
 		t.Run("depth "+itoa(depth), func(t *testing.T) {
@@ -216,6 +218,7 @@ func TestShareDontCopy(t *testing.T) {
 // TestAncestry: root to session, with tags, in one request.
 func TestAncestry(t *testing.T) {
 	fusekitest.Parallel(t)
+	fusekitest.RequireDirect(t, "it counts its store's HTTP requests")
 	st, ct, _ := newStore(t)
 	ctx := context.Background()
 	root := persisted(t, st, "alice", 3)
@@ -261,6 +264,7 @@ func TestAncestry(t *testing.T) {
 // Load no request more than before: two, at any depth.
 func TestLoadRoundTripsWithAnchors(t *testing.T) {
 	fusekitest.Parallel(t)
+	fusekitest.RequireDirect(t, "it counts its store's HTTP requests")
 	st, ct, _ := newStore(t)
 	ctx := context.Background()
 	s := persisted(t, st, "alice", 2)

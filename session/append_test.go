@@ -22,6 +22,7 @@ import (
 // store, and lands.
 func TestAppendOneRoundTrip(t *testing.T) {
 	fusekitest.Parallel(t)
+	fusekitest.RequireDirect(t, "it counts its store's HTTP requests")
 	st, ct, _ := newStore(t)
 	s := persisted(t, st, "appender", 2)
 	for i := range 3 {
