@@ -1,5 +1,7 @@
 // Package fusekitest gives tests a real Fuseki, or a real Oxigraph when
-// TRAILS_TEST_STORE=oxigraph (see TestStore). Each test binary gets a
+// TRAILS_TEST_STORE=oxigraph (see TestStore); when TRAILS_TEST_STORE=kafka
+// its datasets are the first replicas of the replicated stores that
+// internal/clustertest makes (see OnCluster). Each test binary gets a
 // Fuseki of its own, found or started in this order: the dataset named by
 // TRAILS_TEST_ENDPOINT (wiped first), a container built from
 // fuseki/Dockerfile when a Docker engine is at hand, or the cached Fuseki
