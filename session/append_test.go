@@ -236,6 +236,8 @@ type stateBarrier struct {
 	once *sync.Once
 }
 
+func (q stateBarrier) Replicated() bool { return isReplicated(q.Querier) }
+
 func (q stateBarrier) Select(ctx context.Context, query string) (*kg.Results, error) {
 	r, err := q.Querier.Select(ctx, query)
 	if strings.Contains(query, "?lastdigest") {

@@ -72,6 +72,14 @@ func newStore(tb testing.TB, opts ...session.StoreOption) (*session.Store, *coun
 	return session.NewStore(querier(tb, c), opts...), ct, c
 }
 
+// isReplicated reports whether q says its updates are applied by several
+// stores (cluster.Client does): the tests' wrappers of a Querier forward
+// it, as a Store asks for it (and must fill in NOW() and the like then).
+func isReplicated(q session.Querier) bool {
+	r, ok := q.(interface{ Replicated() bool })
+	return ok && r.Replicated()
+}
+
 // overInline is why a test of a turn over session's inline limit skips on
 // the kafka profile (fusekitest.RequireDirect): such a turn is staged
 // through the Graph Store, which cluster.Client does not have yet.

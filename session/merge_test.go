@@ -584,6 +584,8 @@ type beforeUpdate struct {
 	once   sync.Once
 }
 
+func (q *beforeUpdate) Replicated() bool { return isReplicated(q.Querier) }
+
 func (q *beforeUpdate) Update(ctx context.Context, u string, opts ...kg.UpdateOption) error {
 	if strings.Contains(u, q.match) {
 		q.once.Do(q.before)

@@ -208,6 +208,8 @@ func TestBigTurnFailedUpdate(t *testing.T) {
 // querierOnly is a Querier without the Graph Store methods.
 type querierOnly struct{ session.Querier }
 
+func (q querierOnly) Replicated() bool { return isReplicated(q.Querier) }
+
 // TestBigTurnWithoutGraphStore: through a Querier without a Graph Store a
 // turn of up to 1 MiB is stored inline, a larger one refused before any
 // request.

@@ -519,6 +519,8 @@ type afterUpdate struct {
 	once  sync.Once
 }
 
+func (q *afterUpdate) Replicated() bool { return isReplicated(q.Querier) }
+
 func (q *afterUpdate) Update(ctx context.Context, u string, opts ...kg.UpdateOption) error {
 	err := q.Querier.Update(ctx, u, opts...)
 	if err == nil && strings.Contains(u, q.match) {
