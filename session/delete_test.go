@@ -211,6 +211,8 @@ type beforeSelect struct {
 	once   sync.Once
 }
 
+func (q *beforeSelect) Replicated() bool { return isReplicated(q.Querier) }
+
 func (q *beforeSelect) Select(ctx context.Context, s string) (*kg.Results, error) {
 	if strings.Contains(s, q.match) {
 		q.once.Do(q.before)
