@@ -238,6 +238,10 @@ type stateBarrier struct {
 
 func (q stateBarrier) Replicated() bool { return isReplicated(q.Querier) }
 
+// Store tells the store's profile, as the client it wraps does (a Store
+// takes its fast path's acknowledgement from it).
+func (q stateBarrier) Store() kg.Store { return q.Querier.(interface{ Store() kg.Store }).Store() }
+
 func (q stateBarrier) Select(ctx context.Context, query string) (*kg.Results, error) {
 	r, err := q.Querier.Select(ctx, query)
 	if strings.Contains(query, "?lastdigest") {
