@@ -141,10 +141,12 @@ type applierRun struct {
 // c's dataset (see the package documentation), made on the first call and
 // shared by the tests that use that dataset until the last of them ends,
 // so that the Stores a test makes read each other's writes as on one
-// Fuseki. Reading c then reads replica 0, which has applied every write
-// the Client was told applied (it asks replica 0 first, and waits for
-// it); writing with c goes around the log, and the replicas then differ
-// when the test ends (see fusekitest.RequireDirect).
+// Fuseki. Reading c then reads replica 0, which the Client asks first
+// for each write's outcome, waiting up to 5 s for it to apply the write:
+// only a replica 0 slower than that lets the Client hear from replica 1
+// first and c lag behind it. Writing with c goes around the log, and the
+// replicas then differ when the test ends: a test's own writes go through
+// Update, LoadQuads and DeleteGraph (see also fusekitest.RequireDirect).
 //
 // It fails tb when the cluster cannot be had, saying how to get it.
 func Querier(tb testing.TB, c *kg.Client) session.Querier {
