@@ -6,6 +6,7 @@ import (
 	"slices"
 	"testing"
 
+	"github.com/trails-kg/trails/internal/clustertest"
 	"github.com/trails-kg/trails/internal/fusekitest"
 	"github.com/trails-kg/trails/internal/storetest"
 	"github.com/trails-kg/trails/kg"
@@ -46,7 +47,7 @@ func writeRaw(tb testing.TB, c *kg.Client, id, parent string, at int) {
 	if err != nil {
 		tb.Fatal(err)
 	}
-	if err := c.Update(context.Background(), u); err != nil {
+	if err := clustertest.Update(context.Background(), tb, c, u); err != nil {
 		tb.Fatal(err)
 	}
 }
@@ -92,7 +93,7 @@ func TestDepthLimit(t *testing.T) {
 		}
 	})
 	t.Run("a lower store limit", func(t *testing.T) {
-		low := session.NewStore(c, session.WithMaxDepth(4))
+		low := session.NewStore(querier(t, c), session.WithMaxDepth(4))
 		if _, err := low.Load(ctx, chain[5].ID); !errors.Is(err, session.ErrForkDepth) {
 			t.Fatalf("got %v, want ErrForkDepth at depth 5 with limit 4", err)
 		}
@@ -104,6 +105,7 @@ func TestDepthLimit(t *testing.T) {
 
 func TestCycle(t *testing.T) {
 	fusekitest.Parallel(t)
+	fusekitest.RequireDirect(t, "it counts its store's HTTP requests")
 	st, ct, c := newStore(t)
 	ctx := context.Background()
 	for _, n := range []int{1, 2, 3, 40} {
@@ -143,7 +145,7 @@ func TestMissingAncestor(t *testing.T) {
 	chain := chainOf(t, st, 3, 3, 2)
 	// Remove the middle ancestor behind the library's back.
 	gone := chain[1].ID
-	if err := c.DeleteGraph(ctx, kg.MustIRI(ontology.SessionIRI(gone))); err != nil {
+	if err := clustertest.DeleteGraph(ctx, t, c, kg.MustIRI(ontology.SessionIRI(gone))); err != nil {
 		t.Fatal(err)
 	}
 	for _, s := range chain[2:] {
@@ -160,6 +162,7 @@ func TestMissingAncestor(t *testing.T) {
 
 func TestLoadRoundTrips(t *testing.T) {
 	fusekitest.Parallel(t)
+	fusekitest.RequireDirect(t, "it counts its store's HTTP requests")
 	st, ct, _ := newStore(t)
 	for _, depth := range []int{0, 1, 8, 32} {
 		t.Run("depth "+itoa(depth), func(t *testing.T) {
@@ -215,6 +218,7 @@ func TestShareDontCopy(t *testing.T) {
 // TestAncestry: root to session, with tags, in one request.
 func TestAncestry(t *testing.T) {
 	fusekitest.Parallel(t)
+	fusekitest.RequireDirect(t, "it counts its store's HTTP requests")
 	st, ct, _ := newStore(t)
 	ctx := context.Background()
 	root := persisted(t, st, "alice", 3)
@@ -260,6 +264,7 @@ func TestAncestry(t *testing.T) {
 // Load no request more than before: two, at any depth.
 func TestLoadRoundTripsWithAnchors(t *testing.T) {
 	fusekitest.Parallel(t)
+	fusekitest.RequireDirect(t, "it counts its store's HTTP requests")
 	st, ct, _ := newStore(t)
 	ctx := context.Background()
 	s := persisted(t, st, "alice", 2)

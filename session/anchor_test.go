@@ -331,7 +331,7 @@ func TestAnchorScoped(t *testing.T) {
 	fusekitest.Parallel(t)
 	st, _, c := newStore(t)
 	theirs := persisted(t, st, "bob-"+newID(), 2)
-	mine := session.NewStore(c, session.ForPrincipal("carol-"+newID()))
+	mine := session.NewStore(querier(t, c), session.ForPrincipal("carol-"+newID()))
 	if _, err := mine.Anchor(context.Background(), theirs.ID, "x", nil); !errors.Is(err, session.ErrNotFound) {
 		t.Fatalf("got %v, want ErrNotFound", err)
 	}

@@ -22,6 +22,7 @@ import (
 // store, and lands.
 func TestAppendOneRoundTrip(t *testing.T) {
 	fusekitest.Parallel(t)
+	fusekitest.RequireDirect(t, "it counts its store's HTTP requests")
 	st, ct, _ := newStore(t)
 	s := persisted(t, st, "appender", 2)
 	for i := range 3 {
@@ -74,6 +75,9 @@ func TestAppendRefused(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
+			if len(tt.content) > 1<<20 {
+				fusekitest.RequireDirect(t, overInline)
+			}
 			a := persisted(t, st, "appender", 2)
 			a.Append("assistant", "stored by a")
 			mustPersist(t, st, a) // a's next Persist takes the fast path
@@ -154,6 +158,7 @@ func TestAppendForkFieldsChanged(t *testing.T) {
 // the store that its turn is there and reports success, storing it once.
 func TestAppendAnswerLost(t *testing.T) {
 	fusekitest.Parallel(t)
+	fusekitest.RequireDirect(t, "it loses an update's answer at its store's HTTP transport")
 	ctx := context.Background()
 	ep := fusekitest.Endpoint(t)
 	wst := ownStore(t, ep)
@@ -226,13 +231,19 @@ func TestAppendSameTextOtherFields(t *testing.T) {
 // until every writer sharing wg has read its state: so that two creates of
 // one id both find it free, and race in their updates.
 type stateBarrier struct {
-	*kg.Client
+	session.Querier
 	wg   *sync.WaitGroup
 	once *sync.Once
 }
 
+func (q stateBarrier) Replicated() bool { return isReplicated(q.Querier) }
+
+// Store tells the store's profile, as the client it wraps does (a Store
+// takes its fast path's acknowledgement from it).
+func (q stateBarrier) Store() kg.Store { return q.Querier.(interface{ Store() kg.Store }).Store() }
+
 func (q stateBarrier) Select(ctx context.Context, query string) (*kg.Results, error) {
-	r, err := q.Client.Select(ctx, query)
+	r, err := q.Querier.Select(ctx, query)
 	if strings.Contains(query, "?lastdigest") {
 		q.once.Do(func() { q.wg.Done(); q.wg.Wait() })
 	}
@@ -254,7 +265,7 @@ func TestCreateSameMillisecond(t *testing.T) {
 	wg.Add(2)
 	errs := make(chan error, 2)
 	for _, args := range []string{`{"x":1}`, `{"x":2}`} {
-		st := session.NewStore(stateBarrier{Client: c, wg: &wg, once: new(sync.Once)}, session.WithClock(clock))
+		st := session.NewStore(stateBarrier{Querier: querier(t, c), wg: &wg, once: new(sync.Once)}, session.WithClock(clock))
 		s := session.New("twin")
 		s.ID = id
 		s.AppendTurn(session.Turn{Role: "assistant", Content: "calling", Created: at, Structure: &session.Structure{

@@ -51,7 +51,7 @@ func BenchmarkGroupCommit(b *testing.B) {
 func benchAppends(b *testing.B, writers int, on bool) {
 	uc := &updateCounter{next: &http.Transport{MaxIdleConnsPerHost: 128}}
 	c := fusekitest.Client(b, kg.Config{Endpoint: diskEndpoint(b), HTTPClient: &http.Client{Transport: uc}})
-	st := session.NewStore(c, session.WithGroupCommit(on))
+	st := session.NewStore(querier(b, c), session.WithGroupCommit(on))
 	rng := rand.New(rand.NewPCG(1, 2))
 	sessions := make([]*session.Session, writers)
 	for i := range sessions {

@@ -15,6 +15,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/trails-kg/trails/internal/clustertest"
 	"github.com/trails-kg/trails/internal/fusekitest"
 	"github.com/trails-kg/trails/kg"
 	"github.com/trails-kg/trails/ontology"
@@ -239,6 +240,7 @@ func (g *gate) body(n int64) string {
 // cfg's MaxAttempts and Backoff.
 func gatedStore(tb testing.TB, g *gate, cfg kg.Config, opts ...session.StoreOption) (*session.Store, *kg.Client) {
 	tb.Helper()
+	fusekitest.RequireDirect(tb, "it holds, fails or delivers late its store's HTTP requests (a gate)")
 	cfg.Endpoint, cfg.HTTPClient = fusekitest.Endpoint(tb), &http.Client{Transport: g}
 	c := fusekitest.Client(tb, cfg)
 	return session.NewStore(c, opts...), c
@@ -456,7 +458,7 @@ func TestOneUpdateOneTransaction(t *testing.T) {
 	}
 	r := strings.NewReplacer("$G", "<"+base+"g>", "$H", "<"+base+"h>", "$M", "<"+base+"missing>", "$A", "<"+base+"a>", "$B", "<"+base+"b>")
 
-	err := c.Update(ctx, r.Replace(`PREFIX x: <https://example.org/x#>
+	err := clustertest.Update(ctx, t, c, r.Replace(`PREFIX x: <https://example.org/x#>
 INSERT DATA { GRAPH $G { $A x:p 1 } } ;
 INSERT { GRAPH $G { $A x:q 2 } } WHERE { GRAPH $G { $A x:p 1 } } ;
 INSERT { GRAPH $G { $A x:r 3 } } WHERE { GRAPH $G { $A x:p 99 } } ;
@@ -468,7 +470,7 @@ INSERT { GRAPH $G { $B x:p 4 } } WHERE { }`))
 		t.Errorf("joined operations: got %d triples, want 3 (the second sees the first; the third's condition fails and stores nothing; the fourth stores its own)", n)
 	}
 
-	err = c.Update(ctx, r.Replace(`INSERT DATA { GRAPH $H { $A <https://example.org/x#p> 1 } } ;
+	err = clustertest.Update(ctx, t, c, r.Replace(`INSERT DATA { GRAPH $H { $A <https://example.org/x#p> 1 } } ;
 ADD $M TO $M ;
 DROP GRAPH $M`))
 	if !errors.Is(err, kg.ErrUnavailable) && !errors.Is(err, kg.ErrBadRequest) {
@@ -478,7 +480,7 @@ DROP GRAPH $M`))
 		t.Errorf("a request with a failing operation: got %d triples stored by its first operation, want 0 (one transaction)", n)
 	}
 
-	err = c.Update(ctx, r.Replace(`INSERT DATA { GRAPH $H { $A <https://example.org/x#p> 1 } } ;
+	err = clustertest.Update(ctx, t, c, r.Replace(`INSERT DATA { GRAPH $H { $A <https://example.org/x#p> 1 } } ;
 PREFIX x: <https://example.org/x#>
 INSERT DATA { GRAPH $H { $B x:p 2 } }`))
 	switch c.Store() {

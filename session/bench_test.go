@@ -70,7 +70,7 @@ func BenchmarkLoad(b *testing.B) {
 	ep := diskEndpoint(b)
 	ct := &counter{next: &http.Transport{}}
 	c := fusekitest.Client(b, kg.Config{Endpoint: ep, HTTPClient: &http.Client{Transport: ct}})
-	st := session.NewStore(c)
+	st := session.NewStore(querier(b, c))
 	ctx := context.Background()
 	for _, depth := range []int{0, 1, 8, 32} {
 		b.Run(fmt.Sprintf("turns=5000/depth=%d", depth), func(b *testing.B) {

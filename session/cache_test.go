@@ -30,8 +30,9 @@ func leanLoad(t *testing.T, st *session.Store, ct *counter, id string) (*session
 // a change the caller made to the turns a load returned.
 func TestCache(t *testing.T) {
 	fusekitest.Parallel(t)
+	fusekitest.RequireDirect(t, "it counts its store's HTTP requests")
 	st, ct, c := newStore(t, session.WithCache(session.NewCache(64<<20)))
-	plain := session.NewStore(c) // no cache: what the store holds
+	plain := session.NewStore(querier(t, c)) // no cache: what the store holds
 	ctx := context.Background()
 	leaf := structuredChain(t, st)
 
@@ -149,6 +150,7 @@ func TestCache(t *testing.T) {
 // session leaves first.
 func TestCacheBound(t *testing.T) {
 	fusekitest.Parallel(t)
+	fusekitest.RequireDirect(t, "it counts its store's HTTP requests")
 	st, ct, _ := newStore(t, session.WithCache(session.NewCache(16<<10)))
 	big, small := persisted(t, st, "agent", 100), persisted(t, st, "agent", 2)
 	for range 2 {

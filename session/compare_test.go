@@ -6,6 +6,7 @@ import (
 	"slices"
 	"testing"
 
+	"github.com/trails-kg/trails/internal/clustertest"
 	"github.com/trails-kg/trails/internal/fusekitest"
 	"github.com/trails-kg/trails/kg"
 	"github.com/trails-kg/trails/ontology"
@@ -87,6 +88,7 @@ func seedCompare(tb testing.TB, st *session.Store) compareFamily {
 
 func TestCompare(t *testing.T) {
 	fusekitest.Parallel(t)
+	fusekitest.RequireDirect(t, "it counts its store's HTTP requests")
 	st, ct, _ := newStore(t)
 	ctx := context.Background()
 	fx := seedCompare(t, st)
@@ -219,7 +221,7 @@ func TestCompareErrors(t *testing.T) {
 	gone := persisted(t, st, "compare-errors", 2)
 	orphan := mustFork(t, gone, 1)
 	mustPersist(t, st, orphan)
-	if err := c.DeleteGraph(ctx, kg.MustIRI(ontology.SessionIRI(gone.ID))); err != nil {
+	if err := clustertest.DeleteGraph(ctx, t, c, kg.MustIRI(ontology.SessionIRI(gone.ID))); err != nil {
 		t.Fatal(err)
 	}
 	// A cycle of two sessions.
@@ -264,7 +266,7 @@ func TestCompareErrors(t *testing.T) {
 	}
 
 	t.Run("another principal's session is not found", func(t *testing.T) {
-		scoped := session.NewStore(c, session.ForPrincipal("someone-else"))
+		scoped := session.NewStore(querier(t, c), session.ForPrincipal("someone-else"))
 		if _, err := scoped.Compare(ctx, leaf.ID, root.ID); !errors.Is(err, session.ErrNotFound) {
 			t.Fatalf("got %v, want ErrNotFound", err)
 		}

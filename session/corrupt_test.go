@@ -11,6 +11,7 @@ import (
 
 	"github.com/knakk/rdf"
 	"github.com/trails-kg/trails/admin"
+	"github.com/trails-kg/trails/internal/clustertest"
 	"github.com/trails-kg/trails/internal/fusekitest"
 	"github.com/trails-kg/trails/internal/storetest"
 	"github.com/trails-kg/trails/kg"
@@ -57,7 +58,7 @@ func (fx *corruptFixture) drop(tb testing.TB, ids ...string) {
 	for _, id := range ids {
 		fmt.Fprintf(&b, "DROP SILENT GRAPH %s ;\n", storetest.TermText(tb, storetest.SessionRef(id)))
 	}
-	if err := fx.c.Update(context.Background(), b.String()); err != nil {
+	if err := clustertest.Update(context.Background(), tb, fx.c, b.String()); err != nil {
 		tb.Errorf("drop the corrupt graphs: %v", err)
 	}
 }
@@ -77,7 +78,7 @@ func (fx *corruptFixture) replace(tb testing.TB, id string, s rdf.IRI, p string,
 		}
 		u += " ;\n" + ins
 	}
-	if err := fx.c.Update(context.Background(), u); err != nil {
+	if err := clustertest.Update(context.Background(), tb, fx.c, u); err != nil {
 		tb.Fatalf("corrupt %s: %v\n%s", id, err, u)
 	}
 }

@@ -214,6 +214,7 @@ func timed(fn func()) time.Duration {
 // of the binary's four places (-parallel) for nothing.
 func TestKill(t *testing.T) {
 	fusekitest.Parallel(t)
+	fusekitest.RequireDirect(t, "it kills the one Fuseki it writes to (the cluster's fault tests kill a replica)")
 	t.Run("DuringPersist", killDuringPersist)
 	t.Run("DuringDetach", killDuringDetach)
 	t.Run("DuringCascadeDelete", killDuringCascadeDelete)
@@ -715,6 +716,7 @@ func TestKillWriter(t *testing.T) {
 		return
 	}
 	fusekitest.Parallel(t)
+	fusekitest.RequireDirect(t, "its writer, a process of its own, writes to the store directly (the cluster's fault tests kill a writer of the log)")
 	const per = 3
 	ep := fusekitest.Endpoint(t)
 	rng, _ := seeded(t)

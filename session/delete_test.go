@@ -71,7 +71,7 @@ func TestDeleteRacingDelete(t *testing.T) {
 	ctx := context.Background()
 	root := persisted(t, st, "alice", 2)
 	ran := false
-	hooked := session.NewStore(&beforeUpdate{Querier: c, match: ontology.Deletion, before: func() {
+	hooked := session.NewStore(&beforeUpdate{Querier: querier(t, c), match: ontology.Deletion, before: func() {
 		ran = true
 		if err := st.Delete(ctx, root.ID, session.DeleteOptions{}); err != nil {
 			t.Errorf("the other delete: %v", err)
@@ -100,7 +100,7 @@ func TestDeleteCascadeRacingDelete(t *testing.T) {
 	root := persisted(t, st, "alice", 2)
 	f := mustFork(t, root, 1)
 	mustPersist(t, st, f)
-	hooked := session.NewStore(&beforeUpdate{Querier: c, match: ontology.Deletion, before: func() {
+	hooked := session.NewStore(&beforeUpdate{Querier: querier(t, c), match: ontology.Deletion, before: func() {
 		if err := st.Delete(ctx, f.ID, session.DeleteOptions{}); err != nil {
 			t.Errorf("the other delete: %v", err)
 		}
@@ -139,7 +139,7 @@ func TestDeleteCascadeDetachedMeanwhile(t *testing.T) {
 	mustPersist(t, st, b)
 	leaf := mustFork(t, b, 1)
 	mustPersist(t, st, leaf)
-	hooked := session.NewStore(&beforeUpdate{Querier: c, match: ontology.Deletion, before: func() {
+	hooked := session.NewStore(&beforeUpdate{Querier: querier(t, c), match: ontology.Deletion, before: func() {
 		if err := st.Detach(ctx, b.ID, session.DetachOptions{}); err != nil {
 			t.Errorf("detach: %v", err)
 		}
@@ -187,7 +187,7 @@ func TestDeleteRacingForkDetached(t *testing.T) {
 			t.Errorf("detach: %v", err)
 		}
 	}}
-	q.Querier = &beforeUpdate{Querier: c, match: ontology.Deletion, before: func() { mustPersist(t, st, f) }}
+	q.Querier = &beforeUpdate{Querier: querier(t, c), match: ontology.Deletion, before: func() { mustPersist(t, st, f) }}
 	if err := session.NewStore(q).Delete(ctx, root.ID, session.DeleteOptions{}); err != nil {
 		t.Fatalf("got %v, want nil", err)
 	}
@@ -210,6 +210,8 @@ type beforeSelect struct {
 	before func()
 	once   sync.Once
 }
+
+func (q *beforeSelect) Replicated() bool { return isReplicated(q.Querier) }
 
 func (q *beforeSelect) Select(ctx context.Context, s string) (*kg.Results, error) {
 	if strings.Contains(s, q.match) {

@@ -178,7 +178,7 @@ func TestMaxChildren(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			st := session.NewStore(c, tc.opts...)
+			st := session.NewStore(querier(t, c), tc.opts...)
 			parent := persisted(t, st, "limits", 3)
 			for i := range tc.ok {
 				f := mustFork(t, parent, i%4)
@@ -228,7 +228,7 @@ func TestMaxChildren(t *testing.T) {
 func TestMaxChildrenCountsLiveForks(t *testing.T) {
 	fusekitest.Parallel(t)
 	_, _, c := newStore(t)
-	st := session.NewStore(c, session.WithMaxChildren(2))
+	st := session.NewStore(querier(t, c), session.WithMaxChildren(2))
 	ctx := context.Background()
 	parent := persisted(t, st, "live", 4)
 	fork := func() (*session.Session, error) {
@@ -318,7 +318,7 @@ func TestForkRaceForLastPlace(t *testing.T) {
 			tr := &http.Transport{}
 			t.Cleanup(tr.CloseIdleConnections)
 			c := fusekitest.Client(t, kg.Config{Endpoint: ep, HTTPClient: &http.Client{Transport: tr}})
-			stores[k] = session.NewStore(c, session.WithMaxChildren(limit))
+			stores[k] = session.NewStore(querier(t, c), session.WithMaxChildren(limit))
 		}
 		for r := range rounds {
 			parent := persisted(t, stores[0], "racers", 4)
@@ -364,7 +364,7 @@ func TestForkRaceForLastPlace(t *testing.T) {
 func TestTreeLimitsQuery(t *testing.T) {
 	fusekitest.Parallel(t)
 	c := fusekitest.Empty(t)
-	st := session.NewStore(c, session.WithMaxChildren(0))
+	st := session.NewStore(querier(t, c), session.WithMaxChildren(0))
 	ctx := context.Background()
 	busy := persisted(t, st, "audited", 3)
 	for range 3 {
@@ -766,6 +766,7 @@ func TestStoreForkRacingRewind(t *testing.T) {
 		{"at the fork point", 6, false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
+			fusekitest.RequireDirect(t, "it races a rewind at its store's HTTP transport")
 			root := persisted(t, other, "alice", 10)
 			rt := &afterReads{next: http.DefaultTransport, reads: 2, before: func() {
 				if _, _, err := other.Rewind(ctx, root.ID, tc.to, session.RewindOptions{}); err != nil {

@@ -150,7 +150,7 @@ func TestAppendChecksChainHead(t *testing.T) {
 func emptyStore(tb testing.TB) (*session.Store, *kg.Client) {
 	tb.Helper()
 	c := fusekitest.Empty(tb)
-	return session.NewStore(c), c
+	return session.NewStore(querier(tb, c)), c
 }
 
 // TestDetachRefusesEditedPrefix: Detach does not copy a turn edited in the

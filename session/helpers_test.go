@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/trails-kg/trails/internal/clustertest"
 	"github.com/trails-kg/trails/internal/fusekitest"
 	"github.com/trails-kg/trails/internal/storetest"
 	"github.com/trails-kg/trails/kg"
@@ -58,13 +59,39 @@ func (b *countingBody) Read(p []byte) (int, error) {
 	return n, err
 }
 
-// newStore returns a Store over the test binary's dataset and the counter
-// of its requests.
+// newStore returns a Store over tb's dataset, the counter of the requests
+// of the client it returns, and that client. Under TRAILS_TEST_STORE=kafka
+// the Store writes through the log of a replicated store (see querier),
+// and the client, whose requests the counter counts, is for the test's own
+// reads: a test that counts the Store's requests calls
+// fusekitest.RequireDirect.
 func newStore(tb testing.TB, opts ...session.StoreOption) (*session.Store, *counter, *kg.Client) {
 	tb.Helper()
 	ct := &counter{next: &http.Transport{MaxIdleConnsPerHost: 8}}
 	c := fusekitest.Client(tb, kg.Config{Endpoint: fusekitest.Endpoint(tb), HTTPClient: &http.Client{Transport: ct}})
-	return session.NewStore(c, opts...), ct, c
+	return session.NewStore(querier(tb, c), opts...), ct, c
+}
+
+// isReplicated reports whether q says its updates are applied by several
+// stores (cluster.Client does): the tests' wrappers of a Querier forward
+// it, as a Store asks for it (and must fill in NOW() and the like then).
+func isReplicated(q session.Querier) bool {
+	r, ok := q.(interface{ Replicated() bool })
+	return ok && r.Replicated()
+}
+
+// overInline is why a test of a turn over session's inline limit skips on
+// the kafka profile (fusekitest.RequireDirect): such a turn is staged
+// through the Graph Store, which cluster.Client does not have yet.
+const overInline = "a turn over session's inline limit (1 MiB) is staged through the Graph Store, which cluster.Client has none of yet"
+
+// querier returns what a test's Store runs on, c being a client of tb's
+// dataset: c, or under TRAILS_TEST_STORE=kafka the cluster.Client of a
+// replicated store whose first replica is c's dataset
+// (internal/clustertest), so that c reads what the Store wrote.
+func querier(tb testing.TB, c *kg.Client) session.Querier {
+	tb.Helper()
+	return clustertest.Querier(tb, c)
 }
 
 // persisted returns a root of principal with n turns, stored.

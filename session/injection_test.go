@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/knakk/rdf"
+	"github.com/trails-kg/trails/internal/clustertest"
 	"github.com/trails-kg/trails/internal/fusekitest"
 	"github.com/trails-kg/trails/internal/storetest"
 	"github.com/trails-kg/trails/kg"
@@ -135,7 +136,7 @@ func TestInjection(t *testing.T) {
 		if found != 1 {
 			t.Errorf("list by principal %q: %s listed %d times, want once", x.s.Principal, x.s.ID, found)
 		}
-		scoped := session.NewStore(c, session.ForPrincipal(x.s.Principal))
+		scoped := session.NewStore(querier(t, c), session.ForPrincipal(x.s.Principal))
 		if _, err := scoped.Load(ctx, x.s.ID); err != nil {
 			t.Errorf("load in a store scoped to %q: %v", x.s.Principal, err)
 		}
@@ -240,9 +241,11 @@ func canaryGraph(tb testing.TB, c *kg.Client) rdf.IRI {
 	if err != nil {
 		tb.Fatal(err)
 	}
-	if err := c.Update(context.Background(), u); err != nil {
+	if err := clustertest.Update(context.Background(), tb, c, u); err != nil {
 		tb.Fatal(err)
 	}
-	tb.Cleanup(func() { c.Update(context.Background(), "DROP SILENT GRAPH "+storetest.TermText(tb, g)) })
+	tb.Cleanup(func() {
+		clustertest.Update(context.Background(), tb, c, "DROP SILENT GRAPH "+storetest.TermText(tb, g))
+	})
 	return g
 }

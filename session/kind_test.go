@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/trails-kg/trails/admin"
+	"github.com/trails-kg/trails/internal/clustertest"
 	"github.com/trails-kg/trails/internal/fusekitest"
 	"github.com/trails-kg/trails/internal/storetest"
 	"github.com/trails-kg/trails/kg"
@@ -152,7 +153,7 @@ func TestLegacyKinds(t *testing.T) {
 	// the fixture do not count here.
 	id := newID()
 	nq = []byte(strings.ReplaceAll(string(nq), storetest.LegacyID, id))
-	if err := c.LoadQuads(ctx, nq); err != nil {
+	if err := clustertest.LoadQuads(ctx, t, c, nq); err != nil {
 		t.Fatal(err)
 	}
 	fork := newID()
@@ -172,7 +173,7 @@ func TestLegacyKinds(t *testing.T) {
 	s := mustLoad(t, st, id)
 	s.Append("user", "a new turn on the old session")
 	mustPersist(t, st, s)
-	low := session.NewStore(c, session.WithMaxChildren(2))
+	low := session.NewStore(querier(t, c), session.WithMaxChildren(2))
 	mustPersist(t, low, mustFork(t, s, 3))
 	if err := low.Persist(ctx, mustFork(t, s, 3)); !errors.Is(err, session.ErrTooManyChildren) {
 		t.Fatalf("a third fork with the raw one: got %v, want ErrTooManyChildren", err)
@@ -210,7 +211,7 @@ func TestKindInvalid(t *testing.T) {
 func TestKindsCheck(t *testing.T) {
 	fusekitest.Parallel(t)
 	c := fusekitest.Empty(t)
-	st := session.NewStore(c)
+	st := session.NewStore(querier(t, c))
 	ctx := context.Background()
 	root := persisted(t, st, "checked", 3)
 	w, err := root.Fork(2, session.AsWorker())

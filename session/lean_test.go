@@ -95,6 +95,7 @@ func sameLean(t *testing.T, got, want *session.Session) {
 // turns, raw copies, changes and values of the full load.
 func TestRawOnlyLoad(t *testing.T) {
 	fusekitest.Parallel(t)
+	fusekitest.RequireDirect(t, "it counts its store's HTTP requests")
 	st, ct, _ := newStore(t)
 	ctx := context.Background()
 	leaf := structuredChain(t, st)
@@ -170,6 +171,7 @@ func TestRawOnlyTail(t *testing.T) {
 // persist as after a full load.
 func TestRawOnlyAppend(t *testing.T) {
 	fusekitest.Parallel(t)
+	fusekitest.RequireDirect(t, "it counts its store's HTTP requests")
 	st, ct, c := newStore(t)
 	ctx := context.Background()
 	leaf := structuredChain(t, st)

@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"testing"
 
+	"github.com/trails-kg/trails/internal/clustertest"
 	"github.com/trails-kg/trails/internal/fusekitest"
 	"github.com/trails-kg/trails/kg"
 	"github.com/trails-kg/trails/ontology"
@@ -23,8 +24,8 @@ func TestLegacySessionLoadsAsRoot(t *testing.T) {
 	}
 	const id = "0190a000-0000-7000-8000-00000000000a"
 	g := kg.MustIRI(ontology.SessionIRI(id))
-	c.DeleteGraph(ctx, g) // a rerun against a kept dataset
-	if err := c.LoadQuads(ctx, nq); err != nil {
+	clustertest.DeleteGraph(ctx, t, c, g) // a rerun against a kept dataset
+	if err := clustertest.LoadQuads(ctx, t, c, nq); err != nil {
 		t.Fatal(err)
 	}
 	s := mustLoad(t, st, id)

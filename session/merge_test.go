@@ -15,6 +15,7 @@ import (
 	"testing"
 
 	"github.com/trails-kg/trails/admin"
+	"github.com/trails-kg/trails/internal/clustertest"
 	"github.com/trails-kg/trails/internal/fusekitest"
 	"github.com/trails-kg/trails/internal/storetest"
 	"github.com/trails-kg/trails/kg"
@@ -274,7 +275,7 @@ func TestMergeRefused(t *testing.T) {
 		f = forkedChild(t, st, p, 2, 1)
 		del := kg.Params{"g": kg.MustIRI(ontology.SessionIRI(p.ID))}
 		u, _ := kg.Bind("DROP GRAPH $g", del)
-		if err := c.Update(ctx, u); err != nil {
+		if err := clustertest.Update(ctx, t, c, u); err != nil {
 			t.Fatal(err)
 		}
 		n := storetest.CountQuads(t, c, "")
@@ -375,6 +376,7 @@ func TestMergeAfterAppend(t *testing.T) {
 	root := persisted(t, other, "alice", 3)
 	child := forkedChild(t, other, root, 1, 2)
 	held := mustLoad(t, other, root.ID)
+	fusekitest.RequireDirect(t, "it races a writer at its store's HTTP transport")
 	rt := &raceTransport{next: http.DefaultTransport}
 	rt.before = func() {
 		s := mustLoad(t, other, root.ID)
@@ -455,8 +457,8 @@ func TestMergeLegacyParent(t *testing.T) {
 		t.Fatal(err)
 	}
 	const id = "0190a000-0000-7000-8000-00000000000a"
-	c.DeleteGraph(ctx, kg.MustIRI(ontology.SessionIRI(id))) // another test may have used it
-	if err := c.LoadQuads(ctx, nq); err != nil {
+	clustertest.DeleteGraph(ctx, t, c, kg.MustIRI(ontology.SessionIRI(id))) // another test may have used it
+	if err := clustertest.LoadQuads(ctx, t, c, nq); err != nil {
 		t.Fatal(err)
 	}
 	legacy := mustLoad(t, st, id)
@@ -582,6 +584,8 @@ type beforeUpdate struct {
 	once   sync.Once
 }
 
+func (q *beforeUpdate) Replicated() bool { return isReplicated(q.Querier) }
+
 func (q *beforeUpdate) Update(ctx context.Context, u string, opts ...kg.UpdateOption) error {
 	if strings.Contains(u, q.match) {
 		q.once.Do(q.before)
@@ -601,7 +605,7 @@ func TestMergeRacingRewind(t *testing.T) {
 	root := persisted(t, st, "alice", 4)
 	child := forkedChild(t, st, root, 3, 1)
 	var archive string
-	hooked := session.NewStore(&beforeUpdate{Querier: c, match: ontology.MergeOf, before: func() {
+	hooked := session.NewStore(&beforeUpdate{Querier: querier(t, c), match: ontology.MergeOf, before: func() {
 		_, r, err := st.Rewind(ctx, root.ID, 1, session.RewindOptions{})
 		if err != nil {
 			t.Error(err)
@@ -641,7 +645,7 @@ func TestMergeRacingChildRewind(t *testing.T) {
 	root := persisted(t, st, "alice", 3)
 	child := forkedChild(t, st, root, 3, 1)
 	ran := false
-	hooked := session.NewStore(&beforeUpdate{Querier: c, match: ontology.MergeOf, before: func() {
+	hooked := session.NewStore(&beforeUpdate{Querier: querier(t, c), match: ontology.MergeOf, before: func() {
 		ran = true
 		if _, _, err := st.Rewind(ctx, child.ID, 3, session.RewindOptions{}); err != nil {
 			t.Error(err)

@@ -226,6 +226,7 @@ func (h *hookTransport) RoundTrip(r *http.Request) (*http.Response, error) {
 // the first answer to a request match accepts.
 func hookedStore(tb testing.TB, ep string, match func(*http.Request) bool, hook func()) *session.Store {
 	tb.Helper()
+	fusekitest.RequireDirect(tb, "it runs another writer inside its store's HTTP requests")
 	tr := &http.Transport{}
 	tb.Cleanup(tr.CloseIdleConnections)
 	ht := &hookTransport{next: tr, match: match, hook: hook}

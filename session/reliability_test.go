@@ -33,7 +33,7 @@ func ownStore(tb testing.TB, ep string) *session.Store {
 	tr := &http.Transport{MaxIdleConnsPerHost: 4}
 	tb.Cleanup(tr.CloseIdleConnections)
 	c := fusekitest.Client(tb, kg.Config{Endpoint: ep, HTTPClient: &http.Client{Transport: tr}})
-	return session.NewStore(c, session.WithMaxChildren(0)) // the tests fork one parent many times
+	return session.NewStore(querier(tb, c), session.WithMaxChildren(0)) // the tests fork one parent many times
 }
 
 // seeded returns a random source for a test and logs its seed, so that a

@@ -24,10 +24,10 @@ func TestRewindIntegrity(t *testing.T) {
 	fusekitest.Parallel(t)
 	ctx := context.Background()
 	c := fusekitest.Empty(t)
-	st := session.NewStore(c)
 	if _, err := admin.New(c).Init(ctx); err != nil {
 		t.Fatal(err)
 	}
+	st := session.NewStore(querier(t, c)) // after Init, which writes directly: a replicated store starts as a copy of it
 	fx := rwSeed(t, st, "integrity")
 	s, r := mustRewind(t, st, fx.root.ID, 3)
 	appendN(s, 2, "after")
@@ -47,12 +47,13 @@ func TestRewindIntegrity(t *testing.T) {
 	}
 
 	t.Run("export and import", func(t *testing.T) {
+		fusekitest.RequireDirect(t, "it wipes its dataset and imports with admin.Dataset, whose writes go to one store (trails-admin has no path through the log yet)")
 		var data bytes.Buffer
 		if _, err := admin.New(c).Export(ctx, &data, admin.NQuads); err != nil {
 			t.Fatalf("export: %v", err)
 		}
 		c := fusekitest.Empty(t)
-		st := session.NewStore(c)
+		st := session.NewStore(querier(t, c))
 		if _, err := admin.New(c).Import(ctx, &data, admin.NQuads, nil); err != nil {
 			t.Fatalf("import: %v", err)
 		}
@@ -72,11 +73,12 @@ func TestRewindIntegrity(t *testing.T) {
 		mustCheck(t, c)
 	})
 	t.Run("detach", func(t *testing.T) {
+		fusekitest.RequireDirect(t, "it wipes its dataset mid-test, under the log's replicas")
 		c := fusekitest.Empty(t)
-		st := session.NewStore(c)
 		if _, err := admin.New(c).Init(ctx); err != nil {
 			t.Fatal(err)
 		}
+		st := session.NewStore(querier(t, c)) // after Init, which writes directly: a replicated store starts as a copy of it
 		fx := rwSeed(t, st, "detacher")
 		s, r := mustRewind(t, st, fx.root.ID, 3)
 		appendN(s, 2, "after")

@@ -300,9 +300,9 @@ func TestRewindRefused(t *testing.T) {
 		{"into the prefix", st, fx.late.ID, 4, session.ErrInvalid},
 		{"bad id", st, "not-a-uuid", 1, session.ErrInvalid},
 		{"unknown", st, newID(), 1, session.ErrNotFound},
-		{"another principal's", session.NewStore(c, session.ForPrincipal("someone-else")), fx.root.ID, 1, session.ErrNotFound},
-		{"would re-parent another principal's fork", session.NewStore(c, session.ForPrincipal("refused")), fx.root.ID, 5, session.ErrForbidden},
-		{"too deep", session.NewStore(c, session.WithMaxDepth(2)), fx.root.ID, 3, session.ErrForkDepth},
+		{"another principal's", session.NewStore(querier(t, c), session.ForPrincipal("someone-else")), fx.root.ID, 1, session.ErrNotFound},
+		{"would re-parent another principal's fork", session.NewStore(querier(t, c), session.ForPrincipal("refused")), fx.root.ID, 5, session.ErrForbidden},
+		{"too deep", session.NewStore(querier(t, c), session.WithMaxDepth(2)), fx.root.ID, 3, session.ErrForkDepth},
 		{"a worker", st, worker.ID, 7, session.ErrNotForkable},
 		{"completed", st, done.ID, 1, session.ErrState},
 	} {
@@ -318,7 +318,7 @@ func TestRewindRefused(t *testing.T) {
 	}
 	// The same depth limit lets through a rewind whose re-parented forks
 	// have no forks of their own: late (forked at 5) stays where it is.
-	if _, _, err := session.NewStore(c, session.WithMaxDepth(2)).Rewind(ctx, fx.root.ID, 5, session.RewindOptions{}); err != nil {
+	if _, _, err := session.NewStore(querier(t, c), session.WithMaxDepth(2)).Rewind(ctx, fx.root.ID, 5, session.RewindOptions{}); err != nil {
 		t.Fatalf("rewind to 5 re-parents the worker and the other principal's fork only: got %v, want nil", err)
 	}
 }
@@ -373,6 +373,7 @@ func (h *rwHook) RoundTrip(r *http.Request) (*http.Response, error) {
 
 func rwHookedStore(tb testing.TB, match string, fn func()) *session.Store {
 	tb.Helper()
+	fusekitest.RequireDirect(tb, "it runs another writer inside its store's HTTP requests")
 	tr := &http.Transport{}
 	tb.Cleanup(tr.CloseIdleConnections)
 	h := &rwHook{match: match, fn: fn, next: tr}

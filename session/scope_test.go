@@ -19,7 +19,7 @@ func TestForPrincipal(t *testing.T) {
 	alice, bob := "alice-"+newID(), "bob-"+newID()
 	aliceRoot := persisted(t, st, alice, 3)
 	bobRoot := persisted(t, st, bob, 3)
-	asAlice := session.NewStore(c, session.ForPrincipal(alice))
+	asAlice := session.NewStore(querier(t, c), session.ForPrincipal(alice))
 
 	t.Run("lists and loads only its own", func(t *testing.T) {
 		list, err := asAlice.List(ctx)
@@ -125,7 +125,7 @@ func TestPersistKeepsOwner(t *testing.T) {
 	empty := session.New("alice")
 	empty.App = "shop"
 	mustPersist(t, st, empty)
-	asMallory := session.NewStore(c, session.ForPrincipal("mallory"))
+	asMallory := session.NewStore(querier(t, c), session.ForPrincipal("mallory"))
 	for _, tc := range []struct {
 		name string
 		st   *session.Store

@@ -48,6 +48,7 @@ func TestBranchLabels(t *testing.T) {
 
 func TestPersistTwiceWritesNothing(t *testing.T) {
 	fusekitest.Parallel(t)
+	fusekitest.RequireDirect(t, "it counts its store's HTTP requests")
 	st, ct, _ := newStore(t)
 	root := persisted(t, st, "alice", 4)
 	f := mustFork(t, root, 2)

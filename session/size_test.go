@@ -33,10 +33,13 @@ func TestHugeTurn(t *testing.T) {
 	t.Cleanup(func() { srv.Close() })
 	ct := &counter{next: &http.Transport{}}
 	c := fusekitest.Client(t, kg.Config{Endpoint: srv.Endpoint, HTTPClient: &http.Client{Transport: ct}})
-	st := session.NewStore(c)
+	st := session.NewStore(querier(t, c))
 	piece := "A \"quoted\" \"\"\"long\"\"\" line\\ with } and # and $x\n\r\t\x00 café 🎉 — "
 	for _, size := range []int{session.MaxTurnBytes, session.MaxTurnBytes + 1} {
 		t.Run(fmt.Sprintf("%d bytes", size), func(t *testing.T) {
+			if size <= session.MaxTurnBytes {
+				fusekitest.RequireDirect(t, overInline)
+			}
 			ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 			defer cancel()
 			content := strings.Repeat(piece, size/len(piece)+1)[:size]
@@ -105,7 +108,7 @@ func TestLongSession(t *testing.T) {
 	// other test binaries) may take longer than kg's default 30 s for the
 	// one request that reads them all, so each attempt gets 5 minutes.
 	ct := &counter{next: &http.Transport{MaxIdleConnsPerHost: 8}}
-	st := session.NewStore(fusekitest.Client(t, kg.Config{Endpoint: fusekitest.Endpoint(t), Timeout: 5 * time.Minute, HTTPClient: &http.Client{Transport: ct}}))
+	st := session.NewStore(querier(t, fusekitest.Client(t, kg.Config{Endpoint: fusekitest.Endpoint(t), Timeout: 5 * time.Minute, HTTPClient: &http.Client{Transport: ct}})))
 	ctx, cancel := context.WithTimeout(context.Background(), 15*time.Minute)
 	defer cancel()
 	s := session.New("long-runner")

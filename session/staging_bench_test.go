@@ -23,7 +23,7 @@ import (
 //	go test -run '^$' -bench BenchmarkBigTurn -benchtime 5x ./session/
 func BenchmarkBigTurn(b *testing.B) {
 	c := fusekitest.Client(b, kg.Config{Endpoint: diskEndpoint(b)})
-	st := session.NewStore(c)
+	st := session.NewStore(querier(b, c))
 	ctx := context.Background()
 	const size = session.MaxTurnBytes
 	contents := func(n int) []string {

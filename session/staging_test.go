@@ -61,6 +61,7 @@ func (m *methods) count(method string) int {
 // newCountingStore is newStore counting requests by method.
 func newCountingStore(tb testing.TB) (*session.Store, *methods, *kg.Client) {
 	tb.Helper()
+	fusekitest.RequireDirect(tb, "it counts its store's HTTP requests by method")
 	m := &methods{next: &http.Transport{MaxIdleConnsPerHost: 8}}
 	c := fusekitest.Client(tb, kg.Config{Endpoint: fusekitest.Endpoint(tb), HTTPClient: &http.Client{Transport: m}})
 	return session.NewStore(c), m, c
@@ -190,6 +191,7 @@ func (f *failingUpdates) Update(ctx context.Context, u string, opts ...kg.Update
 // staged, Persist removes the staging graph itself.
 func TestBigTurnFailedUpdate(t *testing.T) {
 	fusekitest.Parallel(t)
+	fusekitest.RequireDirect(t, "it fails the updates of a client that stages turns through its Graph Store, which the log has none of")
 	_, _, c := newStore(t)
 	f := &failingUpdates{Client: c}
 	st := session.NewStore(f)
@@ -206,13 +208,15 @@ func TestBigTurnFailedUpdate(t *testing.T) {
 // querierOnly is a Querier without the Graph Store methods.
 type querierOnly struct{ session.Querier }
 
+func (q querierOnly) Replicated() bool { return isReplicated(q.Querier) }
+
 // TestBigTurnWithoutGraphStore: through a Querier without a Graph Store a
 // turn of up to 1 MiB is stored inline, a larger one refused before any
 // request.
 func TestBigTurnWithoutGraphStore(t *testing.T) {
 	fusekitest.Parallel(t)
 	_, ct, c := newStore(t)
-	st := session.NewStore(querierOnly{c})
+	st := session.NewStore(querierOnly{querier(t, c)})
 	s := session.New("big")
 	s.Append("tool", bigContent("inline", 1<<20))
 	mustPersist(t, st, s)
@@ -228,6 +232,7 @@ func TestBigTurnWithoutGraphStore(t *testing.T) {
 // exactly one wins, and the loser's staging graph is gone.
 func TestBigTurnRace(t *testing.T) {
 	fusekitest.Parallel(t)
+	fusekitest.RequireDirect(t, overInline)
 	st, _, c := newStore(t)
 	s := persisted(t, st, "big", 1)
 	writers := []*session.Session{mustLoad(t, st, s.ID), mustLoad(t, st, s.ID)}
@@ -263,6 +268,7 @@ func TestBigTurnRace(t *testing.T) {
 // turn: the copy is made inside the store, byte for byte.
 func TestDetachBigTurn(t *testing.T) {
 	fusekitest.Parallel(t)
+	fusekitest.RequireDirect(t, overInline)
 	st, _, c := newStore(t)
 	ctx := context.Background()
 	s := session.New("big")

@@ -14,6 +14,7 @@ import (
 // the kg sentinel.
 func TestStoreUnavailable(t *testing.T) {
 	fusekitest.Parallel(t)
+	fusekitest.RequireDirect(t, "its store is an address where nothing listens, not a replicated store")
 	c := fusekitest.Client(t, kg.Config{Endpoint: "http://127.0.0.1:1/trails", MaxAttempts: 1})
 	st := session.NewStore(c)
 	if _, err := st.Load(context.Background(), newID()); !errors.Is(err, kg.ErrUnavailable) {

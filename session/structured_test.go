@@ -127,6 +127,7 @@ func TestStructuredRoundTrip(t *testing.T) {
 // them in one more, whatever the depth.
 func TestPlainTurnsNoStructureQuery(t *testing.T) {
 	fusekitest.Parallel(t)
+	fusekitest.RequireDirect(t, "it counts its store's HTTP requests")
 	st, ct, _ := newStore(t)
 	ctx := context.Background()
 	plain := persisted(t, st, "agent", 3)
@@ -427,7 +428,7 @@ func TestStructuredExportImport(t *testing.T) {
 	fusekitest.Parallel(t)
 	ctx := context.Background()
 	c := fusekitest.Empty(t)
-	st := session.NewStore(c)
+	st := session.NewStore(querier(t, c))
 	root := session.New("agent")
 	agentLoop(root)
 	mustPersist(t, st, root)
@@ -450,6 +451,7 @@ func TestStructuredExportImport(t *testing.T) {
 	}
 	for _, f := range []admin.Format{admin.NQuads, admin.TriG} {
 		t.Run(string(f), func(t *testing.T) {
+			fusekitest.RequireDirect(t, "it wipes its dataset and imports with admin.Dataset, whose writes go to one store (trails-admin has no path through the log yet)")
 			var b bytes.Buffer
 			if _, err := admin.New(c).Export(ctx, &b, f); err != nil {
 				t.Fatal(err)
@@ -459,7 +461,7 @@ func TestStructuredExportImport(t *testing.T) {
 			if _, err := admin.New(c2).Import(ctx, bytes.NewReader(data), f, nil); err != nil {
 				t.Fatalf("import: %v", err)
 			}
-			st2 := session.NewStore(c2)
+			st2 := session.NewStore(querier(t, c2))
 			for _, id := range ids {
 				sameSession(t, mustLoad(t, st2, id), want[id])
 			}
@@ -471,6 +473,7 @@ func TestStructuredExportImport(t *testing.T) {
 	}
 
 	// Forged structured fields are refused, and nothing is written.
+	fusekitest.RequireDirect(t, "it wipes its dataset and imports with admin.Dataset, whose writes go to one store (trails-admin has no path through the log yet)")
 	var b bytes.Buffer
 	if _, err := admin.New(c).Export(ctx, &b, admin.NQuads, fork.ID); err != nil {
 		t.Fatal(err)

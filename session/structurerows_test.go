@@ -5,6 +5,7 @@ import (
 	"errors"
 	"testing"
 
+	"github.com/trails-kg/trails/internal/clustertest"
 	"github.com/trails-kg/trails/internal/fusekitest"
 	"github.com/trails-kg/trails/kg"
 	"github.com/trails-kg/trails/ontology"
@@ -44,7 +45,7 @@ func TestStructuredDamaged(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if err := c.Update(ctx, u); err != nil {
+			if err := clustertest.Update(ctx, t, c, u); err != nil {
 				t.Fatal(err)
 			}
 			if _, err := st.Load(ctx, root.ID); !errors.Is(err, session.ErrCorrupt) {

@@ -126,7 +126,7 @@ func TestTags(t *testing.T) {
 	if err := st.Tag(ctx, a.ID, "ok", "not ok"); !errors.Is(err, session.ErrInvalid) || ct.requests.Load() != before {
 		t.Fatalf("a bad tag among good ones: got %v after %d requests, want ErrInvalid after none", err, ct.requests.Load()-before)
 	}
-	scoped := session.NewStore(c, session.ForPrincipal("bob"))
+	scoped := session.NewStore(querier(t, c), session.ForPrincipal("bob"))
 	if err := scoped.Tag(ctx, a.ID, x); !errors.Is(err, session.ErrNotFound) {
 		t.Fatalf("tag another principal's session: got %v, want ErrNotFound", err)
 	}

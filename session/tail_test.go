@@ -63,6 +63,7 @@ func tailChain(tb testing.TB, st *session.Store) (root, f1, f2 *session.Session)
 
 func TestLoadTail(t *testing.T) {
 	fusekitest.Parallel(t)
+	fusekitest.RequireDirect(t, "it counts its store's HTTP requests")
 	st, ct, _ := newStore(t)
 	ctx := context.Background()
 	root, f1, f2 := tailChain(t, st)
@@ -229,6 +230,7 @@ func TestLoadTailLegacy(t *testing.T) {
 // then loads as if it had been loaded whole, and Check finds nothing.
 func TestPersistTail(t *testing.T) {
 	fusekitest.Parallel(t)
+	fusekitest.RequireDirect(t, "it counts its store's HTTP requests")
 	st, ct, c := newStore(t)
 	ctx := context.Background()
 	_, _, f2 := tailChain(t, st)

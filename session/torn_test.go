@@ -29,6 +29,7 @@ type beforeNth struct {
 // tr, taking no update lock (see beforeNth).
 func racingStore(tb testing.TB, tr *beforeNth) *session.Store {
 	tb.Helper()
+	fusekitest.RequireDirect(tb, "it races a writer at its store's nth HTTP request")
 	return session.NewStore(fusekitest.Client(tb, kg.Config{Endpoint: fusekitest.Endpoint(tb), HTTPClient: &http.Client{Transport: tr}, NoUpdateLock: true}))
 }
 

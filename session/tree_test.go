@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/trails-kg/trails/admin"
+	"github.com/trails-kg/trails/internal/clustertest"
 	"github.com/trails-kg/trails/internal/fusekitest"
 	"github.com/trails-kg/trails/internal/storetest"
 	"github.com/trails-kg/trails/kg"
@@ -184,10 +185,10 @@ func TestParentCycle(t *testing.T) {
 	fusekitest.Parallel(t)
 	ctx := context.Background()
 	c := fusekitest.Empty(t)
-	st := session.NewStore(c)
 	if _, err := admin.New(c).Init(ctx); err != nil {
 		t.Fatal(err)
 	}
+	st := session.NewStore(querier(t, c)) // after Init, which writes directly: a replicated store starts as a copy of it
 	other := persisted(t, st, "bystander", 2)
 	x, y, below := newID(), newID(), newID()
 	var d kg.Data
@@ -311,7 +312,7 @@ func TestTreeAndBranchesAsInfo(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := c.Update(ctx, u); err != nil {
+	if err := clustertest.Update(ctx, t, c, u); err != nil {
 		t.Fatal(err)
 	}
 

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/trails-kg/trails/admin"
+	"github.com/trails-kg/trails/internal/clustertest"
 	"github.com/trails-kg/trails/internal/fusekitest"
 	"github.com/trails-kg/trails/internal/storetest"
 	"github.com/trails-kg/trails/ontology"
@@ -159,7 +160,7 @@ func TestValuesLateChange(t *testing.T) {
 	sameValues(t, "a", mustLoad(t, st, a.ID).Values, values("user:mood", `"old"`))
 
 	// a's change sent again, as a retry or an import would: nothing changes.
-	if err := c.Update(ctx, session.SharedValuesUpdate(a, time.Time{}, a.Turns)); err != nil {
+	if err := clustertest.Update(ctx, t, c, session.SharedValuesUpdate(a, time.Time{}, a.Turns)); err != nil {
 		t.Fatal(err)
 	}
 	sameValues(t, "a's change sent again", mustLoad(t, st, a.ID).Values, values("user:mood", `"old"`))
@@ -201,6 +202,7 @@ func TestValuesInvalid(t *testing.T) {
 // start with and the shared values), the turns, their structure.
 func TestValuesRoundTrips(t *testing.T) {
 	fusekitest.Parallel(t)
+	fusekitest.RequireDirect(t, "it counts its store's HTTP requests")
 	st, ct, _ := newStore(t)
 	ctx := context.Background()
 	s := session.New("erin")
@@ -296,7 +298,7 @@ func TestValuesExportImport(t *testing.T) {
 	fusekitest.Parallel(t)
 	ctx := context.Background()
 	c := fusekitest.Empty(t)
-	st := session.NewStore(c)
+	st := session.NewStore(querier(t, c))
 	root := session.New("gina")
 	root.App = "bank/ü"
 	root.Initial = values("k", `"v"`, "user:lang", `"it"`, "app:rate", `0.5`)
@@ -307,6 +309,7 @@ func TestValuesExportImport(t *testing.T) {
 	mustPersist(t, st, fork)
 	want := map[string]*session.Session{root.ID: mustLoad(t, st, root.ID), fork.ID: mustLoad(t, st, fork.ID)}
 	sameValues(t, "root", want[root.ID].Values, values("n", `[1,{"a":"\u00e9\n"}]`, "user:lang", `"de"`, "app:rate", `0.5`))
+	fusekitest.RequireDirect(t, "it wipes its dataset and imports with admin.Dataset, whose writes go to one store (trails-admin has no path through the log yet)")
 	for _, f := range []admin.Format{admin.NQuads, admin.TriG} {
 		var b bytes.Buffer
 		if _, err := admin.New(c).Export(ctx, &b, f); err != nil {
@@ -318,7 +321,7 @@ func TestValuesExportImport(t *testing.T) {
 				t.Fatalf("%s: import: %v", f, err)
 			}
 		}
-		st2 := session.NewStore(c2)
+		st2 := session.NewStore(querier(t, c2))
 		for id, w := range want {
 			got := mustLoad(t, st2, id)
 			sameSession(t, got, w)
@@ -355,7 +358,7 @@ func TestValuesDetach(t *testing.T) {
 	fusekitest.Parallel(t)
 	ctx := context.Background()
 	c := fusekitest.Empty(t)
-	st := session.NewStore(c)
+	st := session.NewStore(querier(t, c))
 	root := session.New("hana")
 	root.Initial = values("w", `1`, "x", `1`)
 	root.AppendTurn(deltaTurn("t0", values("x", `2`)))
@@ -394,6 +397,7 @@ func TestValuesDetach(t *testing.T) {
 		sameValues(t, "detached, as of turn "+storetest.Itoa(k), atTurn(st, k), before[k])
 	}
 	assertCheckClean(t, c)
+	fusekitest.RequireDirect(t, "it wipes its dataset and imports with admin.Dataset, whose writes go to one store (trails-admin has no path through the log yet)")
 	var b bytes.Buffer
 	if _, err := admin.New(c).Export(ctx, &b, admin.NQuads, f2.ID); err != nil {
 		t.Fatal(err)
@@ -402,7 +406,7 @@ func TestValuesDetach(t *testing.T) {
 	if _, err := admin.New(c2).Import(ctx, bytes.NewReader(b.Bytes()), admin.NQuads, nil); err != nil {
 		t.Fatalf("import: %v", err)
 	}
-	sameValues(t, "imported", mustLoad(t, session.NewStore(c2), f2.ID).Values, want)
+	sameValues(t, "imported", mustLoad(t, session.NewStore(querier(t, c2)), f2.ID).Values, want)
 	assertCheckClean(t, c2)
 }
 

@@ -22,6 +22,7 @@ import (
 	"google.golang.org/genai"
 
 	"github.com/trails-kg/trails/integrations/adk"
+	"github.com/trails-kg/trails/internal/clustertest"
 	"github.com/trails-kg/trails/internal/fusekitest"
 	"github.com/trails-kg/trails/kg"
 	"github.com/trails-kg/trails/ontology"
@@ -33,7 +34,7 @@ import (
 func newArtifacts(tb testing.TB) (*adk.ArtifactService, *kg.Client) {
 	tb.Helper()
 	c := fusekitest.Empty(tb)
-	return adk.NewArtifactService(c), c
+	return adk.NewArtifactService(clustertest.Querier(tb, c)), c
 }
 
 // artifacts is a session's view of an artifact service, for short tests.
@@ -278,7 +279,7 @@ func TestArtifactsInvalid(t *testing.T) {
 	if got, err := h.load(name, 1); err != nil || !cmp.Equal(got, part) {
 		t.Errorf("hostile load: got %v, %v, want %v", got, err, part)
 	}
-	if n, err := trails.NewStore(c).List(ctx); err != nil || len(n) != 2 {
+	if n, err := trails.NewStore(clustertest.Querier(t, c)).List(ctx); err != nil || len(n) != 2 {
 		t.Errorf("artifact logs stored: %d, %v, want 2", len(n), err)
 	}
 }
@@ -342,7 +343,7 @@ func TestArtifactsFromTool(t *testing.T) {
 	fusekitest.Parallel(t)
 	ctx := t.Context()
 	svc, c := newArtifacts(t)
-	sessions := adk.NewSessionService(trails.NewStore(c))
+	sessions := adk.NewSessionService(trails.NewStore(clustertest.Querier(t, c)))
 	note, err := functiontool.New(functiontool.Config{Name: "save_note", Description: "Saves a note."},
 		func(tc agent.Context, args noteArgs) (map[string]any, error) {
 			r, err := tc.Artifacts().Save(tc, "note.txt", genai.NewPartFromText(args.Text))

@@ -213,6 +213,7 @@ func (b *countingBody) Read(p []byte) (int, error) {
 // forkCountedService is newService whose store's requests ct counts.
 func forkCountedService(tb testing.TB) (*adk.SessionService, *trails.Store, *counter) {
 	tb.Helper()
+	fusekitest.RequireDirect(tb, "it counts its store's HTTP requests")
 	ct := &counter{next: &http.Transport{MaxIdleConnsPerHost: 8}}
 	c := fusekitest.Client(tb, kg.Config{Endpoint: fusekitest.Empty(tb).Endpoint(), HTTPClient: &http.Client{Transport: ct}})
 	st := trails.NewStore(c)

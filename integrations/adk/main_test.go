@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/trails-kg/trails/integrations/adk"
+	"github.com/trails-kg/trails/internal/clustertest"
 	"github.com/trails-kg/trails/internal/fusekitest"
 	"github.com/trails-kg/trails/kg"
 	trails "github.com/trails-kg/trails/session"
@@ -16,9 +17,12 @@ import (
 func TestMain(m *testing.M) { fusekitest.Main(m) }
 
 // newService returns a service over tb's dataset, wiped, and its store.
+// Under TRAILS_TEST_STORE=kafka the store writes through the log of a
+// replicated store whose first replica is that dataset
+// (internal/clustertest).
 func newService(tb testing.TB) (*adk.SessionService, *trails.Store) {
 	tb.Helper()
-	st := trails.NewStore(fusekitest.Empty(tb))
+	st := trails.NewStore(clustertest.Querier(tb, fusekitest.Empty(tb)))
 	return adk.NewSessionService(st), st
 }
 
@@ -55,6 +59,7 @@ func (b *countedBody) Read(p []byte) (int, error) {
 // and the counter of its requests.
 func countedService(tb testing.TB) (*adk.SessionService, *trails.Store, *counting) {
 	tb.Helper()
+	fusekitest.RequireDirect(tb, "it counts its store's HTTP requests")
 	ct := &counting{next: &http.Transport{}}
 	c := fusekitest.Client(tb, kg.Config{Endpoint: fusekitest.Endpoint(tb), HTTPClient: &http.Client{Transport: ct}})
 	if err := c.Update(context.Background(), "DROP ALL", kg.Idempotent()); err != nil {

@@ -16,6 +16,7 @@ import (
 	"google.golang.org/genai"
 
 	"github.com/trails-kg/trails/integrations/adk"
+	"github.com/trails-kg/trails/internal/clustertest"
 	"github.com/trails-kg/trails/internal/fusekitest"
 	trails "github.com/trails-kg/trails/session"
 )
@@ -25,7 +26,8 @@ import (
 func newMemory(tb testing.TB, opts ...adk.MemoryOption) (*adk.MemoryService, *adk.SessionService) {
 	tb.Helper()
 	c := fusekitest.Empty(tb)
-	return adk.NewMemoryService(c, opts...), adk.NewSessionService(trails.NewStore(c))
+	q := clustertest.Querier(tb, c)
+	return adk.NewMemoryService(q, opts...), adk.NewSessionService(trails.NewStore(q))
 }
 
 // plainSession is an ADK session value of no service of this package,
@@ -153,7 +155,7 @@ func TestMemoryRanking(t *testing.T) {
 	if want := []string{"both", "prefix", "new-lisbon", "old-lisbon"}; !slices.Equal(got, want) {
 		t.Errorf("got %v, want %v", got, want)
 	}
-	m2 := adk.NewMemoryService(fusekitest.New(t), adk.WithSearchLimit(2))
+	m2 := adk.NewMemoryService(clustertest.Querier(t, fusekitest.New(t)), adk.WithSearchLimit(2))
 	if got, want := entryIDs(search(t, m2, "app", "u1", "lisbon porto")), []string{"both", "prefix"}; !slices.Equal(got, want) {
 		t.Errorf("limit 2: got %v, want %v", got, want)
 	}

@@ -1,5 +1,7 @@
 // Package fusekitest gives tests a real Fuseki, or a real Oxigraph when
-// TRAILS_TEST_STORE=oxigraph (see TestStore). Each test binary gets a
+// TRAILS_TEST_STORE=oxigraph (see TestStore); when TRAILS_TEST_STORE=kafka
+// its datasets are the first replicas of the replicated stores that
+// internal/clustertest makes (see OnCluster). Each test binary gets a
 // Fuseki of its own, found or started in this order: the dataset named by
 // TRAILS_TEST_ENDPOINT (wiped first), a container built from
 // fuseki/Dockerfile when a Docker engine is at hand, or the cached Fuseki
@@ -155,12 +157,16 @@ func Client(tb testing.TB, cfg kg.Config) *kg.Client {
 // start finds or starts the binary's Fuseki and returns its dataset URL.
 func start() (string, error) {
 	if ep := os.Getenv(EnvEndpoint); ep != "" {
+		if OnCluster() {
+			return "", fmt.Errorf("%s=%s: the kafka profile needs a dataset per test, which the jar's Fuseki gives; unset it", EnvEndpoint, ep)
+		}
 		return useEndpoint(ep)
 	}
 	if TestStore() == kg.Oxigraph {
 		return startOxigraphs()
 	}
-	if dockerAvailable() {
+	if dockerAvailable() && !OnCluster() { // the kafka profile needs a dataset per test: the jar's
+
 		ep, err := startContainer()
 		if err == nil {
 			return ep, nil

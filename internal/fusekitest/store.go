@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/trails-kg/trails/internal/pytools"
@@ -12,19 +13,53 @@ import (
 )
 
 // EnvStore names the environment variable choosing the store the tests
-// run on: "fuseki" (or unset, the default) or "oxigraph".
+// run on: "fuseki" (or unset, the default), "oxigraph", or "kafka" (see
+// OnCluster).
 const EnvStore = "TRAILS_TEST_STORE"
+
+// Kafka is the value of TRAILS_TEST_STORE that runs the tests on a
+// replicated store (see OnCluster).
+const Kafka = "kafka"
 
 // SkipPrefix starts the message of every test skipped because it needs a
 // feature the test store lacks (see RequireFuseki), so that CI can count
 // and print them.
 const SkipPrefix = "fusekitest: fuseki only:"
 
+// SkipLogPrefix starts the message of every test skipped on the kafka
+// profile because it works on one store's HTTP requests (see
+// RequireDirect), so that CI can count and print them.
+const SkipLogPrefix = "fusekitest: not through the log:"
+
+// OnCluster reports whether TRAILS_TEST_STORE is kafka: the tests' stores
+// are then replicas fed from a Kafka log, each a Fuseki dataset of the
+// binary's Fuseki with its applier, and the tests write through a
+// cluster.Client (internal/clustertest sets them up). TestStore is then
+// kg.Fuseki, the replicas' profile; Endpoint is a test's first replica,
+// for its reads.
+func OnCluster() bool { return strings.EqualFold(os.Getenv(EnvStore), Kafka) }
+
+// RequireDirect skips tb, with a message that starts with SkipLogPrefix
+// and gives why, when the tests run on the kafka profile (OnCluster): for
+// a test that counts the HTTP requests of its store, injects faults in
+// them, or writes to the store around the log, none of which a store
+// reached through the log has. Never call it to hide a failure.
+func RequireDirect(tb testing.TB, why string) {
+	tb.Helper()
+	if OnCluster() {
+		tb.Skipf("%s %s", SkipLogPrefix, why)
+	}
+}
+
 // TestStore returns the store profile the tests run on, from
-// TRAILS_TEST_STORE. A value that names no profile the tests can start
-// (generic has no server to start) panics with the reason, so that a typo
-// does not run the suite on Fuseki unnoticed.
+// TRAILS_TEST_STORE (kg.Fuseki for kafka, whose replicas are Fuseki
+// datasets). A value that names no profile the tests can start (generic
+// has no server to start) panics with the reason, so that a typo does not
+// run the suite on Fuseki unnoticed.
 func TestStore() kg.Store {
+	if OnCluster() {
+		return kg.Fuseki
+	}
 	st, err := kg.ParseStore(os.Getenv(EnvStore))
 	if err == nil && st == kg.Generic {
 		err = errors.New("the tests start Fuseki or Oxigraph, not a generic store")

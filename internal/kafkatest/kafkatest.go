@@ -79,7 +79,8 @@ const (
 )
 
 // Cluster is a running three-node Kafka cluster of one test, which stops it
-// and removes its data when it ends (tb.Cleanup). Its nodes have the ids 1,
+// and removes its data when it ends (tb.Cleanup), or of a test binary
+// (Launch, Close). Its nodes have the ids 1,
 // 2 and 3. Its methods fail the test given to Start, so call them from the
 // goroutine that runs that test; they are not safe for concurrent use.
 type Cluster struct {
@@ -120,8 +121,26 @@ func Start(tb testing.TB) *Cluster {
 	return c
 }
 
+// Launch is Start for a cluster that outlives one test, such as the one a
+// test binary shares among its tests (internal/clustertest starts it
+// from the first test that needs it): it returns an error, saying how to
+// get Java and the jars, instead of failing a test, and the caller stops
+// the cluster with Close. Kill and Restart need a cluster from Start.
+func Launch() (*Cluster, error) {
+	c, err := start(nil)
+	if err != nil {
+		return nil, fmt.Errorf("kafkatest: no Kafka cluster for the tests: %w", err)
+	}
+	return c, nil
+}
+
+// Close stops a cluster from Launch and removes its data (as a test's end
+// does for one from Start).
+func (c *Cluster) Close() { c.close() }
+
 // start starts a cluster, trying again on other ports when a free port
-// was taken between the probe and the JVM.
+// was taken between the probe and the JVM. A nil tb (Launch) leaves
+// stopping it to the caller.
 func start(tb testing.TB) (*Cluster, error) {
 	if _, err := exec.LookPath("java"); err != nil {
 		return nil, errors.New("java is not installed\nTo get one: " + howTo)
@@ -142,7 +161,9 @@ func start(tb testing.TB) (*Cluster, error) {
 		c := &Cluster{tb: tb, classpath: cp, log4j: filepath.Join(root, "scripts", "kafka", "log4j2.properties")}
 		err := c.start(string(template))
 		if err == nil {
-			tb.Cleanup(c.close)
+			if tb != nil {
+				tb.Cleanup(c.close)
+			}
 			return c, nil
 		}
 		taken := c.portTaken()
@@ -542,7 +563,7 @@ func (c *Cluster) close() {
 	if c.probe != nil {
 		c.probe.Close()
 	}
-	if c.tb.Failed() {
+	if c.tb != nil && c.tb.Failed() {
 		for _, n := range c.nodes {
 			c.tb.Logf("kafkatest: --- %s (tail) ---\n%s", n.log, tail(n.log, 20))
 		}
@@ -550,7 +571,7 @@ func (c *Cluster) close() {
 	if c.dir == "" || os.Getenv(fusekitest.EnvKeepLogs) != "" {
 		return
 	}
-	if err := os.RemoveAll(c.dir); err != nil {
+	if err := os.RemoveAll(c.dir); err != nil && c.tb != nil {
 		c.tb.Errorf("kafkatest: remove %s: %v", c.dir, err)
 	}
 }

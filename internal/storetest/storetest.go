@@ -19,6 +19,7 @@ import (
 
 	"github.com/knakk/rdf"
 	"github.com/trails-kg/trails/admin"
+	"github.com/trails-kg/trails/internal/clustertest"
 	"github.com/trails-kg/trails/internal/fusekitest"
 	"github.com/trails-kg/trails/kg"
 	"github.com/trails-kg/trails/ontology"
@@ -41,12 +42,14 @@ func LegacyQuads(tb testing.TB) []byte {
 }
 
 // LoadLegacy puts testdata/session/legacy into the dataset of c, replacing
-// its graph, and returns its id (LegacyID).
+// its graph, and returns its id (LegacyID). On the kafka profile it goes
+// through the log of c's replicated store (see clustertest.LoadQuads).
 func LoadLegacy(tb testing.TB, c *kg.Client) string {
 	tb.Helper()
 	nq := LegacyQuads(tb)
-	c.DeleteGraph(context.Background(), kg.MustIRI(ontology.SessionIRI(LegacyID)))
-	if err := c.LoadQuads(context.Background(), nq); err != nil {
+	ctx := context.Background()
+	clustertest.Update(ctx, tb, c, "DROP SILENT GRAPH "+TermText(tb, kg.MustIRI(ontology.SessionIRI(LegacyID))))
+	if err := clustertest.LoadQuads(ctx, tb, c, nq); err != nil {
 		tb.Fatal(err)
 	}
 	return LegacyID
@@ -98,7 +101,7 @@ func RawChange(tb testing.TB, c *kg.Client, del, ins *kg.Data) {
 		}
 		u += q
 	}
-	if err := c.Update(context.Background(), u); err != nil {
+	if err := clustertest.Update(context.Background(), tb, c, u); err != nil {
 		tb.Fatalf("%v\n%s", err, u)
 	}
 }
@@ -159,7 +162,7 @@ func Tamper(tb testing.TB, c *kg.Client, turn, pred string, v rdf.Term) {
 		if err != nil {
 			tb.Fatal(err)
 		}
-		if err := c.Update(ctx, u); err != nil {
+		if err := clustertest.Update(ctx, tb, c, u); err != nil {
 			tb.Fatal(err)
 		}
 	}
