@@ -21,10 +21,18 @@ import (
 // DefaultTopic is the log topic when a Config or ApplierConfig names none.
 const DefaultTopic = "trails"
 
-// MaxRecordBytes is the largest record the log takes: the brokers and the
-// topic that scripts/cluster starts accept 20 MiB (Kafka's default is 1
-// MB), so that an update holding a 16 MiB turn fits in one record.
-const MaxRecordBytes = 20 << 20
+// MaxRecordBytes is the largest record value a Client sends: 32 MiB, so
+// that a 16 MiB turn fits in one record once N-Triples escapes its quotes
+// and line breaks (a third more for text, up to six times for control
+// characters, which the Client refuses with 413). The brokers and the
+// topic that scripts/cluster starts take batches of MaxBatchBytes
+// (Kafka's default is 1 MB), room for the record's framing.
+const MaxRecordBytes = 32 << 20
+
+// MaxBatchBytes is the largest record batch the brokers and the topic of
+// scripts/cluster take (message.max.bytes, max.message.bytes,
+// replica.fetch.max.bytes): one record of MaxRecordBytes and its framing.
+const MaxBatchBytes = 33 << 20
 
 // A record is a SPARQL Update, unless its header headerOp names a Graph
 // Store request, which an applier sends alone (a Graph Store request is a
@@ -148,9 +156,9 @@ func (a *Applier) Run(ctx context.Context) error {
 	cl, err := kgo.NewClient(append(quickFailover(),
 		kgo.SeedBrokers(a.cfg.Brokers...),
 		kgo.ConsumePartitions(map[string]map[int32]kgo.Offset{a.topic: {0: kgo.NewOffset().At(stored + 1)}}),
-		kgo.FetchMaxBytes(2*MaxRecordBytes),
-		kgo.FetchMaxPartitionBytes(2*MaxRecordBytes),
-		kgo.BrokerMaxReadBytes(4*MaxRecordBytes),
+		kgo.FetchMaxBytes(2*MaxBatchBytes),
+		kgo.FetchMaxPartitionBytes(2*MaxBatchBytes),
+		kgo.BrokerMaxReadBytes(4*MaxBatchBytes),
 		kgo.FetchMaxWait(time.Second),
 	)...)
 	if err != nil {
@@ -366,10 +374,19 @@ func (a *Applier) send(ctx context.Context, prev, last int64, texts []string) er
 // own; asked again, the update that fails by its text fails again.
 const refusedAfter = 3
 
+// noSuchTrailsGraph starts Fuseki's answer (500) to the ADD that fails a
+// Trails write whose condition did not hold: the ADD of its
+// acknowledgement or staging graph, which the update made only if the
+// condition held (session's acked, internal/staged). It depends on the
+// dataset only, so a record that got it is refused at once, not after
+// refusedAfter tries.
+const noSuchTrailsGraph = "No such graph: " + ontology.StagingBase
+
 // refused reports whether err, the answer to an apply request sent while
 // the dataset's offset was the one it expects, refuses the records: a 400
-// (the store cannot take the text), or a 500 answered refusedAfter times
-// in a row (failed counts them). Anything else (no answer, 502, 503, 504,
+// (the store cannot take the text), a 500 saying a Trails write's
+// condition did not hold (noSuchTrailsGraph), or any other 500 answered
+// refusedAfter times in a row (failed counts them). Anything else (no answer, 502, 503, 504,
 // a timeout) is retried.
 func refused(err error, failed *int) bool {
 	var ke *kg.Error
@@ -380,6 +397,9 @@ func refused(err error, failed *int) bool {
 	case http.StatusBadRequest:
 		return true
 	case http.StatusInternalServerError:
+		if strings.Contains(ke.Body, noSuchTrailsGraph) {
+			return true // a condition of Trails' writes did not hold: the same on every try
+		}
 		*failed++
 		return *failed >= refusedAfter
 	}

@@ -117,8 +117,8 @@ func Open(cfg Config) (*Client, error) {
 		kgo.RecordPartitioner(kgo.ManualPartitioner()),
 		kgo.RequiredAcks(kgo.AllISRAcks()), // with the idempotent producer, franz-go's default
 		kgo.ProducerLinger(0),
-		kgo.ProducerBatchMaxBytes(MaxRecordBytes),
-		kgo.BrokerMaxWriteBytes(2*MaxRecordBytes),
+		kgo.ProducerBatchMaxBytes(MaxBatchBytes),
+		kgo.BrokerMaxWriteBytes(2*MaxBatchBytes),
 		kgo.RecordDeliveryTimeout(c.timeout),
 	)...)
 	if err != nil {

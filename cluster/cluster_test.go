@@ -338,6 +338,7 @@ func TestCluster(t *testing.T) {
 
 	t.Run("graph store", func(t *testing.T) { testGraphStore(t, k, srv) })
 	t.Run("offset moved", func(t *testing.T) { testOffsetMoved(t, k, srv) })
+	t.Run("refused at once", func(t *testing.T) { testRefusedAtOnce(t, k, srv) })
 	t.Run("trails-admin", func(t *testing.T) { testAdmin(t, k, srv) })
 	t.Run("replica added", func(t *testing.T) { testReplicaAdded(t, k, srv) })
 

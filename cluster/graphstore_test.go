@@ -151,3 +151,55 @@ INSERT DATA { GRAPH <`+ontology.ReplicaGraph+`> { <`+ontology.LogIRI(r.topic, 0)
 		t.Errorf("Run after its dataset's offset moved under it: got %v, want an error saying another applier writes the dataset", err)
 	}
 }
+
+// updateCounter counts the update requests whose body holds marker.
+type updateCounter struct {
+	next   http.RoundTripper
+	marker string
+	n      atomic.Int64
+}
+
+func (u *updateCounter) RoundTrip(r *http.Request) (*http.Response, error) {
+	if r.Method == http.MethodPost && r.Body != nil {
+		b, err := io.ReadAll(r.Body)
+		r.Body.Close()
+		if err != nil {
+			return nil, err
+		}
+		r.Body = io.NopCloser(bytes.NewReader(b))
+		if strings.Contains(string(b), u.marker) {
+			u.n.Add(1)
+		}
+	}
+	return u.next.RoundTrip(r)
+}
+
+// testRefusedAtOnce: a record refused because a condition of a Trails
+// write did not hold (the ADD of its missing acknowledgement graph) is
+// sent to the store twice, in its batch and alone, not three times each:
+// Fuseki's answer names the graph, the same on every try.
+func testRefusedAtOnce(t *testing.T, k *kafkatest.Cluster, srv *fusekitest.Server) {
+	ctx := context.Background()
+	r := newRig(t, k, srv, 5)
+	r.appliers[1].stop(t)
+	ack := ontology.StagingBase + "refused-at-once"
+	counter := &updateCounter{next: http.DefaultTransport, marker: ack}
+	store := fusekitest.Client(t, kg.Config{Endpoint: r.stores[1].Endpoint(), Store: kg.Fuseki, HTTPClient: &http.Client{Transport: counter}})
+	r.appliers[1] = r.start(t, store, r.appliers[1].srv)
+	c, err := cluster.Open(cluster.Config{Brokers: r.brokers, Topic: r.topic, Replicas: r.replicas()[1:], Timeout: 20 * time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	err = c.Update(ctx, "INSERT DATA { GRAPH <urn:trails-test:g> { <urn:trails-test:s> <urn:trails-test:p> 1 } } ;\nADD <"+ack+"> TO <"+ack+">")
+	if !errors.Is(err, kg.ErrBadRequest) && !errors.Is(err, kg.ErrUnavailable) {
+		var ke *kg.Error
+		if !errors.As(err, &ke) || ke.Status != http.StatusInternalServerError {
+			t.Fatalf("an update whose condition failed: got %v, want the store's refusal", err)
+		}
+	}
+	if n := counter.n.Load(); n != 2 {
+		t.Errorf("the refused record was sent to the store %d times, want 2 (its batch, then alone)", n)
+	}
+	r.converged(t, c.Position())
+}

@@ -76,7 +76,6 @@ func TestAppendRefused(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			if len(tt.content) > 1<<20 {
-				fusekitest.RequireDirect(t, overInline)
 			}
 			a := persisted(t, st, "appender", 2)
 			a.Append("assistant", "stored by a")

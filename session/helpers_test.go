@@ -80,11 +80,6 @@ func isReplicated(q session.Querier) bool {
 	return ok && r.Replicated()
 }
 
-// overInline is why a test of a turn over session's inline limit skips on
-// the kafka profile (fusekitest.RequireDirect): such a turn is staged
-// through the Graph Store, which cluster.Client does not have yet.
-const overInline = "a turn over session's inline limit (1 MiB) is staged through the Graph Store, which cluster.Client has none of yet"
-
 // querier returns what a test's Store runs on, c being a client of tb's
 // dataset: c, or under TRAILS_TEST_STORE=kafka the cluster.Client of a
 // replicated store whose first replica is c's dataset

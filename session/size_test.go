@@ -38,7 +38,6 @@ func TestHugeTurn(t *testing.T) {
 	for _, size := range []int{session.MaxTurnBytes, session.MaxTurnBytes + 1} {
 		t.Run(fmt.Sprintf("%d bytes", size), func(t *testing.T) {
 			if size <= session.MaxTurnBytes {
-				fusekitest.RequireDirect(t, overInline)
 			}
 			ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 			defer cancel()

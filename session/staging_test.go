@@ -232,7 +232,6 @@ func TestBigTurnWithoutGraphStore(t *testing.T) {
 // exactly one wins, and the loser's staging graph is gone.
 func TestBigTurnRace(t *testing.T) {
 	fusekitest.Parallel(t)
-	fusekitest.RequireDirect(t, overInline)
 	st, _, c := newStore(t)
 	s := persisted(t, st, "big", 1)
 	writers := []*session.Session{mustLoad(t, st, s.ID), mustLoad(t, st, s.ID)}
@@ -268,7 +267,6 @@ func TestBigTurnRace(t *testing.T) {
 // turn: the copy is made inside the store, byte for byte.
 func TestDetachBigTurn(t *testing.T) {
 	fusekitest.Parallel(t)
-	fusekitest.RequireDirect(t, overInline)
 	st, _, c := newStore(t)
 	ctx := context.Background()
 	s := session.New("big")

@@ -231,7 +231,7 @@ func (rig *clusterRig) start(ctx context.Context, scratch string) error {
 		return err
 	}
 	rig.kc, rig.adm = kc, kadm.NewClient(kc)
-	mmb := strconv.Itoa(cluster.MaxRecordBytes)
+	mmb := strconv.Itoa(cluster.MaxBatchBytes)
 	minISR := "2"
 	resp, err := rig.adm.CreateTopic(ctx, 1, 3, map[string]*string{"min.insync.replicas": &minISR, "max.message.bytes": &mmb}, rig.topic)
 	if err == nil {

@@ -40,10 +40,10 @@ import (
 )
 
 // MaxMessageBytes is the largest record batch the brokers and the topics
-// CreateTopic makes take: 20 MiB, so that a turn of 16 MiB fits in one
-// record. A producer must raise its own limit to it to send one that large
+// CreateTopic makes take: 33 MiB, cluster.MaxBatchBytes (a record of
+// cluster.MaxRecordBytes, 32 MiB, and its framing). A producer must raise its own limit to it to send one that large
 // (kgo.ProducerBatchMaxBytes(kafkatest.MaxMessageBytes)).
-const MaxMessageBytes = 20 << 20
+const MaxMessageBytes = 33 << 20
 
 // EnvJavaOpts names the environment variable whose JVM options (split at
 // white space) replace defaultJavaOpts for the Kafka nodes the tests start.
