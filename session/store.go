@@ -10,7 +10,11 @@ import (
 
 // Querier is what a Store needs of the SPARQL transport: *kg.Client
 // implements it, and a program may wrap one (to count, log or trace the
-// requests) and pass that to NewStore.
+// requests) and pass that to NewStore. A wrapper of a *cluster.Client
+// must also pass on its Replicated method (Replicated() bool): a Store
+// fills in the values a store would make (the time a shared value
+// changed) only for a Querier that says it is replicated, and without
+// that each replica fills them in with its own clock.
 type Querier interface {
 	// Select runs a SELECT query and returns its whole answer.
 	Select(ctx context.Context, query string) (*kg.Results, error)
