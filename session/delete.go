@@ -3,6 +3,7 @@ package session
 import (
 	"cmp"
 	"context"
+	"errors"
 	"fmt"
 	"strings"
 
@@ -11,12 +12,14 @@ import (
 	"github.com/trails-kg/trails/kg"
 	"github.com/trails-kg/trails/ontology"
 	"github.com/trails-kg/trails/prov"
+	"github.com/trails-kg/trails/witness"
 )
 
 // The queries of Delete, read once.
 var (
 	uDelete = query("delete.ru")
 	qStored = query("stored-sessions.rq")
+	qHeads  = query("heads.rq")
 )
 
 // DeleteOptions qualify a Delete or a PlanDelete. The zero value deletes
@@ -202,20 +205,34 @@ const (
 // After a lost answer Delete fences its update before asking whether it
 // applied (as Persist says): after a store error the batch in flight was
 // not deleted, unless the store could not be reached to fence it.
+//
+// With WithSigning it signs a deletion statement of each session it
+// deleted, with the head it read just before the batch's update (and a
+// head statement of each fork DetachChildren detached), once each batch
+// is done. A statement that does not reach the witness does not stop the
+// Delete: once the steps are done it returns an error matching
+// ErrNotWitnessed (joined with the step's error, if a step failed
+// later): the sessions are deleted all the same.
 func (st *Store) Delete(ctx context.Context, id string, opts DeleteOptions) error {
 	p, err := st.plan(ctx, id, opts)
 	if err != nil {
 		return fmt.Errorf("delete %s: %w", id, err)
 	}
 	steps := p.steps
+	var unwitnessed []error // statements of steps done that did not reach the witness
 	for i := 0; i < len(steps); {
 		if err := ctx.Err(); err != nil && len(steps) > 1 {
-			return fmt.Errorf("delete %s: %w", id, &StepsError{Done: steps[:i], Steps: steps, Err: err})
+			return fmt.Errorf("delete %s: %w", id, withUnwitnessed(&StepsError{Done: steps[:i], Steps: steps, Err: err}, unwitnessed))
 		}
 		j := i + 1
 		var gone map[string]bool // sessions of the batch another call deleted first
 		if steps[i].Action == "detach" {
-			_, err = st.detach(ctx, steps[i].Session, DetachOptions{By: opts.By})
+			var h ackedHead
+			if _, h, err = st.detach(ctx, steps[i].Session, DetachOptions{By: opts.By}); err == nil && h.id != "" {
+				if werr := st.attest(ctx, witness.KindHead, h); werr != nil {
+					unwitnessed = append(unwitnessed, werr)
+				}
+			}
 		} else {
 			turns := steps[i].Turns
 			size := min(max(i/8, 1), deleteBatch)
@@ -224,13 +241,17 @@ func (st *Store) Delete(ctx context.Context, id string, opts DeleteOptions) erro
 				turns += steps[j].Turns
 				j++
 			}
-			gone, err = st.deleteBatch(ctx, steps[i:j], p.principals[i:j], p.paths[i:j], opts.By, id)
+			var deleted []ackedHead
+			gone, deleted, err = st.deleteBatch(ctx, steps[i:j], p.principals[i:j], p.paths[i:j], opts.By, id)
+			if werr := st.attest(ctx, witness.KindDeletion, deleted...); werr != nil {
+				unwitnessed = append(unwitnessed, werr)
+			}
 		}
 		if err != nil {
 			if len(steps) > 1 {
 				err = &StepsError{Done: steps[:i], Steps: steps, Err: err}
 			}
-			return fmt.Errorf("delete %s: %w", id, err)
+			return fmt.Errorf("delete %s: %w", id, withUnwitnessed(err, unwitnessed))
 		}
 		if opts.Progress != nil {
 			for k := i; k < j; k++ {
@@ -241,7 +262,19 @@ func (st *Store) Delete(ctx context.Context, id string, opts DeleteOptions) erro
 		}
 		i = j
 	}
+	if len(unwitnessed) > 0 {
+		return fmt.Errorf("delete %s: %w", id, errors.Join(unwitnessed...))
+	}
 	return nil
+}
+
+// withUnwitnessed returns err, joined with the errors of statements that
+// did not reach the witness (ErrNotWitnessed) when there are any.
+func withUnwitnessed(err error, unwitnessed []error) error {
+	if len(unwitnessed) == 0 {
+		return err
+	}
+	return errors.Join(append([]error{err}, unwitnessed...)...)
 }
 
 // deleteBatch deletes the sessions of steps, whose principals are given
@@ -257,7 +290,10 @@ func (st *Store) Delete(ctx context.Context, id string, opts DeleteOptions) erro
 // When the update's guard held the batch back for a fork that is gone
 // again when it looks, it sends the update again, up to maxDeleteRounds
 // times, then answers ErrConflict.
-func (st *Store) deleteBatch(ctx context.Context, steps []Step, principals []string, paths [][]forkLink, by, top string) (gone map[string]bool, err error) {
+//
+// It returns too, with signing on (WithSigning), the heads of the
+// sessions it deleted, as read just before the update that deleted them.
+func (st *Store) deleteBatch(ctx context.Context, steps []Step, principals []string, paths [][]forkLink, by, top string) (gone map[string]bool, deleted []ackedHead, err error) {
 	named := func(id string, err error) error {
 		if len(steps) > 1 {
 			return fmt.Errorf("%s: %w", id, err)
@@ -271,24 +307,28 @@ func (st *Store) deleteBatch(ctx context.Context, steps []Step, principals []str
 	for range maxDeleteRounds {
 		u, q, err := st.deleteUpdate(steps, principals, paths, batch, by)
 		if err != nil {
-			return gone, err
+			return gone, nil, err
+		}
+		heads, err := st.storedHeads(ctx, steps, batch)
+		if err != nil {
+			return gone, nil, err
 		}
 		// Idempotent: sent again after a lost answer, the update finds
 		// the batch gone and changes nothing; its record says it applied.
 		// An answer lost for good is fenced first (fence.go).
 		lost, err := st.send(ctx, u)
 		if err != nil {
-			return gone, err
+			return gone, nil, err
 		}
 		res, err := st.c.Select(ctx, q)
 		if err != nil {
-			return gone, err
+			return gone, nil, err
 		}
 		stored := map[string]bool{}
 		held := map[forkLink]bool{}
 		for _, row := range res.Solutions {
 			if _, ok := row["recorded"]; ok {
-				return gone, nil // this call's records are stored: the batch was deleted
+				return gone, deletedHeads(heads, steps, batch), nil // this call's records are stored: the batch was deleted
 			}
 			if l, ok := row["l"]; ok {
 				held[forkLink{ontology.SessionID(l.String()), ontology.SessionID(row.String("lp"))}] = true
@@ -297,7 +337,7 @@ func (st *Store) deleteBatch(ctx context.Context, steps []Step, principals []str
 			stored[ontology.SessionID(row.String("s"))] = true
 		}
 		if lost != nil {
-			return gone, lost // fenced: it did not apply, and never will
+			return gone, nil, lost // fenced: it did not apply, and never will
 		}
 		hangs := func(k int) bool {
 			for _, l := range paths[k] {
@@ -313,7 +353,7 @@ func (st *Store) deleteBatch(ctx context.Context, steps []Step, principals []str
 			case stored[id] && hangs(k):
 				left = append(left, k)
 			case id == top:
-				return gone, named(id, ErrNotFound) // another call deleted it first
+				return gone, nil, named(id, ErrNotFound) // another call deleted it first
 			default: // deleted by another call, or detached from the tree
 				if gone == nil {
 					gone = map[string]bool{}
@@ -322,7 +362,7 @@ func (st *Store) deleteBatch(ctx context.Context, steps []Step, principals []str
 			}
 		}
 		if len(left) == 0 {
-			return gone, nil
+			return gone, nil, nil
 		}
 		if len(left) < len(batch) {
 			batch = left
@@ -331,12 +371,12 @@ func (st *Store) deleteBatch(ctx context.Context, steps []Step, principals []str
 		// The guard held the batch back: a fork appeared meanwhile.
 		for _, k := range batch {
 			if err := st.refuseChildren(ctx, steps[k].Session); err != nil {
-				return gone, named(steps[k].Session, err)
+				return gone, nil, named(steps[k].Session, err)
 			}
 		}
 		// The fork is gone again (deleted or detached): try again.
 	}
-	return gone, fmt.Errorf("%w: forks of the session kept appearing while it was being deleted; retry", ErrConflict)
+	return gone, nil, fmt.Errorf("%w: forks of the session kept appearing while it was being deleted; retry", ErrConflict)
 }
 
 // deleteUpdate returns the update (delete.ru) that deletes the sessions
@@ -384,6 +424,50 @@ func (st *Store) deleteUpdate(steps []Step, principals []string, paths [][]forkL
 		"links":    linked,
 	})
 	return update, check, err
+}
+
+// storedHeads returns, with signing on (WithSigning), the heads stored
+// for the sessions of the steps numbered batch, by id: what their
+// deletion statements say (heads.rq). Sessions stored before turn counts
+// have none. With signing off it reads nothing.
+func (st *Store) storedHeads(ctx context.Context, steps []Step, batch []int) (map[string]ackedHead, error) {
+	if st.sign == nil {
+		return nil, nil
+	}
+	rows := make([][]rdf.Term, len(batch))
+	for i, k := range batch {
+		rows[i] = []rdf.Term{sessionIRI(steps[k].Session)}
+	}
+	q, err := kg.BindTables(qHeads, nil, map[string]kg.Table{"sessions": {Vars: []string{"s"}, Rows: rows}})
+	if err != nil {
+		return nil, fmt.Errorf("heads: %w", err)
+	}
+	res, err := st.c.Select(ctx, q)
+	if err != nil {
+		return nil, err
+	}
+	heads := make(map[string]ackedHead, len(res.Solutions))
+	for _, row := range res.Solutions {
+		id := ontology.SessionID(row.String("s"))
+		n, err := row.Int("own")
+		if err != nil || n < 0 {
+			return nil, fmt.Errorf("%w: turn count of %s: %q", ErrCorrupt, id, row.String("own"))
+		}
+		heads[id] = ackedHead{id: id, own: n, digest: row.String("head")}
+	}
+	return heads, nil
+}
+
+// deletedHeads returns the heads of the sessions of the steps numbered
+// batch, in order, that heads holds.
+func deletedHeads(heads map[string]ackedHead, steps []Step, batch []int) []ackedHead {
+	var out []ackedHead
+	for _, k := range batch {
+		if h, ok := heads[steps[k].Session]; ok {
+			out = append(out, h)
+		}
+	}
+	return out
 }
 
 // maxDeleteRounds bounds how often a batch of a Delete is sent again

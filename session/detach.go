@@ -11,6 +11,7 @@ import (
 	"github.com/trails-kg/trails/kg"
 	"github.com/trails-kg/trails/ontology"
 	"github.com/trails-kg/trails/prov"
+	"github.com/trails-kg/trails/witness"
 )
 
 // The queries of Detach, read once.
@@ -63,6 +64,10 @@ type DetachResult struct {
 // answer it first fences the update (as Persist says). After a store
 // error the fork was not detached, unless the store could not be reached
 // to fence the update: Info tells.
+//
+// With WithSigning it signs the fork's head (its copied prefix now its own
+// turns); when that does not reach the witness the fork is detached all
+// the same and it returns an error matching ErrNotWitnessed.
 func (st *Store) Detach(ctx context.Context, id string, opts DetachOptions) error {
 	_, err := st.DetachReport(ctx, id, opts)
 	return err
@@ -71,9 +76,14 @@ func (st *Store) Detach(ctx context.Context, id string, opts DetachOptions) erro
 // DetachReport is Detach, also saying what was materialized. For a root it
 // returns a zero DetachResult.
 func (st *Store) DetachReport(ctx context.Context, id string, opts DetachOptions) (DetachResult, error) {
-	r, err := st.detach(ctx, id, opts)
+	r, h, err := st.detach(ctx, id, opts)
 	if err != nil {
 		return DetachResult{}, fmt.Errorf("detach %s: %w", id, err)
+	}
+	if h.id != "" {
+		if err := st.attest(ctx, witness.KindHead, h); err != nil {
+			return r, fmt.Errorf("detach %s: %w", id, err)
+		}
 	}
 	return r, nil
 }
@@ -101,13 +111,13 @@ func detachResult(s *Session, owners []string) DetachResult {
 	return r
 }
 
-func (st *Store) detach(ctx context.Context, id string, opts DetachOptions) (DetachResult, error) {
+func (st *Store) detach(ctx context.Context, id string, opts DetachOptions) (DetachResult, ackedHead, error) {
 	s, owners, err := st.load(ctx, id, -1)
 	if err != nil {
-		return DetachResult{}, err
+		return DetachResult{}, ackedHead{}, err
 	}
 	if s.ParentID == "" {
-		return DetachResult{}, nil
+		return DetachResult{}, ackedHead{}, nil
 	}
 	principal := cmp.Or(opts.By, s.Principal)
 	g := sessionIRI(id)
@@ -118,11 +128,11 @@ func (st *Store) detach(ctx context.Context, id string, opts DetachOptions) (Det
 
 	facts, err := st.mergeFacts(ctx, s.Turns[:s.ForkedAt])
 	if err != nil {
-		return DetachResult{}, err
+		return DetachResult{}, ackedHead{}, err
 	}
 	chain := chainDigests("", s.Turns[:s.ForkedAt]) // a copy keeps its place in the chain
 	if err := st.sameDigests(ctx, s.Turns[:s.ForkedAt], chain); err != nil {
-		return DetachResult{}, err
+		return DetachResult{}, ackedHead{}, err
 	}
 	var d kg.Data
 	sg := newCopy() // long contents are copied inside the store, not sent back
@@ -149,26 +159,26 @@ func (st *Store) detach(ctx context.Context, id string, opts DetachOptions) (Det
 		"own": kg.Int(len(own)), "head": kg.String(head),
 	}, map[string]kg.Table{"unlink": unlink})
 	if err != nil {
-		return DetachResult{}, err
+		return DetachResult{}, ackedHead{}, err
 	}
 	lost, err := st.send(ctx, u) // fence.go
 	if err != nil {
-		return DetachResult{}, err
+		return DetachResult{}, ackedHead{}, err
 	}
 	q, err := bind("verify-detached", qVerifyRoot, kg.Params{"s": g, "act": act, "prov": kg.MustIRI(ontology.ProvGraph)})
 	if err != nil {
-		return DetachResult{}, err
+		return DetachResult{}, ackedHead{}, err
 	}
 	ok, err := st.c.Ask(ctx, q)
 	switch {
 	case err != nil:
-		return DetachResult{}, err
+		return DetachResult{}, ackedHead{}, err
 	case !ok && lost != nil:
-		return DetachResult{}, lost // fenced: it did not apply, and never will
+		return DetachResult{}, ackedHead{}, lost // fenced: it did not apply, and never will
 	case !ok:
-		return DetachResult{}, fmt.Errorf("%w: the fork changed while it was being detached; retry", ErrConflict)
+		return DetachResult{}, ackedHead{}, fmt.Errorf("%w: the fork changed while it was being detached; retry", ErrConflict)
 	}
-	return res, nil
+	return res, ackedHead{id: id, own: len(s.Turns), digest: all}, nil
 }
 
 // relinkOwnResults adds to d, for each own turn of fork s (history turns,

@@ -50,6 +50,10 @@ var (
 	// ErrMerged: the child's result was merged into its parent already
 	// (Merge); a child is merged once.
 	ErrMerged = errors.New("session: already merged")
+	// ErrNotWitnessed: the write is stored, but its signed statement did
+	// not reach the Store's witness (WithSigning); the error is a
+	// *WitnessError holding the statement.
+	ErrNotWitnessed = errors.New("session: stored but not witnessed")
 )
 
 // AncestorError reports a missing ancestor: Session's chain leads to

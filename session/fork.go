@@ -16,6 +16,7 @@ import (
 	"github.com/trails-kg/trails/kg"
 	"github.com/trails-kg/trails/ontology"
 	"github.com/trails-kg/trails/prov"
+	"github.com/trails-kg/trails/witness"
 )
 
 // ForkOption qualifies a Fork.
@@ -620,7 +621,23 @@ var (
 // refusal means no fork was stored; after a store error the fork was not
 // stored either, unless an update's answer was lost and the store could
 // not be reached to fence it (as Persist says).
+//
+// With WithSigning it signs the new fork's head; when that does not reach
+// the witness it returns the fork, stored, and an error matching
+// ErrNotWitnessed.
 func (st *Store) Fork(ctx context.Context, id string, at int, opts ...ForkOption) (*Session, error) {
+	child, err := st.fork(ctx, id, at, opts)
+	if err != nil {
+		return nil, err
+	}
+	if err := st.attest(ctx, witness.KindHead, seenHead(child)); err != nil {
+		return child, fmt.Errorf("fork %s: %w", id, err)
+	}
+	return child, nil
+}
+
+// fork is Fork without signing.
+func (st *Store) fork(ctx context.Context, id string, at int, opts []ForkOption) (*Session, error) {
 	if err := checkID(id); err != nil {
 		return nil, fmt.Errorf("fork: %w", err)
 	}
@@ -719,7 +736,7 @@ func (st *Store) forkLoaded(ctx context.Context, id string, at int, opts []ForkO
 	if err != nil {
 		return nil, err
 	}
-	if err := st.Persist(ctx, f); err != nil {
+	if err := st.persist(ctx, f); err != nil {
 		return nil, err
 	}
 	return f, nil

@@ -15,6 +15,7 @@ import (
 	"github.com/trails-kg/trails/kg"
 	"github.com/trails-kg/trails/ontology"
 	"github.com/trails-kg/trails/prov"
+	"github.com/trails-kg/trails/witness"
 )
 
 // MergeRole is the role of the turn Merge appends to a parent: the turn
@@ -124,8 +125,12 @@ var (
 // the merge turn names and was not rewound since they were read);
 // ErrForbidden as said above; or a
 // store error wrapping the kg error.
+//
+// With WithSigning it signs the parent's head, with the merge turn; when
+// that does not reach the witness it returns the turn, stored, and an
+// error matching ErrNotWitnessed.
 func (st *Store) Merge(ctx context.Context, childID string, r MergeResult) (Turn, error) {
-	t, err := st.merge(ctx, childID, r)
+	t, h, err := st.merge(ctx, childID, r)
 	var ae *AncestorError
 	if (errors.As(err, &ae) || errors.Is(err, ErrState)) && checkID(childID) == nil {
 		// The child was found, then not its parent, or its parent
@@ -140,6 +145,9 @@ func (st *Store) Merge(ctx context.Context, childID string, r MergeResult) (Turn
 	if err != nil {
 		return Turn{}, fmt.Errorf("merge %s: %w", shownID(childID), err)
 	}
+	if err := st.attest(ctx, witness.KindHead, h); err != nil {
+		return t, fmt.Errorf("merge %s: %w", shownID(childID), err)
+	}
 	return t, nil
 }
 
@@ -153,37 +161,38 @@ type mergeJob struct {
 	result      MergeResult
 	artifacts   []Artifact // checked, without duplicates
 	act         rdf.IRI    // the Merge activity this call mints
+	head        string     // once merged: the parent's head digest, with the merge turn
 }
 
-func (st *Store) merge(ctx context.Context, childID string, r MergeResult) (Turn, error) {
+func (st *Store) merge(ctx context.Context, childID string, r MergeResult) (Turn, ackedHead, error) {
 	if err := checkID(childID); err != nil {
-		return Turn{}, err
+		return Turn{}, ackedHead{}, err
 	}
 	arts, err := r.check()
 	if err != nil {
-		return Turn{}, err
+		return Turn{}, ackedHead{}, err
 	}
 	chain, err := st.chain(ctx, childID)
 	if err != nil {
-		return Turn{}, err
+		return Turn{}, ackedHead{}, err
 	}
 	self := chain[0]
 	if !st.visible(self.principal) {
-		return Turn{}, ErrNotFound
+		return Turn{}, ackedHead{}, ErrNotFound
 	}
 	if self.parent == "" {
-		return Turn{}, fmt.Errorf("%w: %s is a root: it has no parent to merge into", ErrInvalid, childID)
+		return Turn{}, ackedHead{}, fmt.Errorf("%w: %s is a root: it has no parent to merge into", ErrInvalid, childID)
 	}
 	own := self.own
 	if !self.hasOwn {
 		counts, err := st.countTurns(ctx, []string{self.iri})
 		if err != nil {
-			return Turn{}, err
+			return Turn{}, ackedHead{}, err
 		}
 		own = counts[self.iri]
 	}
 	if own == 0 {
-		return Turn{}, fmt.Errorf("%w: %s has no turns of its own: there is no result to merge", ErrInvalid, childID)
+		return Turn{}, ackedHead{}, fmt.Errorf("%w: %s has no turns of its own: there is no result to merge", ErrInvalid, childID)
 	}
 	j := &mergeJob{
 		child: childID, parent: ontology.SessionID(self.parent), principal: self.principal,
@@ -193,14 +202,17 @@ func (st *Store) merge(ctx context.Context, childID string, r MergeResult) (Turn
 	for round := 0; ; round++ {
 		p, err := st.mergeTarget(ctx, j, round)
 		if err != nil {
-			return Turn{}, err
+			return Turn{}, ackedHead{}, err
 		}
 		if round == maxPersistRounds {
-			return Turn{}, fmt.Errorf("%w: parent %s kept changing under this writer", ErrConflict, j.parent)
+			return Turn{}, ackedHead{}, fmt.Errorf("%w: parent %s kept changing under this writer", ErrConflict, j.parent)
 		}
 		t, ok, err := st.mergeOnce(ctx, j, p)
-		if err != nil || ok {
-			return t, err
+		if err != nil {
+			return Turn{}, ackedHead{}, err
+		}
+		if ok {
+			return t, ackedHead{id: j.parent, own: t.Index + 1 - p.ForkedAt, digest: j.head}, nil
 		}
 	}
 }
@@ -271,7 +283,7 @@ func (st *Store) mergeTarget(ctx context.Context, j *mergeJob, round int) (*Sess
 		return nil, fmt.Errorf("%w: parent %s belongs to %s and %s was not forked with AcrossPrincipals", ErrForbidden, j.parent, termsafe.Quote(p.Principal), j.child)
 	}
 	if !counted && round == 0 {
-		if err := up.Persist(ctx, p); err != nil { // writes the count and digest only
+		if err := up.persist(ctx, p); err != nil { // writes the count and digest only (unsigned: the merge turn's head follows)
 			return nil, fmt.Errorf("parent %s: %w", j.parent, err)
 		}
 	}
@@ -320,6 +332,7 @@ func (st *Store) mergeOnce(ctx context.Context, j *mergeJob, p *Session) (Turn, 
 	if !ok || err != nil {
 		return Turn{}, false, err
 	}
+	j.head = all
 	return t, true, nil
 }
 

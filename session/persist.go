@@ -9,6 +9,7 @@ import (
 	"github.com/knakk/rdf"
 	"github.com/trails-kg/trails/kg"
 	"github.com/trails-kg/trails/ontology"
+	"github.com/trails-kg/trails/witness"
 )
 
 // The queries of Persist, read once.
@@ -36,7 +37,8 @@ const maxPersistRounds = 4
 // the same (the answer was lost): Load tells.
 //
 // It returns ErrExists (also for a value that was stored or loaded
-// already), or the errors of Persist.
+// already), or the errors of Persist (ErrNotWitnessed: created, but its
+// signed head did not reach the witness, see WithSigning).
 func (st *Store) Create(ctx context.Context, s *Session) error {
 	if s == nil {
 		return fmt.Errorf("create: %w: nil session", ErrInvalid)
@@ -46,8 +48,11 @@ func (st *Store) Create(ctx context.Context, s *Session) error {
 	}
 	s.create = true
 	defer func() { s.create = false }()
-	if err := st.Persist(ctx, s); err != nil {
+	if err := st.persist(ctx, s); err != nil {
 		return fmt.Errorf("create: %w", err)
+	}
+	if err := st.attest(ctx, witness.KindHead, seenHead(s)); err != nil {
+		return fmt.Errorf("create %s: %w", s.ID, err)
 	}
 	return nil
 }
@@ -115,10 +120,31 @@ func (st *Store) Create(ctx context.Context, s *Session) error {
 // the session was deleted before Persist could ask (the Delete may have
 // taken what the update wrote, but not its shared values): then the
 // outcome is unknown, and Load tells.
+//
+// With WithSigning, a Persist that wrote signs the session's new head and
+// adds it to the witness; when that fails it returns an error matching
+// ErrNotWitnessed: the write is stored, the witness does not know it.
 func (st *Store) Persist(ctx context.Context, s *Session) error {
 	if s == nil {
 		return fmt.Errorf("persist: %w: nil session", ErrInvalid)
 	}
+	before := s.seen
+	if err := st.persist(ctx, s); err != nil {
+		return err
+	}
+	if after := s.seen; !after.ok || before.ok && before.own == after.own && before.head == after.head {
+		return nil // nothing written, and this value knew it stored
+	}
+	if err := st.attest(ctx, witness.KindHead, seenHead(s)); err != nil {
+		return fmt.Errorf("persist %s: %w", s.ID, err)
+	}
+	return nil
+}
+
+// persist is Persist without signing: what Persist, Create and the writes
+// made of a Persist (a tail's, Fork's of a parent stored before the hash
+// chain, Merge's first count of a parent) share.
+func (st *Store) persist(ctx context.Context, s *Session) error {
 	if s.From != 0 {
 		return st.persistTail(ctx, s) // tail.go
 	}

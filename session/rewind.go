@@ -14,6 +14,7 @@ import (
 	"github.com/trails-kg/trails/kg"
 	"github.com/trails-kg/trails/ontology"
 	"github.com/trails-kg/trails/prov"
+	"github.com/trails-kg/trails/witness"
 )
 
 // The queries of rewinds, read once.
@@ -92,10 +93,17 @@ type RewindRecord struct {
 // a lost answer Rewind fences its update before asking whether it applied
 // (as Persist says): a refusal means nothing was written, and so does a
 // store error, unless the store could not be reached to fence the update.
+//
+// With WithSigning it signs the heads of the session and of its archive;
+// when one does not reach the witness it returns the session and the
+// result, the rewind being stored, and an error matching ErrNotWitnessed.
 func (st *Store) Rewind(ctx context.Context, id string, to int, opts RewindOptions) (*Session, RewindResult, error) {
-	s, r, err := st.rewind(ctx, id, to, opts)
+	s, r, heads, err := st.rewind(ctx, id, to, opts)
 	if err != nil {
 		return nil, RewindResult{}, fmt.Errorf("rewind %s to %d: %w", shownID(id), to, err)
+	}
+	if err := st.attest(ctx, witness.KindHead, heads...); err != nil {
+		return s, r, fmt.Errorf("rewind %s to %d: %w", shownID(id), to, err)
 	}
 	return s, r, nil
 }
@@ -108,43 +116,44 @@ type rewindPlan struct {
 	forks   []Info        // the forks to re-parent
 	anchors []string      // names of the anchors to move
 	opts    RewindOptions // By set
+	heads   []ackedHead   // once applied: the heads of the session and of its archive
 }
 
-func (st *Store) rewind(ctx context.Context, id string, to int, opts RewindOptions) (*Session, RewindResult, error) {
+func (st *Store) rewind(ctx context.Context, id string, to int, opts RewindOptions) (*Session, RewindResult, []ackedHead, error) {
 	if err := checkID(id); err != nil {
-		return nil, RewindResult{}, err
+		return nil, RewindResult{}, nil, err
 	}
 	if !utf8.ValidString(opts.Reason) || !utf8.ValidString(opts.By) {
-		return nil, RewindResult{}, fmt.Errorf("%w: reason or principal is not valid UTF-8", ErrInvalid)
+		return nil, RewindResult{}, nil, fmt.Errorf("%w: reason or principal is not valid UTF-8", ErrInvalid)
 	}
 	if to < 0 {
-		return nil, RewindResult{}, fmt.Errorf("%w: index %d is negative", ErrInvalid, to)
+		return nil, RewindResult{}, nil, fmt.Errorf("%w: index %d is negative", ErrInvalid, to)
 	}
 	s, _, err := st.load(ctx, id, -1)
 	if err != nil {
-		return nil, RewindResult{}, err
+		return nil, RewindResult{}, nil, err
 	}
 	switch n := len(s.Turns); {
 	case to > n:
-		return nil, RewindResult{}, fmt.Errorf("%w: index %d out of range %d..%d (the session has %d turns)", ErrInvalid, to, s.ForkedAt, n-1, n)
+		return nil, RewindResult{}, nil, fmt.Errorf("%w: index %d out of range %d..%d (the session has %d turns)", ErrInvalid, to, s.ForkedAt, n-1, n)
 	case to == n:
-		return nil, RewindResult{}, fmt.Errorf("%w: nothing to rewind: the session has %d turns", ErrInvalid, n)
+		return nil, RewindResult{}, nil, fmt.Errorf("%w: nothing to rewind: the session has %d turns", ErrInvalid, n)
 	case to < s.ForkedAt:
-		return nil, RewindResult{}, fmt.Errorf("%w: index %d lies in the prefix the session inherits from %s (its own turns start at %d): fork that session at %d instead",
+		return nil, RewindResult{}, nil, fmt.Errorf("%w: index %d lies in the prefix the session inherits from %s (its own turns start at %d): fork that session at %d instead",
 			ErrInvalid, to, s.ParentID, s.ForkedAt, to)
 	}
 	if s.Kind == KindWorker {
-		return nil, RewindResult{}, fmt.Errorf("%w: a worker cannot be rewound (its archive would be a fork of it)", ErrNotForkable)
+		return nil, RewindResult{}, nil, fmt.Errorf("%w: a worker cannot be rewound (its archive would be a fork of it)", ErrNotForkable)
 	}
 	if s.State.Terminal() {
-		return nil, RewindResult{}, fmt.Errorf("%w: the session is %s", ErrState, s.State)
+		return nil, RewindResult{}, nil, fmt.Errorf("%w: the session is %s", ErrState, s.State)
 	}
 	if opts.By == "" {
 		opts.By = s.Principal
 	}
 	p := &rewindPlan{s: s, to: to, opts: opts}
 	if p.forks, err = st.rewindForks(ctx, s, to); err != nil {
-		return nil, RewindResult{}, err
+		return nil, RewindResult{}, nil, err
 	}
 	for _, a := range s.Anchors {
 		if a.Session == id && a.Index > to {
@@ -164,17 +173,18 @@ func (st *Store) rewind(ctx context.Context, id string, to int, opts RewindOptio
 		}
 		ok, err := st.applyRewind(ctx, p)
 		if err != nil {
-			return nil, RewindResult{}, err
+			return nil, RewindResult{}, nil, err
 		}
 		if ok {
-			return p.result()
+			s, r := p.result()
+			return s, r, p.heads, nil
 		}
 		if taken, err := st.rewindRefused(ctx, p); !taken {
-			return nil, RewindResult{}, err
+			return nil, RewindResult{}, nil, err
 		}
 		// The random fork label was taken: try another.
 	}
-	return nil, RewindResult{}, fmt.Errorf("%w: no free fork label for the archive", ErrConflict)
+	return nil, RewindResult{}, nil, fmt.Errorf("%w: no free fork label for the archive", ErrConflict)
 }
 
 // rewindForks returns the forks of s made beyond to, which a rewind to to
@@ -264,6 +274,9 @@ func (st *Store) applyRewind(ctx context.Context, p *rewindPlan) (bool, error) {
 	if err == nil && !ok && lost != nil {
 		return false, lost // fenced: it did not apply, and never will
 	}
+	if ok {
+		p.heads = []ackedHead{{id: s.ID, own: len(keep), digest: keepHead}, {id: a.ID, own: len(moved), digest: digest(moved)}}
+	}
 	return ok, err
 }
 
@@ -305,7 +318,7 @@ func (st *Store) rewindRefused(ctx context.Context, p *rewindPlan) (bool, error)
 }
 
 // result returns the session as the rewind of p left it, and what was done.
-func (p *rewindPlan) result() (*Session, RewindResult, error) {
+func (p *rewindPlan) result() (*Session, RewindResult) {
 	s, to := p.s, p.to
 	r := RewindResult{Archive: p.archive.ID, To: to, Moved: len(s.Turns) - to, Anchors: p.anchors}
 	for _, f := range p.forks {
@@ -317,7 +330,7 @@ func (p *rewindPlan) result() (*Session, RewindResult, error) {
 	s.gen++
 	s.fresh = to
 	s.seen = seen{}
-	return s, r, nil
+	return s, r
 }
 
 // Rewinds returns the rewinds of session id, oldest first, as PROV

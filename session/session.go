@@ -22,6 +22,10 @@
 // Update request, each keeping its own compare and swap and outcome (see
 // WithGroupCommit).
 //
+// A Store WithSigning signs a statement of each session head its writes
+// leave and adds it to a witness outside the store (package witness,
+// docs/verify.md), once the store has acknowledged the write.
+//
 // Comments that cite a "design note 00N" mean the design notes 000-004
 // this package's features come from; they are not in this repository (see
 // the README, "Features and the design notes they come from").

@@ -40,6 +40,7 @@ type Store struct {
 	scope    string   // ForPrincipal: the only principal whose sessions this Store sees
 	batch    *batcher // WithGroupCommit: the writes waiting for the one in flight (batch.go); nil when off
 	cache    *Cache   // WithCache: the turns RawOnly loads read; nil when off
+	sign     *signing // WithSigning: the key and witness of each write's statement (witness.go); nil when off
 }
 
 // ForPrincipal scopes a Store to principal p: it lists, loads, replays,

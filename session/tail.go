@@ -326,7 +326,7 @@ func (st *Store) persistWhole(ctx context.Context, s *Session) error {
 	whole := *s
 	whole.Turns = append(below.Turns, tail...)
 	whole.From, whole.fresh, whole.seen = 0, from+s.fresh, seen{}
-	err = st.Persist(ctx, &whole)
+	err = st.persist(ctx, &whole)
 	copy(tail, whole.Turns[from:]) // stamped by Persist
 	whole.Turns, whole.From, whole.fresh = tail, from, s.fresh
 	*s = whole
