@@ -67,6 +67,9 @@ require (
 	github.com/knakk/rdf v0.0.0-20260317081859-15b52521cde6 // indirect
 	github.com/knakk/sparql v0.0.0-20240119140508-255b851aa040 // indirect
 	github.com/pkoukk/tiktoken-go v0.1.6 // indirect
+	github.com/transparency-dev/formats v0.1.1 // indirect
+	github.com/transparency-dev/merkle v0.0.2 // indirect
+	golang.org/x/mod v0.36.0 // indirect
 )
 
 replace github.com/trails-kg/trails => ../..
