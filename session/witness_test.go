@@ -10,6 +10,7 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/trails-kg/trails/internal/clustertest"
 	"github.com/trails-kg/trails/internal/fusekitest"
 	"github.com/trails-kg/trails/kg"
 	"github.com/trails-kg/trails/ontology"
@@ -103,7 +104,10 @@ SELECT ?own ?head WHERE { GRAPH $s { $s trails:ownTurns ?own ; trails:headDigest
 	if err != nil {
 		tb.Fatal(err)
 	}
-	res, err := c.Select(context.Background(), q)
+	// Through the Store's Querier: on the kafka profile, c reads replica
+	// 0, which may not have applied the write yet; the Querier reads a
+	// replica at or past it.
+	res, err := clustertest.Querier(tb, c).Select(context.Background(), q)
 	if err != nil {
 		tb.Fatal(err)
 	}
