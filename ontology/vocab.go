@@ -169,6 +169,9 @@ const (
 	// CancelRequestedBy links a session flagged for cancellation to the
 	// StateChange that flagged it (trails:cancelRequestedBy).
 	CancelRequestedBy = NS + "cancelRequestedBy"
+	// Flagged names, in the PROV graph, a session a StateChange flagged for
+	// cancellation; it outlives the session (trails:flagged).
+	Flagged = NS + "flagged"
 	// FromState is the state a StateChange left (trails:fromState).
 	FromState = NS + "fromState"
 	// ToState is the state a StateChange entered (trails:toState).
@@ -359,7 +362,7 @@ func Terms() []string {
 		ForkType, CreatedBy, Reason, NextSteps, ContextSummary, FromAnchor, BeforeTurn,
 		Kind,
 		Merge, MergedInto, MergeOf, MergeStatus, MergeFirst, MergeLast, Artifact, ArtifactText,
-		StateChange, State, ExpiresAt, CancelRequested, CancelRequestedBy, FromState, ToState,
+		StateChange, State, ExpiresAt, CancelRequested, CancelRequestedBy, Flagged, FromState, ToState,
 		Rewind, Rewinds, RewoundFrom, RewoundTo, Reparented,
 		StructuredTurns, Author, InvocationID, EventID, Metadata, RawFormat, Raw,
 		ModelInvocation, Model, FinishReason, InputTokens, OutputTokens, CachedInputTokens, ReasoningTokens, TotalTokens,

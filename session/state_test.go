@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/knakk/rdf"
 	"github.com/trails-kg/trails/admin"
 	"github.com/trails-kg/trails/internal/fusekitest"
 	"github.com/trails-kg/trails/internal/storetest"
@@ -300,6 +301,28 @@ func TestCancelFlags(t *testing.T) {
 			}
 			if in := mustInfo(t, st, a.ID); !in.CancelRequested {
 				t.Errorf("a lost its flag when it completed")
+			}
+
+			// The PROV record names the flagged sessions after they are
+			// deleted: SetState reads them back from it, and a Delete
+			// racing SetState took the fork first once (issue 22, seed
+			// 924439699001: Flagged came back empty).
+			if err := st.Delete(ctx, b.ID, session.DeleteOptions{}); err != nil {
+				t.Fatal(err)
+			}
+			applied, err := session.StateChanges(ctx, c, []rdf.IRI{kg.MustIRI(tr.Activity)})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := applied[tr.Activity]; !slices.Equal(got, want) {
+				t.Fatalf("StateChanges after %s was deleted: got %v, want %v", b.ID, got, want)
+			}
+			res, err = r.Run(ctx, "state-changes", map[string]string{"session": root.ID})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := res.Solutions[len(res.Solutions)-1].String("flagged"); got != "2" {
+				t.Fatalf("state-changes after a flagged session was deleted: flagged %s, want 2", got)
 			}
 		})
 	}

@@ -5,12 +5,18 @@
 # a compare and swap on the state, so of two writers racing one applies.
 # When $to is terminal (completed, failed, expired), the first operation
 # flags every descendant of $s (trails:parentSession+) that is active or
-# suspended for cancellation, pointing at $act; it runs before the second
-# changes the state, under the same condition. One request, one
+# suspended for cancellation, pointing at $act, and names each in the PROV
+# graph ($act trails:flagged ?d), where the record outlives the session (a
+# Delete racing SetState may take the fork before SetState reads which
+# sessions it flagged); it runs before the second changes the state, under
+# the same condition. One request, one
 # transaction. The prologue comes once, at the start: SPARQL 1.1 allows
 # one after the ";" too, but Oxigraph refuses it.
 PREFIX trails: <https://w3id.org/trails/ns#>
-INSERT { GRAPH ?d { ?d trails:cancelRequested true ; trails:cancelRequestedBy $act } }
+INSERT {
+  GRAPH ?d { ?d trails:cancelRequested true ; trails:cancelRequestedBy $act }
+  GRAPH <https://w3id.org/trails/graph/prov> { $act trails:flagged ?d }
+}
 WHERE {
   FILTER($to IN ("completed", "failed", "expired"))
   GRAPH $s { $s a trails:Session . OPTIONAL { $s trails:state ?old } }
