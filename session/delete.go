@@ -453,7 +453,7 @@ func (st *Store) storedHeads(ctx context.Context, steps []Step, batch []int) (ma
 		if err != nil || n < 0 {
 			return nil, fmt.Errorf("%w: turn count of %s: %q", ErrCorrupt, id, row.String("own"))
 		}
-		heads[id] = ackedHead{id: id, own: n, digest: row.String("head")}
+		heads[id] = ackedHead{id: id, own: n, digest: row.String("head"), chain: row.String("chain")}
 	}
 	return heads, nil
 }

@@ -162,6 +162,7 @@ type mergeJob struct {
 	artifacts   []Artifact // checked, without duplicates
 	act         rdf.IRI    // the Merge activity this call mints
 	head        string     // once merged: the parent's head digest, with the merge turn
+	chain       string     // once merged: the merge turn's trails:digest
 }
 
 func (st *Store) merge(ctx context.Context, childID string, r MergeResult) (Turn, ackedHead, error) {
@@ -212,7 +213,7 @@ func (st *Store) merge(ctx context.Context, childID string, r MergeResult) (Turn
 			return Turn{}, ackedHead{}, err
 		}
 		if ok {
-			return t, ackedHead{id: j.parent, own: t.Index + 1 - p.ForkedAt, digest: j.head}, nil
+			return t, ackedHead{id: j.parent, own: t.Index + 1 - p.ForkedAt, digest: j.head, chain: j.chain}, nil
 		}
 	}
 }
@@ -300,9 +301,10 @@ func (st *Store) mergeOnce(ctx context.Context, j *mergeJob, p *Session) (Turn, 
 	own := append(slices.Clip(p.Turns[p.ForkedAt:]), t)
 	head, all := digests(own, len(own)-1)
 	prev := chainHead("", p.Turns) // the chain head the merge turn follows
+	tchain := chainDigest(prev, t)
 
 	var d kg.Data
-	ti := addTurn(&d, nil, g, t, chainDigest(prev, t))
+	ti := addTurn(&d, nil, g, t, tchain)
 	d.Add(g, ti, iri(ontology.MergeOf), child)
 	d.Add(g, ti, iri(ontology.MergeStatus), kg.String(string(j.result.Status)))
 	d.Add(g, ti, iri(ontology.MergeFirst), kg.Int(j.first))
@@ -332,7 +334,7 @@ func (st *Store) mergeOnce(ctx context.Context, j *mergeJob, p *Session) (Turn, 
 	if !ok || err != nil {
 		return Turn{}, false, err
 	}
-	j.head = all
+	j.head, j.chain = all, tchain
 	return t, true, nil
 }
 

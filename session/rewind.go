@@ -274,8 +274,14 @@ func (st *Store) applyRewind(ctx context.Context, p *rewindPlan) (bool, error) {
 	if err == nil && !ok && lost != nil {
 		return false, lost // fenced: it did not apply, and never will
 	}
-	if ok {
-		p.heads = []ackedHead{{id: s.ID, own: len(keep), digest: keepHead}, {id: a.ID, own: len(moved), digest: digest(moved)}}
+	if ok && st.sign != nil {
+		chain := chainDigests("", s.Turns) // the turns keep their digests: Rewind moves them untouched
+		keepChain := ""
+		if len(keep) > 0 {
+			keepChain = chain[to-1]
+		}
+		p.heads = []ackedHead{{id: s.ID, own: len(keep), digest: keepHead, chain: keepChain},
+			{id: a.ID, own: len(moved), digest: digest(moved), chain: chain[len(chain)-1]}}
 	}
 	return ok, err
 }

@@ -116,16 +116,24 @@ func (e *WitnessError) Is(target error) bool { return target == ErrNotWitnessed 
 // Unwrap returns e.Err.
 func (e *WitnessError) Unwrap() error { return e.Err }
 
-// ackedHead is a session's own turn count and head digest as an
-// acknowledged write left them in the store.
+// ackedHead is a session's own turn count, head digest and chain digest
+// (of the last turn in its own graph, "" when none) as an acknowledged
+// write left them in the store.
 type ackedHead struct {
 	id     string
 	own    int
 	digest string
+	chain  string
 }
 
 // seenHead returns the head s.seen says the store holds for s.
-func seenHead(s *Session) ackedHead { return ackedHead{id: s.ID, own: s.seen.own, digest: s.seen.head} }
+func seenHead(s *Session) ackedHead {
+	h := ackedHead{id: s.ID, own: s.seen.own, digest: s.seen.head}
+	if s.seen.own > 0 {
+		h.chain = s.seen.chain // the last turn of its history is its own
+	}
+	return h
+}
 
 // positioned is what a Querier may tell of the log its writes go to
 // (package cluster's Client): the offset of its last write, -1 for none.
@@ -149,7 +157,7 @@ func (st *Store) attest(ctx context.Context, k witness.Kind, heads ...ackedHead)
 	at := st.now()
 	var errs []error
 	for _, h := range heads {
-		s := witness.Statement{Kind: k, Session: h.id, Turns: uint64(h.own), Digest: h.digest, Time: at, Position: pos}
+		s := witness.Statement{Kind: k, Session: h.id, Turns: uint64(h.own), Digest: h.digest, Chain: h.chain, Time: at, Position: pos}
 		entry, err := witness.Sign(s, st.sign.signer)
 		if err != nil {
 			errs = append(errs, &WitnessError{Statement: s, Err: err})

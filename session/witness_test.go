@@ -200,6 +200,18 @@ func (e *signed) wrote(t *testing.T, write func() error, want ...stmt) {
 			if s.Turns != uint64(len(own)) || s.Digest != session.HeadDigest(own) {
 				t.Errorf("statement %d of %s: got %d turns %s, Load has %d turns %s", i, s.Session, s.Turns, s.Digest, len(own), session.HeadDigest(own))
 			}
+			// The chain digest: the last own turn's, recomputed from what
+			// Load read (every field of the history), "" with no own turn.
+			chain := ""
+			for _, lt := range l.Turns {
+				chain = session.TurnDigest(chain, lt)
+			}
+			if len(own) == 0 {
+				chain = ""
+			}
+			if s.Chain != chain {
+				t.Errorf("statement %d of %s: got chain %q, Load's turns give %q", i, s.Session, s.Chain, chain)
+			}
 		case witness.KindDeletion:
 			if _, _, ok := storedHead(t, e.c, s.Session); ok {
 				t.Errorf("statement %d: %s is stored after its deletion", i, s.Session)

@@ -53,6 +53,7 @@ func statement(i int) witness.Statement {
 		Session:  fmt.Sprintf("00000000-0000-4000-8000-00000000000%d", i%3),
 		Turns:    uint64(i + 1),
 		Digest:   fmt.Sprintf("sha256:%064x", i),
+		Chain:    fmt.Sprintf("sha256:%064x", 100+i),
 		Time:     time.Date(2026, 11, 26, 12, 0, i, 0, time.UTC),
 		Position: fmt.Sprintf("kafka:trails/0@%d", i),
 	}

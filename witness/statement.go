@@ -38,30 +38,35 @@ const statementHeader = "trails statement v1"
 // timeLayout is how a Statement's time is written: UTC, milliseconds.
 const timeLayout = "2006-01-02T15:04:05.000Z"
 
-// Statement is what a writer signs about one session: its turn count and
+// Statement is what a writer signs about one session: its turn count,
 // head digest (trails:headDigest, as the store holds it, e.g.
-// "sha256:<hex>") at Time, after the write at log position Position (opaque
-// to this package, e.g. "kafka:trails/0@123"; empty for a single store).
+// "sha256:<hex>") and chain digest (the trails:digest of the last turn in
+// its own graph, which covers every field of every turn of its history;
+// empty when it has no turn of its own) at Time, after the write at log
+// position Position (opaque to this package, e.g. "kafka:trails/0@123";
+// empty for a single store).
 //
 // Its canonical text, which Marshal writes and Unmarshal alone accepts, is
-// seven lines, each ending in a newline:
+// eight lines, each ending in a newline:
 //
 //	trails statement v1
 //	kind head
 //	session 0f8a6c1e-2b1d-4a57-9d7e-6c1f2f1f0b1e
 //	turns 12
 //	digest sha256:5f1c...
+//	chain sha256:9a0e...
 //	time 2026-11-26T11:30:02.123Z
 //	position kafka:trails/0@123
 //
-// An empty position is the line "position" alone. Session, Digest and
-// Position are printable UTF-8 with no spaces; Turns is decimal without
-// leading zeros; Time is UTC to the millisecond.
+// An empty chain or position is the line "chain" or "position" alone.
+// Session, Digest, Chain and Position are printable UTF-8 with no spaces;
+// Turns is decimal without leading zeros; Time is UTC to the millisecond.
 type Statement struct {
 	Kind     Kind
 	Session  string
 	Turns    uint64
 	Digest   string
+	Chain    string
 	Time     time.Time
 	Position string
 }
@@ -76,7 +81,7 @@ func (s Statement) Marshal() ([]byte, error) {
 	for _, f := range []struct {
 		name, v  string
 		optional bool
-	}{{"session", s.Session, false}, {"digest", s.Digest, false}, {"position", s.Position, true}} {
+	}{{"session", s.Session, false}, {"digest", s.Digest, false}, {"chain", s.Chain, true}, {"position", s.Position, true}} {
 		if err := checkWord(f.v, f.optional); err != nil {
 			return nil, fmt.Errorf("marshal statement: %w: %s %w", ErrMalformed, f.name, err)
 		}
@@ -90,6 +95,11 @@ func (s Statement) Marshal() ([]byte, error) {
 	b.WriteString("session " + s.Session + "\n")
 	b.WriteString("turns " + strconv.FormatUint(s.Turns, 10) + "\n")
 	b.WriteString("digest " + s.Digest + "\n")
+	if s.Chain == "" {
+		b.WriteString("chain\n")
+	} else {
+		b.WriteString("chain " + s.Chain + "\n")
+	}
 	b.WriteString("time " + s.Time.UTC().Truncate(time.Millisecond).Format(timeLayout) + "\n")
 	if s.Position == "" {
 		b.WriteString("position\n")
@@ -107,13 +117,13 @@ func (s *Statement) Unmarshal(text []byte) error {
 		return fmt.Errorf("unmarshal statement: %w: not UTF-8 text ending in a newline", ErrMalformed)
 	}
 	lines := strings.Split(strings.TrimSuffix(string(text), "\n"), "\n")
-	if len(lines) != 7 {
-		return fmt.Errorf("unmarshal statement: %w: %d lines, want 7", ErrMalformed, len(lines))
+	if len(lines) != 8 {
+		return fmt.Errorf("unmarshal statement: %w: %d lines, want 8", ErrMalformed, len(lines))
 	}
 	if lines[0] != statementHeader {
 		return fmt.Errorf("unmarshal statement: %w: first line %q, want %q", ErrMalformed, clip(lines[0]), statementHeader)
 	}
-	keys := []string{"kind", "session", "turns", "digest", "time", "position"}
+	keys := []string{"kind", "session", "turns", "digest", "chain", "time", "position"}
 	vals := make([]string, len(keys))
 	for i, k := range keys {
 		line := lines[i+1]
@@ -121,8 +131,8 @@ func (s *Statement) Unmarshal(text []byte) error {
 		switch {
 		case ok:
 			vals[i] = v
-		case k == "position" && line == k:
-			// An empty position.
+		case (k == "chain" || k == "position") && line == k:
+			// An empty chain or position.
 		default:
 			return fmt.Errorf("unmarshal statement: %w: line %d %q, want %q", ErrMalformed, i+2, clip(line), k+" ...")
 		}
@@ -132,14 +142,14 @@ func (s *Statement) Unmarshal(text []byte) error {
 	if !t.Kind.known() {
 		return fmt.Errorf("unmarshal statement: %w: %q", ErrUnknownKind, clip(vals[0]))
 	}
-	t.Session, t.Digest, t.Position = vals[1], vals[3], vals[5]
+	t.Session, t.Digest, t.Chain, t.Position = vals[1], vals[3], vals[4], vals[6]
 	n, err := strconv.ParseUint(vals[2], 10, 64)
 	if err != nil {
 		return fmt.Errorf("unmarshal statement: %w: turns %q", ErrMalformed, clip(vals[2]))
 	}
 	t.Turns = n
-	if t.Time, err = time.Parse(timeLayout, vals[4]); err != nil {
-		return fmt.Errorf("unmarshal statement: %w: time %q", ErrMalformed, clip(vals[4]))
+	if t.Time, err = time.Parse(timeLayout, vals[5]); err != nil {
+		return fmt.Errorf("unmarshal statement: %w: time %q", ErrMalformed, clip(vals[5]))
 	}
 	// Marshal checks every field; a text it would not write the same way
 	// (leading zeros, a space in a field) is not canonical.

@@ -21,6 +21,7 @@ func TestSignOpen(t *testing.T) {
 	}{
 		{"head", statement(4)},
 		{"no position", func() witness.Statement { s := statement(1); s.Position = ""; return s }()},
+		{"no chain", func() witness.Statement { s := statement(3); s.Chain = ""; return s }()},
 		{"deletion", func() witness.Statement { s := statement(2); s.Kind = witness.KindDeletion; return s }()},
 		{"zero turns", func() witness.Statement { s := statement(0); s.Turns = 0; return s }()},
 	} {
@@ -52,6 +53,7 @@ func TestStatementText(t *testing.T) {
 		"session 00000000-0000-4000-8000-000000000001\n" +
 		"turns 5\n" +
 		"digest sha256:0000000000000000000000000000000000000000000000000000000000000004\n" +
+		"chain sha256:0000000000000000000000000000000000000000000000000000000000000068\n" +
 		"time 2026-11-26T12:30:02.123Z\n" +
 		"position kafka:trails/0@4\n"
 	if string(got) != want {
@@ -132,6 +134,8 @@ func TestUnmarshalRefuses(t *testing.T) {
 		{"space in session", edit("session 0000", "session 00 00"), witness.ErrMalformed},
 		{"empty session", edit("session 00000000-0000-4000-8000-000000000001", "session "), witness.ErrMalformed},
 		{"empty digest", edit("digest sha256:0000000000000000000000000000000000000000000000000000000000000004", "digest"), witness.ErrMalformed},
+		{"chain with a trailing space", edit("chain sha256:0000000000000000000000000000000000000000000000000000000000000068", "chain "), witness.ErrMalformed},
+		{"chain and digest swapped", edit("digest sha256:0000000000000000000000000000000000000000000000000000000000000004\nchain sha256:0000000000000000000000000000000000000000000000000000000000000068", "chain sha256:0000000000000000000000000000000000000000000000000000000000000068\ndigest sha256:0000000000000000000000000000000000000000000000000000000000000004"), witness.ErrMalformed},
 		{"time zone", edit("12:00:04.000Z", "13:00:04.000+01:00"), witness.ErrMalformed},
 		{"time in seconds", edit("12:00:04.000Z", "12:00:04Z"), witness.ErrMalformed},
 		{"position with a trailing space", edit("position kafka:trails/0@4", "position "), witness.ErrMalformed},
@@ -161,6 +165,7 @@ func TestMarshalRefuses(t *testing.T) {
 		{"no time", func(s *witness.Statement) { s.Time = time.Time{} }, witness.ErrMalformed},
 		{"time past 9999", func(s *witness.Statement) { s.Time = time.Date(10000, 1, 1, 0, 0, 0, 0, time.UTC) }, witness.ErrMalformed},
 		{"space in position", func(s *witness.Statement) { s.Position = "a b" }, witness.ErrMalformed},
+		{"space in chain", func(s *witness.Statement) { s.Chain = "sha256: 0" }, witness.ErrMalformed},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			s := statement(1)
@@ -179,7 +184,7 @@ func FuzzUnmarshal(f *testing.F) {
 		b, _ := statement(i).Marshal()
 		f.Add(b)
 	}
-	f.Add([]byte("trails statement v1\nkind deletion\nsession x\nturns 0\ndigest d\ntime 2026-01-01T00:00:00.000Z\nposition\n"))
+	f.Add([]byte("trails statement v1\nkind deletion\nsession x\nturns 0\ndigest d\nchain\ntime 2026-01-01T00:00:00.000Z\nposition\n"))
 	f.Fuzz(func(t *testing.T, text []byte) {
 		var s witness.Statement
 		if s.Unmarshal(text) != nil {

@@ -115,7 +115,10 @@ type Head struct {
 // key signed.
 type EntryError struct {
 	Index uint64
-	Err   error // the errors of Open
+	// Claimed is the statement the entry's text holds, unverified (anyone
+	// may have written it); the zero Statement when the text is none.
+	Claimed Statement
+	Err     error // the errors of Open
 }
 
 // Error says which entry, and why.
@@ -125,10 +128,12 @@ func (e *EntryError) Error() string { return fmt.Sprintf("witness entry %d: %v",
 func (e *EntryError) Unwrap() error { return e.Err }
 
 // Heads reads the first cp.Size entries of w in order and yields each one's
-// statement, opened with the trusted keys known. It ends with an error if
-// the entries are not those cp commits to (ErrInconsistent, after the last
-// entry), if an entry does not open (an *EntryError wrapping Open's
-// errors) or if w fails. cp should come from OpenCheckpoint or Audit.
+// statement, opened with the trusted keys known. For an entry that does not
+// open it yields an *EntryError (wrapping Open's errors) and goes on: a
+// witness that takes entries from anyone may hold statements no trusted key
+// signed. It ends with an error if the entries are not those cp commits to
+// (ErrInconsistent, after the last entry) or if w fails. cp should come
+// from OpenCheckpoint or Audit.
 func Heads(ctx context.Context, w Witness, cp log.Checkpoint, known note.Verifiers) iter.Seq2[Head, error] {
 	return func(yield func(Head, error) bool) {
 		tree := rangeFact.NewEmptyRange(0)
@@ -144,8 +149,10 @@ func Heads(ctx context.Context, w Witness, cp log.Checkpoint, known note.Verifie
 			}
 			s, sig, err := Open(entry, known)
 			if err != nil {
-				yield(Head{}, &EntryError{Index: i, Err: err})
-				return
+				if !yield(Head{}, &EntryError{Index: i, Claimed: claimed(entry), Err: err}) {
+					return
+				}
+				continue
 			}
 			if !yield(Head{Statement: s, Signature: sig, Index: i}, nil) {
 				return
@@ -155,6 +162,16 @@ func Heads(ctx context.Context, w Witness, cp log.Checkpoint, known note.Verifie
 			yield(Head{}, fmt.Errorf("heads: %w", err))
 		}
 	}
+}
+
+// claimed returns the statement the text of note msg holds, without
+// verifying any signature; the zero Statement when it holds none.
+func claimed(msg []byte) Statement {
+	var s Statement
+	if i := bytes.LastIndex(msg, []byte("\n\n")); i >= 0 && s.Unmarshal(msg[:i+1]) == nil {
+		return s
+	}
+	return Statement{}
 }
 
 // checkRoot returns ErrInconsistent unless tree's root is cp's.
@@ -174,7 +191,7 @@ func checkRoot(tree *compact.Range, cp log.Checkpoint) error {
 
 // LatestHeads returns, per session, the last statement about it in the
 // first cp.Size entries of w (by index, not by the statements' times), as
-// Heads reads them, and Heads's errors.
+// Heads reads them, and the first of Heads's errors (an *EntryError too).
 func LatestHeads(ctx context.Context, w Witness, cp log.Checkpoint, known note.Verifiers) (map[string]Head, error) {
 	latest := make(map[string]Head)
 	for h, err := range Heads(ctx, w, cp, known) {

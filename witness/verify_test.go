@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"slices"
 	"testing"
 
 	"github.com/trails-kg/trails/witness"
@@ -69,6 +70,30 @@ func TestHeadsRefuses(t *testing.T) {
 	var ee *witness.EntryError
 	if !errors.As(err, &ee) || ee.Index != 3 || !errors.Is(err, witness.ErrUnknownKey) {
 		t.Errorf("entry by an untrusted key: got %v, want an *EntryError at 3 wrapping ErrUnknownKey", err)
+	}
+	if ee != nil && ee.Claimed != statement(3) {
+		t.Errorf("the untrusted entry's claimed statement: got %+v, want %+v", ee.Claimed, statement(3))
+	}
+	// Heads goes on past it: a trusted entry after it is read.
+	if _, err := d.Add(ctx, sign(t, statement(4), writer)); err != nil {
+		t.Fatal(err)
+	}
+	if _, cp, err = witness.Audit(ctx, d, wv, nil); err != nil {
+		t.Fatal(err)
+	}
+	var got []uint64
+	for h, err := range witness.Heads(ctx, d, cp, note.VerifierList(v)) {
+		if errors.As(err, &ee) {
+			got = append(got, 100+ee.Index)
+			continue
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		got = append(got, h.Index)
+	}
+	if want := []uint64{0, 1, 2, 103, 4}; !slices.Equal(got, want) {
+		t.Errorf("Heads past an untrusted entry: got %v, want %v (100+i for an *EntryError at i)", got, want)
 	}
 
 	// A checkpoint of another log of the same size: the entries are not
