@@ -45,9 +45,17 @@ func hasHave(n int) string {
 // (RuleDerived, checkDerived). Memory grows
 // with the number of sessions, not of turns.
 func (ds *Dataset) checkChain(ctx context.Context) ([]Finding, error) {
+	out, _, err := ds.chainScan(ctx)
+	return out, err
+}
+
+// chainScan is checkChain, also returning the chain faults it found (by
+// the session whose graph holds each turn; a structured turn whose fields
+// cannot be read is a fault with Index -1 and no Turn).
+func (ds *Dataset) chainScan(ctx context.Context) ([]Finding, []ChainFault, error) {
 	res, err := ds.c.Select(ctx, qCheckChainSessions)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	sessions := make(map[string]chainSession, len(res.Solutions))
 	branches := make(map[string]string, len(res.Solutions))
@@ -67,6 +75,7 @@ func (ds *Dataset) checkChain(ctx context.Context) ([]Finding, error) {
 	}
 	cc := newChainCheck(sessions)
 	var out []Finding
+	var unreadable []ChainFault // sessions whose structured turns do not read
 	unchained := map[string]int{}
 	var order []string
 	// The turns of a session holding structured turns wait until the
@@ -82,6 +91,7 @@ func (ds *Dataset) checkChain(ctx context.Context) ([]Finding, error) {
 		}
 		if err := session.ReadStructures(ctx, ds.c, pend); errors.Is(err, session.ErrCorrupt) {
 			out = append(out, Finding{Rule: RuleChain, Resource: ontology.SessionIRI(pendID), Message: err.Error()})
+			unreadable = append(unreadable, ChainFault{Session: pendID, Index: -1, Want: err.Error()})
 		} else if err != nil {
 			return err
 		} else {
@@ -143,14 +153,16 @@ func (ds *Dataset) checkChain(ctx context.Context) ([]Finding, error) {
 		err = flush()
 	}
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	broken := map[string]bool{}
+	faults := unreadable
 	for _, f := range cc.finish() {
 		if f.Digest == "" {
 			continue // reported per session below
 		}
 		broken[f.Turn] = true
+		faults = append(faults, f)
 		out = append(out, Finding{Rule: RuleChain, Resource: f.Turn, Message: f.String()})
 	}
 	for _, f := range derived {
@@ -162,5 +174,5 @@ func (ds *Dataset) checkChain(ctx context.Context) ([]Finding, error) {
 		out = append(out, Finding{Rule: RuleUnchained, Resource: id,
 			Message: fmt.Sprintf("%s of %s %s no trails:digest (stored before the hash chain): run trails-admin rechain", count(unchained[id], "turn"), id, hasHave(unchained[id]))})
 	}
-	return out, nil
+	return out, faults, nil
 }

@@ -349,6 +349,20 @@ const (
 	// (trails:appliedOffset), written in the same transaction as the
 	// records it counts.
 	AppliedOffset = NS + "appliedOffset"
+
+	// VerifiedTurns, in VerifiedGraph, is the own turn count of the head
+	// a session last verified at (trails:verifiedTurns).
+	VerifiedTurns = NS + "verifiedTurns"
+	// VerifiedHead is that head's digest (trails:verifiedHead).
+	VerifiedHead = NS + "verifiedHead"
+	// VerifiedChain is that head's chain digest (trails:verifiedChain).
+	VerifiedChain = NS + "verifiedChain"
+	// VerifiedEntry names the witness entry that signed that head,
+	// "origin/index" (trails:verifiedEntry).
+	VerifiedEntry = NS + "verifiedEntry"
+	// VerifiedAt is when verify found the session at that head
+	// (trails:verifiedAt).
+	VerifiedAt = NS + "verifiedAt"
 )
 
 // Terms returns the IRIs of all classes and properties defined in trails.ttl,
@@ -370,6 +384,7 @@ func Terms() []string {
 		ToolCall, ToolCallID, ToolName, Arguments, Result, IsError, MIMEType, Data, DataIRI,
 		App, AppClass, Changes, ValueChange, Key, Scope, Value, Removed, AtIndex,
 		SharedValue, ValueOf, ChangedAt, SharedAt, FencedAt, Applied, AppliedOffset,
+		VerifiedTurns, VerifiedHead, VerifiedChain, VerifiedEntry, VerifiedAt,
 	}
 }
 
@@ -397,6 +412,13 @@ const (
 	// (trails:appliedOffset). It is no session's graph: export, check and
 	// list leave it alone.
 	ReplicaGraph = "https://w3id.org/trails/graph/replica"
+	// VerifiedGraph holds the marks trails-admin verify --mark writes
+	// (admin.Verify): per session, the head it last verified against the
+	// witness (trails:verifiedTurns, trails:verifiedHead, ...). A mark is
+	// a convenience for SPARQL auditors, not a proof: anyone with the
+	// store's credentials can write it. It is no session's graph: export,
+	// check and list leave it alone.
+	VerifiedGraph = "https://w3id.org/trails/graph/verified"
 )
 
 // Bases of the resource IRIs Trails mints.
