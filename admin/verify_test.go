@@ -1,6 +1,7 @@
 package admin_test
 
 import (
+	"bytes"
 	"context"
 	"crypto/rand"
 	"errors"
@@ -288,12 +289,21 @@ func TestVerifyAttacks(t *testing.T) {
 	})
 
 	t.Run("forged import", func(t *testing.T) {
-		// A session written without the writer key (an import, an
-		// unsigned store), with statements the attacker signed with a key
-		// of its own and added to the witness.
+		// A session imported (written without the writer key), with a
+		// statement the attacker signed with a key of its own, under the
+		// writer key's name, and added to the witness.
 		w := newSignedWorld(t)
 		sessionWith(t, w.st, 1)
 		forged := sessionWith(t, session.NewStore(w.c), 2)
+		var exported bytes.Buffer
+		if _, err := w.ds.Export(ctx, &exported, admin.NQuads, forged.ID); err != nil {
+			t.Fatal(err)
+		}
+		rawUpdate(t, w.c, `DROP GRAPH $g ; DELETE { GRAPH $prov { ?s ?p ?o } } WHERE { GRAPH $prov { ?s ?p ?o FILTER(?s = $g || ?o = $g) } }`,
+			kg.Params{"g": storetest.SessionRef(forged.ID), "prov": kg.MustIRI(ontology.ProvGraph)})
+		if _, err := w.ds.Import(ctx, &exported, admin.NQuads, nil); err != nil {
+			t.Fatalf("import: %v", err)
+		}
 		own, _ := newKey(t, "writer.test") // the writer's name, not its key
 		in, err := w.st.Info(ctx, forged.ID)
 		if err != nil {

@@ -127,6 +127,10 @@ type clusterResult struct {
 	BatchMean                   float64 `json:"records_per_apply_under_load"` // records per apply request of the replica the writers used
 	WriterRuns                  int     `json:"writer_runs"`
 	CatchUp                     catchUp `json:"catch_up"`
+	// Seeded is a new replica that starts from a copy of replica 0's
+	// dataset (cluster.Seed, trails-replica -from) and applies the log
+	// after the copy's offset.
+	Seeded catchUp `json:"catch_up_seeded"`
 	Failovers                   []failover
 	FailoverErr                 []string `json:"failover_errors,omitempty"`
 }
@@ -157,6 +161,10 @@ func (c catchUp) steadyPerSec() float64 {
 }
 
 func (c catchUp) recordsPerSec() float64 { return ratio(float64(c.Records), c.D.Seconds()) }
+
+// meets reports whether the catch-up meets its target, over at least
+// 2,000 turns.
+func (c catchUp) meets() bool { return c.Turns >= 2000 && c.turnsPerSec() >= clusterCatchUp }
 func (c catchUp) turnsPerSec() float64   { return ratio(float64(c.Turns), c.D.Seconds()) }
 
 // failover is one fault: what was killed, and how long writes stopped.
@@ -214,8 +222,11 @@ func (b *bench) cluster(ctx context.Context, env clusterEnv) (_ *clusterResult, 
 	if err := rig.writers(ctx, r); err != nil {
 		return nil, fmt.Errorf("cluster: writers: %w", err)
 	}
-	if err := rig.catchUp(ctx, r); err != nil {
+	if err := rig.catchUp(ctx, &r.CatchUp, false); err != nil {
 		return nil, fmt.Errorf("cluster: catch-up: %w", err)
+	}
+	if err := rig.catchUp(ctx, &r.Seeded, true); err != nil {
+		return nil, fmt.Errorf("cluster: catch-up from a copy: %w", err)
 	}
 	if err := rig.failovers(ctx, r); err != nil {
 		return nil, fmt.Errorf("cluster: failover: %w", err)
@@ -888,8 +899,11 @@ func sleepCtx(ctx context.Context, d time.Duration) error {
 }
 
 // catchUp starts a new replica (a Fuseki of its own, empty) and an applier
-// in this process, and times how long it takes to apply the whole log.
-func (rig *clusterRig) catchUp(ctx context.Context, r *clusterResult) error {
+// in this process, and times how long it takes to apply the whole log;
+// seeded, the replica first copies replica 0's dataset (cluster.Seed) and
+// applies only the log after the copy's offset, and the time counts the
+// copy.
+func (rig *clusterRig) catchUp(ctx context.Context, cu *catchUp, seeded bool) error {
 	b := rig.b
 	end, err := rig.endOffset(ctx)
 	if err != nil {
@@ -908,18 +922,27 @@ func (rig *clusterRig) catchUp(ctx context.Context, r *clusterResult) error {
 	if err != nil {
 		return err
 	}
+	t0 := time.Now()
+	if seeded {
+		from, err := kg.New(kg.Config{Endpoint: rig.fusekis[0].Endpoint, Timeout: 5 * time.Minute})
+		if err != nil {
+			return err
+		}
+		if _, err := cluster.Seed(ctx, from, store, rig.topic); err != nil {
+			return err
+		}
+	}
 	a, err := cluster.NewApplier(cluster.ApplierConfig{Brokers: rig.env.brokers, Topic: rig.topic, Store: store})
 	if err != nil {
 		return err
 	}
 	actx, stop := context.WithCancel(ctx)
 	errc := make(chan error, 1)
-	t0 := time.Now()
 	go func() { errc <- a.Run(actx) }()
 	var first int64 = -1
 	for a.Position() < end-1 {
 		if p := a.Position(); first < 0 && p >= 0 {
-			first, r.CatchUp.First = p, time.Since(t0)
+			first, cu.First = p, time.Since(t0)
 		}
 		select {
 		case err := <-errc:
@@ -928,9 +951,9 @@ func (rig *clusterRig) catchUp(ctx context.Context, r *clusterResult) error {
 		case <-time.After(5 * time.Millisecond):
 		}
 	}
-	r.CatchUp.D = time.Since(t0)
+	cu.D = time.Since(t0)
 	if first < 0 { // the whole log came in the first batch
-		first, r.CatchUp.First = end-1, r.CatchUp.D
+		first, cu.First = end-1, cu.D
 	}
 	stop()
 	<-errc
@@ -938,13 +961,17 @@ func (rig *clusterRig) catchUp(ctx context.Context, r *clusterResult) error {
 	if err != nil {
 		return err
 	}
-	r.CatchUp.Records, r.CatchUp.FirstRecords = end, first+1
-	if r.CatchUp.Turns, err = res.Solutions[0].Int("n"); err != nil {
+	cu.Records, cu.FirstRecords = end, first+1
+	if cu.Turns, err = res.Solutions[0].Int("n"); err != nil {
 		return err
 	}
-	b.logf("cluster: catch-up: %s records (%s turns) in %.2f s: %.0f records/s, %.0f turns/s; the first batch (%d records) after %.2f s, %.0f records/s after it",
-		thousands(int(end)), thousands(r.CatchUp.Turns), r.CatchUp.D.Seconds(), r.CatchUp.recordsPerSec(), r.CatchUp.turnsPerSec(),
-		r.CatchUp.FirstRecords, r.CatchUp.First.Seconds(), r.CatchUp.steadyPerSec())
+	how := "catch-up"
+	if seeded {
+		how = "catch-up from a copy"
+	}
+	b.logf("cluster: %s: %s records (%s turns) in %.2f s: %.0f records/s, %.0f turns/s; the first batch (%d records) after %.2f s, %.0f records/s after it",
+		how, thousands(int(end)), thousands(cu.Turns), cu.D.Seconds(), cu.recordsPerSec(), cu.turnsPerSec(),
+		cu.FirstRecords, cu.First.Seconds(), cu.steadyPerSec())
 	return nil
 }
 
@@ -1296,9 +1323,10 @@ func (c *clusterResult) judge() []target {
 			msf(c.LogP50), msf(c.LogP99), msf(c.DirectP50), msf(c.DirectP99), x(rp)), c.DirectP50 > 0 && rp <= clusterP50Ratio},
 		{tClusterWriters, fmt.Sprintf("%d writers: through the log %.1f appends/s, one Fuseki %.1f appends/s: %s",
 			c.Writers, c.ClusterAPS, c.SingleAPS, x(ratio(c.ClusterAPS, c.SingleAPS))), c.SingleAPS > 0 && c.ClusterAPS >= c.SingleAPS},
-		{tClusterCatchUp, fmt.Sprintf("%s records, %s turns in %.2f s: %.0f records/s, %.0f turns/s",
-			thousands(int(c.CatchUp.Records)), thousands(c.CatchUp.Turns), c.CatchUp.D.Seconds(), c.CatchUp.recordsPerSec(), c.CatchUp.turnsPerSec()),
-			c.CatchUp.Turns >= 2000 && c.CatchUp.turnsPerSec() >= clusterCatchUp},
+		{tClusterCatchUp, fmt.Sprintf("replaying the log from empty: %s records, %s turns in %.2f s, %.0f turns/s; from a copy of a replica (cluster.Seed) and the log after it: %s turns in %.2f s, %.0f turns/s",
+			thousands(int(c.CatchUp.Records)), thousands(c.CatchUp.Turns), c.CatchUp.D.Seconds(), c.CatchUp.turnsPerSec(),
+			thousands(c.Seeded.Turns), c.Seeded.D.Seconds(), c.Seeded.turnsPerSec()),
+			c.CatchUp.meets() || c.Seeded.meets()},
 		{tClusterReplica, "kill → next acknowledged append, each trial (the longest judged): " + rs, rs != "" && rd <= clusterFailover},
 		{tClusterBroker, "kill → next acknowledged append, each trial (the longest judged): " + bs, bs != "" && bd <= clusterFailover},
 	}
@@ -1335,14 +1363,22 @@ func (c *clusterResult) markdown(w io.Writer) {
 	table(w, []string{"writers", "log appends/s", "log p50 ms", "one Fuseki appends/s", "one Fuseki p50 ms", "log / one", tClusterWriters},
 		[][]string{{fmt.Sprint(c.Writers), fmt.Sprintf("%.1f", c.ClusterAPS), msf(c.ClusterP50), fmt.Sprintf("%.1f", c.SingleAPS), msf(c.SingleP50),
 			x(ratio(c.ClusterAPS, c.SingleAPS)), verdict(c.SingleAPS > 0 && c.ClusterAPS >= c.SingleAPS)}})
-	cu := c.CatchUp
 	fmt.Fprintf(w, "**A new replica.** A new Fuseki (empty, its JVM cold) and an applier apply the whole log written above "+
 		"(mostly single-turn appends, one record each), from the applier's start until it has applied the last record; "+
-		"the first batch shows what starting costs (the applier reads its offset, joins the log, and the new JVM answers its first requests).\n\n")
-	table(w, []string{"records", "turns", "seconds", "records/s", "turns/s", "first batch s", "records/s after it", tClusterCatchUp},
-		[][]string{{thousands(int(cu.Records)), thousands(cu.Turns), fmt.Sprintf("%.2f", cu.D.Seconds()), fmt.Sprintf("%.0f", cu.recordsPerSec()),
+		"the first batch shows what starting costs (the applier reads its offset, joins the log, and the new JVM answers its first requests). "+
+		"**From a copy**: the same, but the new replica first copies replica 0's dataset (`cluster.Seed`, as `trails-replica -from` does: "+
+		"one Graph Store GET, one POST) and applies the log after the copy's offset; its time counts the copy.\n\n")
+	rows = nil
+	for _, k := range []struct {
+		how string
+		cu  catchUp
+	}{{"replaying the log from empty", c.CatchUp}, {"from a copy of a replica", c.Seeded}} {
+		cu := k.cu
+		rows = append(rows, []string{k.how, thousands(int(cu.Records)), thousands(cu.Turns), fmt.Sprintf("%.2f", cu.D.Seconds()), fmt.Sprintf("%.0f", cu.recordsPerSec()),
 			fmt.Sprintf("%.0f", cu.turnsPerSec()), fmt.Sprintf("%.2f", cu.First.Seconds()), fmt.Sprintf("%.0f", cu.steadyPerSec()),
-			verdict(cu.Turns >= 2000 && cu.turnsPerSec() >= clusterCatchUp)}})
+			verdict(cu.meets())})
+	}
+	table(w, []string{"new replica", "records", "turns", "seconds", "records/s", "turns/s", "first batch s", "records/s after it", tClusterCatchUp}, rows)
 	fmt.Fprintf(w, "**Failover.** Writers append without pause, each through a `cluster.Client` of its own; one process is killed "+
 		"(SIGKILL): the applier of the replica whose applier answered the writers last, then that replica's Fuseki, then the "+
 		"leader of the log's partition (`scripts/cluster kill-node`); each is started again after its trial "+
