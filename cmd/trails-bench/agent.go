@@ -24,7 +24,7 @@ func (b *bench) agent(ctx context.Context) (*agentResult, error) {
 	if r.Appends, err = b.appendBench(ctx); err != nil {
 		return nil, err
 	}
-	if r.Loop, err = b.loopBench(ctx); err != nil {
+	if r.Loop, err = b.loopBench(ctx, b.st); err != nil {
 		return nil, err
 	}
 	if r.BigTurn, err = b.bigTurnBench(ctx); err != nil {

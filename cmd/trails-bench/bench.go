@@ -64,6 +64,13 @@ func newClient(endpoint string, ct *counter) (*kg.Client, error) {
 	})
 }
 
+// newStore returns a Store over the benchmark's client with opts, a
+// session's forks unlimited (the fork scenario forks one parent once per
+// run).
+func (b *bench) newStore(opts ...session.StoreOption) *session.Store {
+	return session.NewStore(b.c, append([]session.StoreOption{session.WithMaxChildren(0)}, opts...)...)
+}
+
 // logf writes a progress line to the diagnostics writer.
 func (b *bench) logf(format string, args ...any) {
 	fmt.Fprintf(b.log, "[%6.1fs] %s\n", time.Since(b.t0).Seconds(), fmt.Sprintf(format, args...))

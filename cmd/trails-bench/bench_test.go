@@ -58,13 +58,41 @@ func TestShort(t *testing.T) {
 	if !strings.Contains(report, " targets met") {
 		t.Errorf("no summary line under the Targets table")
 	}
-	for _, col := range targetColumns {
+	checkTargets(t, report, targetColumns)
+}
+
+// TestOnlySigning runs scenario 11 alone at tiny sizes (-only signing)
+// and checks that the report has its section and its targets, each
+// judged, and no other scenario's section. It asserts nothing about time.
+func TestOnlySigning(t *testing.T) {
+	t.Setenv(fusekitest.EnvScratch, t.TempDir())
+	var stdout, stderr bytes.Buffer
+	if err := run(context.Background(), []string{"-short", "-only", "signing"}, &stdout, &stderr); err != nil {
+		t.Fatalf("trails-bench -short -only signing: %v\n%s", err, stderr.String())
+	}
+	report := stdout.String()
+	for _, s := range []string{"## Targets", "## 11. Signing and witnessing (issue 24)"} {
+		if !strings.Contains(report, "\n"+s+"\n") {
+			t.Errorf("no section %q in the report:\n%s", s, report)
+		}
+	}
+	if strings.Contains(report, "\n## 9. ") {
+		t.Errorf("the report of -only signing has section 9:\n%s", report)
+	}
+	checkTargets(t, report, []string{tSignAppend, tSignLoop})
+}
+
+// checkTargets checks that for each of cols a table has a column and the
+// Targets table a row ending in its verdict.
+func checkTargets(tb testing.TB, report string, cols []string) {
+	tb.Helper()
+	for _, col := range cols {
 		if !headerHas(report, col) {
-			t.Errorf("no table has a column %q", col)
+			tb.Errorf("no table has a column %q", col)
 		}
 		row := lineStarting(report, "| "+col+" |")
 		if !strings.HasSuffix(row, "| meets |") && !strings.HasSuffix(row, "| misses |") {
-			t.Errorf("Targets row for %q: got %q, want it to end in meets or misses", col, row)
+			tb.Errorf("Targets row for %q: got %q, want it to end in meets or misses", col, row)
 		}
 	}
 }
@@ -109,7 +137,7 @@ func TestUsage(t *testing.T) {
 		{name: "argument", args: []string{"now"}, code: exitUsage, stderr: "takes flags only"},
 		{name: "data not empty", args: []string{"-data", full}, code: exitUsage, stderr: "not empty"},
 		{name: "child without arguments", args: []string{childFlag}, code: exitUsage, stderr: childFlag},
-		{name: "only what", args: []string{"-only", "everything"}, code: exitUsage, stderr: "wide, tail, agent and cluster"},
+		{name: "only what", args: []string{"-only", "everything"}, code: exitUsage, stderr: "wide, tail, agent, cluster and signing"},
 		{name: "only cluster without Kafka", args: []string{"-only", "cluster"}, env: map[string]string{"TRAILS_KAFKA_BROKERS": ""}, code: exitUsage, stderr: "scripts/cluster start --kafka-only"},
 		{name: "applier child without arguments", args: []string{applierChildFlag}, code: exitUsage, stderr: applierChildFlag},
 		{name: "only agent without its markers", args: []string{"-only", "agent", "-o", filepath.Join(full, "x")}, code: exitUsage, stderr: "trails-bench:agent:begin"},

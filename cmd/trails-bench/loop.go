@@ -60,16 +60,17 @@ func (b *bench) agentLoop(k int, t time.Time) []session.Turn {
 	}
 }
 
-// loopBench runs scenario 9a. A template session is stored through
-// Persist first with every loop the runs will append; its graph, read
-// back as N-Triples, gives for each loop exactly the triples Persist
+// loopBench runs scenario 9a through store (the benchmark's Store, or
+// scenario 11's with signing or without). A template session is stored
+// through Persist first with every loop the runs will append; its graph,
+// read back as N-Triples, gives for each loop exactly the triples Persist
 // wrote for its turns (subjects under the loop's turn IRIs). Then, call
 // by call and alternating which goes first, Persist appends loop k to a
 // second session (the same turns, so the same triples in its graph) and
 // the raw way sends one INSERT DATA of the template's triples of loop k
 // renamed into a third session's graph, with a new count and digest (2
 // triples, as Persist's update replaces). Content is made beforehand.
-func (b *bench) loopBench(ctx context.Context) (*loopResult, error) {
+func (b *bench) loopBench(ctx context.Context, store *session.Store) (*loopResult, error) {
 	perRun := b.plan.loopsPerRun
 	total := perRun * (b.plan.runs + 1) // the first run warms up
 	t0 := time.Now().UTC().Truncate(time.Millisecond)
@@ -84,7 +85,7 @@ func (b *bench) loopBench(ctx context.Context) (*loopResult, error) {
 			tmpl.AppendTurn(t)
 		}
 	}
-	if err := b.persistInSteps(ctx, b.st, tmpl, 400); err != nil {
+	if err := b.persistInSteps(ctx, store, tmpl, 400); err != nil {
 		return nil, fmt.Errorf("agent loop: store the template: %w", err)
 	}
 	nt, err := b.c.GetGraph(ctx, sessionIRI(tmpl.ID))
@@ -101,7 +102,7 @@ func (b *bench) loopBench(ctx context.Context) (*loopResult, error) {
 	}
 	// The Trails session starts stored, empty, so that every measured
 	// Persist is an append.
-	if err := b.st.Persist(ctx, s); err != nil {
+	if err := store.Persist(ctx, s); err != nil {
 		return nil, err
 	}
 	r := &loopResult{}
@@ -116,7 +117,7 @@ func (b *bench) loopBench(ctx context.Context) (*loopResult, error) {
 				for _, t := range loops[k] {
 					s.AppendTurn(t)
 				}
-				return b.st.Persist(ctx, s)
+				return store.Persist(ctx, s)
 			}
 			rawCall := func() error {
 				var buf bytes.Buffer
@@ -159,7 +160,7 @@ func (b *bench) loopBench(ctx context.Context) (*loopResult, error) {
 		trLPS = append(trLPS, float64(n)/st.d.Seconds())
 		rwLPS = append(rwLPS, float64(n)/sr.d.Seconds())
 	}
-	got, err := b.st.Load(ctx, s.ID)
+	got, err := store.Load(ctx, s.ID)
 	if err != nil {
 		return nil, err
 	}

@@ -3,8 +3,9 @@
 // the project's configuration): fork cost against copy-on-fork, Load against
 // a naive chain walker, a flat session and a hand-written floor query,
 // Persist against raw INSERT DATA, load cost as the store grows, the
-// client's allocations and peak memory, and loads per second under
-// concurrent readers and a writer. It prints a markdown report with one
+// client's allocations and peak memory, loads per second under concurrent
+// readers and a writer, and what signing each write and adding it to a
+// witness add to an append. It prints a markdown report with one
 // column per target saying "meets" or "misses". Run "trails-bench -h".
 package main
 

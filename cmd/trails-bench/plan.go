@@ -57,6 +57,10 @@ type plan struct {
 	catchUpTurns    int           // the log a new replica applies holds at least these turns
 	failoverRuns    int           // kills of each kind
 	failoverWriters int           // writers appending while a process is killed
+
+	signTurns   int // each Store's session before its single-turn appends
+	signAppends int // single-turn appends per run through each Store
+	signOps     int // witness.Sign and Dir.Add calls timed alone
 }
 
 // persistPlan is one batch size of the persist scenario.
@@ -114,6 +118,11 @@ func fullPlan() plan {
 		catchUpTurns:     2000,
 		failoverRuns:     3,
 		failoverWriters:  4,
+		// 600 appends through each Store, the first 100 a warm-up:
+		// percentiles over 500.
+		signTurns:   200,
+		signAppends: 100,
+		signOps:     500,
 	}
 }
 
@@ -157,5 +166,8 @@ func shortPlan() plan {
 		catchUpTurns:     200,
 		failoverRuns:     1,
 		failoverWriters:  4,
+		signTurns:        10,
+		signAppends:      4,
+		signOps:          10,
 	}
 }

@@ -36,6 +36,7 @@ type results struct {
 	Tail          *tailResult    `json:"tail"`
 	Agent         *agentResult   `json:"agent"`
 	Cluster       *clusterResult `json:"cluster,omitempty"`
+	Signing       *signingResult `json:"signing"`
 	Targets       []target       `json:"targets"`
 	Summary       string         `json:"summary"` // of the targets, as the report writes it under them
 	Phases        []phase        `json:"phases"`
@@ -78,6 +79,8 @@ const (
 	tStateTrips  = "state, depth 32: ≤ 3 round trips"
 	tStateFloor  = "state, depth 32: ≤ 1.3× floor"
 	tAppend      = "single-turn append: ≥ 70% of raw"
+	tSignAppend  = "signing: append p50 ≤ +5%"
+	tSignLoop    = "signing: agent loop ≤ +5%"
 )
 
 // The wide tree's targets.
@@ -89,7 +92,7 @@ const (
 
 // targetColumns lists every target column, in report order.
 var targetColumns = []string{tForkTriples, tTrips, tFlat, tFloor, tNaive, tPersist, tScaling, tRSS,
-	tWideRoots, tWideTree, tWideBranch, tWideExport, tWideDelete, tTail, tLoop, tBigTurn, tStateTrips, tStateFloor, tAppend}
+	tWideRoots, tWideTree, tWideBranch, tWideExport, tWideDelete, tTail, tLoop, tBigTurn, tStateTrips, tStateFloor, tAppend, tSignAppend, tSignLoop}
 
 // The section headings; the CI test checks that each appears.
 var sections = []string{
@@ -103,6 +106,7 @@ var sections = []string{
 	"## 7. Wide tree",
 	"## 8. Tail loads",
 	"## 9. Agent sessions",
+	"## 11. Signing and witnessing (issue 24)",
 }
 
 const (
@@ -142,6 +146,11 @@ func mb(b int64) string { return fmt.Sprintf("%.1f", float64(b)/(1<<20)) }
 
 func x(r float64) string { return fmt.Sprintf("%.2f×", r) }
 
+func us(d time.Duration) string { return fmt.Sprintf("%.0f", float64(d)/1e3) }
+
+// pct writes an overhead as a signed percentage: +3.1%.
+func pct(o float64) string { return fmt.Sprintf("%+.1f%%", 100*o) }
+
 // thousands writes n with comma separators: 1,000,000.
 func thousands(n int) string {
 	s := fmt.Sprint(n)
@@ -172,7 +181,8 @@ func forkOK(rows []forkRow) bool {
 }
 
 // judge computes the targets from the measurements: all of them, or the
-// wide tree's, the tail loads' or the agent scenarios' alone after -only.
+// wide tree's, the tail loads', the agent scenarios', the cluster's or
+// signing's alone after -only.
 func (r *results) judge() {
 	var ts []target
 	if r.Only == "" {
@@ -200,6 +210,9 @@ func (r *results) judge() {
 	}
 	if c := r.Cluster; c != nil {
 		ts = append(ts, c.judge()...)
+	}
+	if s := r.Signing; s != nil {
+		ts = append(ts, s.judge()...)
 	}
 	r.Targets = ts
 	r.Summary = benchreport.Summary(judged(ts))
@@ -314,6 +327,9 @@ func (r *results) markdown(w io.Writer) {
 	}
 	if c := r.Cluster; c != nil {
 		c.markdown(w)
+	}
+	if s := r.Signing; s != nil {
+		s.markdown(w)
 	}
 
 	fmt.Fprintf(w, "## Where the time went\n\n")

@@ -22,7 +22,6 @@ import (
 	"github.com/trails-kg/trails/admin"
 	"github.com/trails-kg/trails/internal/benchreport"
 	"github.com/trails-kg/trails/internal/fusekitest"
-	"github.com/trails-kg/trails/session"
 )
 
 // Exit codes, listed in the usage text.
@@ -33,20 +32,21 @@ const (
 	exitInterrupted = 130
 )
 
-const usageText = `Usage: trails-bench [-short] [-only wide|tail|agent|cluster] [-o FILE] [-data DIR] [-json]
+const usageText = `Usage: trails-bench [-short] [-only wide|tail|agent|cluster|signing] [-o FILE] [-data DIR] [-json]
                     [-cpuprofile FILE] [-memprofile FILE]
 
 Starts a Fuseki of its own (TDB2 on disk, fuseki/trails.ttl) from the cached
 jar, runs every benchmark scenario against it and prints a markdown report:
 fork cost, load vs chain depth, persist throughput, store-size scaling,
-client cost, concurrency, a wide fork tree, tail loads and agent sessions,
-each next to its baselines, with one column per target saying "meets" or
-"misses", and under the Targets table a summary computed from it (how many
-were met; what was measured for each one missed). Run it inside the Trails
-checkout (it finds the Fuseki jar and configuration there). The full run
-took 10 minutes on the 2-core machine at a load average of 1 to 2 (its
-report's last table says where the time goes), and needs some 12 GB free
-in $TMPDIR (section 4 of the report gives the size the database reached).
+client cost, concurrency, a wide fork tree, tail loads, agent sessions and
+what signing each write costs, each next to its baselines, with one column
+per target saying "meets" or "misses", and under the Targets table a
+summary computed from it (how many were met; what was measured for each
+one missed). Run it inside the Trails checkout (it finds the Fuseki jar
+and configuration there). The full run took 10 minutes on the 2-core
+machine at a load average of 1 to 2 (its report's last table says where
+the time goes), and needs some 12 GB free in $TMPDIR (section 4 of the
+report gives the size the database reached).
 
 Flags:
   -short     tiny sizes and one run of each, to check that it works (CI)
@@ -70,12 +70,18 @@ Flags:
              the direct one's is without -data), appliers and topic, and
              kills and restarts one node with scripts/cluster kill-node /
              start-node
+  -only signing
+             run scenario 11 alone: issue 24's bound on what signing and
+             witnessing (session.WithSigning, a witness.Dir beside the
+             TDB2 database) add to a single-turn append's p50 and to the
+             agent loop of scenario 9, with witness.Sign and the witness's
+             Add (an fsync) timed alone, a minute or two
   -o FILE    write the report to FILE instead of stdout; if FILE has the
              lines <!-- trails-bench:begin --> and <!-- trails-bench:end -->,
              only the text between them is replaced; with -only wide the
              lines <!-- trails-bench:wide:begin --> and
              <!-- trails-bench:wide:end -->, which the file must have (and
-             likewise for -only tail and -only agent)
+             likewise for the other scenarios -only runs)
   -data DIR  keep the TDB2 database in DIR (new or empty) instead of a
              temporary directory removed at the end
   -json      print the measurements as JSON instead of markdown
@@ -162,8 +168,8 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	if fs.NArg() > 0 {
 		return usageErrorf("unexpected argument %q: trails-bench takes flags only", fs.Arg(0))
 	}
-	if *only != "" && *only != "wide" && *only != "tail" && *only != "agent" && *only != "cluster" {
-		return usageErrorf("-only %q: the scenarios that run alone are wide, tail, agent and cluster", *only)
+	if *only != "" && !slices.Contains([]string{"wide", "tail", "agent", "cluster", "signing"}, *only) {
+		return usageErrorf("-only %q: the scenarios that run alone are wide, tail, agent, cluster and signing", *only)
 	}
 	var cenv clusterEnv
 	if *only == "cluster" {
@@ -227,7 +233,7 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	if b.c, err = newClient(srv.Endpoint, b.ct); err != nil {
 		return err
 	}
-	b.st = session.NewStore(b.c, session.WithMaxChildren(0)) // the fork scenario forks one parent once per run
+	b.st = b.newStore()
 	b.ds = admin.New(b.c)
 	b.logf("Fuseki answers at %s (log %s)", srv.Endpoint, srv.Log)
 
@@ -343,6 +349,10 @@ func (b *bench) all(ctx context.Context, r *results, dir string, cenv clusterEnv
 		r.Cluster, err = b.cluster(ctx, cenv)
 		return err
 	}}
+	signing := step{"11. signing (appends, Sign and Add alone, agent loop each way)", func() (err error) {
+		r.Signing, err = b.signing(ctx, dir)
+		return err
+	}}
 	switch r.Only {
 	case "cluster":
 		steps = []step{steps[0], clusterStep}
@@ -352,8 +362,10 @@ func (b *bench) all(ctx context.Context, r *results, dir string, cenv clusterEnv
 		steps = []step{steps[0], tail}
 	case "agent":
 		steps = []step{steps[0], agent, tail}
+	case "signing":
+		steps = []step{steps[0], signing}
 	default:
-		steps = slices.Insert(steps, len(steps)-1, tail, agent) // before the big filler
+		steps = slices.Insert(steps, len(steps)-1, tail, agent, signing) // before the big filler
 	}
 	r.Phases = append(r.Phases, phase{Name: steps[0].name, D: time.Since(b.t0)})
 	for _, s := range steps[1:] {
