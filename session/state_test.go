@@ -12,6 +12,7 @@ import (
 
 	"github.com/knakk/rdf"
 	"github.com/trails-kg/trails/admin"
+	"github.com/trails-kg/trails/internal/clustertest"
 	"github.com/trails-kg/trails/internal/fusekitest"
 	"github.com/trails-kg/trails/internal/storetest"
 	"github.com/trails-kg/trails/kg"
@@ -310,14 +311,14 @@ func TestCancelFlags(t *testing.T) {
 			if err := st.Delete(ctx, b.ID, session.DeleteOptions{}); err != nil {
 				t.Fatal(err)
 			}
-			applied, err := session.StateChanges(ctx, c, []rdf.IRI{kg.MustIRI(tr.Activity)})
+			applied, err := session.StateChanges(ctx, clustertest.Querier(t, c), []rdf.IRI{kg.MustIRI(tr.Activity)})
 			if err != nil {
 				t.Fatal(err)
 			}
 			if got := applied[tr.Activity]; !slices.Equal(got, want) {
 				t.Fatalf("StateChanges after %s was deleted: got %v, want %v", b.ID, got, want)
 			}
-			res, err = r.Run(ctx, "state-changes", map[string]string{"session": root.ID})
+			res, err = prov.NewReader(clustertest.Querier(t, c)).Run(ctx, "state-changes", map[string]string{"session": root.ID})
 			if err != nil {
 				t.Fatal(err)
 			}
