@@ -1,8 +1,9 @@
 // Package admin is the operators' work on a whole Trails dataset: loading
 // the vocabulary (Init), checking its integrity (Check), backing it up and
 // restoring it (Export, Import), marking sessions whose time to live ended
-// as expired (Expire), drawing every fork tree (Forest) and adding the hash
-// chain to old turns (Rechain).
+// as expired (Expire), drawing every fork tree (Forest), adding the hash
+// chain to old turns (Rechain) and comparing the store with the writers'
+// signed heads in a witness (Verify).
 //
 // These operations see every principal's sessions, so they live on a type
 // of their own, Dataset, built from the kg client: an agent holds a

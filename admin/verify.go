@@ -85,7 +85,9 @@ type VerifyFinding struct {
 	// history, -1 when none.
 	Turn int
 	// Entry is the index of the witness entry concerned, -1 when none.
-	Entry   int64
+	Entry int64
+	// Message says what differs, in one sentence naming the session, the
+	// turns and the signed head.
 	Message string
 }
 
@@ -99,7 +101,8 @@ type VerifyReport struct {
 	// Sessions is the number of sessions in scope (stored or witnessed);
 	// Verified those whose stored head is their latest signed head.
 	Sessions, Verified int
-	// Findings, by session, then kind.
+	// Findings, by session: first its witness entries that were not
+	// taken, then what the comparison with the store found.
 	Findings []VerifyFinding
 	// Marked is the number of marks written (VerifyOptions.Mark).
 	Marked int
