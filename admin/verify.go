@@ -8,6 +8,7 @@ import (
 	"maps"
 	"slices"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/knakk/rdf"
@@ -23,8 +24,8 @@ const (
 	// VerifyEdited: a turn's stored fields no longer give its stored
 	// trails:digest: edited after it was written, digests not recomputed.
 	VerifyEdited = "edited"
-	// VerifyReordered: a turn holds the digest the writer signed for
-	// another position: turns were moved.
+	// VerifyReordered: a turn is at another index than the one its IRI
+	// (and its digest) name: turns were moved.
 	VerifyReordered = "reordered"
 	// VerifyTruncated: the store's head is an older signed head of the
 	// session's current history: its last turns are gone.
@@ -210,7 +211,7 @@ func (ds *Dataset) Verify(ctx context.Context, opts VerifyOptions) (*VerifyRepor
 			closer = append(closer, id)
 		}
 	}
-	digests, err := ds.turnDigests(ctx, closer, stored)
+	digests, err := ds.turnDigests(ctx, closer)
 	if err != nil {
 		return nil, err
 	}
@@ -311,10 +312,17 @@ func (ds *Dataset) storedHeads(ctx context.Context) (map[string]storedHeadOf, er
 	return out, err
 }
 
-// turnDigests reads the stored trails:digest of every turn in the own
-// graphs of sessions ids, by own count (1 for the first own turn).
-func (ds *Dataset) turnDigests(ctx context.Context, ids []string, stored map[string]storedHeadOf) (map[string]map[int]string, error) {
-	out := map[string]map[int]string{}
+// storedTurn is a turn in a session's own graph as verify reads it.
+type storedTurn struct {
+	index  int    // its trails:index
+	named  int    // the index its IRI names (ontology.TurnIRIGen); -1 when it names none
+	digest string // its trails:digest; "" when none
+}
+
+// turnDigests reads the turns in the own graphs of sessions ids, by
+// session, in index order.
+func (ds *Dataset) turnDigests(ctx context.Context, ids []string) (map[string][]storedTurn, error) {
+	out := map[string][]storedTurn{}
 	if len(ids) == 0 {
 		return out, nil
 	}
@@ -328,21 +336,36 @@ func (ds *Dataset) turnDigests(ctx context.Context, ids []string, stored map[str
 		if err != nil {
 			return nil // not an integer: check reports it
 		}
-		if out[id] == nil {
-			out[id] = map[int]string{}
-		}
-		out[id][i-stored[id].at+1] = r.String("digest")
+		out[id] = append(out[id], storedTurn{index: i, named: namedIndex(r.String("t")), digest: r.String("digest")})
 		return nil
 	})
+	for _, ts := range out {
+		slices.SortFunc(ts, func(a, b storedTurn) int { return cmp.Compare(a.index, b.index) })
+	}
 	return out, err
+}
+
+// namedIndex returns the index turn IRI t names (ontology.TurnIRIGen:
+// ".../turn/{i}" or ".../turn/{i}/r{gen}"), -1 when it names none.
+func namedIndex(t string) int {
+	_, rest, ok := strings.Cut(t, ontology.TurnPath)
+	if !ok {
+		return -1
+	}
+	rest, _, _ = strings.Cut(rest, ontology.RewindSuffix)
+	i, err := strconv.Atoi(rest)
+	if err != nil || i < 0 {
+		return -1
+	}
+	return i
 }
 
 // judge compares session id's stored head s (ok: it is stored) with its
 // trusted signed heads hs (ordered, the latest last), given the chain
-// faults of its graph and its stored turn digests by own count (read only
-// when its head is not the latest signed one). It returns the findings and
+// faults of its graph and its stored turns in index order (read only when
+// its head is not the latest signed one). It returns the findings and
 // whether the session verified: stored, with its latest signed head.
-func judge(id string, s storedHeadOf, ok bool, hs []signedHead, faults []ChainFault, digests map[int]string) ([]VerifyFinding, bool) {
+func judge(id string, s storedHeadOf, ok bool, hs []signedHead, faults []ChainFault, turns []storedTurn) ([]VerifyFinding, bool) {
 	find := func(kind string, turn int, entry int64, format string, args ...any) []VerifyFinding {
 		return []VerifyFinding{{Kind: kind, Session: id, Turn: turn, Entry: entry, Message: fmt.Sprintf(format, args...)}}
 	}
@@ -365,16 +388,11 @@ func judge(id string, s storedHeadOf, ok bool, hs []signedHead, faults []ChainFa
 	if l.Kind == witness.KindDeletion {
 		return find(VerifyResurrected, -1, int64(l.index), "session %s is stored, yet its last signed statement is its deletion (%s)", id, at(l)), false
 	}
-	// A stored digest that the writer signed at another position.
-	signedAt := map[string]uint64{}
-	for _, h := range hs {
-		if h.Chain != "" {
-			signedAt[h.Chain] = h.Turns
-		}
-	}
-	for _, k := range slices.Sorted(maps.Keys(digests)) {
-		if n, signed := signedAt[digests[k]]; signed && n != uint64(k) {
-			return find(VerifyReordered, s.at+k-1, -1, "turn %d of %s holds the digest the writer signed for turn %d: its turns were moved", s.at+k-1, id, s.at+int(n)-1), false
+	// A turn moved to another index: its IRI, and the digest it carries,
+	// name the index it was written at.
+	for _, t := range turns {
+		if t.named >= 0 && t.named != t.index {
+			return find(VerifyReordered, t.index, -1, "turn %d of %s was written as turn %d (its IRI, and its digest, say so): its turns were moved", t.index, id, t.named), false
 		}
 	}
 	if len(faults) > 0 {
@@ -403,21 +421,24 @@ func judge(id string, s storedHeadOf, ok bool, hs []signedHead, faults []ChainFa
 	if s.hasOwn && uint64(s.own) < l.Turns {
 		return find(VerifyTruncated, s.at+s.own, int64(l.index), "session %s holds %d turns, a head the writer never signed; its last signed head has %d (%s): turns %d to %d are gone", id, s.own, l.Turns, at(l), s.at+s.own, s.at+int(l.Turns)-1), false
 	}
-	if s.hasOwn && uint64(s.own) > l.Turns && (l.Turns == 0 || digests[int(l.Turns)] == l.Chain) {
+	if s.hasOwn && uint64(s.own) > l.Turns && (l.Turns == 0 || int(l.Turns) <= len(turns) && turns[l.Turns-1].digest == l.Chain) {
 		return find(VerifyAhead, s.at+int(l.Turns), int64(l.index), "session %s holds %d turns; the writer signed %d (%s), which they extend: turns %d to %d have no signature", id, s.own, l.Turns, at(l), s.at+int(l.Turns), s.at+s.own-1), false
 	}
-	// Re-chained: name the first turn whose digest is not the one signed
-	// for its position in the session's current history.
-	want := map[int]string{}
+	// Re-chained: the edit is after the last turn whose digest (which
+	// stands for the history up to it) the writer signed.
+	signed := map[string]bool{}
 	for _, h := range hs {
-		if h.Kind == witness.KindHead && h.Chain != "" {
-			want[int(h.Turns)] = h.Chain // the latest signed head at each count wins
+		signed[h.Chain] = h.Chain != ""
+	}
+	last := -1
+	for k, t := range turns {
+		if signed[t.digest] {
+			last = k
 		}
 	}
-	for _, k := range slices.Sorted(maps.Keys(digests)) {
-		if w, signed := want[k]; signed && w != digests[k] {
-			return find(VerifyRechained, s.at+k-1, int64(l.index), "turn %d of %s is not the one signed: its digest follows from its fields, but the writer signed another; the session was edited and re-chained (its last signed head: %d turns, %s)", s.at+k-1, id, l.Turns, at(l)), false
-		}
+	if last+1 < len(turns) {
+		first := turns[last+1].index
+		return find(VerifyRechained, first, int64(l.index), "session %s holds a head the writer never signed, with turns whose digests follow from their fields: edited at or after turn %d (the first own turn after the last one whose history the writer signed) and re-chained; its last signed head: %d turns (%s)", id, first, l.Turns, at(l)), false
 	}
 	return find(VerifyRechained, -1, int64(l.index), "session %s holds %d turns with head %s, which the writer never signed; its last signed head: %d turns, %s (%s)", id, s.own, s.head, l.Turns, l.Digest, at(l)), false
 }

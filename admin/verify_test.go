@@ -330,6 +330,24 @@ func TestVerifyAttacks(t *testing.T) {
 		wantFindings(t, w.verify(t), admin.VerifyAhead+" "+s.ID+" 2")
 	})
 
+	t.Run("unsigned append after detach", func(t *testing.T) {
+		// A detached fork's own turns count its copied prefix: what was
+		// signed before the detach is numbered otherwise.
+		w := newSignedWorld(t)
+		s := sessionWith(t, w.st, 3)
+		f := storetest.MustFork(t, s, 2)
+		f.Append("assistant", "the fork's own turn")
+		storetest.MustPersist(t, w.st, f)
+		if err := w.st.Detach(ctx, f.ID, session.DetachOptions{}); err != nil {
+			t.Fatal(err)
+		}
+		wantFindings(t, w.verify(t))
+		l := storetest.MustLoad(t, session.NewStore(w.c), f.ID)
+		l.Append("assistant", "added without the key")
+		storetest.MustPersist(t, session.NewStore(w.c), l)
+		wantFindings(t, w.verify(t), admin.VerifyAhead+" "+f.ID+" 3")
+	})
+
 	t.Run("witness rolled back", func(t *testing.T) {
 		// The auditor kept a checkpoint; the witness now shows an older
 		// one (restored from an older copy of its directory).
