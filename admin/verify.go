@@ -99,9 +99,11 @@ type VerifyReport struct {
 	Checkpoint []byte
 	// Size is the number of witness entries it covers.
 	Size uint64
-	// Sessions is the number of sessions in scope (stored or witnessed);
-	// Verified those whose stored head is their latest signed head.
-	Sessions, Verified int
+	// Sessions is the number of sessions in scope (stored, or named by a
+	// trusted statement) but those deleted with a signed deletion, which
+	// Deleted counts; Verified is the number whose stored head is their
+	// latest signed head.
+	Sessions, Verified, Deleted int
 	// Findings, by session: first its witness entries that were not
 	// taken, then what the comparison with the store found.
 	Findings []VerifyFinding
@@ -143,7 +145,8 @@ var (
 // session, turns added without a signature, a session deleted without a
 // signed deletion, a deleted session stored again, and a session the
 // witness never saw; and per witness entry, one no trusted key signed or
-// one signed outside its key's window.
+// one signed outside its key's window. With opts.Sessions, a session that
+// is neither stored nor named by a trusted statement is session.ErrNotFound.
 //
 // It reads the whole dataset (every session's head and turns), then, for
 // the sessions whose head is not their latest signed head, their turns'
@@ -178,13 +181,14 @@ func (ds *Dataset) Verify(ctx context.Context, opts VerifyOptions) (*VerifyRepor
 		edited[f.Session] = append(edited[f.Session], f)
 	}
 
-	inScope := func(string) bool { return true }
 	scope := map[string]bool{}
 	if opts.Sessions != nil {
 		for _, id := range opts.Sessions {
+			if _, ok := stored[id]; !ok && len(heads[id]) == 0 {
+				return nil, fmt.Errorf("verify: %w: session %s is neither stored nor named by a trusted statement of the witness", session.ErrNotFound, id)
+			}
 			scope[id] = true
 		}
-		inScope = func(id string) bool { return scope[id] }
 	} else {
 		for id := range stored {
 			scope[id] = true
@@ -194,7 +198,7 @@ func (ds *Dataset) Verify(ctx context.Context, opts VerifyOptions) (*VerifyRepor
 		}
 	}
 	for _, f := range entryFindings {
-		if opts.Sessions == nil || inScope(f.Session) {
+		if opts.Sessions == nil || scope[f.Session] {
 			rep.Findings = append(rep.Findings, f)
 		}
 	}
@@ -220,6 +224,10 @@ func (ds *Dataset) Verify(ctx context.Context, opts VerifyOptions) (*VerifyRepor
 		s, ok := stored[id]
 		fs, verified := judge(id, s, ok, heads[id], edited[id], digests[id])
 		rep.Findings = append(rep.Findings, fs...)
+		if hs := heads[id]; !ok && len(fs) == 0 && len(hs) > 0 && hs[len(hs)-1].Kind == witness.KindDeletion {
+			rep.Deleted++ // deleted, as its writer signed
+			continue
+		}
 		rep.Sessions++
 		if verified {
 			rep.Verified++

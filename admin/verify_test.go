@@ -176,8 +176,15 @@ func TestVerifyAttacks(t *testing.T) {
 		}
 		rep := w.verify(t)
 		wantFindings(t, rep)
-		if rep.Verified != rep.Sessions-1 || rep.Sessions < 5 {
-			t.Errorf("verified %d of %d sessions, want all but the deleted one", rep.Verified, rep.Sessions)
+		if rep.Verified != rep.Sessions || rep.Sessions < 5 || rep.Deleted != 1 {
+			t.Errorf("verified %d of %d sessions, %d deleted; want all, and 1 deleted", rep.Verified, rep.Sessions, rep.Deleted)
+		}
+		one, err := w.ds.Verify(ctx, admin.VerifyOptions{Witness: w.dir, Keys: w.keys, Sessions: []string{f.ID}})
+		if err != nil || one.Sessions != 1 || one.Verified != 1 || len(one.Findings) != 0 {
+			t.Errorf("verify of one session: got %+v, %v", one, err)
+		}
+		if _, err := w.ds.Verify(ctx, admin.VerifyOptions{Witness: w.dir, Keys: w.keys, Sessions: []string{storetest.NewID()}}); !errors.Is(err, session.ErrNotFound) {
+			t.Errorf("verify of a session never stored nor signed: got %v, want ErrNotFound", err)
 		}
 		if len(rep.Checkpoint) == 0 || rep.Size == 0 {
 			t.Errorf("no checkpoint in the report: %d entries", rep.Size)

@@ -134,9 +134,10 @@ func (c *verifyCmd) run(ctx context.Context, a *app, args []string) error {
 			Count    int                 `json:"count"`
 			Sessions int                 `json:"sessions"`
 			Verified int                 `json:"verified"`
+			Deleted  int                 `json:"deleted"`
 			Entries  uint64              `json:"entries"`
 			Marked   int                 `json:"marked"`
-		}{Findings: []verifyFindingJSON{}, Count: len(rep.Findings), Sessions: rep.Sessions, Verified: rep.Verified, Entries: rep.Size, Marked: rep.Marked}
+		}{Findings: []verifyFindingJSON{}, Count: len(rep.Findings), Sessions: rep.Sessions, Verified: rep.Verified, Deleted: rep.Deleted, Entries: rep.Size, Marked: rep.Marked}
 		for _, f := range rep.Findings {
 			j := verifyFindingJSON{Kind: f.Kind, Session: f.Session, Message: f.Message}
 			if f.Turn >= 0 {
@@ -160,7 +161,11 @@ func (c *verifyCmd) run(ctx context.Context, a *app, args []string) error {
 		}
 		tw.Flush()
 	}
-	fmt.Fprintf(a.stderr, "%s verified of %s, against %s\n", plural(rep.Verified, "session"), plural(rep.Sessions, "session"), plural(int(rep.Size), "witness entry"))
+	fmt.Fprintf(a.stderr, "%s verified of %s, against %s", plural(rep.Verified, "session"), plural(rep.Sessions, "session"), entries(rep.Size))
+	if rep.Deleted > 0 {
+		fmt.Fprintf(a.stderr, "; %s deleted with a signed deletion", plural(rep.Deleted, "session"))
+	}
+	fmt.Fprintln(a.stderr)
 	if c.mark {
 		fmt.Fprintf(a.stderr, "marked %s\n", plural(rep.Marked, "session"))
 	}
@@ -237,4 +242,12 @@ func writeNew(name, line string, perm os.FileMode) error {
 		return fmt.Errorf("keygen: %w", err)
 	}
 	return f.Close()
+}
+
+// entries returns "1 witness entry", "2 witness entries".
+func entries(n uint64) string {
+	if n == 1 {
+		return "1 witness entry"
+	}
+	return fmt.Sprintf("%d witness entries", n)
 }

@@ -130,9 +130,9 @@ type clusterResult struct {
 	// Seeded is a new replica that starts from a copy of replica 0's
 	// dataset (cluster.Seed, trails-replica -from) and applies the log
 	// after the copy's offset.
-	Seeded catchUp `json:"catch_up_seeded"`
-	Failovers                   []failover
-	FailoverErr                 []string `json:"failover_errors,omitempty"`
+	Seeded      catchUp `json:"catch_up_seeded"`
+	Failovers   []failover
+	FailoverErr []string `json:"failover_errors,omitempty"`
 }
 
 // phaseStat is one phase of an append through the log.
@@ -164,8 +164,8 @@ func (c catchUp) recordsPerSec() float64 { return ratio(float64(c.Records), c.D.
 
 // meets reports whether the catch-up meets its target, over at least
 // 2,000 turns.
-func (c catchUp) meets() bool { return c.Turns >= 2000 && c.turnsPerSec() >= clusterCatchUp }
-func (c catchUp) turnsPerSec() float64   { return ratio(float64(c.Turns), c.D.Seconds()) }
+func (c catchUp) meets() bool          { return c.Turns >= 2000 && c.turnsPerSec() >= clusterCatchUp }
+func (c catchUp) turnsPerSec() float64 { return ratio(float64(c.Turns), c.D.Seconds()) }
 
 // failover is one fault: what was killed, and how long writes stopped.
 type failover struct {
