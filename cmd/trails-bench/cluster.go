@@ -143,10 +143,11 @@ type phaseStat struct {
 	P99   time.Duration `json:"p99_ns"`
 }
 
-// catchUp is a new replica applying the whole log from an empty dataset.
+// catchUp is a new replica applying the whole log from an empty dataset,
+// or the log after a copy of another replica's dataset.
 type catchUp struct {
-	Records int64         `json:"records"`
-	Turns   int           `json:"turns"`
+	Records int64         `json:"records"` // the log records it applied
+	Turns   int           `json:"turns"`   // the turns it then held
 	D       time.Duration `json:"ns"`
 	// First is when the applier had applied its first batch, of
 	// FirstRecords records: before it, the applier starts and the new
@@ -923,12 +924,13 @@ func (rig *clusterRig) catchUp(ctx context.Context, cu *catchUp, seeded bool) er
 		return err
 	}
 	t0 := time.Now()
+	base := int64(-1) // the offset the new replica starts after
 	if seeded {
 		from, err := kg.New(kg.Config{Endpoint: rig.fusekis[0].Endpoint, Timeout: 5 * time.Minute})
 		if err != nil {
 			return err
 		}
-		if _, err := cluster.Seed(ctx, from, store, rig.topic); err != nil {
+		if base, err = cluster.Seed(ctx, from, store, rig.topic); err != nil {
 			return err
 		}
 	}
@@ -961,7 +963,7 @@ func (rig *clusterRig) catchUp(ctx context.Context, cu *catchUp, seeded bool) er
 	if err != nil {
 		return err
 	}
-	cu.Records, cu.FirstRecords = end, first+1
+	cu.Records, cu.FirstRecords = end-1-base, first-base
 	if cu.Turns, err = res.Solutions[0].Int("n"); err != nil {
 		return err
 	}
@@ -970,7 +972,7 @@ func (rig *clusterRig) catchUp(ctx context.Context, cu *catchUp, seeded bool) er
 		how = "catch-up from a copy"
 	}
 	b.logf("cluster: %s: %s records (%s turns) in %.2f s: %.0f records/s, %.0f turns/s; the first batch (%d records) after %.2f s, %.0f records/s after it",
-		how, thousands(int(end)), thousands(cu.Turns), cu.D.Seconds(), cu.recordsPerSec(), cu.turnsPerSec(),
+		how, thousands(int(cu.Records)), thousands(cu.Turns), cu.D.Seconds(), cu.recordsPerSec(), cu.turnsPerSec(),
 		cu.FirstRecords, cu.First.Seconds(), cu.steadyPerSec())
 	return nil
 }
@@ -1367,7 +1369,8 @@ func (c *clusterResult) markdown(w io.Writer) {
 		"(mostly single-turn appends, one record each), from the applier's start until it has applied the last record; "+
 		"the first batch shows what starting costs (the applier reads its offset, joins the log, and the new JVM answers its first requests). "+
 		"**From a copy**: the same, but the new replica first copies replica 0's dataset (`cluster.Seed`, as `trails-replica -from` does: "+
-		"one Graph Store GET, one POST) and applies the log after the copy's offset; its time counts the copy.\n\n")
+		"one Graph Store GET, one POST) and applies the log after the copy's offset (its records are those); its time counts the copy, "+
+		"and its turns/s are the turns it holds once caught up over that time.\n\n")
 	rows = nil
 	for _, k := range []struct {
 		how string
