@@ -252,9 +252,9 @@ func (r *leanRows) done() ([]Turn, error) {
 func rangeTable(spans []span) kg.Table {
 	rows := make([][]rdf.Term, len(spans))
 	for k, sp := range spans {
-		rows[k] = []rdf.Term{kg.MustIRI(sp.l.iri), kg.Int(sp.lo), kg.Int(sp.hi)}
+		rows[k] = []rdf.Term{kg.MustIRI(sp.l.iri), kg.Int(sp.lo), kg.Int(sp.hi), kg.Int(sp.l.rewinds)}
 	}
-	return kg.Table{Vars: []string{"s", "lo", "hi"}, Rows: rows}
+	return kg.Table{Vars: []string{"s", "lo", "hi", "gen"}, Rows: rows}
 }
 
 // leanRange is what readLeanRange read.

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"slices"
 
-	"github.com/knakk/rdf"
 	"github.com/trails-kg/trails/kg"
 	"github.com/trails-kg/trails/ontology"
 )
@@ -324,11 +323,7 @@ func (st *Store) readSpans(ctx context.Context, q string, spans []span, owner fu
 	if len(spans) == 0 {
 		return nil, nil
 	}
-	rows := make([][]rdf.Term, len(spans))
-	for k, sp := range spans {
-		rows[k] = []rdf.Term{kg.MustIRI(sp.l.iri), kg.Int(sp.lo), kg.Int(sp.hi)}
-	}
-	bound, err := kg.BindTables(q, nil, map[string]kg.Table{"ranges": {Vars: []string{"s", "lo", "hi"}, Rows: rows}})
+	bound, err := kg.BindTables(q, nil, map[string]kg.Table{"ranges": rangeTable(spans)})
 	if err != nil {
 		return nil, err
 	}

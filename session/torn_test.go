@@ -91,6 +91,34 @@ func TestLoadTorn(t *testing.T) {
 				t.Errorf("load racing a rewind: got %d turns, want the 3 kept", len(got.Turns))
 			}
 		})
+		t.Run("suspend, rewind and append/lean="+boolString(lean), func(t *testing.T) {
+			// The history keeps its length: the turns query finds as many
+			// turns as the chain said, one of them written after the
+			// rewind. Load must not pair them with the state the chain
+			// read before (issue 22, seed 1085501211731: a load returned
+			// the merge turn written after a rewind, and "active", the
+			// state before a SetState that came before the merge).
+			got, err, _ := racing(t, func(id string) {
+				if _, err := st.SetState(ctx, id, session.StateSuspended, session.StateOptions{}); err != nil {
+					t.Fatal(err)
+				}
+				r, _, err := st.Rewind(ctx, id, 3, session.RewindOptions{})
+				if err != nil {
+					t.Fatal(err)
+				}
+				r.Append("user", "after the rewind")
+				if err := st.Persist(ctx, r); err != nil {
+					t.Fatal(err)
+				}
+			})
+			if err != nil {
+				t.Fatalf("load racing a rewind: %v", err)
+			}
+			if len(got.Turns) != 4 || got.Turns[3].Content != "after the rewind" || got.State != session.StateSuspended {
+				t.Errorf("load racing a suspend, a rewind and an append: got %d turns (the last %q), state %s; want the 4 of now, the last \"after the rewind\", suspended",
+					len(got.Turns), got.Turns[len(got.Turns)-1].Content, got.State)
+			}
+		})
 	}
 }
 
