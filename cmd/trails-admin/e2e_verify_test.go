@@ -103,6 +103,26 @@ func TestVerify(t *testing.T) {
 		t.Errorf("edited: got %+v", out)
 	}
 
+	// The fork tree under the session: the session, and a fork of it
+	// that verifies.
+	f := storetest.MustFork(t, s, 1)
+	storetest.MustPersist(t, st, f)
+	// The fork's statement is in the log, past the last checkpoint: verify
+	// sees it once the witness's operator signs a new one.
+	res = r.mustRun(t, 0, "checkpoint", "--witness", wdir, "--key", filepath.Join(dir, "witness.key"))
+	if !strings.HasPrefix(res.stdout, "witness.example\n3\n") {
+		t.Errorf("checkpoint: got %q, want a checkpoint of 3 entries (two heads of the session, one of its fork)", res.stdout)
+	}
+	r.mustRun(t, 2, "checkpoint", "--witness", wdir, "--key", filepath.Join(dir, "witness.pub"))
+	res = r.mustRun(t, 1, "verify", "--key", keys, "--witness", wdir, "--json", "--tree", s.ID)
+	out.Findings = nil
+	if err := json.Unmarshal([]byte(res.stdout), &out); err != nil {
+		t.Fatalf("JSON: %v\n%s", err, res.stdout)
+	}
+	if out.Sessions != 2 || out.Verified != 1 || out.Count != 1 || out.Findings[0].Kind != "edited" {
+		t.Errorf("--tree: got %+v, want 2 sessions, the fork verified, the edit found", out)
+	}
+
 	// A witness behind the checkpoint kept: restored from an older copy.
 	other := session.New("auditee")
 	other.Append("user", "signed later")
