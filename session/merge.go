@@ -163,7 +163,23 @@ type mergeJob struct {
 	act         rdf.IRI    // the Merge activity this call mints
 	head        string     // once merged: the parent's head digest, with the merge turn
 	chain       string     // once merged: the merge turn's trails:digest
+	// sent is the last merge update sent: when its check found no merge
+	// turn (a Delete or a Rewind took it before the check) and the next
+	// round finds j's own activity stored, that update applied.
+	sent *sentMerge
 }
+
+// sentMerge is what a merge update sent would leave: its turn, and the
+// parent's own turn count, head digest and chain digest with it.
+type sentMerge struct {
+	turn        Turn
+	own         int
+	head, chain string
+}
+
+// errMergedHere is mergeTarget's answer when the child was merged by j's
+// own activity: an earlier round's update applied.
+var errMergedHere = errors.New("merged by this call")
 
 func (st *Store) merge(ctx context.Context, childID string, r MergeResult) (Turn, ackedHead, error) {
 	if err := checkID(childID); err != nil {
@@ -202,6 +218,14 @@ func (st *Store) merge(ctx context.Context, childID string, r MergeResult) (Turn
 	}
 	for round := 0; ; round++ {
 		p, err := st.mergeTarget(ctx, j, round)
+		if errors.Is(err, errMergedHere) && j.sent != nil {
+			// An earlier round applied; its turn was deleted or moved by a
+			// rewind before that round could see it (issue 22, seeds
+			// 526148090851, 526148090881: it answered ErrMerged, "merged
+			// by" its own activity).
+			m := j.sent
+			return m.turn, ackedHead{id: j.parent, own: m.own, digest: m.head, chain: m.chain}, nil
+		}
 		if err != nil {
 			return Turn{}, ackedHead{}, err
 		}
@@ -262,6 +286,8 @@ func (st *Store) mergeTarget(ctx context.Context, j *mergeJob, round int) (*Sess
 		counted = counted || ok
 	}
 	switch {
+	case merged != "" && merged == j.act.String():
+		return nil, errMergedHere
 	case merged != "":
 		return nil, fmt.Errorf("%w: %s was merged by %s", ErrMerged, j.child, merged)
 	case state != "":
@@ -330,6 +356,7 @@ func (st *Store) mergeOnce(ctx context.Context, j *mergeJob, p *Session) (Turn, 
 		return Turn{}, false, err
 	}
 	check := bindOrPanic("verify-merge", qVerifyMerge, kg.Params{"s": g, "t": ti, "child": child, "prov": pg, "act": j.act})
+	j.sent = &sentMerge{turn: t, own: len(own), head: all, chain: tchain}
 	ok, err := st.apply(ctx, u, check, g, nil)
 	if !ok || err != nil {
 		return Turn{}, false, err

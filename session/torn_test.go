@@ -1,10 +1,14 @@
 package session_test
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
+	"io"
 	"net/http"
+	"net/url"
+	"strings"
 	"sync/atomic"
 	"testing"
 
@@ -247,5 +251,73 @@ func TestMergeTornEnded(t *testing.T) {
 				t.Errorf("merge racing a delete of the child, then the parent's end: got %v, want ErrNotFound", err)
 			}
 		})
+	}
+}
+
+// beforeBody is a transport that calls hook once, just before it sends
+// the first request whose text (body or URL query, unescaped) holds every
+// one of marks, and sends every request on.
+type beforeBody struct {
+	marks []string
+	done  atomic.Bool
+	hook  func()
+}
+
+func (b *beforeBody) RoundTrip(r *http.Request) (*http.Response, error) {
+	if !b.done.Load() {
+		text := r.URL.RawQuery
+		if r.Body != nil {
+			body, err := io.ReadAll(r.Body)
+			r.Body.Close()
+			if err != nil {
+				return nil, err
+			}
+			r.Body = io.NopCloser(bytes.NewReader(body))
+			text += "&" + string(body)
+		}
+		if q, err := url.QueryUnescape(text); err == nil {
+			text += q
+		}
+		all := true
+		for _, m := range b.marks {
+			all = all && strings.Contains(text, m)
+		}
+		if all && b.done.CompareAndSwap(false, true) {
+			b.hook()
+		}
+	}
+	return http.DefaultTransport.RoundTrip(r)
+}
+
+// TestMergeTurnTakenBeforeCheck: a Merge whose update applied, and whose
+// turn a Rewind of the parent moved into an archive before Merge asked
+// whether it applied, answers with its turn, not ErrMerged "merged by" its
+// own activity (issue 22, seeds 526148090851 and 526148090881 of CI's
+// short run, one with a cascade delete in the Rewind's place).
+func TestMergeTurnTakenBeforeCheck(t *testing.T) {
+	fusekitest.Parallel(t)
+	fusekitest.RequireDirect(t, "it races a writer at its store's merge check")
+	st, _, _ := newStore(t)
+	ctx := context.Background()
+	s := session.New("agent")
+	s.Append("user", "u0")
+	s.Append("assistant", "a1")
+	mustPersist(t, st, s)
+	c := mustFork(t, s, 2)
+	c.Append("assistant", "the child's result")
+	mustPersist(t, st, c)
+	tr := &beforeBody{marks: []string{"ASK", "mergeOf"}}
+	tr.hook = func() {
+		if _, _, err := st.Rewind(ctx, s.ID, 1, session.RewindOptions{}); err != nil {
+			t.Error(err)
+		}
+	}
+	racer := session.NewStore(fusekitest.Client(t, kg.Config{Endpoint: fusekitest.Endpoint(t), HTTPClient: &http.Client{Transport: tr}, NoUpdateLock: true}))
+	turn, err := racer.Merge(ctx, c.ID, session.MergeResult{Status: session.MergeCompleted, Summary: "done"})
+	if !tr.done.Load() {
+		t.Fatal("the merge sent no ASK naming trails:mergeOf: the rewind did not race its check")
+	}
+	if err != nil || turn.Index != 2 || turn.Content != "done" {
+		t.Errorf("merge whose turn a rewind moved before its check: got %+v, %v; want its turn at 2", turn, err)
 	}
 }
