@@ -161,11 +161,9 @@ type mergeJob struct {
 	result      MergeResult
 	artifacts   []Artifact // checked, without duplicates
 	act         rdf.IRI    // the Merge activity this call mints
-	head        string     // once merged: the parent's head digest, with the merge turn
-	chain       string     // once merged: the merge turn's trails:digest
-	// sent is the last merge update sent: when its check found no merge
-	// turn (a Delete or a Rewind took it before the check) and the next
-	// round finds j's own activity stored, that update applied.
+	// sent is the last merge update sent: the head it leaves once it
+	// applied, whether its check saw that, or (a Delete or a Rewind took
+	// the turn before the check) the next round finds j's own activity.
 	sent *sentMerge
 }
 
@@ -175,6 +173,11 @@ type sentMerge struct {
 	turn        Turn
 	own         int
 	head, chain string
+}
+
+// acked is the parent's head the merge left, parent being its id.
+func (m *sentMerge) acked(parent string) ackedHead {
+	return ackedHead{id: parent, own: m.own, digest: m.head, chain: m.chain}
 }
 
 // errMergedHere is mergeTarget's answer when the child was merged by j's
@@ -223,8 +226,7 @@ func (st *Store) merge(ctx context.Context, childID string, r MergeResult) (Turn
 			// rewind before that round could see it (issue 22, seeds
 			// 526148090851, 526148090881: it answered ErrMerged, "merged
 			// by" its own activity).
-			m := j.sent
-			return m.turn, ackedHead{id: j.parent, own: m.own, digest: m.head, chain: m.chain}, nil
+			return j.sent.turn, j.sent.acked(j.parent), nil
 		}
 		if err != nil {
 			return Turn{}, ackedHead{}, err
@@ -237,7 +239,7 @@ func (st *Store) merge(ctx context.Context, childID string, r MergeResult) (Turn
 			return Turn{}, ackedHead{}, err
 		}
 		if ok {
-			return t, ackedHead{id: j.parent, own: t.Index + 1 - p.ForkedAt, digest: j.head, chain: j.chain}, nil
+			return t, j.sent.acked(j.parent), nil
 		}
 	}
 }
@@ -361,7 +363,6 @@ func (st *Store) mergeOnce(ctx context.Context, j *mergeJob, p *Session) (Turn, 
 	if !ok || err != nil {
 		return Turn{}, false, err
 	}
-	j.head, j.chain = all, tchain
 	return t, true, nil
 }
 

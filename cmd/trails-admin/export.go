@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 
 	"github.com/trails-kg/trails/admin"
 )
@@ -72,7 +73,7 @@ func (c *exportCmd) sink(stdout io.Writer) (w io.Writer, commit func() error, ab
 		bw := bufio.NewWriterSize(stdout, 1<<16)
 		return bw, bw.Flush, func() { bw.Flush() }, nil
 	}
-	tmp, err := os.CreateTemp(dirOf(c.output), ".trails-export-*")
+	tmp, replace, abort, err := replaceFile(c.output)
 	if err != nil {
 		return nil, nil, nil, err
 	}
@@ -81,13 +82,28 @@ func (c *exportCmd) sink(stdout io.Writer) (w io.Writer, commit func() error, ab
 		if err := bw.Flush(); err != nil {
 			return err
 		}
+		return replace()
+	}
+	return bw, commit, abort, nil
+}
+
+// replaceFile returns a temporary file beside path, commit, which closes
+// it and renames it to path, and abort, which removes it: a reader of path
+// sees the old file or the whole new one.
+func replaceFile(path string) (tmp *os.File, commit func() error, abort func(), err error) {
+	tmp, err = os.CreateTemp(dirOf(path), "."+filepath.Base(path)+".tmp-*")
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	commit = func() error {
 		if err := tmp.Close(); err != nil {
+			os.Remove(tmp.Name())
 			return err
 		}
-		return os.Rename(tmp.Name(), c.output)
+		return os.Rename(tmp.Name(), path)
 	}
 	abort = func() { tmp.Close(); os.Remove(tmp.Name()) }
-	return bw, commit, abort, nil
+	return tmp, commit, abort, nil
 }
 
 func dirOf(path string) string {

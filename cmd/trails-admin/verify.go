@@ -178,21 +178,17 @@ func (c *verifyCmd) run(ctx context.Context, a *app, args []string) error {
 	return nil
 }
 
-// writeFileAtomic replaces file name with data, by rename.
+// writeFileAtomic replaces file name with data (replaceFile).
 func writeFileAtomic(name string, data []byte) error {
-	tmp, err := os.CreateTemp(filepath.Dir(name), ".trails-checkpoint-*")
+	tmp, commit, abort, err := replaceFile(name)
 	if err != nil {
 		return err
 	}
-	defer os.Remove(tmp.Name())
 	if _, err := tmp.Write(data); err != nil {
-		tmp.Close()
+		abort()
 		return err
 	}
-	if err := tmp.Close(); err != nil {
-		return err
-	}
-	return os.Rename(tmp.Name(), name)
+	return commit()
 }
 
 // keygenCmd is "keygen": make an ed25519 key pair for a writer or a
