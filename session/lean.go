@@ -165,6 +165,9 @@ func (r *leanRows) read(ctx context.Context, c Querier, q string) error {
 
 // add reads one row.
 func (r *leanRows) add(row kg.Solution) error {
+	if err := staleRow(row); err != nil {
+		return err
+	}
 	if _, ok := row["lastDigest"]; ok {
 		i, err := row.Int("li")
 		if err != nil {
@@ -327,10 +330,10 @@ func (st *Store) readLeanSpans(ctx context.Context, q string, spans []span, owne
 func (st *Store) readLeanIndices(ctx context.Context, lo, hi int, owner func(int) *link, below []span) ([]Turn, []valueChange, error) {
 	rows := make([][]rdf.Term, 0, max(hi-lo, 0))
 	for i := lo; i < hi; i++ {
-		rows = append(rows, []rdf.Term{kg.MustIRI(owner(i).iri), kg.Int(i)})
+		rows = append(rows, []rdf.Term{kg.MustIRI(owner(i).iri), kg.Int(i), kg.Int(owner(i).rewinds)})
 	}
 	q, err := kg.BindTables(qTurnsLeanTail, nil, map[string]kg.Table{
-		"turns": {Vars: []string{"s", "i"}, Rows: rows},
+		"turns": {Vars: []string{"s", "i", "gen"}, Rows: rows},
 		"below": rangeTable(below),
 	})
 	if err != nil {

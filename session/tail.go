@@ -154,9 +154,9 @@ func (st *Store) readIndices(ctx context.Context, lo, hi int, owner func(int) *l
 	}
 	rows := make([][]rdf.Term, 0, hi-lo)
 	for i := lo; i < hi; i++ {
-		rows = append(rows, []rdf.Term{kg.MustIRI(owner(i).iri), kg.Int(i)})
+		rows = append(rows, []rdf.Term{kg.MustIRI(owner(i).iri), kg.Int(i), kg.Int(owner(i).rewinds)})
 	}
-	q, err := kg.BindTables(qTurnsTail, nil, map[string]kg.Table{"turns": {Vars: []string{"s", "i"}, Rows: rows}})
+	q, err := kg.BindTables(qTurnsTail, nil, map[string]kg.Table{"turns": {Vars: []string{"s", "i", "gen"}, Rows: rows}})
 	if err != nil {
 		return nil, fmt.Errorf("turns-tail: %w", err)
 	}
@@ -169,12 +169,8 @@ func (st *Store) readSince(ctx context.Context, spans []span, owner func(int) *l
 	if len(spans) == 0 {
 		return nil, nil
 	}
-	rows := make([][]rdf.Term, len(spans))
-	for k, sp := range spans {
-		rows[k] = []rdf.Term{kg.MustIRI(sp.l.iri), kg.Int(sp.lo), kg.Int(sp.hi)}
-	}
 	q, err := kg.BindTables(qTurnsSince, kg.Params{"since": kg.DateTime(since.UTC())},
-		map[string]kg.Table{"ranges": {Vars: []string{"s", "lo", "hi"}, Rows: rows}})
+		map[string]kg.Table{"ranges": rangeTable(spans)})
 	if err != nil {
 		return nil, fmt.Errorf("turns-since: %w", err)
 	}

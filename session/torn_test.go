@@ -8,9 +8,11 @@ import (
 	"io"
 	"net/http"
 	"net/url"
+	"slices"
 	"strings"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/trails-kg/trails/internal/fusekitest"
 	"github.com/trails-kg/trails/kg"
@@ -123,6 +125,123 @@ func TestLoadTorn(t *testing.T) {
 					len(got.Turns), got.Turns[len(got.Turns)-1].Content, got.State)
 			}
 		})
+	}
+}
+
+// TestLoadTailTorn: a LoadTail whose session is suspended, rewound and
+// appended to (its history keeps its length) between its chain query and
+// its turns query returns the tail of the history as it is now, with the
+// state of now: never turns written after the rewind with the state the
+// chain read before, nor an empty tail (issue 22: A16's tear, in the tail
+// queries turns-tail.rq, turns-lean-tail.rq and turns-since.rq).
+func TestLoadTailTorn(t *testing.T) {
+	fusekitest.Parallel(t)
+	st, _, _ := newStore(t)
+	ctx := context.Background()
+	for _, lean := range []bool{false, true} {
+		for _, kind := range []string{"last", "since"} {
+			t.Run(kind+"/lean="+boolString(lean), func(t *testing.T) {
+				var opts []session.LoadOption
+				if lean {
+					opts = append(opts, session.RawOnly())
+				}
+				s := session.New("agent")
+				structuredTurns(s, 4)
+				mustPersist(t, st, s)
+				time.Sleep(20 * time.Millisecond)
+				tail := session.Tail{Last: 2}
+				if kind == "since" {
+					// After the turns stored so far: only the turn appended
+					// after the rewind is created since.
+					tail = session.Tail{Since: time.Now()}
+					time.Sleep(20 * time.Millisecond)
+				}
+				tr := &beforeNth{n: 2}
+				tr.hook = func() {
+					if _, err := st.SetState(ctx, s.ID, session.StateSuspended, session.StateOptions{}); err != nil {
+						t.Error(err)
+						return
+					}
+					r, _, err := st.Rewind(ctx, s.ID, 3, session.RewindOptions{})
+					if err != nil {
+						t.Error(err)
+						return
+					}
+					r.Append("user", "after the rewind")
+					if err := st.Persist(ctx, r); err != nil {
+						t.Error(err)
+					}
+				}
+				got, err := racingStore(t, tr).LoadTail(ctx, s.ID, tail, opts...)
+				if tr.seen.Load() < 2 {
+					t.Fatalf("the load sent %d requests: the change did not race it", tr.seen.Load())
+				}
+				if err != nil {
+					t.Fatalf("tail load racing a suspend, a rewind and an append: %v", err)
+				}
+				want := map[string][]string{"last": {"turn 2", "after the rewind"}, "since": {"after the rewind"}}[kind]
+				var contents []string
+				for _, turn := range got.Turns {
+					contents = append(contents, turn.Content)
+				}
+				if !slices.Equal(contents, want) || got.From != 4-len(want) || got.State != session.StateSuspended {
+					t.Errorf("tail load racing a suspend, a rewind and an append: got %q from %d, state %s; want %q from %d, suspended",
+						contents, got.From, got.State, want, 4-len(want))
+				}
+			})
+		}
+	}
+}
+
+// TestLoadTailValuesTorn: a LoadTail (not RawOnly) of a structured
+// session reads the values before its tail in a request of its own, after
+// the tail's turns and their structure. A rewind below the tail and
+// appends that give the history its length back, between the turns and
+// the values, must not pair the values of after with the turns and state
+// of before: the load reads everything again (values.rq's ?stale).
+func TestLoadTailValuesTorn(t *testing.T) {
+	fusekitest.Parallel(t)
+	st, _, _ := newStore(t)
+	ctx := context.Background()
+	s := session.New("agent")
+	structuredTurns(s, 4)
+	mustPersist(t, st, s)
+	const valuesRequest = 4 // the chain, the tail's turns, their structure, the values before them
+	tr := &beforeNth{n: valuesRequest}
+	tr.hook = func() {
+		if _, err := st.SetState(ctx, s.ID, session.StateSuspended, session.StateOptions{}); err != nil {
+			t.Error(err)
+			return
+		}
+		r, _, err := st.Rewind(ctx, s.ID, 1, session.RewindOptions{})
+		if err != nil {
+			t.Error(err)
+			return
+		}
+		for i := range 3 {
+			r.AppendTurn(session.Turn{Role: "user", Content: "after the rewind " + itoa(i), Structure: &session.Structure{
+				Delta: map[string]json.RawMessage{"j": json.RawMessage(itoa(100 + i))},
+			}})
+		}
+		if err := st.Persist(ctx, r); err != nil {
+			t.Error(err)
+		}
+	}
+	got, err := racingStore(t, tr).LoadTail(ctx, s.ID, session.Tail{Last: 2})
+	if tr.seen.Load() < valuesRequest {
+		t.Fatalf("the load sent %d requests: the change did not race its values", tr.seen.Load())
+	}
+	if err != nil {
+		t.Fatalf("tail load racing a suspend, a rewind and appends: %v", err)
+	}
+	var contents []string
+	for _, turn := range got.Turns {
+		contents = append(contents, turn.Content)
+	}
+	want := []string{"after the rewind 1", "after the rewind 2"}
+	if !slices.Equal(contents, want) || got.State != session.StateSuspended || string(got.Values["j"]) != "102" {
+		t.Errorf("tail load racing a suspend, a rewind and appends: got %q, state %s, j=%s; want %q, suspended, j=102",
+			contents, got.State, got.Values["j"], want)
 	}
 }
 

@@ -227,6 +227,9 @@ func readOnce(ctx context.Context, c Querier, q string, row func(kg.Solution) er
 
 // add reads one row.
 func (r *turnRows) add(row kg.Solution) error {
+	if err := staleRow(row); err != nil {
+		return err
+	}
 	i, err := row.Int("i")
 	if err != nil {
 		return fmt.Errorf("%w: turn index: %v", ErrCorrupt, err)
@@ -246,6 +249,17 @@ func (r *turnRows) add(row kg.Solution) error {
 		}
 	}
 	r.turns = append(r.turns, t)
+	return nil
+}
+
+// staleRow returns ErrCorrupt for a row of a tail query saying that a
+// session was rewound since the chain query read it (?stale, its IRI):
+// the turns would pair with a chain of before, so the load reads both
+// again (loadWindow).
+func staleRow(row kg.Solution) error {
+	if s, ok := row["stale"]; ok {
+		return fmt.Errorf("%w: %s was rewound since its chain was read", ErrCorrupt, s)
+	}
 	return nil
 }
 

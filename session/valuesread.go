@@ -130,11 +130,7 @@ func (st *Store) readValues(ctx context.Context, spans []span) ([]valueChange, e
 	if len(spans) == 0 {
 		return nil, nil
 	}
-	rows := make([][]rdf.Term, len(spans))
-	for k, sp := range spans {
-		rows[k] = []rdf.Term{kg.MustIRI(sp.l.iri), kg.Int(sp.lo), kg.Int(sp.hi)}
-	}
-	q, err := kg.BindTables(qValues, nil, map[string]kg.Table{"ranges": {Vars: []string{"s", "lo", "hi"}, Rows: rows}})
+	q, err := kg.BindTables(qValues, nil, map[string]kg.Table{"ranges": rangeTable(spans)})
 	if err != nil {
 		return nil, err
 	}
@@ -144,6 +140,9 @@ func (st *Store) readValues(ctx context.Context, spans []span) ([]valueChange, e
 	}
 	out := make([]valueChange, 0, len(res.Solutions))
 	for _, row := range res.Solutions {
+		if err := staleRow(row); err != nil {
+			return nil, err
+		}
 		i, err := row.Int("i")
 		if err != nil || i < 0 {
 			return nil, fmt.Errorf("%w: state change of turn %s", ErrCorrupt, termsafe.Quote(row.String("i")))
