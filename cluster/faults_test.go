@@ -141,6 +141,7 @@ type faultRig struct {
 	topic    string
 	stores   []*kg.Client
 	appliers []*replicaProc
+	logs     string // the directory of the appliers' logs
 }
 
 // newFaultRig makes the topic, empties both datasets and starts the two
@@ -149,27 +150,13 @@ func newFaultRig(t *testing.T, fx *faultEnv) *faultRig {
 	t.Helper()
 	r := &faultRig{fx: fx, brokers: fx.k.Brokers(), topic: "t" + strings.ReplaceAll(t.Name(), "/", "-")}
 	fx.k.CreateTopic(t, r.topic, 1)
-	bin := fx.replicaBin(t)
-	logs := t.TempDir()
-	for i, ds := range []string{fx.fuseki(t).Endpoint, fx.srv.Datasets[0]} {
+	r.logs = t.TempDir()
+	for _, ds := range []string{fx.fuseki(t).Endpoint, fx.srv.Datasets[0]} {
 		c := fusekitest.Client(t, kg.Config{Endpoint: ds, Store: kg.Fuseki})
 		if err := c.Update(context.Background(), "DROP ALL", kg.Idempotent()); err != nil {
 			t.Fatal(err)
 		}
-		r.stores = append(r.stores, c)
-		p := &replicaProc{bin: bin, log: filepath.Join(logs, fmt.Sprintf("replica%d.log", i))}
-		for try := 1; ; try++ { // a free port may be taken before the process listens on it
-			p.addr = "127.0.0.1:" + strconv.Itoa(freePort(t))
-			p.args = []string{"-brokers", strings.Join(r.brokers, ","), "-topic", r.topic, "-dataset", ds, "-listen", p.addr}
-			err := p.launch()
-			if err == nil {
-				break
-			}
-			if try == 3 || !strings.Contains(err.Error(), "address already in use") {
-				t.Fatal(err)
-			}
-		}
-		r.appliers = append(r.appliers, p)
+		r.add(t, c)
 	}
 	t.Cleanup(func() {
 		for i, p := range r.appliers {
@@ -181,6 +168,26 @@ func newFaultRig(t *testing.T, fx *faultEnv) *faultRig {
 		}
 	})
 	return r
+}
+
+// add makes the dataset of store a replica of the rig: it starts a
+// trails-replica process that applies the rig's topic to it.
+func (r *faultRig) add(t *testing.T, store *kg.Client) {
+	t.Helper()
+	p := &replicaProc{bin: r.fx.replicaBin(t), log: filepath.Join(r.logs, fmt.Sprintf("replica%d.log", len(r.stores)))}
+	for try := 1; ; try++ { // a free port may be taken before the process listens on it
+		p.addr = "127.0.0.1:" + strconv.Itoa(freePort(t))
+		p.args = []string{"-brokers", strings.Join(r.brokers, ","), "-topic", r.topic, "-dataset", store.Endpoint(), "-listen", p.addr}
+		err := p.launch()
+		if err == nil {
+			break
+		}
+		if try == 3 || !strings.Contains(err.Error(), "address already in use") {
+			t.Fatal(err)
+		}
+	}
+	r.stores = append(r.stores, store)
+	r.appliers = append(r.appliers, p)
 }
 
 func (r *faultRig) replicas() []cluster.Replica {
@@ -451,8 +458,10 @@ func (r *faultRig) check(t *testing.T, want map[string]wantSession) {
 			t.Errorf("replica %d: check: %s %s: %s", i, f.Rule, f.Resource, f.Message)
 		}
 	}
-	if dumps[1] != dumps[0] {
-		t.Errorf("at offset %d, replica 1 holds other quads than replica 0:\n%s", end, diffLines(dumps[0], dumps[1]))
+	for i := 1; i < len(dumps); i++ {
+		if dumps[i] != dumps[0] {
+			t.Errorf("at offset %d, replica %d holds other quads than replica 0:\n%s", end, i, diffLines(dumps[0], dumps[i]))
+		}
 	}
 	st := session.NewStore(r.client(t))
 	for id, w := range want {
@@ -464,7 +473,7 @@ func (r *faultRig) check(t *testing.T, want map[string]wantSession) {
 		checkTurns(t, "session "+id+" through the cluster", got, w)
 	}
 	if !t.Failed() {
-		t.Logf("%d records; both replicas at offset %d hold the same %d quads; %d sessions checked on each; Check clean", end+1, end, strings.Count(dumps[0], "\n")+1, len(want))
+		t.Logf("%d records; the %d replicas at offset %d hold the same %d quads; %d sessions checked on each; Check clean", end+1, len(dumps), end, strings.Count(dumps[0], "\n")+1, len(want))
 	}
 }
 
@@ -693,6 +702,47 @@ func testFusekiKilled(t *testing.T, fx *faultEnv) {
 		t.Fatalf("restart replica 0's Fuseki on its TDB2 directory: %v", err)
 	}
 	t.Logf("%v: replica 0's Fuseki answers again (its restart took %v)", l.since(), f.Started.Round(time.Millisecond))
+	l.waitAcks(t, 3)
+	r.check(t, l.finish(t))
+}
+
+// testReplicaCopied: eight writers append while replica 0 stops (its
+// applier killed, its Fuseki stopped), its TDB2 database is copied file
+// by file and it starts again; a new Fuseki started on the copy, with an
+// applier of its own, joins as a third replica and applies the log from
+// the offset the copy holds. Afterwards all three hold the same quads
+// (docs/scale-out.md, "From a file copy").
+func testReplicaCopied(t *testing.T, fx *faultEnv) {
+	rng := seeded(t)
+	r := newFaultRig(t, fx)
+	l := r.write(t, 8, rng)
+	l.waitAcks(t, 3)
+	f := fx.fuseki(t)
+	r.appliers[0].kill()
+	if err := f.Stop(); err != nil {
+		t.Fatal(err)
+	}
+	copied := filepath.Join(t.TempDir(), "copy")
+	if err := f.CopyData(copied); err != nil {
+		t.Fatal(err)
+	}
+	if err := f.Start(); err != nil {
+		t.Fatalf("restart replica 0's Fuseki: %v", err)
+	}
+	r.appliers[0].start(t)
+	t.Logf("%v: replica 0 stopped, copied and started again", l.since())
+	l.waitAcks(t, 3)
+	g, err := fusekitest.StartServer(fusekitest.Options{DataDir: copied})
+	if err != nil {
+		t.Fatalf("a Fuseki on the copy: %v", err)
+	}
+	t.Cleanup(func() { g.Close() })
+	r.add(t, fusekitest.Client(t, kg.Config{Endpoint: g.Endpoint, Store: kg.Fuseki}))
+	from := r.appliers[2].startedFrom(t)
+	if from <= 0 {
+		t.Errorf("the copy's applier started from offset %d: the copy held no applied offset", from)
+	}
+	t.Logf("%v: replica 2 started on the copy, applying from offset %d", l.since(), from)
 	l.waitAcks(t, 3)
 	r.check(t, l.finish(t))
 }

@@ -50,16 +50,36 @@ func Seed(ctx context.Context, from, to *kg.Client, topic string) (int64, error)
 	if err := to.LoadQuads(ctx, b.Bytes()); err != nil {
 		return 0, fmt.Errorf("seed: load the copy into %s: %w", to.Endpoint(), err)
 	}
-	a, err := NewApplier(ApplierConfig{Brokers: []string{"-"}, Topic: topic, Store: to})
+	off, err := StoredOffset(ctx, to, topic)
+	if err != nil {
+		return 0, fmt.Errorf("seed: %w", err)
+	}
+	if off < 0 {
+		return 0, fmt.Errorf("seed: %w: the copy of %s holds no offset of topic %q: not a replica of that log (the copy stays in %s)", ErrNoOffset, from.Endpoint(), topic, to.Endpoint())
+	}
+	return off, nil
+}
+
+// StoredOffset returns the offset of topic's log ("" means DefaultTopic)
+// that store, a replica's dataset, holds as applied (-1 when it holds
+// none): its Applier applies the log from the record after it. A new
+// replica started on a copy of another's dataset (Seed, or a file copy of
+// a stopped replica's database) starts there.
+//
+// It returns kg's errors, and one matching kg.ErrProtocol when the
+// dataset holds several offsets for the topic or one that is not an
+// integer.
+func StoredOffset(ctx context.Context, store *kg.Client, topic string) (int64, error) {
+	if topic == "" {
+		topic = DefaultTopic
+	}
+	a, err := NewApplier(ApplierConfig{Brokers: []string{"-"}, Topic: topic, Store: store})
 	if err != nil {
 		return 0, err
 	}
 	off, err := a.stored(ctx)
 	if err != nil {
-		return 0, fmt.Errorf("seed: %s: %w", to.Endpoint(), err)
-	}
-	if off < 0 {
-		return 0, fmt.Errorf("seed: %w: the copy of %s holds no offset of topic %q: not a replica of that log (the copy stays in %s)", ErrNoOffset, from.Endpoint(), topic, to.Endpoint())
+		return 0, fmt.Errorf("%s: %w", store.Endpoint(), err)
 	}
 	return off, nil
 }

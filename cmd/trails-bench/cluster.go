@@ -130,7 +130,10 @@ type clusterResult struct {
 	// Seeded is a new replica that starts from a copy of replica 0's
 	// dataset (cluster.Seed, trails-replica -from) and applies the log
 	// after the copy's offset.
-	Seeded      catchUp `json:"catch_up_seeded"`
+	Seeded catchUp `json:"catch_up_seeded"`
+	// Copied is a new replica started on a file copy of a stopped
+	// replica's TDB2 database, applying the log after the copy's offset.
+	Copied      catchUp `json:"catch_up_files"`
 	Failovers   []failover
 	FailoverErr []string `json:"failover_errors,omitempty"`
 }
@@ -154,6 +157,11 @@ type catchUp struct {
 	// Fuseki's JVM answers its first requests.
 	First        time.Duration `json:"first_batch_ns"`
 	FirstRecords int64         `json:"first_batch_records"`
+	// From a file copy: Copy is from the donor's stop to the copy's end
+	// (the donor is down for it), Start the new Fuseki's start on the
+	// copy (in D too; the other ways start theirs before D begins).
+	Copy  time.Duration `json:"copy_ns,omitempty"`
+	Start time.Duration `json:"start_ns,omitempty"`
 }
 
 // steadyPerSec is the records per second after the first batch.
@@ -223,11 +231,14 @@ func (b *bench) cluster(ctx context.Context, env clusterEnv) (_ *clusterResult, 
 	if err := rig.writers(ctx, r); err != nil {
 		return nil, fmt.Errorf("cluster: writers: %w", err)
 	}
-	if err := rig.catchUp(ctx, &r.CatchUp, false); err != nil {
+	if err := rig.catchUp(ctx, &r.CatchUp, fromLog); err != nil {
 		return nil, fmt.Errorf("cluster: catch-up: %w", err)
 	}
-	if err := rig.catchUp(ctx, &r.Seeded, true); err != nil {
+	if err := rig.catchUp(ctx, &r.Seeded, fromSeed); err != nil {
 		return nil, fmt.Errorf("cluster: catch-up from a copy: %w", err)
+	}
+	if err := rig.catchUp(ctx, &r.Copied, fromFiles); err != nil {
+		return nil, fmt.Errorf("cluster: catch-up from a file copy: %w", err)
 	}
 	if err := rig.failovers(ctx, r); err != nil {
 		return nil, fmt.Errorf("cluster: failover: %w", err)
@@ -899,12 +910,23 @@ func sleepCtx(ctx context.Context, d time.Duration) error {
 	}
 }
 
+// How a new replica starts (catchUp).
+const (
+	fromLog   = iota // empty, applying the whole log
+	fromSeed         // cluster.Seed: a Graph Store copy of replica 0's dataset, then the log after it
+	fromFiles        // a file copy of a stopped replica's TDB2 database, then the log after it
+)
+
 // catchUp starts a new replica (a Fuseki of its own, empty) and an applier
-// in this process, and times how long it takes to apply the whole log;
-// seeded, the replica first copies replica 0's dataset (cluster.Seed) and
-// applies only the log after the copy's offset, and the time counts the
-// copy.
-func (rig *clusterRig) catchUp(ctx context.Context, cu *catchUp, seeded bool) error {
+// in this process, and times how long it takes to apply the whole log.
+// fromSeed, the replica first copies replica 0's dataset (cluster.Seed)
+// and applies only the log after the copy's offset, and the time counts
+// the copy. fromFiles, the last replica is stopped (applier and Fuseki),
+// its database directory copied and the replica started again; the new
+// Fuseki starts on the copy and applies the log after the offset it
+// holds, and the time counts the stop, the copy and the new Fuseki's
+// start.
+func (rig *clusterRig) catchUp(ctx context.Context, cu *catchUp, mode int) error {
 	b := rig.b
 	end, err := rig.endOffset(ctx)
 	if err != nil {
@@ -913,6 +935,18 @@ func (rig *clusterRig) catchUp(ctx context.Context, cu *catchUp, seeded bool) er
 	data, err := rig.dataDir()
 	if err != nil {
 		return err
+	}
+	var t0 time.Time
+	var restarted chan error
+	if mode == fromFiles {
+		if t0, restarted, err = rig.copyReplica(data, cu); err != nil {
+			return err
+		}
+		defer func() {
+			if restarted != nil {
+				<-restarted
+			}
+		}()
 	}
 	srv, err := fusekitest.StartServer(fusekitest.Options{DataDir: data})
 	if err != nil {
@@ -923,9 +957,18 @@ func (rig *clusterRig) catchUp(ctx context.Context, cu *catchUp, seeded bool) er
 	if err != nil {
 		return err
 	}
-	t0 := time.Now()
+	if mode == fromFiles {
+		cu.Start = srv.Started
+	} else {
+		t0 = time.Now()
+	}
 	base := int64(-1) // the offset the new replica starts after
-	if seeded {
+	if mode == fromFiles {
+		if base, err = cluster.StoredOffset(ctx, store, rig.topic); err != nil {
+			return err
+		}
+	}
+	if mode == fromSeed {
 		from, err := kg.New(kg.Config{Endpoint: rig.fusekis[0].Endpoint, Timeout: 5 * time.Minute})
 		if err != nil {
 			return err
@@ -967,14 +1010,53 @@ func (rig *clusterRig) catchUp(ctx context.Context, cu *catchUp, seeded bool) er
 	if cu.Turns, err = res.Solutions[0].Int("n"); err != nil {
 		return err
 	}
-	how := "catch-up"
-	if seeded {
-		how = "catch-up from a copy"
+	how := [...]string{"catch-up", "catch-up from a copy", "catch-up from a file copy"}[mode]
+	if mode == fromFiles {
+		err, restarted = <-restarted, nil
+		if err != nil {
+			return fmt.Errorf("restart the replica copied: %w", err)
+		}
+		d := len(rig.fusekis) - 1
+		if err := rig.waitApplied(ctx, d, end-1, 5*time.Minute); err != nil {
+			return err
+		}
+		b.logf("cluster: %s: replica %d stopped and its database copied in %.2f s; the new Fuseki started on the copy in %.2f s",
+			how, d, cu.Copy.Seconds(), cu.Start.Seconds())
 	}
 	b.logf("cluster: %s: %s records (%s turns) in %.2f s: %.0f records/s, %.0f turns/s; the first batch (%d records) after %.2f s, %.0f records/s after it",
 		how, thousands(int(cu.Records)), thousands(cu.Turns), cu.D.Seconds(), cu.recordsPerSec(), cu.turnsPerSec(),
 		cu.FirstRecords, cu.First.Seconds(), cu.steadyPerSec())
 	return nil
+}
+
+// copyReplica stops the rig's last replica (its applier, then its
+// Fuseki, so that TDB2 closes its database), copies its database
+// directory into data, and starts the replica again in the background
+// (restarted says how that went). It returns when the stop began.
+func (rig *clusterRig) copyReplica(data string, cu *catchUp) (time.Time, chan error, error) {
+	exe, err := os.Executable()
+	if err != nil {
+		return time.Time{}, nil, err
+	}
+	d := len(rig.fusekis) - 1
+	t0 := time.Now()
+	rig.appliers[d].kill()
+	if err := rig.fusekis[d].Stop(); err != nil {
+		return t0, nil, fmt.Errorf("stop replica %d: %w", d, err)
+	}
+	if err := rig.fusekis[d].CopyData(data); err != nil {
+		return t0, nil, fmt.Errorf("copy replica %d: %w", d, err)
+	}
+	cu.Copy = time.Since(t0)
+	restarted := make(chan error, 1)
+	go func() {
+		if err := rig.fusekis[d].Start(); err != nil {
+			restarted <- err
+			return
+		}
+		restarted <- rig.appliers[d].start(exe)
+	}()
+	return t0, restarted, nil
 }
 
 // failovers kills, plan.failoverRuns times each, the applier of the
@@ -1325,10 +1407,11 @@ func (c *clusterResult) judge() []target {
 			msf(c.LogP50), msf(c.LogP99), msf(c.DirectP50), msf(c.DirectP99), x(rp)), c.DirectP50 > 0 && rp <= clusterP50Ratio},
 		{tClusterWriters, fmt.Sprintf("%d writers: through the log %.1f appends/s, one Fuseki %.1f appends/s: %s",
 			c.Writers, c.ClusterAPS, c.SingleAPS, x(ratio(c.ClusterAPS, c.SingleAPS))), c.SingleAPS > 0 && c.ClusterAPS >= c.SingleAPS},
-		{tClusterCatchUp, fmt.Sprintf("replaying the log from empty: %s records, %s turns in %.2f s, %.0f turns/s; from a copy of a replica (cluster.Seed) and the log after it: %s turns in %.2f s, %.0f turns/s",
+		{tClusterCatchUp, fmt.Sprintf("replaying the log from empty: %s records, %s turns in %.2f s, %.0f turns/s; from a copy of a replica (cluster.Seed) and the log after it: %s turns in %.2f s, %.0f turns/s; from a file copy of a stopped replica's database: %s turns in %.2f s, %.0f turns/s",
 			thousands(int(c.CatchUp.Records)), thousands(c.CatchUp.Turns), c.CatchUp.D.Seconds(), c.CatchUp.turnsPerSec(),
-			thousands(c.Seeded.Turns), c.Seeded.D.Seconds(), c.Seeded.turnsPerSec()),
-			c.CatchUp.meets() || c.Seeded.meets()},
+			thousands(c.Seeded.Turns), c.Seeded.D.Seconds(), c.Seeded.turnsPerSec(),
+			thousands(c.Copied.Turns), c.Copied.D.Seconds(), c.Copied.turnsPerSec()),
+			c.CatchUp.meets() || c.Seeded.meets() || c.Copied.meets()},
 		{tClusterReplica, "kill → next acknowledged append, each trial (the longest judged): " + rs, rs != "" && rd <= clusterFailover},
 		{tClusterBroker, "kill → next acknowledged append, each trial (the longest judged): " + bs, bs != "" && bd <= clusterFailover},
 	}
@@ -1370,12 +1453,17 @@ func (c *clusterResult) markdown(w io.Writer) {
 		"the first batch shows what starting costs (the applier reads its offset, joins the log, and the new JVM answers its first requests). "+
 		"**From a copy**: the same, but the new replica first copies replica 0's dataset (`cluster.Seed`, as `trails-replica -from` does: "+
 		"one Graph Store GET, one POST) and applies the log after the copy's offset (its records are those); its time counts the copy, "+
-		"and its turns/s are the turns it holds once caught up over that time.\n\n")
+		"and its turns/s are the turns it holds once caught up over that time. "+
+		"**From a file copy**: the last replica is stopped (its applier killed, its Fuseki stopped with SIGTERM so that TDB2 closes the database), "+
+		"its database directory is copied file by file (`fusekitest.Server.CopyData`; an operator's `cp -a`) and the replica is started again; "+
+		"a new Fuseki starts on the copy and its applier applies the log after the offset the copy holds. Its time counts the stop and the copy "+
+		"(%.2f s, the donor is down for it), the new Fuseki's start on the copy (%.2f s; the two other ways start theirs before their time begins) "+
+		"and the log after the copy; the donor's restart runs beside it on this machine's two cores.\n\n", c.Copied.Copy.Seconds(), c.Copied.Start.Seconds())
 	rows = nil
 	for _, k := range []struct {
 		how string
 		cu  catchUp
-	}{{"replaying the log from empty", c.CatchUp}, {"from a copy of a replica", c.Seeded}} {
+	}{{"replaying the log from empty", c.CatchUp}, {"from a copy of a replica", c.Seeded}, {"from a file copy of a stopped replica", c.Copied}} {
 		cu := k.cu
 		rows = append(rows, []string{k.how, thousands(int(cu.Records)), thousands(cu.Turns), fmt.Sprintf("%.2f", cu.D.Seconds()), fmt.Sprintf("%.0f", cu.recordsPerSec()),
 			fmt.Sprintf("%.0f", cu.turnsPerSec()), fmt.Sprintf("%.2f", cu.First.Seconds()), fmt.Sprintf("%.0f", cu.steadyPerSec()),

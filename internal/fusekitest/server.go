@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"net"
 	"net/http"
 	"os"
@@ -238,6 +239,62 @@ func (s *Server) waitReady() error {
 // Stop stops the server gracefully (SIGTERM), killing it after 15 s.
 func (s *Server) Stop() error {
 	return s.signal(syscall.SIGTERM, 15*time.Second)
+}
+
+// DataDir returns the directory of the server's database: Options.DataDir,
+// or the one StartServer made in its scratch directory.
+func (s *Server) DataDir() string { return s.opts.DataDir }
+
+// CopyData copies the server's database directory (DataDir) into dst,
+// made if missing, file by file: a file copy of a replica's TDB2
+// database, from which a new replica starts (docs/scale-out.md). The
+// server must be stopped (Stop or Kill), so that no transaction writes
+// while the files are read. TDB2's lock files (tdb.lock) are not copied:
+// they belong to the process that had the database open.
+func (s *Server) CopyData(dst string) error {
+	if s.cmd != nil && s.cmd.Process != nil {
+		select {
+		case <-s.exited:
+		default:
+			return fmt.Errorf("fusekitest: copy %s: the server still runs (pid %d): stop it first", s.opts.DataDir, s.cmd.Process.Pid)
+		}
+	}
+	src := s.opts.DataDir
+	return filepath.WalkDir(src, func(path string, d os.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		rel, err := filepath.Rel(src, path)
+		if err != nil {
+			return err
+		}
+		to := filepath.Join(dst, rel)
+		switch {
+		case d.IsDir():
+			return os.MkdirAll(to, 0o755)
+		case d.Name() == "tdb.lock" || !d.Type().IsRegular():
+			return nil
+		}
+		return copyFile(path, to)
+	})
+}
+
+// copyFile copies the regular file from to to (replaced).
+func copyFile(from, to string) error {
+	in, err := os.Open(from)
+	if err != nil {
+		return err
+	}
+	defer in.Close()
+	out, err := os.Create(to)
+	if err != nil {
+		return err
+	}
+	if _, err := io.Copy(out, in); err != nil {
+		out.Close()
+		return fmt.Errorf("copy %s: %w", from, err)
+	}
+	return out.Close()
 }
 
 // Close stops the server for good (as Stop) and removes its scratch
