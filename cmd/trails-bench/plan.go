@@ -115,7 +115,7 @@ func fullPlan() plan {
 		appendsPerRun:    60,
 		clusterWriters:   64,
 		clusterWindow:    5 * time.Second,
-		catchUpTurns:     2000,
+		catchUpTurns:     20000,
 		failoverRuns:     3,
 		failoverWriters:  4,
 		// 600 appends through each Store, the first 100 a warm-up:
