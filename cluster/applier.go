@@ -324,21 +324,19 @@ func header(r *kgo.Record, key string) string {
 // send applies texts, the records after offset prev up to last, in one
 // request that also moves the dataset's offset from prev to last: the
 // request applies only while the dataset's offset is prev (the position
-// guard), so a request sent again after a lost answer never applies a
-// record twice. It retries while the store is unavailable (and tells
+// guard, its first operations), so a request sent again after a lost
+// answer never applies a record twice. It retries while the store is unavailable (and tells
 // from the dataset's offset whether a request whose answer was lost
 // applied). It returns nil once applied, the store's *kg.Error when it
 // refused the request, or ctx's error.
 func (a *Applier) send(ctx context.Context, prev, last int64, texts []string) error {
 	var b strings.Builder
-	b.WriteString(a.guard(prev))
+	b.WriteString(a.guard(prev, last))
 	for _, t := range texts {
 		b.WriteString(" ;\n")
 		b.WriteString(trimUpdate(t))
 		b.WriteString("\n")
 	}
-	b.WriteString(" ;\n")
-	b.WriteString(a.moveOffset(prev, last))
 	u := b.String()
 	failed := 0 // answers of 500 in a row
 	for attempt := 0; ; attempt++ {
@@ -418,27 +416,24 @@ func badData(err error) bool {
 	return errors.As(err, &ke) && (ke.Status == http.StatusBadRequest || ke.Status == http.StatusUnsupportedMediaType)
 }
 
-// guard returns the first operations of an apply request: they fail the
-// request (Fuseki refuses ADD from a graph that does not exist) unless the
-// dataset's offset is prev (-1: none stored yet). The gate graph is made
-// and dropped in the request: no reader ever sees it.
-func (a *Applier) guard(prev int64) string {
+// guard returns the first operations of an apply request: they set the
+// dataset's offset from prev (-1: none stored yet) to last, and fail the
+// request (Fuseki refuses ADD from a graph that does not exist) unless
+// the offset was prev. The request is one transaction, so the records
+// after the guard apply with the offset's move or not at all. The gate
+// graph is made and dropped in the request: no reader ever sees it. One
+// operation both checks and moves the offset: a check before the records
+// and a move after them cost about 4 ms more per request (docs/scale-out.md).
+func (a *Applier) guard(prev, last int64) string {
 	gate := termOf(kg.MustIRI(ontology.ReplicaGraph + "/gate"))
 	rg, l, off := termOf(kg.MustIRI(ontology.ReplicaGraph)), termOf(a.log), termOf(kg.MustIRI(ontology.AppliedOffset))
-	cond := "GRAPH " + rg + " { " + l + " " + off + " " + termOf(kg.Int(int(prev))) + " }"
+	now := l + " " + off + " " + termOf(kg.Int(int(prev)))
+	del, cond := "DELETE { GRAPH "+rg+" { "+now+" } } ", "GRAPH "+rg+" { "+now+" }"
 	if prev < 0 {
-		cond = "FILTER NOT EXISTS { GRAPH " + rg + " { " + l + " " + off + " ?any } }"
+		del, cond = "", "FILTER NOT EXISTS { GRAPH "+rg+" { "+l+" "+off+" ?any } }"
 	}
-	return "INSERT { GRAPH " + gate + " { " + gate + " " + gate + " " + gate + " } } WHERE { " + cond + " } ;\n" +
+	return del + "INSERT { GRAPH " + rg + " { " + l + " " + off + " " + termOf(kg.Int(int(last))) + " } GRAPH " + gate + " { " + gate + " " + gate + " " + gate + " } } WHERE { " + cond + " } ;\n" +
 		"ADD " + gate + " TO " + gate + " ;\nDROP GRAPH " + gate
-}
-
-// moveOffset returns the operations that set the dataset's offset from
-// prev to last.
-func (a *Applier) moveOffset(prev, last int64) string {
-	rg, l, off := termOf(kg.MustIRI(ontology.ReplicaGraph)), termOf(a.log), termOf(kg.MustIRI(ontology.AppliedOffset))
-	return "DELETE WHERE { GRAPH " + rg + " { " + l + " " + off + " ?o } } ;\n" +
-		"INSERT DATA { GRAPH " + rg + " { " + l + " " + off + " " + termOf(kg.Int(int(last))) + " } }"
 }
 
 // stored reads the dataset's applied offset: -1 when none is stored.
