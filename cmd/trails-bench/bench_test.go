@@ -3,7 +3,10 @@ package main
 import (
 	"bytes"
 	"context"
+	"github.com/knakk/rdf"
 	"github.com/trails-kg/trails/internal/fusekitest"
+	"github.com/trails-kg/trails/kg"
+	"github.com/trails-kg/trails/ontology"
 	"os"
 	"path/filepath"
 	"strings"
@@ -159,5 +162,36 @@ func TestUsage(t *testing.T) {
 				t.Errorf("stderr: got %q, want it to contain %q", stderr.String(), tt.stderr)
 			}
 		})
+	}
+}
+
+// TestApplyOffsets reads the offsets of apply requests shaped as the
+// applier's guard (cluster/applier.go) writes them. It failed before the
+// guard became one operation that checks and moves the offset: the
+// cluster's phase table then traced no append.
+func TestApplyOffsets(t *testing.T) {
+	term := func(x rdf.Term) string {
+		s, err := kg.Term(x)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return s
+	}
+	rg, l, off := term(kg.MustIRI(ontology.ReplicaGraph)), term(kg.MustIRI("urn:trails:log:t/0")), term(kg.MustIRI(ontology.AppliedOffset))
+	at := func(n int) string { return "GRAPH " + rg + " { " + l + " " + off + " " + term(kg.Int(n)) + " }" }
+	rec := "INSERT DATA { GRAPH <urn:x> { <urn:a> <urn:b> 1 } }"
+	for _, c := range []struct {
+		name       string
+		body       string
+		prev, last int64
+	}{
+		{"moved", "DELETE { " + at(41) + " } INSERT { " + at(57) + " } WHERE { " + at(41) + " } ;\n" + rec, 41, 57},
+		{"first", "INSERT { " + at(9) + " } WHERE { FILTER NOT EXISTS { GRAPH " + rg + " { " + l + " " + off + " ?any } } } ;\n" + rec, -1, 9},
+		{"no guard", rec, -1, -1},
+	} {
+		prev, last := applyOffsets([]byte(c.body))
+		if prev != c.prev || last != c.last {
+			t.Errorf("%s: applyOffsets = %d, %d; want %d, %d", c.name, prev, last, c.prev, c.last)
+		}
 	}
 }

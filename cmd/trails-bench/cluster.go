@@ -636,6 +636,9 @@ func (rig *clusterRig) latency(ctx context.Context, r *clusterResult) error {
 		ph("other", "Persist's own work besides its updates", rest),
 	}
 	r.Traced = len(produce)
+	if r.Traced == 0 {
+		return fmt.Errorf("cluster: none of %d appends through the log could be traced to its apply request (has the applier's guard changed shape? see applyOffsets)", len(traced))
+	}
 	b.logf("cluster: %d appends each way: through the log p50 %v p99 %v, direct p50 %v p99 %v (%.2f×); traced %d: %s; records per apply request %.1f",
 		r.Appends, ms(r.LogP50), ms(r.LogP99), ms(r.DirectP50), ms(r.DirectP99), ratio(float64(r.LogP50), float64(r.DirectP50)), r.Traced,
 		phaseLine(r.Phases), median(batch))
@@ -1543,6 +1546,22 @@ type applyTracer struct {
 // expects (absent for none) and the one it moves to.
 var offsetLit = regexp.MustCompile(`appliedOffset> "(-?\d+)"`)
 
+// applyOffsets reads the offsets an apply request's first operation (the
+// applier's guard) names: DELETE {prev} INSERT {last} WHERE {prev}, or
+// INSERT {last} alone for the first request on an empty dataset. Either is
+// -1 when the request does not name it.
+func applyOffsets(body []byte) (prev, last int64) {
+	prev, last = -1, -1
+	switch ms := offsetLit.FindAllSubmatch(body, 3); len(ms) {
+	case 1:
+		last, _ = strconv.ParseInt(string(ms[0][1]), 10, 64)
+	case 3:
+		prev, _ = strconv.ParseInt(string(ms[0][1]), 10, 64)
+		last, _ = strconv.ParseInt(string(ms[1][1]), 10, 64)
+	}
+	return prev, last
+}
+
 func (t *applyTracer) RoundTrip(r *http.Request) (*http.Response, error) {
 	if r.Method != http.MethodPost || r.Body == nil || !strings.Contains(r.Header.Get("Content-Type"), "sparql-update") {
 		return t.next.RoundTrip(r)
@@ -1554,13 +1573,7 @@ func (t *applyTracer) RoundTrip(r *http.Request) (*http.Response, error) {
 	}
 	r.Body = io.NopCloser(bytes.NewReader(body))
 	rec := applyRec{Prev: -1, Last: -1, Start: time.Now()}
-	ms := offsetLit.FindAllSubmatch(body, -1)
-	if len(ms) > 0 {
-		rec.Last, _ = strconv.ParseInt(string(ms[len(ms)-1][1]), 10, 64)
-	}
-	if len(ms) > 1 {
-		rec.Prev, _ = strconv.ParseInt(string(ms[0][1]), 10, 64)
-	}
+	rec.Prev, rec.Last = applyOffsets(body)
 	resp, err := t.next.RoundTrip(r)
 	rec.End = time.Now()
 	rec.OK = err == nil && resp.StatusCode/100 == 2
