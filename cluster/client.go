@@ -159,8 +159,13 @@ func (c *Client) Position() int64 {
 // kg.ErrBadRequest when the store refused it; a *kg.Error matching
 // kg.ErrUnavailable when its outcome is unknown (the record may be in the
 // log and may apply); a *kg.Error matching kg.ErrBadRequest (HTTP 413)
-// for a record over MaxRecordBytes, sent to nobody.
+// for a record over MaxRecordBytes, sent to nobody; ErrNondeterministic
+// (also matching kg.ErrBadRequest) for an update that calls NOW(), RAND(),
+// UUID(), STRUUID() or BNODE(), sent to nobody.
 func (c *Client) Update(ctx context.Context, update string, _ ...kg.UpdateOption) error {
+	if f := nondeterministic(update); f != "" {
+		return fmt.Errorf("%w: %w: it calls %s(), which each replica would evaluate on its own (a Querier that wraps a *cluster.Client must pass on its Replicated method)", ErrNondeterministic, kg.ErrBadRequest, f)
+	}
 	return c.write(ctx, "update", &kgo.Record{Value: []byte(update)})
 }
 

@@ -1,0 +1,45 @@
+package cluster
+
+import (
+	"context"
+	"errors"
+	"testing"
+
+	"github.com/trails-kg/trails/kg"
+)
+
+func TestNondeterministic(t *testing.T) {
+	for _, c := range []struct{ update, want string }{
+		{`INSERT { <urn:a> <urn:t> ?now } WHERE { BIND(NOW() AS ?now) }`, "NOW"},
+		{`INSERT { <urn:a> <urn:t> ?n } WHERE { BIND(rand () AS ?n) }`, "RAND"},
+		{`INSERT { <urn:a> <urn:t> ?n } WHERE { BIND(STRUUID() AS ?n) }`, "STRUUID"},
+		{`INSERT { <urn:a> <urn:t> ?n } WHERE { BIND(uuid() AS ?n) }`, "UUID"},
+		{`INSERT { ?b <urn:t> 1 } WHERE { BIND(BNODE() AS ?b) }`, "BNODE"},
+		{"INSERT { <urn:a> <urn:t> ?n } WHERE {\n  # no NOW() here\n  BIND(NOW\n(\n) AS ?n) }", "NOW"},
+		// Not calls: text in literals (short, long, escaped quotes), IRIs,
+		// comments, variables, prefixed names, a keyword without '('.
+		{`INSERT DATA { <urn:a> <urn:c> "call NOW() and RAND()" }`, ""},
+		{`INSERT DATA { <urn:a> <urn:c> "say \"NOW()\" twice" ; <urn:d> 'UUID()' }`, ""},
+		{"INSERT DATA { <urn:a> <urn:c> \"\"\"a \"NOW()\" b\n RAND() \"\"\" ; <urn:d> '''STRUUID()''' }", ""},
+		{`INSERT DATA { <urn:NOW()> <http://x/RAND()> 1 }`, ""},
+		{"INSERT DATA { <urn:a> <urn:b> 1 } # BNODE()\n", ""},
+		{`PREFIX ex: <urn:ex:> INSERT { <urn:a> <urn:b> ?now } WHERE { ?x ex:NOW ?now . FILTER(ex:rand(?x)) BIND(?now AS ?uuid) }`, ""},
+		{`DELETE WHERE { GRAPH <urn:g> { ?s ?p ?o } }`, ""},
+		{`INSERT DATA { <urn:a> <urn:b> "unterminated NOW()`, ""},
+	} {
+		if got := nondeterministic(c.update); got != c.want {
+			t.Errorf("nondeterministic(%q) = %q, want %q", c.update, got, c.want)
+		}
+	}
+}
+
+// TestUpdateNondeterministic: a Client refuses, before the log, an update
+// that each replica would evaluate its own way. The Client here has no
+// broker: the refusal must come before any write.
+func TestUpdateNondeterministic(t *testing.T) {
+	c := &Client{}
+	err := c.Update(context.Background(), `INSERT { <urn:a> <urn:t> ?now } WHERE { BIND(NOW() AS ?now) }`)
+	if !errors.Is(err, ErrNondeterministic) || !errors.Is(err, kg.ErrBadRequest) {
+		t.Fatalf("Update with NOW(): %v, want ErrNondeterministic and kg.ErrBadRequest", err)
+	}
+}
