@@ -42,8 +42,9 @@ type Dataset struct {
 // Option configures a Dataset.
 type Option func(*Dataset)
 
-// WithClock sets the clock that stamps the PROV records Expire writes
-// (default: the current time, UTC, in milliseconds).
+// WithClock sets the clock that stamps the PROV records Expire writes,
+// and on a replicated Querier (a *cluster.Client) the shared values an
+// Import sets (default: the current time, UTC, in milliseconds).
 func WithClock(now func() time.Time) Option {
 	return func(ds *Dataset) { ds.clock = now }
 }

@@ -226,8 +226,16 @@ func (ds *Dataset) shareValues(ctx context.Context, in *importInput) error {
 		}
 	}
 	slices.SortStableFunc(events, func(a, b event) int { return a.at.Compare(b.at) })
+	rep, _ := ds.c.(interface{ Replicated() bool })
 	for _, e := range events {
-		if u := session.SharedValuesUpdate(e.s.hdr, e.created, e.turns); u != "" {
+		var u string
+		if rep != nil && rep.Replicated() {
+			// Every replica applies the update: the time is this writer's.
+			u = session.SharedValuesUpdateAt(e.s.hdr, e.created, e.turns, ds.now())
+		} else {
+			u = session.SharedValuesUpdate(e.s.hdr, e.created, e.turns)
+		}
+		if u != "" {
 			if err := ds.c.Update(ctx, u, kg.Idempotent()); err != nil {
 				return fmt.Errorf("import: the shared values of session %s: %w", e.s.id, err)
 			}

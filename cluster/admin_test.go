@@ -2,6 +2,7 @@ package cluster_test
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"fmt"
 	"net/http"
@@ -15,7 +16,9 @@ import (
 	"github.com/trails-kg/trails/cluster"
 	"github.com/trails-kg/trails/internal/fusekitest"
 	"github.com/trails-kg/trails/internal/kafkatest"
+	"github.com/trails-kg/trails/kg"
 	"github.com/trails-kg/trails/ontology"
+	"github.com/trails-kg/trails/session"
 )
 
 // testAdmin: trails-admin with --store kafka (TRAILS_STORE=kafka and the
@@ -62,7 +65,39 @@ func testAdmin(t *testing.T, k *kafkatest.Cluster, srv *fusekitest.Server) {
 	if len(sessions) < 2 {
 		t.Errorf("trails-admin sessions after the demo: %d sessions, want the demo's root and its forks", len(sessions))
 	}
+
+	// An import through the log: a session with shared values, written to
+	// a store of its own (dataset 5) and exported from there. Its shared
+	// values' update must carry this writer's time, not the store's NOW()
+	// (before, cluster.Client refused it; before that, each replica
+	// stamped its own time and the replicas differed).
+	direct := fusekitest.Client(t, kg.Config{Endpoint: srv.Datasets[5], Store: kg.Fuseki})
+	if err := direct.Update(context.Background(), "DROP ALL", kg.Idempotent()); err != nil {
+		t.Fatal(err)
+	}
+	s := session.New("cluster-import")
+	s.App = "shop"
+	s.Initial = map[string]json.RawMessage{"user:tier": json.RawMessage(`"gold"`), "app:quota": json.RawMessage(`3`)}
+	s.Append("user", "hello")
+	if err := session.NewStore(direct).Persist(context.Background(), s); err != nil {
+		t.Fatal(err)
+	}
+	file := filepath.Join(t.TempDir(), "export.nq")
+	exp := exec.Command(bin, "export", s.ID, "-o", file)
+	exp.Env = append(slices.DeleteFunc(os.Environ(), func(kv string) bool { return strings.HasPrefix(kv, "TRAILS_") }),
+		"TRAILS_STORE=fuseki", "TRAILS_ENDPOINT="+srv.Datasets[5])
+	if out, err := exp.CombinedOutput(); err != nil {
+		t.Fatalf("trails-admin export from the direct store: %v\n%s", err, out)
+	}
+	admin("import", file)
 	admin("check")
+	got, err := session.NewStore(r.client(t)).Load(context.Background(), s.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if string(got.Values["user:tier"]) != `"gold"` || string(got.Values["app:quota"]) != `3` {
+		t.Errorf("the imported session's shared values through the log: %v, want user:tier \"gold\" and app:quota 3", got.Values)
+	}
 
 	// The same quads on both replicas, but the ontology graph's blank
 	// nodes (the shapes'), which each replica labels its own way.

@@ -289,3 +289,13 @@ func (s *Session) forkValues(child *Session, at int) {
 func SharedValuesUpdate(s *Session, created time.Time, turns []Turn) string {
 	return strings.TrimPrefix(shareValues(sessionIRI(s.ID), s, created, turns, nil), " ;\n")
 }
+
+// SharedValuesUpdateAt is SharedValuesUpdate for a Querier whose updates
+// several stores apply (a *cluster.Client, whose Replicated method says
+// so): each change it applies is stamped now, the writer's time, where
+// SharedValuesUpdate leaves the store's NOW(), so that every replica
+// stores the same. Which change a key holds still follows the order in
+// which the store applies them, not now.
+func SharedValuesUpdateAt(s *Session, created time.Time, turns []Turn, now time.Time) string {
+	return strings.TrimPrefix(shareValues(sessionIRI(s.ID), s, created, turns, kg.DateTime(now.UTC())), " ;\n")
+}
