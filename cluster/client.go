@@ -150,6 +150,16 @@ func (c *Client) Position() int64 {
 	return c.last
 }
 
+// ErrNondeterministic: an update calls a SPARQL function whose value
+// depends on where or when it is evaluated (NOW, RAND, UUID, STRUUID or
+// BNODE: see kg.NondeterministicCall). Each replica would fill in its own
+// value and the replicas would differ, so Client.Update refuses it before
+// it reaches the log; the error also matches kg.ErrBadRequest. A
+// session.Store fills such values in itself when its Querier says it is
+// replicated (a Replicated() bool method, which *Client has): a Querier
+// that wraps a Client must pass that method on.
+var ErrNondeterministic = errors.New("cluster: the update depends on where or when it is applied")
+
 // Update sends update as one record to the log and waits for a replica to
 // apply it (see the package documentation). update must be whole: a
 // request that a store would take alone. The options are ignored: a
@@ -163,7 +173,7 @@ func (c *Client) Position() int64 {
 // (also matching kg.ErrBadRequest) for an update that calls NOW(), RAND(),
 // UUID(), STRUUID() or BNODE(), sent to nobody.
 func (c *Client) Update(ctx context.Context, update string, _ ...kg.UpdateOption) error {
-	if f := nondeterministic(update); f != "" {
+	if f := kg.NondeterministicCall(update); f != "" {
 		return fmt.Errorf("%w: %w: it calls %s(), which each replica would evaluate on its own (a Querier that wraps a *cluster.Client must pass on its Replicated method)", ErrNondeterministic, kg.ErrBadRequest, f)
 	}
 	return c.write(ctx, "update", &kgo.Record{Value: []byte(update)})

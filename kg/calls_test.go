@@ -1,14 +1,12 @@
-package cluster
+package kg_test
 
 import (
-	"context"
-	"errors"
 	"testing"
 
 	"github.com/trails-kg/trails/kg"
 )
 
-func TestNondeterministic(t *testing.T) {
+func TestNondeterministicCall(t *testing.T) {
 	for _, c := range []struct{ update, want string }{
 		{`INSERT { <urn:a> <urn:t> ?now } WHERE { BIND(NOW() AS ?now) }`, "NOW"},
 		{`INSERT { <urn:a> <urn:t> ?n } WHERE { BIND(rand () AS ?n) }`, "RAND"},
@@ -27,19 +25,8 @@ func TestNondeterministic(t *testing.T) {
 		{`DELETE WHERE { GRAPH <urn:g> { ?s ?p ?o } }`, ""},
 		{`INSERT DATA { <urn:a> <urn:b> "unterminated NOW()`, ""},
 	} {
-		if got := nondeterministic(c.update); got != c.want {
-			t.Errorf("nondeterministic(%q) = %q, want %q", c.update, got, c.want)
+		if got := kg.NondeterministicCall(c.update); got != c.want {
+			t.Errorf("NondeterministicCall(%q) = %q, want %q", c.update, got, c.want)
 		}
-	}
-}
-
-// TestUpdateNondeterministic: a Client refuses, before the log, an update
-// that each replica would evaluate its own way. The Client here has no
-// broker: the refusal must come before any write.
-func TestUpdateNondeterministic(t *testing.T) {
-	c := &Client{}
-	err := c.Update(context.Background(), `INSERT { <urn:a> <urn:t> ?now } WHERE { BIND(NOW() AS ?now) }`)
-	if !errors.Is(err, ErrNondeterministic) || !errors.Is(err, kg.ErrBadRequest) {
-		t.Fatalf("Update with NOW(): %v, want ErrNondeterministic and kg.ErrBadRequest", err)
 	}
 }
