@@ -97,11 +97,54 @@ func (st *Store) infosUnder(ctx context.Context, q, parent string) ([]Info, erro
 	if err != nil {
 		return nil, err
 	}
-	infos := make([]Info, 0, len(res.Solutions))
-	var legacy []string          // sessions stored without trails:ownTurns
-	agents := map[string][]int{} // infos whose agent their own graph does not describe, by agent
+	return st.readInfos(ctx, res.Solutions, parent)
+}
+
+// infosWhole runs whole, a query of the sessions that have every column
+// of list.rq as required patterns (their rows) and of how many sessions
+// full, the same query with OPTIONAL columns, would return (one row
+// without ?s, whose ?all counts them), and reads its rows. When fewer
+// sessions came back than ?all counts (one lacks a column: written by
+// hand, or by an older Trails), it runs full instead. parent is as for
+// infosUnder.
+func (st *Store) infosWhole(ctx context.Context, whole, full, parent string) ([]Info, error) {
+	res, err := st.c.Select(ctx, whole)
+	if err != nil {
+		return nil, err
+	}
+	all := -1
+	rows := make([]kg.Solution, 0, len(res.Solutions))
 	seen := make(map[string]bool, len(res.Solutions))
 	for _, row := range res.Solutions {
+		s, ok := row["s"]
+		if !ok {
+			if all, err = row.Int("all"); err != nil || all < 0 {
+				return nil, fmt.Errorf("%w: session count %q", kg.ErrProtocol, row.String("all"))
+			}
+			continue
+		}
+		seen[s.String()] = true
+		rows = append(rows, row)
+	}
+	if all < 0 {
+		return nil, fmt.Errorf("%w: no session count among %d rows", kg.ErrProtocol, len(res.Solutions))
+	}
+	if len(seen) != all {
+		return st.infosUnder(ctx, full, parent)
+	}
+	return st.readInfos(ctx, rows, parent)
+}
+
+// readInfos reads the rows of a query with the columns of list.rq (see
+// infosUnder for parent), and asks the store for what they lack: the
+// principals of agents their sessions' graphs do not describe, the turn
+// counts of sessions stored without one.
+func (st *Store) readInfos(ctx context.Context, rows []kg.Solution, parent string) ([]Info, error) {
+	infos := make([]Info, 0, len(rows))
+	var legacy []string          // sessions stored without trails:ownTurns
+	agents := map[string][]int{} // infos whose agent their own graph does not describe, by agent
+	seen := make(map[string]bool, len(rows))
+	for _, row := range rows {
 		l, err := readLink(row)
 		if err != nil {
 			return nil, err

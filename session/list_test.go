@@ -71,3 +71,82 @@ func TestBranchesAndList(t *testing.T) {
 		t.Fatalf("unknown principal: got %+v, %v; want none", none, err)
 	}
 }
+
+// TestBranchesTreeWhole: Branches and Tree read the sessions that have
+// every column in one query (branches-whole.rq, descendants-whole.rq);
+// when one lacks a column (a fork written by hand, without principal,
+// creation time or kind), they read them all again with the query of
+// OPTIONAL columns, and every session is there either way.
+func TestBranchesTreeWhole(t *testing.T) {
+	fusekitest.Parallel(t)
+	st, ct, c := newStore(t)
+	ctx := context.Background()
+	root := persisted(t, st, "whole-"+newID(), 3)
+	f1 := mustFork(t, root, 1)
+	appendN(f1, 1, "f1")
+	mustPersist(t, st, f1)
+	f2 := mustFork(t, root, 2)
+	mustPersist(t, st, f2)
+	g := mustFork(t, f1, 2)
+	mustPersist(t, st, g)
+
+	requests := func(f func()) int64 {
+		n := ct.requests.Load()
+		f()
+		return ct.requests.Load() - n
+	}
+	var kids []session.Info
+	var tree *session.Node
+	var err error
+	nb := requests(func() { kids, err = st.Branches(ctx, root.ID) })
+	if err != nil {
+		t.Fatal(err)
+	}
+	nt := requests(func() { tree, err = st.Tree(ctx, root.ID) })
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(kids) != 2 || kids[0].ID != f1.ID || kids[1].ID != f2.ID || kids[0].OwnTurns != 1 || kids[0].Principal != root.Principal {
+		t.Fatalf("branches: got %+v, want %s (1 own turn, of %s) and %s", kids, f1.ID, root.Principal, f2.ID)
+	}
+	if n := nodeCount(tree); n != 4 {
+		t.Fatalf("tree: got %d nodes, want 4", n)
+	}
+	if !fusekitest.OnCluster() && (nb != 2 || nt != 1) { // the log's client asks its appliers too
+		t.Errorf("requests: Branches %d (want 2: Info and the forks), Tree %d (want 1)", nb, nt)
+	}
+
+	raw := newID()
+	writeRaw(t, c, raw, root.ID, 2)
+	nb = requests(func() { kids, err = st.Branches(ctx, root.ID) })
+	if err != nil {
+		t.Fatal(err)
+	}
+	nt = requests(func() { tree, err = st.Tree(ctx, root.ID) })
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := map[string]session.Info{}
+	for _, k := range kids {
+		got[k.ID] = k
+	}
+	if len(kids) != 3 || got[f1.ID].OwnTurns != 1 || got[f2.ID].ForkedAt != 2 {
+		t.Fatalf("branches with a hand-written fork: got %+v, want %s, %s and %s", kids, f1.ID, f2.ID, raw)
+	}
+	if r := got[raw]; r.ForkedAt != 2 || r.OwnTurns != 0 || r.Kind != session.KindBranch || r.ParentID != root.ID {
+		t.Errorf("the hand-written fork: got %+v, want a branch of %s at 2 with no turns", r, root.ID)
+	}
+	if n := nodeCount(tree); n != 5 {
+		t.Fatalf("tree with a hand-written fork: got %d nodes, want 5", n)
+	}
+	if !fusekitest.OnCluster() && (nb != 3 || nt != 2) {
+		t.Errorf("requests with a hand-written fork: Branches %d (want 3: Info, the forks, all again), Tree %d (want 2)", nb, nt)
+	}
+}
+
+// nodeCount counts n and the nodes below it.
+func nodeCount(n *session.Node) int {
+	k := 0
+	n.Walk(func(*session.Node) { k++ })
+	return k
+}

@@ -11,6 +11,10 @@ import (
 // The query of Tree, read once.
 var (
 	qDescendants = query("descendants.rq")
+	// qDescendantsWhole reads the sessions that have every column in one
+	// basic graph pattern (infosWhole), the common case, faster than
+	// qDescendants.
+	qDescendantsWhole = query("descendants-whole.rq")
 )
 
 // Node is a session in a fork tree, with its direct forks, oldest first.
@@ -47,11 +51,16 @@ func (st *Store) tree(ctx context.Context, id string) (*Node, error) {
 	if err := checkID(id); err != nil {
 		return nil, err
 	}
-	q, err := bind("descendants", qDescendants, kg.Params{"root": sessionIRI(id)})
+	p := kg.Params{"root": sessionIRI(id)}
+	whole, err := bind("descendants-whole", qDescendantsWhole, p)
 	if err != nil {
 		return nil, err
 	}
-	infos, err := st.infos(ctx, q)
+	full, err := bind("descendants", qDescendants, p)
+	if err != nil {
+		return nil, err
+	}
+	infos, err := st.infosWhole(ctx, whole, full, "")
 	if err != nil {
 		return nil, err
 	}
