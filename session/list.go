@@ -124,7 +124,10 @@ func markCycles(infos []Info) {
 	}
 }
 
-// Branches returns the direct forks of session id, oldest first.
+// Branches returns the direct forks of session id, oldest first, in two
+// requests (id's Info, then its forks); in three when a fork lacks a
+// column a session stored by Persist has (written by hand, or by an older
+// Trails).
 //
 // It returns ErrInvalid for a bad id, ErrNotFound when id is not stored
 // (forks of a missing session are orphans: see the prov queries), or a

@@ -35,7 +35,9 @@ func (n *Node) Walk(fn func(*Node)) {
 }
 
 // Tree returns the fork tree under session id: id, its forks, their forks
-// and so on, in one query.
+// and so on, in one query; in two when a session of the tree lacks a
+// column a session stored by Persist has (written by hand, or by an older
+// Trails).
 //
 // It returns ErrInvalid for a bad id, ErrNotFound, or a store error
 // wrapping the kg error.
