@@ -451,7 +451,7 @@ func TestStructuredExportImport(t *testing.T) {
 	}
 	for _, f := range []admin.Format{admin.NQuads, admin.TriG} {
 		t.Run(string(f), func(t *testing.T) {
-			fusekitest.RequireDirect(t, "it wipes its dataset and imports with admin.Dataset, whose writes go to one store (trails-admin has no path through the log yet)")
+			fusekitest.RequireDirect(t, "it wipes its whole dataset (the replicas' applied offsets with it) before it imports with admin.Dataset")
 			var b bytes.Buffer
 			if _, err := admin.New(c).Export(ctx, &b, f); err != nil {
 				t.Fatal(err)
@@ -473,7 +473,7 @@ func TestStructuredExportImport(t *testing.T) {
 	}
 
 	// Forged structured fields are refused, and nothing is written.
-	fusekitest.RequireDirect(t, "it wipes its dataset and imports with admin.Dataset, whose writes go to one store (trails-admin has no path through the log yet)")
+	fusekitest.RequireDirect(t, "it wipes its whole dataset (the replicas' applied offsets with it) before it imports with admin.Dataset")
 	var b bytes.Buffer
 	if _, err := admin.New(c).Export(ctx, &b, admin.NQuads, fork.ID); err != nil {
 		t.Fatal(err)

@@ -318,7 +318,7 @@ func TestValuesExportImport(t *testing.T) {
 	mustPersist(t, st, fork)
 	want := map[string]*session.Session{root.ID: mustLoad(t, st, root.ID), fork.ID: mustLoad(t, st, fork.ID)}
 	sameValues(t, "root", want[root.ID].Values, values("n", `[1,{"a":"\u00e9\n"}]`, "user:lang", `"de"`, "app:rate", `0.5`))
-	fusekitest.RequireDirect(t, "it wipes its dataset and imports with admin.Dataset, whose writes go to one store (trails-admin has no path through the log yet)")
+	fusekitest.RequireDirect(t, "it wipes its whole dataset (the replicas' applied offsets with it) before it imports with admin.Dataset")
 	for _, f := range []admin.Format{admin.NQuads, admin.TriG} {
 		var b bytes.Buffer
 		if _, err := admin.New(c).Export(ctx, &b, f); err != nil {
@@ -406,7 +406,7 @@ func TestValuesDetach(t *testing.T) {
 		sameValues(t, "detached, as of turn "+storetest.Itoa(k), atTurn(st, k), before[k])
 	}
 	assertCheckClean(t, c)
-	fusekitest.RequireDirect(t, "it wipes its dataset and imports with admin.Dataset, whose writes go to one store (trails-admin has no path through the log yet)")
+	fusekitest.RequireDirect(t, "it wipes its whole dataset (the replicas' applied offsets with it) before it imports with admin.Dataset")
 	var b bytes.Buffer
 	if _, err := admin.New(c).Export(ctx, &b, admin.NQuads, f2.ID); err != nil {
 		t.Fatal(err)
