@@ -14,6 +14,7 @@ import (
 
 	"github.com/knakk/rdf"
 	"github.com/trails-kg/trails/kg"
+	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kgo"
 )
 
@@ -63,10 +64,11 @@ type Client struct {
 	replicas []*replica
 	http     *http.Client
 
-	mu     sync.Mutex
-	last   int64 // the offset of this Client's last write, or of the newest position a read relied on; -1 for none
-	pref   int   // the replica that answered last
-	prefAt int64 // an offset pref is known to have applied (-1: none known)
+	mu       sync.Mutex
+	last     int64 // the offset of this Client's last write, or of the newest position a read relied on; -1 for none
+	pref     int   // the replica that answered last
+	prefAt   int64 // an offset pref is known to have applied (-1: none known)
+	readFrom int   // the replica of the last read, -1 for none
 }
 
 type replica struct {
@@ -85,7 +87,7 @@ func Open(cfg Config) (*Client, error) {
 	if len(cfg.Replicas) == 0 {
 		return nil, fmt.Errorf("%w: cluster: no replicas", kg.ErrConfig)
 	}
-	c := &Client{topic: cfg.Topic, timeout: cfg.Timeout, last: -1, prefAt: -1, http: &http.Client{}}
+	c := &Client{topic: cfg.Topic, timeout: cfg.Timeout, last: -1, prefAt: -1, readFrom: -1, http: &http.Client{}}
 	if c.topic == "" {
 		c.topic = DefaultTopic
 	}
@@ -311,33 +313,51 @@ func (c *Client) get(ctx context.Context, u string, v any) error {
 
 // reader returns a replica at or past this Client's position: the
 // preferred one with no request when it is known to be there (it
-// answered this Client's last write), else the first that says so,
-// waiting for one for at most the Client's timeout.
+// answered this Client's last write) and the last read went to it too,
+// else the first that says so, waiting for one for at most the Client's
+// timeout.
+//
+// A read on another replica than the last read's must not see less than
+// that one showed: it may have applied more than this Client knows of by
+// the time it answered. So a replica that is not the last read's must
+// have applied the log up to its end as of now (which no replica can have
+// passed), one request to Kafka; when Kafka does not answer, up to this
+// Client's position only.
 func (c *Client) reader(ctx context.Context) (int, error) {
 	c.mu.Lock()
-	pref, known := c.pref, c.prefAt >= 0 && c.prefAt >= c.last
+	pref, known, from := c.pref, c.prefAt >= 0 && c.prefAt >= c.last, c.readFrom
 	c.mu.Unlock()
-	if known {
+	if known && (from < 0 || from == pref) {
+		c.readAt(pref)
 		return pref, nil
 	}
 	ctx, cancel := context.WithTimeout(ctx, c.timeout)
 	defer cancel()
 	var last error
+	end := int64(-2) // the log's last offset, read once if needed; -2: not yet
 	for attempt := 0; ; attempt++ {
 		c.mu.Lock()
 		pref, at := c.pref, c.last
 		c.mu.Unlock()
 		for k := range c.replicas {
 			i := (pref + k) % len(c.replicas)
+			need := at
+			if from >= 0 && i != from {
+				if end == -2 {
+					end = c.logEnd(ctx)
+				}
+				need = max(need, end)
+			}
 			var p struct{ Position int64 }
-			err := c.get(ctx, c.replicas[i].applier+"/position?atLeast="+strconv.FormatInt(at, 10)+"&wait="+askWait.String(), &p)
+			err := c.get(ctx, c.replicas[i].applier+"/position?atLeast="+strconv.FormatInt(need, 10)+"&wait="+askWait.String(), &p)
 			switch {
 			case err != nil:
 				last = err
-			case p.Position < at:
-				last = fmt.Errorf("replica %d has applied up to %d, this client wrote %d", i, p.Position, at)
+			case p.Position < need:
+				last = fmt.Errorf("replica %d has applied up to %d, this client needs %d", i, p.Position, need)
 			default:
 				c.saw(i, p.Position) // monotonic: later reads go no further back
+				c.readAt(i)
 				return i, nil
 			}
 		}
@@ -348,6 +368,29 @@ func (c *Client) reader(ctx context.Context) (int, error) {
 			return 0, &kg.Error{Op: "select", Err: fmt.Errorf("no replica at offset %d: %w (last: %v)", at, err, last)}
 		}
 	}
+}
+
+// readAt records that a read goes to replica i.
+func (c *Client) readAt(i int) {
+	c.mu.Lock()
+	c.readFrom = i
+	c.mu.Unlock()
+}
+
+// logEnd returns the offset of the log's last record (-1 for an empty
+// log), or -1 when Kafka does not tell it within answerWithin.
+func (c *Client) logEnd(ctx context.Context) int64 {
+	ctx, cancel := context.WithTimeout(ctx, answerWithin)
+	defer cancel()
+	ends, err := kadm.NewClient(c.log).ListEndOffsets(ctx, c.topic)
+	if err != nil {
+		return -1
+	}
+	o, ok := ends.Lookup(c.topic, 0)
+	if !ok || o.Err != nil {
+		return -1
+	}
+	return o.Offset - 1
 }
 
 // read runs f on a replica at or past this Client's position, and on

@@ -341,6 +341,7 @@ func TestCluster(t *testing.T) {
 	t.Run("refused at once", func(t *testing.T) { testRefusedAtOnce(t, k, srv) })
 	t.Run("trails-admin", func(t *testing.T) { testAdmin(t, k, srv) })
 	t.Run("replica added", func(t *testing.T) { testReplicaAdded(t, k, srv) })
+	t.Run("reads move forward", func(t *testing.T) { testReadsMoveForward(t, k, srv) })
 
 	// The faults of issue 23, item 6 (faults_test.go).
 	fx := &faultEnv{parent: t, k: k, srv: srv}
