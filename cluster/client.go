@@ -322,15 +322,18 @@ func (c *Client) get(ctx context.Context, u string, v any) error {
 // the time it answered. So a replica that is not the last read's must
 // have applied the log up to its end as of now (which no replica can have
 // passed), one request to Kafka; when Kafka does not answer, up to this
-// Client's position only.
+// Client's position only. Reads that overlap on one Client (goroutines
+// sharing it) are ordered only as they pass here: one already running on
+// the last replica may still see more than the next one shown.
 func (c *Client) reader(ctx context.Context) (int, error) {
 	c.mu.Lock()
-	pref, known, from := c.pref, c.prefAt >= 0 && c.prefAt >= c.last, c.readFrom
-	c.mu.Unlock()
-	if known && (from < 0 || from == pref) {
-		c.readAt(pref)
+	pref, from := c.pref, c.readFrom
+	if c.prefAt >= 0 && c.prefAt >= c.last && (from < 0 || from == pref) {
+		c.readFrom = pref
+		c.mu.Unlock()
 		return pref, nil
 	}
+	c.mu.Unlock()
 	ctx, cancel := context.WithTimeout(ctx, c.timeout)
 	defer cancel()
 	var last error
@@ -357,7 +360,9 @@ func (c *Client) reader(ctx context.Context) (int, error) {
 				last = fmt.Errorf("replica %d has applied up to %d, this client needs %d", i, p.Position, need)
 			default:
 				c.saw(i, p.Position) // monotonic: later reads go no further back
-				c.readAt(i)
+				c.mu.Lock()
+				c.readFrom = i
+				c.mu.Unlock()
 				return i, nil
 			}
 		}
@@ -368,13 +373,6 @@ func (c *Client) reader(ctx context.Context) (int, error) {
 			return 0, &kg.Error{Op: "select", Err: fmt.Errorf("no replica at offset %d: %w (last: %v)", at, err, last)}
 		}
 	}
-}
-
-// readAt records that a read goes to replica i.
-func (c *Client) readAt(i int) {
-	c.mu.Lock()
-	c.readFrom = i
-	c.mu.Unlock()
 }
 
 // logEnd returns the offset of the log's last record (-1 for an empty

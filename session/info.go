@@ -100,39 +100,45 @@ func (st *Store) infosUnder(ctx context.Context, q, parent string) ([]Info, erro
 	return st.readInfos(ctx, res.Solutions, parent)
 }
 
-// infosWhole runs whole, a query of the sessions that have every column
-// of list.rq as required patterns (their rows) and of how many sessions
-// full, the same query with OPTIONAL columns, would return (one row
-// without ?s, whose ?all counts them), and reads its rows. When fewer
-// sessions came back than ?all counts (one lacks a column: written by
-// hand, or by an older Trails), it runs full instead. parent is as for
-// infosUnder.
-func (st *Store) infosWhole(ctx context.Context, whole, full, parent string) ([]Info, error) {
-	res, err := st.c.Select(ctx, whole)
+// infosWhole binds whole and full, template name, with p: whole is a
+// query of the sessions that have every column of list.rq as required
+// patterns (their rows) and of how many sessions full, the same query with
+// OPTIONAL columns, would return (one row without ?s, whose ?all counts
+// them). It runs whole and reads its rows; when fewer sessions came back
+// than ?all counts (one lacks a column: written by hand, or by an older
+// Trails), it runs full instead. parent is as for infosUnder.
+func (st *Store) infosWhole(ctx context.Context, name, whole, full string, p kg.Params, parent string) ([]Info, error) {
+	q, err := bind(name+"-whole", whole, p)
+	if err != nil {
+		return nil, err
+	}
+	res, err := st.c.Select(ctx, q)
 	if err != nil {
 		return nil, err
 	}
 	all := -1
 	rows := make([]kg.Solution, 0, len(res.Solutions))
-	seen := make(map[string]bool, len(res.Solutions))
 	for _, row := range res.Solutions {
-		s, ok := row["s"]
-		if !ok {
-			if all, err = row.Int("all"); err != nil || all < 0 {
-				return nil, fmt.Errorf("%w: session count %q", kg.ErrProtocol, row.String("all"))
-			}
+		if _, ok := row["s"]; ok {
+			rows = append(rows, row)
 			continue
 		}
-		seen[s.String()] = true
-		rows = append(rows, row)
+		if all, err = row.Int("all"); err != nil || all < 0 {
+			return nil, fmt.Errorf("%w: session count %q", kg.ErrProtocol, row.String("all"))
+		}
 	}
 	if all < 0 {
 		return nil, fmt.Errorf("%w: no session count among %d rows", kg.ErrProtocol, len(res.Solutions))
 	}
-	if len(seen) != all {
-		return st.infosUnder(ctx, full, parent)
+	// Every row has its principal and turn count: reading them asks nothing.
+	infos, err := st.readInfos(ctx, rows, parent)
+	if err != nil || len(infos) == all {
+		return infos, err
 	}
-	return st.readInfos(ctx, rows, parent)
+	if q, err = bind(name, full, p); err != nil {
+		return nil, err
+	}
+	return st.infosUnder(ctx, q, parent)
 }
 
 // readInfos reads the rows of a query with the columns of list.rq (see

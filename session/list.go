@@ -143,16 +143,7 @@ func (st *Store) Branches(ctx context.Context, id string) ([]Info, error) {
 // is stored.
 func (st *Store) children(ctx context.Context, id string) ([]Info, error) {
 	parent := sessionIRI(id)
-	p := kg.Params{"parent": parent}
-	whole, err := bind("branches-whole", qBranchesWhole, p)
-	if err != nil {
-		return nil, err
-	}
-	full, err := bind("branches", qBranches, p)
-	if err != nil {
-		return nil, err
-	}
-	infos, err := st.infosWhole(ctx, whole, full, parent.String())
+	infos, err := st.infosWhole(ctx, "branches", qBranchesWhole, qBranches, kg.Params{"parent": parent}, parent.String())
 	if err != nil {
 		return nil, fmt.Errorf("branches of %s: %w", id, err)
 	}

@@ -53,16 +53,7 @@ func (st *Store) tree(ctx context.Context, id string) (*Node, error) {
 	if err := checkID(id); err != nil {
 		return nil, err
 	}
-	p := kg.Params{"root": sessionIRI(id)}
-	whole, err := bind("descendants-whole", qDescendantsWhole, p)
-	if err != nil {
-		return nil, err
-	}
-	full, err := bind("descendants", qDescendants, p)
-	if err != nil {
-		return nil, err
-	}
-	infos, err := st.infosWhole(ctx, whole, full, "")
+	infos, err := st.infosWhole(ctx, "descendants", qDescendantsWhole, qDescendants, kg.Params{"root": sessionIRI(id)}, "")
 	if err != nil {
 		return nil, err
 	}
