@@ -6,11 +6,13 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"net/http"
 	"strconv"
 	"strings"
 	"sync"
 	"time"
+	"unicode/utf8"
 
 	"github.com/knakk/rdf"
 	"github.com/trails-kg/trails/kg"
@@ -81,15 +83,34 @@ type Applier struct {
 
 	mu       sync.Mutex
 	applied  int64              // the last offset applied, -1 for none
-	from     int64              // the first offset this Applier applied itself; outcomes before it are not known
-	refused  map[int64]*refusal // records refused since from, by offset
+	from     int64              // the first offset this Applier applied itself; outcomes before it are read from the dataset's refusal markers
+	refused  map[int64]*refusal // records refused since from, by offset, as the dataset's markers say
 	advanced chan struct{}      // closed and replaced whenever applied grows
 }
 
-// refusal is what the store answered to a record it refused.
+// refusal is what the store answered to a record it refused, as the
+// record's refusal marker keeps it (Body cut to maxRefusalBody bytes).
 type refusal struct {
 	Status int    `json:"status"`
 	Body   string `json:"message"`
+}
+
+// maxRefusalBody bounds the store's answer a refusal marker keeps.
+const maxRefusalBody = 2 << 10
+
+// newRefusal returns the refusal of a store that answered status and
+// body, body made valid UTF-8 and cut to maxRefusalBody bytes (on a
+// character's boundary), as its marker keeps it.
+func newRefusal(status int, body string) *refusal {
+	body = strings.ToValidUTF8(body, "\uFFFD")
+	if len(body) > maxRefusalBody {
+		cut := maxRefusalBody
+		for cut > 0 && !utf8.RuneStart(body[cut]) {
+			cut--
+		}
+		body = body[:cut]
+	}
+	return &refusal{Status: status, Body: body}
 }
 
 // keepRefusals bounds how far behind the applied offset a refusal is
@@ -209,7 +230,7 @@ func (a *Applier) applyBatch(ctx context.Context, recs []*kgo.Record) error {
 	for i, r := range recs {
 		texts[i] = string(r.Value)
 	}
-	err := a.send(ctx, prev, last, texts)
+	err := a.send(ctx, prev, last, texts, nil)
 	if err == nil {
 		a.advance(last)
 		return nil
@@ -219,20 +240,18 @@ func (a *Applier) applyBatch(ctx context.Context, recs []*kgo.Record) error {
 	}
 	// Refused as a batch: one record (or more) fails. Each goes alone.
 	for i, r := range recs {
-		err := a.send(ctx, r.Offset-1, r.Offset, texts[i:i+1])
+		err := a.send(ctx, r.Offset-1, r.Offset, texts[i:i+1], nil)
 		var ke *kg.Error
 		switch {
 		case err == nil:
 		case ctx.Err() != nil:
 			return ctx.Err()
 		case errors.As(err, &ke):
-			// The record alone is refused: the offset goes on without it.
-			if err := a.send(ctx, r.Offset-1, r.Offset, nil); err != nil {
+			// The record alone is refused: the offset goes on without it,
+			// and its refusal marker with the offset.
+			if err := a.send(ctx, r.Offset-1, r.Offset, nil, newRefusal(ke.Status, ke.Body)); err != nil {
 				return fmt.Errorf("applier: record %d: %w", r.Offset, err)
 			}
-			a.mu.Lock()
-			a.refused[r.Offset] = &refusal{Status: ke.Status, Body: ke.Body}
-			a.mu.Unlock()
 		default:
 			return fmt.Errorf("applier: record %d: %w", r.Offset, err)
 		}
@@ -263,7 +282,8 @@ func (a *Applier) follows(prev, last int64) (done bool, err error) {
 // same graph again) and a POST of quads without blank nodes (quads that
 // are there already) make harmless. A request the store refuses for its
 // data (badData), or whose op is unknown, is refused alone, as a refused
-// update is: the offset moves past it and the writer learns the refusal;
+// update is: the offset moves past it with its refusal marker, and the
+// writer learns the refusal;
 // any other failure is retried. It returns ctx's error, a gap in the
 // log, or the dataset's offset moved under the applier.
 func (a *Applier) applyGraphStore(ctx context.Context, r *kgo.Record, op string) error {
@@ -294,18 +314,16 @@ func (a *Applier) applyGraphStore(ctx context.Context, r *kgo.Record, op string)
 	if ctx.Err() != nil {
 		return ctx.Err()
 	}
-	if err := a.send(ctx, r.Offset-1, r.Offset, nil); err != nil {
-		return fmt.Errorf("applier: record %d: %w", r.Offset, err)
-	}
+	var rf *refusal // nil: applied
 	if err != nil {
 		var ke *kg.Error
-		rf := &refusal{Status: http.StatusBadRequest, Body: err.Error()}
+		rf = newRefusal(http.StatusBadRequest, err.Error())
 		if errors.As(err, &ke) && ke.Status != 0 {
-			rf = &refusal{Status: ke.Status, Body: ke.Body}
+			rf = newRefusal(ke.Status, ke.Body)
 		}
-		a.mu.Lock()
-		a.refused[r.Offset] = rf
-		a.mu.Unlock()
+	}
+	if err := a.send(ctx, r.Offset-1, r.Offset, nil, rf); err != nil {
+		return fmt.Errorf("applier: record %d: %w", r.Offset, err)
 	}
 	a.advance(r.Offset)
 	return nil
@@ -324,14 +342,29 @@ func header(r *kgo.Record, key string) string {
 // send applies texts, the records after offset prev up to last, in one
 // request that also moves the dataset's offset from prev to last: the
 // request applies only while the dataset's offset is prev (the position
-// guard, its first operations), so a request sent again after a lost
-// answer never applies a record twice. It retries while the store is unavailable (and tells
-// from the dataset's offset whether a request whose answer was lost
-// applied). It returns nil once applied, the store's *kg.Error when it
-// refused the request, or ctx's error.
-func (a *Applier) send(ctx context.Context, prev, last int64, texts []string) error {
+// guard, its first operations, a compare and swap that fences any other
+// applier of the dataset), so a request sent again after a lost answer
+// never applies a record twice. With rf (and no texts) the request
+// refuses the record at last instead: it writes the record's refusal
+// marker in the same transaction, so that the offset never passes a
+// record without saying whether it applied.
+//
+// It retries while the store is unavailable. When a request fails and the
+// dataset's offset is at last or past it, the records up to last were
+// passed by some applier's request (its own, whose answer was lost, or
+// another applier's on the same dataset): what became of each is what the
+// dataset's refusal markers say, never inferred from the offset alone.
+// Either way send records the refusals in a.refused before it returns
+// nil. It returns the store's *kg.Error when it refused the request while
+// the offset was prev, ctx's error, or an error when another applier
+// moved the offset elsewhere.
+func (a *Applier) send(ctx context.Context, prev, last int64, texts []string, rf *refusal) error {
 	var b strings.Builder
 	b.WriteString(a.guard(prev, last))
+	if rf != nil {
+		b.WriteString(" ;\n")
+		b.WriteString(a.marker(last, rf))
+	}
 	for _, t := range texts {
 		b.WriteString(" ;\n")
 		b.WriteString(trimUpdate(t))
@@ -342,20 +375,34 @@ func (a *Applier) send(ctx context.Context, prev, last int64, texts []string) er
 	for attempt := 0; ; attempt++ {
 		err := a.cfg.Store.Update(ctx, u)
 		if err == nil {
+			a.mu.Lock()
+			if rf != nil {
+				a.refused[last] = rf
+			}
+			a.mu.Unlock()
 			return nil
 		}
 		if ctx.Err() != nil {
 			return ctx.Err()
 		}
-		// Refused, or lost: the dataset's offset tells whether it applied.
+		// Refused, or lost: the dataset's offset tells whether the records
+		// were passed, and its markers which of them were refused.
 		stored, serr := a.stored(ctx)
 		if serr == nil && stored >= last {
-			return nil // applied: its answer was lost
-		}
-		if serr == nil && stored != prev {
+			if stored-keepRefusals > prev {
+				return fmt.Errorf("applier: the dataset's offset is %d, past %d: another applier writes this dataset, and what became of records %d..%d is no longer known", stored, last, prev+1, last)
+			}
+			rfs, merr := a.markers(ctx, prev, last)
+			if merr == nil {
+				a.mu.Lock()
+				maps.Copy(a.refused, rfs)
+				a.mu.Unlock()
+				return nil // passed: applied, or refused as its marker says
+			}
+			err = merr
+		} else if serr == nil && stored != prev {
 			return fmt.Errorf("applier: the dataset's offset is %d, want %d: another applier writes this dataset", stored, prev)
-		}
-		if serr == nil && refused(err, &failed) {
+		} else if serr == nil && refused(err, &failed) {
 			return err // refused while at prev: the records' fault
 		}
 		a.logf("applier: apply offsets %d..%d: %v (retrying)", prev+1, last, err)
@@ -364,6 +411,57 @@ func (a *Applier) send(ctx context.Context, prev, last int64, texts []string) er
 		}
 	}
 }
+
+// marker returns the update that writes the refusal marker of the record
+// at offset off (ontology.RefusalIRI) in the replica graph.
+func (a *Applier) marker(off int64, rf *refusal) string {
+	m := termOf(kg.MustIRI(ontology.RefusalIRI(a.topic, 0, off)))
+	return "INSERT DATA { GRAPH " + termOf(kg.MustIRI(ontology.ReplicaGraph)) + " { " +
+		m + " " + termOf(kg.MustIRI(ontology.RefusedIn)) + " " + termOf(a.log) + " ; " +
+		termOf(kg.MustIRI(ontology.RefusedOffset)) + " " + termOf(kg.Int(int(off))) + " ; " +
+		termOf(kg.MustIRI(ontology.RefusalStatus)) + " " + termOf(kg.Int(rf.Status)) + " ; " +
+		termOf(kg.MustIRI(ontology.RefusalMessage)) + " " + termOf(kg.String(rf.Body)) + " } }"
+}
+
+// markers reads the refusal markers of the records after offset prev up
+// to last, by offset.
+func (a *Applier) markers(ctx context.Context, prev, last int64) (map[int64]*refusal, error) {
+	q, err := kg.Bind(refusalsQuery, kg.Params{
+		"g": kg.MustIRI(ontology.ReplicaGraph), "log": a.log,
+		"in": kg.MustIRI(ontology.RefusedIn), "off": kg.MustIRI(ontology.RefusedOffset),
+		"status": kg.MustIRI(ontology.RefusalStatus), "msg": kg.MustIRI(ontology.RefusalMessage),
+		"prev": kg.Int(int(prev)), "last": kg.Int(int(last)),
+	})
+	if err != nil {
+		return nil, err
+	}
+	res, err := a.cfg.Store.Select(ctx, q)
+	if err != nil {
+		return nil, fmt.Errorf("read the refusal markers of offsets %d..%d: %w", prev+1, last, err)
+	}
+	out := map[int64]*refusal{}
+	for _, row := range res.Solutions {
+		off, err := row.Int("o")
+		if err != nil {
+			return nil, fmt.Errorf("%w: refusal marker: offset: %v", kg.ErrProtocol, err)
+		}
+		st, err := row.Int("status")
+		if err != nil {
+			return nil, fmt.Errorf("%w: refusal marker %d: status: %v", kg.ErrProtocol, off, err)
+		}
+		msg, _ := row.Literal("msg")
+		out[int64(off)] = &refusal{Status: st, Body: msg}
+	}
+	return out, nil
+}
+
+// refusalsQuery reads the refusal markers of a log partition ($log) for
+// the offsets after $prev up to $last: the records its replica refused
+// there. Each offset has one marker or none (applied).
+const refusalsQuery = `SELECT ?o ?status ?msg WHERE {
+  GRAPH $g { ?m $in $log ; $off ?o ; $status ?status ; $msg ?msg }
+  FILTER(?o > $prev && ?o <= $last)
+}`
 
 // refusedAfter is how many answers of 500 in a row make a refusal: Fuseki
 // answers 500 to an update that fails as it runs (ADD from a graph that
@@ -509,19 +607,26 @@ type Outcome struct {
 const (
 	OutcomeApplied = "applied" // the record applied
 	OutcomeRefused = "refused" // the store refused it (Status and Message say how); nothing of it applied
-	OutcomeUnknown = "unknown" // applied or refused before this applier kept outcomes
+	OutcomeUnknown = "unknown" // passed before this applier kept outcomes, with no refusal marker: applied, or refused by an applier older than the markers
 	OutcomePending = "pending" // not applied yet (the wait ran out)
 )
 
 // maxWait bounds the wait an HTTP request may ask for.
 const maxWait = 30 * time.Second
 
+// markerWait bounds the read of a refusal marker for an outcome this
+// Applier did not keep (the outcome stays unknown past it).
+const markerWait = 5 * time.Second
+
 // ServeHTTP serves the Applier's position and outcomes, as JSON:
 //
 //	GET /position[?atLeast=N&wait=DURATION]  {"position": P}, once P >= N or the wait ran out
 //	GET /outcome?offset=N[&wait=DURATION]    an Outcome, once N is applied or the wait ran out
 //
-// A wait is at most 30 s.
+// A wait is at most 30 s. The outcome of a record passed before this
+// Applier started (or more than 100,000 records ago) is read from the
+// dataset: refused when the record's refusal marker is there, else
+// unknown.
 func (a *Applier) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if r.Method != http.MethodGet {
 		http.Error(w, "only GET", http.StatusMethodNotAllowed)
@@ -551,7 +656,18 @@ func (a *Applier) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			http.Error(w, "offset: want an offset", http.StatusBadRequest)
 			return
 		}
-		writeJSON(w, a.outcome(off, a.wait(ctx, off)))
+		o := a.outcome(off, a.wait(ctx, off))
+		if o.State == OutcomeUnknown {
+			// Passed before this Applier kept outcomes: its refusal marker,
+			// when the dataset holds one, says it was refused.
+			mctx, cancel := context.WithTimeout(r.Context(), markerWait)
+			rfs, err := a.markers(mctx, off-1, off)
+			cancel()
+			if rf := rfs[off]; err == nil && rf != nil {
+				o.State, o.Status, o.Message = OutcomeRefused, rf.Status, rf.Body
+			}
+		}
+		writeJSON(w, o)
 	default:
 		http.NotFound(w, r)
 	}

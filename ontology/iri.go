@@ -91,3 +91,11 @@ func SharedValueIRI(holder, key string) string {
 func LogIRI(topic string, p int32) string {
 	return LogBase + url.PathEscape(topic) + "/" + strconv.Itoa(int(p))
 }
+
+// RefusalIRI is the IRI of the marker a replica writes for the record at
+// offset off of partition p of the log topic when it refuses it
+// (trails:refusedIn, trails:refusedOffset): LogIRI, "/refused/" and the
+// offset.
+func RefusalIRI(topic string, p int32, off int64) string {
+	return LogIRI(topic, p) + "/refused/" + strconv.FormatInt(off, 10)
+}

@@ -349,6 +349,21 @@ const (
 	// (trails:appliedOffset), written in the same transaction as the
 	// records it counts.
 	AppliedOffset = NS + "appliedOffset"
+	// RefusedIn, in ReplicaGraph, links a refusal marker (RefusalIRI) to
+	// the log partition whose record the replica refused
+	// (trails:refusedIn). The applier writes a marker in the transaction
+	// that moves its AppliedOffset past the refused record, and in no
+	// other: the dataset alone says whether a record it passed applied.
+	RefusedIn = NS + "refusedIn"
+	// RefusedOffset is the offset of the refused record
+	// (trails:refusedOffset).
+	RefusedOffset = NS + "refusedOffset"
+	// RefusalStatus is the HTTP status the replica's store answered to the
+	// record (trails:refusalStatus).
+	RefusalStatus = NS + "refusalStatus"
+	// RefusalMessage is the store's answer to the record, at most 2 KB
+	// (trails:refusalMessage).
+	RefusalMessage = NS + "refusalMessage"
 
 	// VerifiedTurns, in VerifiedGraph, is the own turn count of the head
 	// a session last verified at (trails:verifiedTurns).
@@ -384,6 +399,7 @@ func Terms() []string {
 		ToolCall, ToolCallID, ToolName, Arguments, Result, IsError, MIMEType, Data, DataIRI,
 		App, AppClass, Changes, ValueChange, Key, Scope, Value, Removed, AtIndex,
 		SharedValue, ValueOf, ChangedAt, SharedAt, FencedAt, Applied, AppliedOffset,
+		RefusedIn, RefusedOffset, RefusalStatus, RefusalMessage,
 		VerifiedTurns, VerifiedHead, VerifiedChain, VerifiedEntry, VerifiedAt,
 	}
 }
@@ -409,7 +425,8 @@ const (
 	FencesGraph = "https://w3id.org/trails/graph/fences"
 	// ReplicaGraph holds, in a replica of a replicated log (package
 	// cluster), how far it applied each log partition
-	// (trails:appliedOffset). It is no session's graph: export, check and
+	// (trails:appliedOffset) and which records it refused (RefusedIn). It
+	// is no session's graph: export, check and
 	// list leave it alone.
 	ReplicaGraph = "https://w3id.org/trails/graph/replica"
 	// VerifiedGraph holds the marks trails-admin verify --mark writes
