@@ -60,6 +60,14 @@ const (
 	// longer than Persist accepts, or content that is not UTF-8. The
 	// Resource is the turn's IRI.
 	RuleTurnSize = "turn-size"
+	// RuleTime: a turn's trails:created is a date-time outside years 0000
+	// to 9999 (kg.CheckTime), which Persist refuses since it is what an
+	// earlier Trails acknowledged for a slip such as milliseconds taken
+	// for seconds, or is not a date-time at all. The session still loads
+	// (kg.ParseDateTime reads the years XSD 1.1 allows), but other
+	// readers of the store (JSON encoders, SHACL engines) may not. The
+	// Resource is the turn's IRI.
+	RuleTime = "time"
 	// RuleStaging: a staging graph older than StagingGrace: the long
 	// contents of a write that stopped between sending them and its
 	// update. The Resource is the graph's IRI; SweepStaging removes it.

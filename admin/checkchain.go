@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"unicode/utf8"
 
+	"github.com/trails-kg/trails/internal/termsafe"
 	"github.com/trails-kg/trails/kg"
 	"github.com/trails-kg/trails/ontology"
 	"github.com/trails-kg/trails/session"
@@ -121,7 +122,15 @@ func (ds *Dataset) chainScan(ctx context.Context) ([]Finding, []ChainFault, erro
 		}
 		if _, ok := row["created"]; ok {
 			if t.Created, err = row.Time("created"); err != nil {
-				return nil // the SHACL rule reports it
+				lex, _ := row.Literal("created")
+				out = append(out, Finding{Rule: RuleTime, Resource: t.ID,
+					Message: fmt.Sprintf("turn %d of %s: created %s is not a date-time", i, id, termsafe.Quote(lex))})
+				return nil // its digest cannot be recomputed: the chain rule leaves it
+			}
+			if err := kg.CheckTime(t.Created); err != nil {
+				lex, _ := row.Literal("created")
+				out = append(out, Finding{Rule: RuleTime, Resource: t.ID,
+					Message: fmt.Sprintf("turn %d of %s: created %s is outside years 0000 to 9999, which Persist refuses (milliseconds taken for seconds?); the session loads, other readers of the store may not", i, id, termsafe.Quote(lex))})
 			}
 		}
 		if n := len(t.Content); n > session.MaxTurnBytes || len(t.Role) > session.MaxRoleBytes || !utf8.ValidString(t.Content) {

@@ -55,8 +55,10 @@ func (s Solution) Int(v string) (int, error) {
 	return n, nil
 }
 
-// Time returns the xsd:dateTime bound to v. It fails when v is unbound or
-// not a date-time literal.
+// Time returns the xsd:dateTime bound to v, read by ParseDateTime (so a
+// year beyond 9999 or before 0000, which Trails never writes, still
+// reads). It fails with ErrProtocol when v is unbound or not a date-time
+// literal.
 func (s Solution) Time(v string) (time.Time, error) {
 	t, ok := s[v]
 	if !ok {
@@ -66,7 +68,7 @@ func (s Solution) Time(v string) (time.Time, error) {
 	if !ok || l.DataType.String() != xsdDateTime {
 		return time.Time{}, fmt.Errorf("%w: ?%s = %s is not an xsd:dateTime", ErrProtocol, v, describe(t))
 	}
-	tm, err := time.Parse(time.RFC3339Nano, l.String())
+	tm, err := ParseDateTime(l.String())
 	if err != nil {
 		return time.Time{}, fmt.Errorf("%w: ?%s = %q is not a date-time", ErrProtocol, v, l.String())
 	}

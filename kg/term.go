@@ -3,6 +3,7 @@ package kg
 import (
 	"fmt"
 	"sort"
+	"strconv"
 	"strings"
 	"time"
 	"unicode"
@@ -74,9 +75,76 @@ func Int(n int) rdf.Literal {
 }
 
 // DateTime returns t as an xsd:dateTime literal in UTC with all of its
-// fractional seconds (knakk/rdf's own constructor drops them).
+// fractional seconds (knakk/rdf's own constructor drops them). A time
+// outside years MinYear to MaxYear makes a literal that Term, Bind and
+// Data refuse (ErrInvalidTerm): check such a time first with CheckTime.
 func DateTime(t time.Time) rdf.Literal {
 	return rdf.NewTypedLiteral(t.UTC().Format(time.RFC3339Nano), MustIRI(xsdDateTime))
+}
+
+// MinYear and MaxYear bound the years of the times Trails writes: the
+// four-digit years of xsd:dateTime, which every SPARQL store, SHACL
+// engine and Go's encoding/json reads. A literal with another year
+// (XSD 1.1 allows "-0005-…" and "57868-…") is still read (ParseDateTime),
+// never written.
+const (
+	MinYear = 0
+	MaxYear = 9999
+)
+
+// CheckTime returns nil when t, in UTC, falls in years MinYear to
+// MaxYear, and an error wrapping ErrInvalidTerm that names t otherwise
+// (a time taken from milliseconds as if they were seconds lands in year
+// 57868).
+func CheckTime(t time.Time) error {
+	if y := t.UTC().Year(); y < MinYear || y > MaxYear {
+		return fmt.Errorf("%w: time %s is outside years %04d to %04d", ErrInvalidTerm, t.UTC().Format(time.RFC3339Nano), MinYear, MaxYear)
+	}
+	return nil
+}
+
+// ParseDateTime reads the lexical form of an xsd:dateTime as XSD 1.1
+// defines it: a year of four or more digits, negative years ("-0005",
+// year 0000 being 1 BCE as in Go), fractional seconds, and a time zone
+// or none (then UTC). It reads every literal DateTime makes, and those
+// other writers made with years beyond MaxYear, so that a session that
+// holds one stays readable. It fails with ErrInvalidTerm otherwise.
+func ParseDateTime(s string) (time.Time, error) {
+	if t, err := time.Parse(time.RFC3339Nano, s); err == nil {
+		return t, nil
+	}
+	bad := fmt.Errorf("%w: %q is not an xsd:dateTime", ErrInvalidTerm, truncate(s))
+	rest, neg := strings.CutPrefix(s, "-")
+	digits := 0
+	for digits < len(rest) && rest[digits] >= '0' && rest[digits] <= '9' {
+		digits++
+	}
+	if digits < 4 || (digits > 4 && rest[0] == '0') || digits > 12 {
+		return time.Time{}, bad
+	}
+	year, err := strconv.Atoi(rest[:digits])
+	if err != nil {
+		return time.Time{}, bad
+	}
+	if neg {
+		year = -year
+	}
+	// The rest, under a leap year of four digits so that 02-29 parses;
+	// time.Date below puts it in its own year, and a day that year lacks
+	// moves (caught by comparing the day).
+	tail := rest[digits:]
+	if !strings.ContainsAny(tail[min(len(tail), 9):], "Z+-") {
+		tail += "Z"
+	}
+	t, err := time.Parse(time.RFC3339Nano, "2000"+tail)
+	if err != nil {
+		return time.Time{}, bad
+	}
+	out := time.Date(year, t.Month(), t.Day(), t.Hour(), t.Minute(), t.Second(), t.Nanosecond(), t.Location())
+	if out.Day() != t.Day() {
+		return time.Time{}, fmt.Errorf("%w: %q: year %d has no %s %d", ErrInvalidTerm, truncate(s), year, t.Month(), t.Day())
+	}
+	return out, nil
 }
 
 // Term returns the SPARQL (and N-Triples) form of an IRI or literal. It
@@ -116,6 +184,15 @@ func writeTerm(b *strings.Builder, t rdf.Term) error {
 		case dt == "":
 			return fmt.Errorf("%w: literal %q has no datatype (build literals with String, Int, DateTime or knakk/rdf's constructors)", ErrInvalidTerm, truncate(v))
 		case dt == xsdString:
+		case dt == xsdDateTime:
+			t, err := ParseDateTime(v)
+			if err != nil {
+				return err
+			}
+			if err := CheckTime(t); err != nil {
+				return err
+			}
+			b.WriteString("^^<" + xsdDateTime + ">")
 		default:
 			if _, err := IRI(dt); err != nil {
 				return fmt.Errorf("datatype: %w", err)

@@ -116,6 +116,11 @@ func TestInvalidValuesAreRefusedBeforeSending(t *testing.T) {
 		{"blank node", rdf.Blank{}},
 		{"bad datatype", rdf.NewTypedLiteral("1", rdf.IRI{})},
 		{"nil", nil},
+		// A time Trails could not read back in every store and tool.
+		{"year 57868 (milliseconds taken for seconds)", kg.DateTime(time.Unix(1764284400000, 0))},
+		{"year -5", kg.DateTime(time.Date(-5, 1, 2, 3, 4, 5, 0, time.UTC))},
+		{"year 10000", kg.DateTime(time.Date(10000, 1, 1, 0, 0, 0, 0, time.UTC))},
+		{"not a date-time", rdf.NewTypedLiteral("yesterday", kg.MustIRI("http://www.w3.org/2001/XMLSchema#dateTime"))},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			before := ct.n.Load()
@@ -137,6 +142,87 @@ func TestInvalidValuesAreRefusedBeforeSending(t *testing.T) {
 		})
 	}
 	_ = c
+}
+
+func TestCheckTime(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		t    time.Time
+		ok   bool
+	}{
+		{"now", time.Now(), true},
+		{"year 0000", time.Date(0, 1, 1, 0, 0, 0, 0, time.UTC), true},
+		{"last instant of 9999", time.Date(9999, 12, 31, 23, 59, 59, 999999999, time.UTC), true},
+		{"9999 in UTC+2 is 9999 in UTC", time.Date(10000, 1, 1, 1, 0, 0, 0, time.FixedZone("", 2*3600)), true},
+		{"year 10000", time.Date(10000, 1, 1, 0, 0, 0, 0, time.UTC), false},
+		{"year -1", time.Date(-1, 12, 31, 0, 0, 0, 0, time.UTC), false},
+		{"milliseconds taken for seconds", time.Unix(time.Now().UnixMilli(), 0), false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			err := kg.CheckTime(tc.t)
+			if tc.ok != (err == nil) || (err != nil && !errors.Is(err, kg.ErrInvalidTerm)) {
+				t.Fatalf("got %v, want ok %v", err, tc.ok)
+			}
+		})
+	}
+}
+
+func TestParseDateTime(t *testing.T) {
+	for _, tc := range []struct {
+		lexical string
+		want    time.Time
+	}{
+		{"2026-11-27T10:00:00.123Z", time.Date(2026, 11, 27, 10, 0, 0, 123e6, time.UTC)},
+		{"2026-11-27T10:00:00+02:00", time.Date(2026, 11, 27, 8, 0, 0, 0, time.UTC)},
+		{"2026-11-27T10:00:00", time.Date(2026, 11, 27, 10, 0, 0, 0, time.UTC)}, // no zone: UTC
+		{"57877-12-12T08:00:00Z", time.Date(57877, 12, 12, 8, 0, 0, 0, time.UTC)},
+		{"10000-02-29T00:00:00.5Z", time.Date(10000, 2, 29, 0, 0, 0, 5e8, time.UTC)},
+		{"-0005-01-02T03:04:05Z", time.Date(-5, 1, 2, 3, 4, 5, 0, time.UTC)},
+		{"-12345-06-07T00:00:00-01:00", time.Date(-12345, 6, 7, 1, 0, 0, 0, time.UTC)},
+	} {
+		t.Run(tc.lexical, func(t *testing.T) {
+			got, err := kg.ParseDateTime(tc.lexical)
+			if err != nil || !got.Equal(tc.want) {
+				t.Fatalf("got %v (%v), want %v", got, err, tc.want)
+			}
+		})
+	}
+	for _, bad := range []string{"", "yesterday", "202-01-01T00:00:00Z", "02026-01-01T00:00:00Z", "10001-02-29T00:00:00Z", "2026-13-01T00:00:00Z", "--2026-01-01T00:00:00Z", "2026-01-01"} {
+		if got, err := kg.ParseDateTime(bad); !errors.Is(err, kg.ErrInvalidTerm) {
+			t.Errorf("%q: got %v, %v, want ErrInvalidTerm", bad, got, err)
+		}
+	}
+	// Every time DateTime makes reads back equal, in range or not.
+	for _, tm := range []time.Time{time.Now(), time.Unix(time.Now().UnixMilli(), 0), time.Date(-5, 1, 2, 3, 4, 5, 6, time.UTC)} {
+		if got, err := kg.ParseDateTime(kg.DateTime(tm).String()); err != nil || !got.Equal(tm) {
+			t.Errorf("%v: got %v (%v)", tm, got, err)
+		}
+	}
+}
+
+// TestTimesBeyondYear9999Read: a literal with a year of five digits or a
+// negative year, written by another writer (or by an older Trails), is a
+// valid XSD 1.1 date-time and reads as one.
+func TestTimesBeyondYear9999Read(t *testing.T) {
+	fusekitest.Parallel(t)
+	c := newClient(t)
+	ctx := context.Background()
+	g := kg.MustIRI("urn:test:years:" + uuid.NewString())
+	const xsd = "^^<http://www.w3.org/2001/XMLSchema#dateTime>"
+	u, _ := kg.Bind(`INSERT DATA { GRAPH $g { <urn:test:a> <urn:test:t> "57877-12-12T08:00:00Z"`+xsd+` . <urn:test:b> <urn:test:t> "-0005-01-02T03:04:05Z"`+xsd+` } }`, kg.Params{"g": g})
+	if err := c.Update(ctx, u); err != nil {
+		t.Fatal(err)
+	}
+	q, _ := kg.Bind("SELECT ?s ?t { GRAPH $g { ?s <urn:test:t> ?t } } ORDER BY ?s", kg.Params{"g": g})
+	res, err := c.Select(ctx, q)
+	if err != nil || len(res.Solutions) != 2 {
+		t.Fatalf("query: %v, %v", res, err)
+	}
+	for i, want := range []time.Time{time.Date(57877, 12, 12, 8, 0, 0, 0, time.UTC), time.Date(-5, 1, 2, 3, 4, 5, 0, time.UTC)} {
+		if got, err := res.Solutions[i].Time("t"); err != nil || !got.Equal(want) {
+			t.Errorf("row %d: got %v (%v), want %v", i, got, err, want)
+		}
+	}
 }
 
 func TestIRI(t *testing.T) {

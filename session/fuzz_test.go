@@ -3,6 +3,7 @@ package session_test
 import (
 	"context"
 	"errors"
+	"math"
 	"strings"
 	"testing"
 	"time"
@@ -100,4 +101,48 @@ func clip(s string) string {
 		return s[:80] + "…"
 	}
 	return s
+}
+
+// FuzzTurnRoundTrip persists one turn of arbitrary role, content (repeated
+// up to 256 times, for sizes) and creation time (seconds and nanoseconds
+// since 1970) and holds Persist to its promise: whatever it acknowledges,
+// Load returns equal, creation time included; what it refuses
+// (session.ErrInvalid) leaves nothing stored. Issue 36 found a time
+// Persist acknowledged and no Load could read back (year 57868).
+//
+//	go test -run '^$' -fuzz FuzzTurnRoundTrip -fuzztime 3m ./session/
+func FuzzTurnRoundTrip(f *testing.F) {
+	now := time.Date(2026, 11, 27, 10, 0, 0, 0, time.UTC)
+	f.Add("user", "hello", now.Unix(), int64(123e6), uint8(0))
+	f.Add("user", "milliseconds taken for seconds", now.UnixMilli(), int64(0), uint8(0))
+	f.Add("model", "nanoseconds", now.Unix(), int64(123456789), uint8(3))
+	f.Add("tool", "year -5", time.Date(-5, 1, 1, 0, 0, 0, 0, time.UTC).Unix(), int64(0), uint8(0))
+	f.Add("user", "year 0000", time.Date(0, 1, 1, 0, 0, 0, 0, time.UTC).Unix(), int64(0), uint8(0))
+	f.Add("user", "last second of 9999", time.Date(9999, 12, 31, 23, 59, 59, 0, time.UTC).Unix(), int64(999999999), uint8(0))
+	f.Add("user", "the end of int64", int64(math.MaxInt64), int64(math.MaxInt64), uint8(255))
+	f.Add("user", "the start of int64", int64(math.MinInt64), int64(-1), uint8(1))
+	f.Add("user\x00", "\"\"\"}\\\n#", int64(0), int64(-1), uint8(7))
+	st, _, _ := newStore(f)
+	f.Fuzz(func(t *testing.T, role, content string, sec, nsec int64, repeat uint8) {
+		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+		defer cancel()
+		s := session.New("fuzz-turn")
+		s.Append(role, strings.Repeat(content, int(repeat)+1))
+		s.Turns[0].Created = time.Unix(sec, nsec)
+		err := st.Persist(ctx, s)
+		if errors.Is(err, session.ErrInvalid) {
+			if _, lerr := st.Load(ctx, s.ID); !errors.Is(lerr, session.ErrNotFound) {
+				t.Fatalf("persist refused (%v), then load: got %v, want ErrNotFound", err, lerr)
+			}
+			return
+		}
+		if err != nil {
+			t.Fatalf("persist role %q content %q created %v: %v", clip(role), clip(content), s.Turns[0].Created, err)
+		}
+		got, err := st.Load(ctx, s.ID)
+		if err != nil {
+			t.Fatalf("acknowledged (created %v), then load: %v", s.Turns[0].Created, err)
+		}
+		sameHistory(t, got.Turns, s.Turns)
+	})
 }

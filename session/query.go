@@ -2,6 +2,7 @@ package session
 
 import (
 	"embed"
+	"errors"
 	"fmt"
 	"strings"
 
@@ -52,16 +53,29 @@ func withData(name, tmpl string, d *kg.Data, p kg.Params) (string, error) {
 
 // withTables is withData for a template with VALUES tables too
 // (kg.BindData).
+//
+// A value that cannot be written (kg.ErrInvalidTerm: a time outside
+// years 0000 to 9999 from the Store's clock, say) fails with ErrInvalid
+// too, naming the field: it is the caller's input, and nothing is sent.
 func withTables(name, tmpl string, d *kg.Data, p kg.Params, tables map[string]kg.Table) (string, error) {
 	if err := d.Err(); err != nil {
-		return "", err
+		return "", invalidTerm(err)
 	}
 	if !strings.Contains(tmpl, "#DATA") {
 		panic(name + ": no #DATA marker")
 	}
 	u, err := kg.BindData(tmpl, d, p, tables)
 	if err != nil {
-		return "", fmt.Errorf("%s: %w", name, err)
+		return "", invalidTerm(fmt.Errorf("%s: %w", name, err))
 	}
 	return u, nil
+}
+
+// invalidTerm returns err, also wrapping ErrInvalid when it is a value
+// that cannot be written (kg.ErrInvalidTerm).
+func invalidTerm(err error) error {
+	if errors.Is(err, kg.ErrInvalidTerm) && !errors.Is(err, ErrInvalid) {
+		return fmt.Errorf("%w: %w", ErrInvalid, err)
+	}
+	return err
 }

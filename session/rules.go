@@ -20,7 +20,8 @@ func (s *Session) CheckHeader() error { return s.checkHeader() }
 
 // CheckTurn returns ErrInvalid unless turn t is one Persist accepts: a
 // non-empty UTF-8 role of at most MaxRoleBytes, UTF-8 content of at most
-// MaxTurnBytes, a branch label.
+// MaxTurnBytes, a branch label, a creation time in years 0000 to 9999
+// (kg.CheckTime).
 func CheckTurn(t Turn) error { return checkTurn(t) }
 
 // CheckTurnBranch returns ErrInvalid unless s would write turn t under its

@@ -281,7 +281,8 @@ func (st *Store) stateApplied(ctx context.Context, acts []rdf.IRI) (map[string][
 // before reading the session back. Another writer may change the expiry
 // right after it: the last one stands.
 //
-// It returns ErrInvalid for a bad id (nothing is sent); ErrNotFound when
+// It returns ErrInvalid for a bad id or a time outside years 0000 to 9999
+// (kg.CheckTime; nothing is sent); ErrNotFound when
 // the session is not stored (or not visible to a Store scoped to a
 // principal); ErrState when the session is completed, failed or expired
 // (the expiry did not change); ErrConflict when the session changed while
@@ -300,6 +301,9 @@ func (st *Store) SetExpiry(ctx context.Context, id string, t time.Time) error {
 func (st *Store) setExpiry(ctx context.Context, id string, t time.Time) error {
 	if err := checkID(id); err != nil {
 		return err
+	}
+	if err := kg.CheckTime(t); err != nil && !t.IsZero() {
+		return fmt.Errorf("%w: expiry: %w", ErrInvalid, err)
 	}
 	in, err := st.Info(ctx, id)
 	if err != nil {

@@ -70,7 +70,9 @@ func (st *Store) visible(p string) bool { return st.scope == "" || p == st.scope
 type StoreOption func(*Store)
 
 // WithClock sets the clock that stamps session creation and PROV records
-// (default: the current time, UTC, in milliseconds).
+// (default: the current time, UTC, in milliseconds). A write stamped with
+// a time outside years 0000 to 9999 fails with ErrInvalid, naming the
+// field, and sends nothing.
 func WithClock(now func() time.Time) StoreOption {
 	return func(st *Store) { st.clock = now }
 }

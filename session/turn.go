@@ -87,11 +87,15 @@ func ownTurnIRI(g string, t Turn) string {
 
 // checkTurn checks what Persist demands of the fields of a turn it
 // writes: a non-empty UTF-8 role of at most 1 KiB, UTF-8 content of at
-// most MaxTurnBytes, and a branch label.
+// most MaxTurnBytes, a branch label, and a creation time in years 0000
+// to 9999 (kg.CheckTime: what every reader of the store reads back).
 func checkTurn(t Turn) error {
 	i := t.Index
 	if t.Role == "" || !utf8.ValidString(t.Role) {
 		return fmt.Errorf("%w: turn %d: role %s must be non-empty UTF-8", ErrInvalid, i, termsafe.Quote(t.Role))
+	}
+	if err := kg.CheckTime(t.Created); err != nil {
+		return fmt.Errorf("%w: turn %d: Created: %w", ErrInvalid, i, err)
 	}
 	if !utf8.ValidString(t.Content) {
 		return fmt.Errorf("%w: turn %d: content is not valid UTF-8", ErrInvalid, i)
