@@ -507,7 +507,7 @@ func (d *Decoder) literal() (rdf.Term, error) {
 			continue
 		case '\n', '\r':
 			if !long {
-				return nil, d.errorf("string: a line break (write \\n)")
+				return nil, d.errorf("string: no closing quote before the end of the line (a line break inside a string is written \\n)")
 			}
 			if c == '\n' {
 				b = append(b, c)
@@ -589,29 +589,62 @@ func (d *Decoder) trigNext() (Quad, error) {
 					d.state = wantVerb
 				}
 			}
-		case wantVerb:
-			d.ws()
-			if d.word("a", true) {
-				d.p = kg.MustIRI(ontology.RDFType)
-			} else {
-				d.p, err = d.predicate()
-			}
-			d.state = wantObject
-		case wantObject:
-			d.ws()
-			line := d.line
+		default:
 			var o rdf.Term
-			if o, err = d.object(); err == nil {
-				d.state = afterObject
+			var line int
+			if o, line, err = d.triplePart(); err == nil && o != nil {
 				return Quad{S: d.s, P: d.p, O: o, G: d.g, Line: line}, nil
 			}
-		case afterObject:
-			err = d.afterObject()
 		}
 		if err != nil {
 			return Quad{}, err
 		}
 	}
+}
+
+// triplePart reads the next part of a subject's triples, by the state: a
+// verb, an object (which it returns with its line), or what follows an
+// object.
+func (d *Decoder) triplePart() (rdf.Term, int, error) {
+	var err error
+	switch d.state {
+	case wantVerb:
+		d.ws()
+		if d.word("a", true) {
+			d.p = kg.MustIRI(ontology.RDFType)
+		} else {
+			d.p, err = d.predicate()
+		}
+		d.state = wantObject
+	case wantObject:
+		d.ws()
+		line := d.line
+		var o rdf.Term
+		if o, err = d.object(); err == nil {
+			d.state = afterObject
+			return o, line, nil
+		}
+	case afterObject:
+		err = d.afterObject()
+	}
+	return nil, 0, err
+}
+
+// outsideBlock reads the triples of subject s, which stands outside any
+// graph block (Turtle rather than TriG, or a graph block without its
+// braces), up to the '.' that ends them, and returns the error of the
+// first of them that does not parse, or if all parse the error that
+// Trails' data lives in named graphs: a syntax error further on, such as
+// an unterminated string, says more than that the file is Turtle.
+func (d *Decoder) outsideBlock(s rdf.Term) error {
+	outside := d.errorf("triples outside a graph block are in the default graph; Trails' data lives in named graphs")
+	d.s, d.state = s, wantVerb
+	for d.state != inBlock {
+		if _, _, err := d.triplePart(); err != nil {
+			return err
+		}
+	}
+	return outside
 }
 
 // statement reads a directive, or a graph's name and the '{' of its block.
@@ -642,7 +675,7 @@ func (d *Decoder) statement() error {
 	}
 	d.ws()
 	if d.peek() != '{' {
-		return d.errorf("triples outside a graph block are in the default graph; Trails' data lives in named graphs")
+		return d.outsideBlock(g)
 	}
 	d.pos++
 	d.g, d.state = g, inBlock

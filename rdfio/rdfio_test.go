@@ -242,6 +242,8 @@ func TestSyntaxError(t *testing.T) {
 		{"literal predicate", rdfio.NQuads, `<http://e.org/s> "p" "o" .`, 0, 1, 18},
 		{"trig default graph", rdfio.TriG, "{ <http://e.org/s> <http://e.org/p> 1 }", 0, 1, 1},
 		{"trig triples outside", rdfio.TriG, "<http://e.org/s> <http://e.org/p> 1 .", 0, 1, 18},
+		{"turtle unterminated string", rdfio.TriG, "<http://e.org/s> <http://e.org/p> \"abc .\n<http://e.org/s> <http://e.org/p> 1 .\n", 0, 1, 41},
+		{"turtle error in a later object", rdfio.TriG, "<http://e.org/s> <http://e.org/p> 1, 2 ;\n  <http://e.org/q> 1e .", 0, 2, 22},
 		{"trig unclosed", rdfio.TriG, "GRAPH <http://e.org/g> {\n<http://e.org/s> <http://e.org/p> 1 .\n", 1, 3, 1},
 		{"trig undeclared prefix", rdfio.TriG, "GRAPH <http://e.org/g> {\n  e:s <http://e.org/p> 1 }", 0, 2, 3},
 		{"trig anonymous blank", rdfio.TriG, "GRAPH <http://e.org/g> { <http://e.org/s> <http://e.org/p> [] }", 0, 1, 60},
@@ -282,7 +284,7 @@ func TestInvalidFixtures(t *testing.T) {
 		"surrogate-escape.nq": true, "two-on-a-line.nq": true, "unterminated-string.nq": true,
 		"anonymous-blank.trig": true, "collection.trig": true, "default-graph-block.trig": true,
 		"default-graph.trig": true, "newline-in-string.trig": true, "unclosed-graph.trig": true,
-		"undeclared-prefix.trig": true,
+		"undeclared-prefix.trig": true, "turtle-unterminated-string.trig": true,
 	}
 	names, err := filepath.Glob(filepath.Join("..", "testdata", "export", "invalid", "*.*"))
 	if err != nil {
