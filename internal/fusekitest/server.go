@@ -24,6 +24,10 @@ import (
 // mainClass is Fuseki's plain server (no UI, no admin API).
 const mainClass = "org.apache.jena.fuseki.main.cmds.FusekiMainCmd"
 
+// adminClass is Fuseki's server with the UI and the admin API, the one
+// scripts/fuseki starts (see Options.Admin).
+const adminClass = "org.apache.jena.fuseki.main.cmds.FusekiServerCmd"
+
 // startTimeout bounds how long a server may take to answer its ping.
 const startTimeout = 90 * time.Second
 
@@ -51,6 +55,11 @@ type Options struct {
 	// a TDB2 database of its own (see Server.Datasets). Only with the
 	// default configuration.
 	Datasets int
+	// Admin runs the server scripts/fuseki starts, with the UI and the
+	// admin API (/$/compact, /$/backup, /$/tasks, ...), which it serves to
+	// requests from this machine, instead of the plain server; its own
+	// area (FUSEKI_BASE: shiro.ini, backups) is Server.Base.
+	Admin bool
 }
 
 // Server is a Fuseki process started from the cached jar with the project's
@@ -63,6 +72,7 @@ type Server struct {
 	Port     int
 	Log      string        // path of the server's log file
 	Started  time.Duration // how long the last start took, until the ping answered
+	Base     string        // with Options.Admin, the server's own area (FUSEKI_BASE); backups go to Base/backups
 
 	opts     Options
 	oxigraph string // an Oxigraph server's command (from scripts/pytools), not Fuseki, when set
@@ -125,7 +135,11 @@ func StartServer(opts Options) (*Server, error) {
 	if err := os.WriteFile(filepath.Join(dir, "config.ttl"), conf, 0o644); err != nil {
 		return nil, err
 	}
-	args := append(javaOpts(), "-cp", jar, mainClass, "--config="+filepath.Join(dir, "config.ttl"), "--localhost", "--ping")
+	class := mainClass
+	if opts.Admin {
+		class = adminClass
+	}
+	args := append(javaOpts(), "-cp", jar, class, "--config="+filepath.Join(dir, "config.ttl"), "--localhost", "--ping")
 	if len(opts.Users) > 0 {
 		var pw strings.Builder
 		for u, p := range opts.Users {
@@ -138,6 +152,12 @@ func StartServer(opts Options) (*Server, error) {
 	}
 	s := &Server{opts: opts, dir: dir, Log: filepath.Join(dir, "fuseki.log")}
 	s.javaArgs = args
+	if opts.Admin {
+		s.Base = filepath.Join(dir, "base")
+		if err := os.MkdirAll(s.Base, 0o755); err != nil {
+			return nil, err
+		}
+	}
 	if err := s.Start(); err != nil {
 		return nil, err
 	}
@@ -161,6 +181,9 @@ func (s *Server) start(port int) error {
 		cmd.Dir = s.opts.DataDir
 	}
 	cmd.Stdout, cmd.Stderr = logf, logf
+	if s.Base != "" {
+		cmd.Env = append(os.Environ(), "FUSEKI_BASE="+s.Base)
+	}
 	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL, Setpgid: true}
 	if err := Spawn(cmd); err != nil {
 		return err

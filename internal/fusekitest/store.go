@@ -84,13 +84,15 @@ func RequireFuseki(tb testing.TB, feature string) {
 // startOxigraph starts an Oxigraph server (the oxigraph command of PyPI's
 // oxigraph package) on opts.DataDir with --union-default-graph, as Trails
 // needs. Oxigraph serves one dataset at its root, with no authentication
-// and no configuration file: Users, Config and Datasets are refused.
+// and no configuration file: Users, Config, Datasets and Admin are refused.
 func startOxigraph(opts Options) (*Server, error) {
 	switch {
 	case len(opts.Users) > 0:
 		return nil, errors.New("fusekitest: Oxigraph has no HTTP authentication (Options.Users)")
 	case opts.Config != "":
 		return nil, errors.New("fusekitest: Oxigraph takes no configuration file (Options.Config)")
+	case opts.Admin:
+		return nil, errors.New("fusekitest: Oxigraph has no admin API (Options.Admin)")
 	case opts.Datasets > 0:
 		return nil, errors.New("fusekitest: Oxigraph serves one dataset (Options.Datasets); start a server per dataset")
 	}
