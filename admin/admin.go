@@ -3,7 +3,9 @@
 // restoring it (Export, Import), marking sessions whose time to live ended
 // as expired (Expire), drawing every fork tree (Forest), adding the hash
 // chain to old turns (Rechain) and comparing the store with the writers'
-// signed heads in a witness (Verify).
+// signed heads in a witness (Verify). Server reaches what SPARQL does not,
+// Fuseki's admin API: compaction (Compact) and backups (Backup), which
+// Dataset.Restore loads back.
 //
 // These operations see every principal's sessions, so they live on a type
 // of their own, Dataset, built from the kg client: an agent holds a

@@ -1,0 +1,263 @@
+package admin
+
+import (
+	"bufio"
+	"bytes"
+	"compress/gzip"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"slices"
+	"strings"
+
+	"github.com/knakk/rdf"
+	"github.com/trails-kg/trails/kg"
+	"github.com/trails-kg/trails/rdfio"
+	"github.com/trails-kg/trails/session"
+)
+
+// BackupStats is what Backup did.
+type BackupStats struct {
+	Task Task
+	// File is the backup's file name in the server's backups directory
+	// (FUSEKI_BASE/backups on the server's machine: under scripts/fuseki,
+	// ~/.cache/trails/run/fuseki-PORT-base/backups), NAME_DATE_TIME.nq.gz:
+	// the whole dataset as gzipped N-Quads.
+	File string
+}
+
+// Backup has the server write a backup of the dataset (Fuseki's POST
+// /$/backup/NAME: every quad, in one read transaction, as gzipped
+// N-Quads), waits for the task to end, and returns the file's name.
+// Writers go on while it runs; the backup holds the dataset as it was
+// when the task began. Restore loads it.
+//
+// It returns an error wrapping ErrUnsupported for a server without the
+// admin API; ErrTaskFailed when the backup failed; a *kg.Error matching
+// kg.ErrNotFound for a dataset the server does not have, or another kg
+// sentinel; or the error of ctx, after which the backup may go on in the
+// server.
+func (s *Server) Backup(ctx context.Context) (BackupStats, error) {
+	var st BackupStats
+	before, err := s.backups(ctx)
+	if err != nil {
+		return st, fmt.Errorf("backup: %w", err)
+	}
+	id, err := s.start(ctx, "backup", "")
+	if err != nil {
+		return st, fmt.Errorf("backup: %w", err)
+	}
+	if st.Task, err = s.wait(ctx, "backup", id); err != nil {
+		return st, fmt.Errorf("backup: %w", err)
+	}
+	after, err := s.backups(ctx)
+	if err != nil {
+		return st, fmt.Errorf("backup: %w", err)
+	}
+	// The new file; or, if a backup of the same second had the same name,
+	// the newest of the dataset's (the names end in the time, which sorts).
+	for _, f := range after {
+		if !slices.Contains(before, f) {
+			st.File = f
+		}
+	}
+	if st.File == "" && len(after) > 0 {
+		st.File = after[len(after)-1]
+	}
+	if st.File == "" {
+		return st, fmt.Errorf("backup: %w: task %s succeeded and the server lists no backup of /%s", kg.ErrProtocol, id, s.dataset)
+	}
+	return st, nil
+}
+
+// backups returns the names of the dataset's backups that the server
+// lists (/$/backups-list), sorted.
+func (s *Server) backups(ctx context.Context) ([]string, error) {
+	body, err := s.do(ctx, "backups list", http.MethodGet, s.base+"/$/backups-list")
+	if err != nil {
+		return nil, err
+	}
+	var v struct {
+		Backups []string `json:"backups"`
+	}
+	if err := json.Unmarshal(body, &v); err != nil {
+		return nil, &kg.Error{Op: "backups list", Status: http.StatusOK, Body: cut(string(body)), Err: fmt.Errorf("%w: %v", kg.ErrProtocol, err)}
+	}
+	var mine []string
+	for _, f := range v.Backups {
+		if strings.HasPrefix(f, s.dataset+"_") {
+			mine = append(mine, f)
+		}
+	}
+	slices.Sort(mine)
+	return mine, nil
+}
+
+// RestoreStats is what Restore wrote.
+type RestoreStats struct {
+	Quads   int  // quads loaded
+	Batches int  // requests sent, each one transaction
+	Planned int  // requests to send
+	Dropped bool // the dataset's former data was dropped (replace)
+}
+
+// Restore loads a backup into the dataset: N-Quads, gzipped or not
+// (Backup's file, or Export's N-Quads). Unlike Import it applies none of
+// the writers' rules: a backup holds the whole dataset (the ontology, the
+// shared values and every session, PROV record and staging graph) as the
+// store held it, and is loaded as it is. The dataset must be empty, or
+// replace must be set, and then its data is dropped first.
+//
+// Restore reads and parses the whole backup before it writes anything,
+// and holds it in memory. It then writes in batches, each one request
+// (one transaction) of at most 50,000 quads; the quads that hold blank
+// nodes (Trails writes none, but a backup may hold them) all go in the
+// last one, so that each blank node stays one. The drop and the batches
+// are not one transaction: a restore that fails or is interrupted part
+// way leaves part of the backup; running it again with replace completes
+// it. progress, if not nil, is called after each batch with the quads
+// written so far and the total.
+//
+// It returns an *ImportError (RuleSyntax, wrapping session.ErrInvalid) for
+// a backup that does not parse, with its line; ErrNotEmpty for a dataset
+// holding data without replace; the error of r; the error of ctx; or a
+// store error wrapping the kg error.
+func (ds *Dataset) Restore(ctx context.Context, r io.Reader, replace bool, progress func(done, total int)) (RestoreStats, error) {
+	st, err := ds.restore(ctx, r, replace, progress)
+	if err != nil {
+		return st, fmt.Errorf("restore: %w", err)
+	}
+	return st, nil
+}
+
+func (ds *Dataset) restore(ctx context.Context, r io.Reader, replace bool, progress func(done, total int)) (RestoreStats, error) {
+	var st RestoreStats
+	batches, total, err := readBackup(r)
+	if err != nil {
+		return st, err
+	}
+	st.Planned = len(batches)
+	has, err := ds.c.Ask(ctx, query("restore-any.rq"))
+	if err != nil {
+		return st, err
+	}
+	if has && !replace {
+		return st, fmt.Errorf("%w (restore loads a backup into an empty dataset, or in place of its data)", ErrNotEmpty)
+	}
+	if has {
+		if err := ds.c.Update(ctx, query("restore-drop.ru"), kg.Idempotent()); err != nil {
+			return st, err
+		}
+		st.Dropped = true
+	}
+	for _, b := range batches {
+		if err := ctx.Err(); err != nil {
+			return st, err
+		}
+		if err := ds.c.LoadQuads(ctx, b.data); err != nil {
+			return st, err
+		}
+		st.Quads += b.quads
+		st.Batches++
+		if progress != nil {
+			progress(st.Quads, total)
+		}
+	}
+	return st, nil
+}
+
+// restoreBatch is one request of a restore.
+type restoreBatch struct {
+	data  []byte // N-Quads
+	quads int
+}
+
+// restoreBatchQuads bounds the quads of one request of a restore.
+var restoreBatchQuads = 50_000
+
+// readBackup parses a backup (gzipped or not) and cuts it into batches,
+// those with blank nodes last and whole.
+func readBackup(r io.Reader) ([]restoreBatch, int, error) {
+	br := bufio.NewReaderSize(r, 64<<10)
+	if magic, _ := br.Peek(2); len(magic) == 2 && magic[0] == 0x1f && magic[1] == 0x8b {
+		zr, err := gzip.NewReader(br)
+		if err != nil {
+			return nil, 0, err
+		}
+		defer zr.Close()
+		br = bufio.NewReaderSize(zr, 64<<10)
+	}
+	dec := rdfio.NewDecoder(br, rdfio.NQuads)
+	var (
+		batches     []restoreBatch
+		cur, blanks bytes.Buffer
+		n, nBlank   int
+		total       int
+	)
+	curEnc := rdfio.NewEncoder(&cur, rdfio.NQuads)
+	blankEnc := rdfio.NewEncoder(&blanks, rdfio.NQuads)
+	flush := func() error {
+		if err := curEnc.Close(); err != nil {
+			return err
+		}
+		if n > 0 {
+			batches = append(batches, restoreBatch{data: bytes.Clone(cur.Bytes()), quads: n})
+		}
+		cur.Reset()
+		n = 0
+		curEnc = rdfio.NewEncoder(&cur, rdfio.NQuads)
+		return nil
+	}
+	for {
+		q, err := dec.Decode()
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		var se *rdfio.SyntaxError
+		if errors.As(err, &se) {
+			return nil, 0, &ImportError{Line: se.Line, Rule: RuleSyntax, Err: fmt.Errorf("%w: %s", session.ErrInvalid, se.Msg)}
+		}
+		if err != nil {
+			return nil, 0, err
+		}
+		total++
+		if hasBlank(q) {
+			if err := blankEnc.Encode(q); err != nil {
+				return nil, 0, &ImportError{Line: q.Line, Rule: RuleSyntax, Err: fmt.Errorf("%w: %v", session.ErrInvalid, err)}
+			}
+			nBlank++
+			continue
+		}
+		if err := curEnc.Encode(q); err != nil {
+			return nil, 0, &ImportError{Line: q.Line, Rule: RuleSyntax, Err: fmt.Errorf("%w: %v", session.ErrInvalid, err)}
+		}
+		if n++; n >= restoreBatchQuads {
+			if err := flush(); err != nil {
+				return nil, 0, err
+			}
+		}
+	}
+	if err := flush(); err != nil {
+		return nil, 0, err
+	}
+	if err := blankEnc.Close(); err != nil {
+		return nil, 0, err
+	}
+	if nBlank > 0 {
+		batches = append(batches, restoreBatch{data: blanks.Bytes(), quads: nBlank})
+	}
+	return batches, total, nil
+}
+
+// hasBlank reports whether a term of q is a blank node.
+func hasBlank(q rdfio.Quad) bool {
+	for _, t := range []rdf.Term{q.S, q.O, q.G} {
+		if _, ok := t.(rdf.Blank); ok {
+			return true
+		}
+	}
+	return false
+}
