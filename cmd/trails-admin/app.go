@@ -40,7 +40,7 @@ func commands() []command {
 		&anchorCmd{}, &forkCmd{}, &mergeCmd{}, &tagCmd{}, &tagCmd{remove: true}, &stateCmd{},
 		&treeCmd{}, &orphansCmd{}, &checkCmd{}, &verifyCmd{}, &keygenCmd{}, &checkpointCmd{}, &detachCmd{}, &deleteCmd{}, &expireCmd{}, &sweepCmd{}, &rechainCmd{},
 		&rewindCmd{}, &rewindsCmd{},
-		&exportCmd{}, &importCmd{},
+		&exportCmd{}, &importCmd{}, &backupCmd{}, &restoreCmd{}, &compactCmd{},
 		&auditCmd{},
 	}
 }
@@ -220,6 +220,25 @@ func (a *app) dataset(ctx context.Context) (*admin.Dataset, error) {
 		return nil, err
 	}
 	return admin.New(c), nil
+}
+
+// server returns the admin API of the dataset's server (compact,
+// backup), after checking that the store answers at the endpoint.
+func (a *app) server(ctx context.Context) (*admin.Server, error) {
+	if a.conn.store == storeKafka {
+		return nil, fmt.Errorf("%w: the cluster's replicas are Fuseki datasets of their own: give each replica's --endpoint with --store fuseki", admin.ErrUnsupported)
+	}
+	s, err := admin.NewServer(admin.ServerConfig{
+		Endpoint: a.conn.endpoint, Store: kg.Store(a.conn.store),
+		Username: a.conn.user, Password: a.conn.password, Timeout: a.conn.timeout,
+	})
+	if err != nil {
+		return nil, err
+	}
+	if _, err := a.kg(ctx); err != nil {
+		return nil, err
+	}
+	return s, nil
 }
 
 // reader returns the PROV reader.

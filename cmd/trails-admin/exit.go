@@ -16,7 +16,7 @@ const (
 	exitOK          = 0
 	exitFailure     = 1 // a failure, or findings (orphans, integrity violations)
 	exitUsage       = 2
-	exitStore       = 3 // cannot reach or authenticate to the store
+	exitStore       = 3 // cannot reach the store, no dataset at the endpoint, or refused credentials
 	exitInterrupted = 130
 )
 
@@ -46,7 +46,10 @@ func exitCode(err error) int {
 		return exitUsage // what the command line gave cannot be used
 	case errors.Is(err, context.Canceled):
 		return exitInterrupted
-	case errors.Is(err, kg.ErrUnavailable), errors.Is(err, kg.ErrUnauthorized):
+	case errors.Is(err, kg.ErrUnavailable), errors.Is(err, kg.ErrUnauthorized), errors.Is(err, kg.ErrNotFound):
+		// kg.ErrNotFound: the server answered 404, no dataset (or no
+		// endpoint) at the URL given; the store cannot be used as given,
+		// as when it cannot be reached.
 		return exitStore
 	default:
 		return exitFailure

@@ -44,7 +44,8 @@ Exit codes:
   0    ok
   1    failure, or findings (orphans, integrity violations)
   2    usage error
-  3    cannot reach or authenticate to the store
+  3    cannot reach the store, no dataset at the endpoint (HTTP 404), or the
+       store refused the credentials
   130  interrupted (Ctrl-C stops between atomic steps and says what was done)
 `
 

@@ -1,0 +1,181 @@
+package main_test
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/trails-kg/trails/internal/fusekitest"
+	"github.com/trails-kg/trails/internal/storetest"
+	"github.com/trails-kg/trails/kg"
+	"github.com/trails-kg/trails/session"
+)
+
+// The operator's commands that go through Fuseki's admin API (compact,
+// backup) and restore, on a Fuseki that serves it, as scripts/fuseki
+// starts it; and the import errors a newcomer met (issue 40).
+
+// adminServer starts a Fuseki with the admin API for tb, with the
+// default configuration (/trails, TDB2 on disk), stopped when tb ends.
+func adminServer(tb testing.TB) *fusekitest.Server {
+	tb.Helper()
+	fusekitest.RequireFuseki(tb, "the admin API (/$/compact, /$/backup)")
+	s, err := fusekitest.StartServer(fusekitest.Options{Admin: true})
+	if err != nil {
+		tb.Fatalf("start a Fuseki with the admin API: %v", err)
+	}
+	tb.Cleanup(func() { s.Close() })
+	return s
+}
+
+// What varies in the output of compact and backup besides what normalize
+// replaces: sizes, durations and the time in a backup's name.
+var (
+	sizeRE     = regexp.MustCompile(`\d+(\.\d)? [KMGTP]iB \(\d+ bytes\)( +)?|\b\d+ bytes\b`)
+	secondsRE  = regexp.MustCompile(`\b\d+\.\d s\b`)
+	backupTime = regexp.MustCompile(`_\d{4}-\d{2}-\d{2}_\d{2}-\d{2}-\d{2}\.nq\.gz`)
+)
+
+// stable replaces in res's arguments and output what varies between runs:
+// each old of the pairs old, new of repl by its new, sizes by <SIZE>,
+// seconds by <S> s, the time of a backup's name by _<DATE>.
+func stable(res result, repl ...string) result {
+	r := strings.NewReplacer(repl...)
+	fix := func(s string) string {
+		s = r.Replace(s)
+		s = sizeRE.ReplaceAllStringFunc(s, func(m string) string {
+			if strings.HasSuffix(m, " ") {
+				return "<SIZE>  "
+			}
+			return "<SIZE>"
+		})
+		s = secondsRE.ReplaceAllString(s, "<S> s")
+		return backupTime.ReplaceAllString(s, "_<DATE>.nq.gz")
+	}
+	res.args = slices.Clone(res.args)
+	for i, a := range res.args {
+		res.args[i] = fix(a)
+	}
+	res.stdout, res.stderr = fix(res.stdout), fix(res.stderr)
+	return res
+}
+
+// TestCompact churns the dataset (sessions written and deleted) and
+// compacts it: the database shrinks, and what was kept loads as it was.
+func TestCompact(t *testing.T) {
+	fusekitest.Parallel(t)
+	s := adminServer(t)
+	ctx := context.Background()
+	st := session.NewStore(fusekitest.Client(t, kg.Config{Endpoint: s.Endpoint}))
+	kept := storetest.Persisted(t, st, "keeper", 4)
+	for i := 0; i < 20; i++ {
+		x := session.New("churner")
+		storetest.AppendN(x, 30, strings.Repeat("churn ", 100))
+		storetest.MustPersist(t, st, x)
+		if err := st.Delete(ctx, x.ID, session.DeleteOptions{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	db := filepath.Join(s.DataDir(), "databases", "trails")
+	r := runner{endpoint: s.Endpoint}
+	js := decode[map[string]any](t, r.mustRun(t, 0, "compact", "--db", db, "--json"))
+	hasFields(t, "compact --json", js, "dataset", "task", "seconds", "db", "bytes_before", "bytes_after", "generation_before", "generation_after")
+	before, after := js["bytes_before"].(float64), js["bytes_after"].(float64)
+	if after <= 0 || after >= before {
+		t.Errorf("compact: got %v bytes before and %v after, want fewer after", before, after)
+	}
+	text := r.mustRun(t, 0, "compact", "--db", db)
+	blind := r.mustRun(t, 0, "compact")
+	storetest.SameSession(t, storetest.MustLoad(t, st, kept.ID), kept)
+	golden(t, "compact", []string{s.Endpoint}, "a Fuseki with the admin API; sizes and durations replaced",
+		stable(text, db, "<DB>"), stable(blind))
+}
+
+// TestBackupRestore backs the dataset up, damages it, restores the backup
+// and finds check clean and every session as before.
+func TestBackupRestore(t *testing.T) {
+	fusekitest.Parallel(t)
+	s := adminServer(t)
+	r := runner{endpoint: s.Endpoint}
+	dir := t.TempDir()
+	r.mustRun(t, 0, "demo")
+	before, after := filepath.Join(dir, "before.nq"), filepath.Join(dir, "after.nq")
+	r.mustRun(t, 0, "export", "-o", before)
+
+	js := decode[map[string]any](t, r.mustRun(t, 0, "backup", "--fuseki-base", s.Base, "--json"))
+	hasFields(t, "backup --json", js, "dataset", "task", "seconds", "file", "path", "bytes")
+	file, _ := js["path"].(string)
+	if file == "" || !strings.HasPrefix(file, filepath.Join(s.Base, "backups")+"/") {
+		t.Fatalf("backup --json: got path %q, want one in %s/backups", file, s.Base)
+	}
+	backup := r.mustRun(t, 0, "backup", "--fuseki-base", s.Base)
+	file = strings.TrimSpace(backup.stdout)
+
+	ids := decode[[]map[string]any](t, r.mustRun(t, 0, "sessions", "--json"))
+	root := ""
+	for _, info := range ids {
+		if info["parent"] == nil || info["parent"] == "" {
+			root, _ = info["id"].(string)
+		}
+	}
+	if root == "" {
+		t.Fatal("the demo stored no root session")
+	}
+	damage := r.mustRun(t, 0, "delete", root, "--cascade")
+	refused := r.mustRun(t, 1, "restore", file)
+	restored := r.mustRun(t, 0, "restore", file, "--replace")
+	check := r.mustRun(t, 0, "check")
+	r.mustRun(t, 0, "export", "-o", after)
+	want, err := os.ReadFile(before)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := os.ReadFile(after)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if string(got) != string(want) {
+		t.Errorf("export after backup, damage and restore differs from the one before:\n%s", lineDiff(string(want), string(got)))
+	}
+	golden(t, "backup-restore", []string{s.Endpoint}, "a Fuseki with the admin API, after trails-admin demo; sizes and durations replaced",
+		stable(backup, s.Base, "<BASE>"), damage, stable(refused, s.Base, "<BASE>"), stable(restored, s.Base, "<BASE>"), check)
+}
+
+// TestOperationsRefused: compact and backup on stores without the admin
+// API, and on a dataset the server does not have.
+func TestOperationsRefused(t *testing.T) {
+	fusekitest.Parallel(t)
+	s := adminServer(t)
+	plain := fusekitest.Endpoint(t) // the binary's Fuseki: the plain server
+	nope := strings.TrimSuffix(s.Endpoint, "/trails") + "/nope"
+	// The plain server's dataset is the test's own, /t1 … /t8.
+	name := "/$/compact/" + filepath.Base(plain) + "?"
+	runs := []result{
+		stable(runner{endpoint: plain}.mustRun(t, 1, "compact"), name, "/$/compact/<DATASET>?"),
+		runner{endpoint: plain}.mustRun(t, 1, "backup"),
+		runner{endpoint: plain}.mustRun(t, 1, "compact", "--store", "oxigraph"),
+		runner{endpoint: nope}.mustRun(t, 3, "compact"),
+		runner{endpoint: s.Endpoint}.mustRun(t, 2, "restore"),
+	}
+	golden(t, "operations-refused", []string{plain, s.Endpoint, nope}, "the plain Fuseki of the tests, and one with the admin API", runs...)
+}
+
+// TestImportErrors: the import errors of issue 40. Turtle with an
+// unterminated string names the string's line, not the default graph; a
+// dataset URL the server answers 404 exits 3, as an unreachable store.
+func TestImportErrors(t *testing.T) {
+	fusekitest.Parallel(t)
+	ep := fusekitest.Endpoint(t)
+	nope := strings.TrimSuffix(ep, "/"+filepath.Base(ep)) + "/nope"
+	file := filepath.Join("..", "..", "testdata", "export", "invalid", "turtle-unterminated-string.trig")
+	runs := []result{
+		runner{endpoint: ep}.mustRun(t, 1, "import", file),
+		runner{endpoint: nope}.mustRun(t, 3, "import", file),
+		runner{endpoint: nope}.mustRun(t, 3, "sessions"),
+	}
+	golden(t, "import-errors", []string{ep, nope}, "the Turtle file's string is left open on line 7; /nope is no dataset of the server", runs...)
+}

@@ -1,0 +1,82 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"os"
+
+	"github.com/trails-kg/trails/admin"
+)
+
+type restoreCmd struct {
+	replace bool
+	json    bool
+}
+
+func (*restoreCmd) name() string  { return "restore" }
+func (*restoreCmd) usage() string { return "FILE [--replace] [--json]" }
+func (*restoreCmd) synopsis() string {
+	return "load a backup (N-Quads, gzipped or not) as it is into an empty dataset, or in place of its data with --replace"
+}
+func (*restoreCmd) example() string {
+	return "trails-admin restore trails_2026-11-27_21-30-00.nq.gz --replace && trails-admin check"
+}
+func (c *restoreCmd) flags(fs *flag.FlagSet) {
+	fs.BoolVar(&c.replace, "replace", false, "drop the dataset's data first (else a dataset holding data is refused)")
+	fs.BoolVar(&c.json, "json", false, "print JSON")
+}
+
+// restoreJSON is the JSON form of a restore (stable names).
+type restoreJSON struct {
+	Quads   int  `json:"quads"`
+	Batches int  `json:"batches"`
+	Dropped bool `json:"dropped"`
+}
+
+func (c *restoreCmd) run(ctx context.Context, a *app, args []string) error {
+	if len(args) != 1 {
+		return usageErrorf("restore needs one file (- for stdin); try: trails-admin restore -h")
+	}
+	in := os.Stdin
+	if args[0] != "-" {
+		f, err := os.Open(args[0])
+		if err != nil {
+			return err
+		}
+		defer f.Close()
+		in = f
+	}
+	a.longRequests()
+	ds, err := a.dataset(ctx)
+	if err != nil {
+		return err
+	}
+	p := a.progress("restore")
+	st, err := ds.Restore(ctx, in, c.replace, func(done, total int) { p.update(done, total, "quads") })
+	p.finish()
+	switch {
+	case errors.Is(err, admin.ErrNotEmpty):
+		return fmt.Errorf("%w; give --replace to drop its data first", err)
+	case err != nil && st.Batches > 0:
+		fmt.Fprintf(a.stdout, "stopped after %d of %d batches: %s loaded\n", st.Batches, st.Planned, plural(st.Quads, "quad"))
+		return fmt.Errorf("%w; run the same command with --replace to restore it whole", err)
+	case err != nil:
+		return err
+	}
+	if c.json {
+		return a.json(restoreJSON{Quads: st.Quads, Batches: st.Batches, Dropped: st.Dropped})
+	}
+	dropped := ""
+	if st.Dropped {
+		dropped = ", in place of the data dropped"
+	}
+	batches := "batches"
+	if st.Batches == 1 {
+		batches = "batch"
+	}
+	fmt.Fprintf(a.stdout, "restored %s in %d %s%s\n", plural(st.Quads, "quad"), st.Batches, batches, dropped)
+	fmt.Fprintln(a.stderr, "check it with: trails-admin check")
+	return nil
+}
