@@ -340,7 +340,7 @@ func readImport(data []byte, trig bool) (*importInput, error) {
 	seen := make(map[string]struct{})
 	var tw terms
 	syntax := func(line int, err error) error {
-		return &ImportError{Line: line, Rule: RuleSyntax, Err: fmt.Errorf("%w: %v", session.ErrInvalid, err)}
+		return &ImportError{Line: line, Rule: RuleSyntax, Err: fmt.Errorf("%w: %w", session.ErrInvalid, err)}
 	}
 	f := rdfio.NQuads
 	if trig {
@@ -363,7 +363,9 @@ func readImport(data []byte, trig bool) (*importInput, error) {
 		}
 		t, err := tw.triple(q)
 		if err != nil {
-			return syntax(q.Line, err)
+			// A term Trails does not write (a time outside years 0000
+			// to 9999, say): name the field it stands in.
+			return syntax(q.Line, fmt.Errorf("<%s>: %w", q.P, err))
 		}
 		gs, err := tw.term(g.iri)
 		if err != nil {

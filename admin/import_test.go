@@ -348,6 +348,19 @@ func TestImportHostile(t *testing.T) {
 			rule: admin.RuleTurn, want: []error{session.ErrInvalid},
 		},
 		{
+			name: "a turn created after year 9999 (milliseconds taken for seconds)",
+			input: func() []string {
+				ls := w.turn(v.n.ID, session.Turn{Index: 2, Role: "user", Content: "c", Branch: session.MainBranch, Created: t0}, "")
+				for i, l := range ls {
+					if strings.Contains(l, "<"+ontology.Created+">") {
+						ls[i] = mark(strings.Replace(l, t0.Format(time.RFC3339Nano), "57877-12-12T08:00:00Z", 1))
+					}
+				}
+				return v.withN(ls...)
+			},
+			rule: admin.RuleSyntax, want: []error{session.ErrInvalid, kg.ErrInvalidTerm},
+		},
+		{
 			name: "a role over 1 KiB",
 			input: func() []string {
 				ls := w.turn(v.n.ID, session.Turn{Index: 2, Role: strings.Repeat("r", 1025), Content: "c", Branch: session.MainBranch, Created: t0}, "")

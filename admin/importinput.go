@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/knakk/rdf"
+	"github.com/trails-kg/trails/kg"
 	"github.com/trails-kg/trails/ontology"
 	"github.com/trails-kg/trails/rdfio"
 	"github.com/trails-kg/trails/session"
@@ -651,9 +652,12 @@ func timeValue(o rdf.Term) (time.Time, error) {
 	if !ok || l.DataType.String() != ontology.XSDDateTime {
 		return time.Time{}, fmt.Errorf("%s is not an xsd:dateTime", o)
 	}
-	t, err := time.Parse(time.RFC3339Nano, l.String())
+	t, err := kg.ParseDateTime(l.String())
 	if err != nil {
 		return time.Time{}, fmt.Errorf("%q is not a date and time", l.String())
+	}
+	if err := kg.CheckTime(t); err != nil {
+		return time.Time{}, fmt.Errorf("%q is outside years 0000 to 9999, which Trails does not write (milliseconds taken for seconds?)", l.String())
 	}
 	return t.UTC(), nil
 }

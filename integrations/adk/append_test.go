@@ -4,6 +4,7 @@ import (
 	"errors"
 	"strings"
 	"testing"
+	"time"
 
 	"google.golang.org/adk/v2/session"
 
@@ -223,5 +224,42 @@ func TestAppendDeleted(t *testing.T) {
 	}
 	if infos, err := st.List(ctx); err != nil || len(infos) != 0 {
 		t.Errorf("stored after the refused append: %v, %v", infos, err)
+	}
+}
+
+// TestAppendTimestampOutOfRange: an event whose Timestamp Trails could
+// not read back (milliseconds taken for seconds: year 57868) is refused
+// with ErrInvalid naming the field, before anything is sent; the session
+// keeps its events and takes the next one (issue 36: the event was
+// acknowledged and the session could no longer be read).
+func TestAppendTimestampOutOfRange(t *testing.T) {
+	fusekitest.Parallel(t)
+	ctx := t.Context()
+	svc, _ := newService(t)
+	c, err := svc.Create(ctx, &session.CreateRequest{AppName: "app", UserID: "u1"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	now := time.Now()
+	if err := svc.AppendEvent(ctx, c.Session, &session.Event{ID: "e1", Author: "user", Timestamp: now}); err != nil {
+		t.Fatal(err)
+	}
+	err = svc.AppendEvent(ctx, c.Session, &session.Event{ID: "e2", Author: "user", Timestamp: time.Unix(now.UnixMilli(), 0)})
+	if !errors.Is(err, adk.ErrInvalid) || !strings.Contains(err.Error(), "Timestamp") {
+		t.Fatalf("got %v, want adk.ErrInvalid naming the Timestamp", err)
+	}
+	if err := svc.AppendEvent(ctx, c.Session, &session.Event{ID: "e3", Author: "user", Timestamp: now.Add(time.Second)}); err != nil {
+		t.Fatal(err)
+	}
+	g, err := svc.Get(ctx, &session.GetRequest{AppName: "app", UserID: "u1", SessionID: c.Session.ID()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var ids []string
+	for ev := range g.Session.Events().All() {
+		ids = append(ids, ev.ID)
+	}
+	if strings.Join(ids, " ") != "e1 e3" {
+		t.Fatalf("got events %v, want [e1 e3]", ids)
 	}
 }

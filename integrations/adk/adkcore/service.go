@@ -9,6 +9,7 @@ import (
 	"slices"
 	"time"
 
+	"github.com/trails-kg/trails/kg"
 	trails "github.com/trails-kg/trails/session"
 )
 
@@ -42,6 +43,9 @@ type Service[E any] struct {
 // already removed): TurnOf with e's fields and JSON.
 func (s *Service[E]) Turn(e E) (trails.Turn, error) {
 	f := s.Codec.Fields(e)
+	if err := kg.CheckTime(f.Timestamp); err != nil { // before JSON, which fails on it less clearly
+		return trails.Turn{}, fmt.Errorf("%w: event %s: Timestamp: %w", ErrInvalid, f.ID, err)
+	}
 	raw, err := json.Marshal(e)
 	if err != nil {
 		return trails.Turn{}, fmt.Errorf("%w: event %s: %v", ErrInvalid, f.ID, err)

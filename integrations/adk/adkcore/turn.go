@@ -89,6 +89,9 @@ func TurnOf(f Fields, raw []byte, format string) (trails.Turn, error) {
 			}
 		}
 	}
+	if err := kg.CheckTime(f.Timestamp); err != nil {
+		return trails.Turn{}, fmt.Errorf("%w: event %s: Timestamp: %w", ErrInvalid, f.ID, err)
+	}
 	return trails.Turn{Role: roleOf(f), Content: strings.Join(text, "\n"), Created: f.Timestamp, Structure: x}, nil
 }
 
