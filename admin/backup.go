@@ -105,10 +105,12 @@ type RestoreStats struct {
 }
 
 // Restore loads a backup into the dataset: N-Quads, gzipped or not
-// (Backup's file, or Export's N-Quads). Unlike Import it applies none of
-// the writers' rules: a backup holds the whole dataset (the ontology, the
-// shared values and every session, PROV record and staging graph) as the
-// store held it, and is loaded as it is. The dataset must be empty, or
+// (Backup's file, or a Graph Store dump of the whole dataset). Unlike
+// Import it applies none of the writers' rules: a backup holds the whole
+// dataset (the ontology, the shared values and every session, PROV record
+// and staging graph) as the store held it, and is loaded as it is. An
+// Export holds the sessions and PROV records only: it goes back with
+// Import, which derives the shared values again. The dataset must be empty, or
 // replace must be set, and then its data is dropped first.
 //
 // Restore reads and parses the whole backup before it writes anything,

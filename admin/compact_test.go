@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"math/rand/v2"
+	"os"
 	"path/filepath"
 	"testing"
 
@@ -102,5 +103,84 @@ func TestCompactRefused(t *testing.T) {
 	// A directory that is not a TDB2 database: refused before any request.
 	if _, err := serverOf(t, s, compactDS).Compact(ctx, t.TempDir()); !errors.Is(err, session.ErrInvalid) {
 		t.Fatalf("compact with a directory that is no database: got %v, want ErrInvalid", err)
+	}
+}
+
+// BenchmarkGrowth measures how much a TDB2 database on disk grows per
+// turn stored, and what it takes after a compaction: b.N turns of 200 to
+// 2,000 characters (storetest.Realistic, some 1.1 KB on average) in
+// sessions of 20, appended as an agent does (a Persist after each turn:
+// one TDB2 transaction each) or persisted a whole session at once. It
+// reports the bytes on disk per turn after writing (disk-B/turn), after
+// compaction (compacted-B/turn), and the content's (content-B/turn); the
+// database starts empty but for the vocabulary. docs/operations.md quotes
+// it, run as:
+//
+//	go test ./admin/ -run '^$' -bench Growth -benchtime 2000x
+//
+// The database is in $TRAILS_TEST_SCRATCH if set, else the temporary
+// directory (on disk, as in production; /dev/shm would measure memory).
+func BenchmarkGrowth(b *testing.B) {
+	for _, perPersist := range []int{1, 20} {
+		name := "append"
+		if perPersist > 1 {
+			name = "session"
+		}
+		b.Run(name, func(b *testing.B) {
+			fusekitest.RequireFuseki(b, "the admin API (/$/compact)")
+			data := b.TempDir()
+			if d := os.Getenv(fusekitest.EnvScratch); d != "" {
+				var err error
+				if data, err = os.MkdirTemp(d, "trails-growth-"); err != nil {
+					b.Fatal(err)
+				}
+				b.Cleanup(func() { os.RemoveAll(data) })
+			}
+			s, err := fusekitest.StartServer(fusekitest.Options{Admin: true, DataDir: data})
+			if err != nil {
+				b.Fatal(err)
+			}
+			b.Cleanup(func() { s.Close() })
+			ctx := context.Background()
+			c := fusekitest.Client(b, kg.Config{Endpoint: s.Endpoint, Store: kg.Fuseki})
+			if _, err := admin.New(c).Init(ctx); err != nil {
+				b.Fatal(err)
+			}
+			st := session.NewStore(c)
+			db := filepath.Join(data, "databases", "trails")
+			rng := rand.New(rand.NewPCG(40, 4))
+			contents := make([]string, b.N)
+			var content int
+			for i := range contents {
+				contents[i] = storetest.Realistic(rng)
+				content += len(contents[i])
+			}
+			start, err := admin.DiskUsage(db)
+			if err != nil {
+				b.Fatal(err)
+			}
+			b.ResetTimer()
+			var x *session.Session
+			for i := 0; i < b.N; i++ {
+				if i%20 == 0 {
+					x = session.New("grower")
+				}
+				x.Append([]string{"user", "assistant"}[i%2], contents[i])
+				if (i+1)%perPersist == 0 || i == b.N-1 {
+					storetest.MustPersist(b, st, x)
+				}
+			}
+			b.StopTimer()
+			stats, err := serverOf(b, s, "trails").Compact(ctx, db)
+			if err != nil {
+				b.Fatal(err)
+			}
+			n := float64(b.N)
+			b.ReportMetric(float64(stats.Before-start)/n, "disk-B/turn")
+			b.ReportMetric(float64(stats.After-start)/n, "compacted-B/turn")
+			b.ReportMetric(float64(content)/n, "content-B/turn")
+			b.Logf("%d turns, %d per Persist: %d bytes on disk empty (vocabulary), %d after, %d compacted (in %v)",
+				b.N, perPersist, start, stats.Before, stats.After, stats.Task.Took())
+		})
 	}
 }
