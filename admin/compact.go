@@ -33,8 +33,10 @@ type CompactStats struct {
 // Compact compacts the dataset's TDB2 database: Fuseki's POST
 // /$/compact/NAME?deleteOld=true, which copies the live data into a new
 // generation of the database (Data-NNNN) and deletes the old one, freeing
-// what deleted and replaced data took. Readers and writers go on while it
-// runs. It waits for the task to end.
+// what deleted and replaced data took. Readers go on while it runs;
+// writers wait until it ends (TDB2 holds its one writer's lock), for a time
+// that grows with the live data (docs/operations.md has figures). It waits
+// for the task to end.
 //
 // dir, when not "", is the database's directory on this machine (the one
 // holding Data-NNNN and tdb.lock: DATA/databases/trails under
