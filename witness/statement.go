@@ -31,9 +31,21 @@ const (
 // known reports whether this version reads statements of kind k.
 func (k Kind) known() bool { return k == KindHead || k == KindDeletion }
 
-// statementHeader is the first line of every statement: it keeps a
-// statement from being taken for another note signed by the same key.
-const statementHeader = "trails statement v1"
+// statementHeader and statementHeaderV2 are the first line of a
+// statement of version 1 and 2: it keeps a statement from being taken for
+// another note signed by the same key.
+const (
+	statementHeader   = "trails statement v1"
+	statementHeaderV2 = "trails statement v2"
+)
+
+// HeadRef names a session's head as a statement's prev line does: its own
+// turn count and the chain digest of its last own turn ("" when it has
+// none).
+type HeadRef struct {
+	Turns uint64
+	Chain string
+}
 
 // timeLayout is how a Statement's time is written: UTC, milliseconds.
 const timeLayout = "2006-01-02T15:04:05.000Z"
@@ -61,6 +73,27 @@ const timeLayout = "2006-01-02T15:04:05.000Z"
 // An empty chain or position is the line "chain" or "position" alone.
 // Session, Digest, Chain and Position are printable UTF-8 with no spaces;
 // Turns is decimal without leading zeros; Time is UTC to the millisecond.
+//
+// Version 2 (Version 2; what Trails signs since issue 37) adds two lines
+// after chain, so that each session's statements form a chain and a fork's
+// link is signed even when it has no turn of its own:
+//
+//	trails statement v2
+//	kind head
+//	session 0f8a6c1e-2b1d-4a57-9d7e-6c1f2f1f0b1e
+//	turns 12
+//	digest sha256:5f1c...
+//	chain sha256:9a0e...
+//	prev 11 sha256:77b2...
+//	parent 3c9d0e4f-1a2b-4c3d-8e5f-6a7b8c9d0e1f 4
+//	time 2026-11-26T11:30:02.123Z
+//	position kafka:trails/0@123
+//
+// "prev TURNS CHAIN" is the head the write replaced (Replaces, Prev; "prev
+// TURNS" when it had no chain, "prev" alone when the session is new with
+// this write: a new session, fork or archive); "parent ID AT" is the fork
+// link the write left (Parent, ForkedAt; "parent" alone for a root or a
+// detached fork).
 type Statement struct {
 	Kind     Kind
 	Session  string
@@ -69,6 +102,19 @@ type Statement struct {
 	Chain    string
 	Time     time.Time
 	Position string
+
+	// Version is 2 for a statement of version 2; 0 for version 1, the
+	// eight lines without Prev and Parent that Trails signed before.
+	Version int
+	// Replaces says that the write replaced head Prev (version 2); false
+	// when the session is new with it.
+	Replaces bool
+	Prev     HeadRef
+	// Parent and ForkedAt are the session's fork link after the write
+	// (version 2): its parent's id and its fork point; "" and 0 for a
+	// root.
+	Parent   string
+	ForkedAt uint64
 }
 
 // Marshal returns s's canonical text, with its time rounded down to the
@@ -78,10 +124,20 @@ func (s Statement) Marshal() ([]byte, error) {
 	if !s.Kind.known() {
 		return nil, fmt.Errorf("marshal statement: %w: %q", ErrUnknownKind, string(s.Kind))
 	}
+	v2 := s.Version == 2
+	if !v2 && (s.Version != 0 || s.Replaces || s.Prev != (HeadRef{}) || s.Parent != "" || s.ForkedAt != 0) {
+		return nil, fmt.Errorf("marshal statement: %w: version %d with the fields of version 2", ErrMalformed, s.Version)
+	}
+	if !s.Replaces && s.Prev != (HeadRef{}) {
+		return nil, fmt.Errorf("marshal statement: %w: a previous head without Replaces", ErrMalformed)
+	}
+	if s.Parent == "" && s.ForkedAt != 0 {
+		return nil, fmt.Errorf("marshal statement: %w: a fork point without a parent", ErrMalformed)
+	}
 	for _, f := range []struct {
 		name, v  string
 		optional bool
-	}{{"session", s.Session, false}, {"digest", s.Digest, false}, {"chain", s.Chain, true}, {"position", s.Position, true}} {
+	}{{"session", s.Session, false}, {"digest", s.Digest, false}, {"chain", s.Chain, true}, {"position", s.Position, true}, {"prev chain", s.Prev.Chain, true}, {"parent", s.Parent, true}} {
 		if err := checkWord(f.v, f.optional); err != nil {
 			return nil, fmt.Errorf("marshal statement: %w: %s %w", ErrMalformed, f.name, err)
 		}
@@ -90,7 +146,11 @@ func (s Statement) Marshal() ([]byte, error) {
 		return nil, fmt.Errorf("marshal statement: %w: time %v, want one in years 1 to 9999", ErrMalformed, s.Time)
 	}
 	var b bytes.Buffer
-	b.WriteString(statementHeader + "\n")
+	if v2 {
+		b.WriteString(statementHeaderV2 + "\n")
+	} else {
+		b.WriteString(statementHeader + "\n")
+	}
 	b.WriteString("kind " + string(s.Kind) + "\n")
 	b.WriteString("session " + s.Session + "\n")
 	b.WriteString("turns " + strconv.FormatUint(s.Turns, 10) + "\n")
@@ -99,6 +159,20 @@ func (s Statement) Marshal() ([]byte, error) {
 		b.WriteString("chain\n")
 	} else {
 		b.WriteString("chain " + s.Chain + "\n")
+	}
+	if v2 {
+		b.WriteString("prev")
+		if s.Replaces {
+			b.WriteString(" " + strconv.FormatUint(s.Prev.Turns, 10))
+			if s.Prev.Chain != "" {
+				b.WriteString(" " + s.Prev.Chain)
+			}
+		}
+		b.WriteString("\nparent")
+		if s.Parent != "" {
+			b.WriteString(" " + s.Parent + " " + strconv.FormatUint(s.ForkedAt, 10))
+		}
+		b.WriteString("\n")
 	}
 	b.WriteString("time " + s.Time.UTC().Truncate(time.Millisecond).Format(timeLayout) + "\n")
 	if s.Position == "" {
@@ -117,13 +191,18 @@ func (s *Statement) Unmarshal(text []byte) error {
 		return fmt.Errorf("unmarshal statement: %w: not UTF-8 text ending in a newline", ErrMalformed)
 	}
 	lines := strings.Split(strings.TrimSuffix(string(text), "\n"), "\n")
-	if len(lines) != 8 {
-		return fmt.Errorf("unmarshal statement: %w: %d lines, want 8", ErrMalformed, len(lines))
-	}
-	if lines[0] != statementHeader {
-		return fmt.Errorf("unmarshal statement: %w: first line %q, want %q", ErrMalformed, clip(lines[0]), statementHeader)
-	}
+	var t Statement
 	keys := []string{"kind", "session", "turns", "digest", "chain", "time", "position"}
+	switch {
+	case lines[0] == statementHeader && len(lines) == 8:
+	case lines[0] == statementHeaderV2 && len(lines) == 10:
+		t.Version = 2
+		keys = []string{"kind", "session", "turns", "digest", "chain", "prev", "parent", "time", "position"}
+	case lines[0] == statementHeader || lines[0] == statementHeaderV2:
+		return fmt.Errorf("unmarshal statement: %w: %d lines, want %d", ErrMalformed, len(lines), map[string]int{statementHeader: 8, statementHeaderV2: 10}[lines[0]])
+	default:
+		return fmt.Errorf("unmarshal statement: %w: first line %q, want %q or %q", ErrMalformed, clip(lines[0]), statementHeader, statementHeaderV2)
+	}
 	vals := make([]string, len(keys))
 	for i, k := range keys {
 		line := lines[i+1]
@@ -131,13 +210,34 @@ func (s *Statement) Unmarshal(text []byte) error {
 		switch {
 		case ok:
 			vals[i] = v
-		case (k == "chain" || k == "position") && line == k:
-			// An empty chain or position.
+		case (k == "chain" || k == "position" || k == "prev" || k == "parent") && line == k:
+			// An empty chain or position, no head replaced, no parent.
 		default:
 			return fmt.Errorf("unmarshal statement: %w: line %d %q, want %q", ErrMalformed, i+2, clip(line), k+" ...")
 		}
 	}
-	var t Statement
+	if t.Version == 2 {
+		// prev and parent: read, then taken out so that the rest reads
+		// as version 1's.
+		prev, parent := vals[5], vals[6]
+		vals = append(vals[:5], vals[7:]...)
+		if prev != "" {
+			n, chain, _ := strings.Cut(prev, " ")
+			turns, err := strconv.ParseUint(n, 10, 64)
+			if err != nil {
+				return fmt.Errorf("unmarshal statement: %w: prev %q", ErrMalformed, clip(prev))
+			}
+			t.Replaces, t.Prev = true, HeadRef{Turns: turns, Chain: chain}
+		}
+		if parent != "" {
+			id, at, ok := strings.Cut(parent, " ")
+			n, err := strconv.ParseUint(at, 10, 64)
+			if !ok || err != nil {
+				return fmt.Errorf("unmarshal statement: %w: parent %q", ErrMalformed, clip(parent))
+			}
+			t.Parent, t.ForkedAt = id, n
+		}
+	}
 	t.Kind = Kind(vals[0])
 	if !t.Kind.known() {
 		return fmt.Errorf("unmarshal statement: %w: %q", ErrUnknownKind, clip(vals[0]))

@@ -196,3 +196,81 @@ func FuzzUnmarshal(f *testing.F) {
 		}
 	})
 }
+
+// TestStatementV2: version 2 names the head a statement replaces and the
+// session's fork link; its text is canonical, and version 1 still reads.
+func TestStatementV2(t *testing.T) {
+	writer, v := newKey(t, "writer.example")
+	known := note.VerifierList(v)
+	s := statement(4)
+	s.Version, s.Replaces, s.Prev = 2, true, witness.HeadRef{Turns: 4, Chain: "sha256:77"}
+	s.Parent, s.ForkedAt = "00000000-0000-4000-8000-000000000009", 2
+	got, err := s.Marshal()
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := "trails statement v2\n" +
+		"kind head\n" +
+		"session 00000000-0000-4000-8000-000000000001\n" +
+		"turns 5\n" +
+		"digest sha256:0000000000000000000000000000000000000000000000000000000000000004\n" +
+		"chain sha256:0000000000000000000000000000000000000000000000000000000000000068\n" +
+		"prev 4 sha256:77\n" +
+		"parent 00000000-0000-4000-8000-000000000009 2\n" +
+		"time 2026-11-26T12:00:04.000Z\n" +
+		"position kafka:trails/0@4\n"
+	if string(got) != want {
+		t.Fatalf("got\n%s\nwant\n%s", got, want)
+	}
+	for _, tc := range []struct {
+		name string
+		s    witness.Statement
+		line string
+	}{
+		{"a fork", s, "prev 4 sha256:77"},
+		{"a new root", func() witness.Statement {
+			s := s
+			s.Replaces, s.Prev, s.Parent, s.ForkedAt = false, witness.HeadRef{}, "", 0
+			return s
+		}(), "prev\nparent\n"},
+		{"a head without chain replaced", func() witness.Statement {
+			s := s
+			s.Prev = witness.HeadRef{Turns: 0}
+			return s
+		}(), "prev 0\n"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			msg := sign(t, tc.s, writer)
+			if !strings.Contains(string(msg), tc.line) {
+				t.Errorf("text lacks %q:\n%s", tc.line, msg)
+			}
+			back, _, err := witness.Open(msg, known)
+			if err != nil || back != tc.s {
+				t.Fatalf("got %+v, %v, want %+v", back, err, tc.s)
+			}
+		})
+	}
+	for _, tc := range []struct {
+		name string
+		edit func(string) string
+	}{
+		{"a prev count with a leading zero", func(x string) string { return strings.Replace(x, "prev 4 ", "prev 04 ", 1) }},
+		{"a parent without its fork point", func(x string) string { return strings.Replace(x, " 2\ntime", "\ntime", 1) }},
+		{"a version 1 header on 10 lines", func(x string) string { return strings.Replace(x, "v2", "v1", 1) }},
+		{"a version 2 header on 8 lines", func(x string) string {
+			return strings.Replace(strings.Replace(x, "prev 4 sha256:77\n", "", 1), "parent 00000000-0000-4000-8000-000000000009 2\n", "", 1)
+		}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var back witness.Statement
+			if err := back.Unmarshal([]byte(tc.edit(want))); !errors.Is(err, witness.ErrMalformed) {
+				t.Fatalf("got %v, want ErrMalformed", err)
+			}
+		})
+	}
+	v1 := statement(1)
+	v1.Parent = "x"
+	if _, err := v1.Marshal(); !errors.Is(err, witness.ErrMalformed) {
+		t.Errorf("version 1 with a parent: got %v, want ErrMalformed", err)
+	}
+}
