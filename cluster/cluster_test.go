@@ -348,6 +348,7 @@ func TestCluster(t *testing.T) {
 	fx := &faultEnv{parent: t, k: k, srv: srv}
 	t.Run("replica fuseki killed", func(t *testing.T) { testFusekiKilled(t, fx) })
 	t.Run("replica applier killed", func(t *testing.T) { testApplierKilled(t, fx) })
+	t.Run("refusal in flight at a kill -9", func(t *testing.T) { testRefusalAtKill(t, fx) })
 	t.Run("replica copied from files", func(t *testing.T) { testReplicaCopied(t, fx) })
 	t.Run("replica cut off", func(t *testing.T) { testCutOff(t, fx) })
 	t.Run("writer killed", func(t *testing.T) { testWriterKilled(t, fx) })

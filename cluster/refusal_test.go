@@ -322,3 +322,191 @@ func (u *updateErrs) last() error {
 	defer u.mu.Unlock()
 	return u.errs[len(u.errs)-1]
 }
+
+// holdingProxy stands between trails-replica processes and their Fuseki:
+// it holds the first update that moves the offset past a refused record
+// (held, then release) and sends it on to Fuseki whatever became of the
+// process that sent it, as a request already in Fuseki's queue (sent,
+// once Fuseki answered it); and once gate is armed, it holds the next
+// update until gate opens.
+type holdingProxy struct {
+	target  string // Fuseki's base URL, http://host:port
+	once    sync.Once
+	held    chan struct{}
+	release chan struct{}
+	sent    chan struct{}
+	gate    atomic.Pointer[firstUpdateGate]
+	err     error // what the held request got, once sent is closed
+}
+
+func (p *holdingProxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	body, err := io.ReadAll(r.Body)
+	if err != nil {
+		http.Error(w, err.Error(), http.StatusBadGateway)
+		return
+	}
+	ctx := r.Context()
+	if strings.HasSuffix(r.URL.Path, "/update") {
+		u := string(body)
+		mine := false
+		if strings.Contains(u, ontology.AppliedOffset) && !strings.Contains(u, ontology.SessionBase) {
+			p.once.Do(func() { mine = true })
+		}
+		if mine {
+			close(p.held)
+			<-p.release
+			defer close(p.sent)
+			ctx = context.WithoutCancel(ctx) // in Fuseki's queue: its sender's death does not take it back
+		} else if g := p.gate.Swap(nil); g != nil {
+			close(g.ready)
+			<-g.open
+		}
+	}
+	req, err := http.NewRequestWithContext(ctx, r.Method, p.target+r.URL.RequestURI(), strings.NewReader(string(body)))
+	if err != nil {
+		http.Error(w, err.Error(), http.StatusBadGateway)
+		return
+	}
+	req.Header = r.Header.Clone()
+	resp, err := http.DefaultTransport.RoundTrip(req)
+	if err == nil && ctx != r.Context() && resp.StatusCode != http.StatusOK && resp.StatusCode != http.StatusNoContent {
+		b, _ := io.ReadAll(resp.Body)
+		err = fmt.Errorf("HTTP %d: %s", resp.StatusCode, b)
+	}
+	if ctx != r.Context() {
+		p.err = err
+	}
+	if err != nil {
+		http.Error(w, err.Error(), http.StatusBadGateway)
+		return
+	}
+	defer resp.Body.Close()
+	for k, vs := range resp.Header {
+		w.Header()[k] = vs
+	}
+	w.WriteHeader(resp.StatusCode)
+	io.Copy(w, resp.Body)
+}
+
+// testRefusalAtKill is testRefusalInFlight with trails-replica processes:
+// replica 0's applier reaches its Fuseki through a proxy that holds its
+// move of the offset past the refused record of a stale append; the
+// process is killed with SIGKILL; a new one starts on the same address
+// and reads the offset; then the held move reaches Fuseki and commits;
+// then the new process applies the record itself. The writer (one
+// replica: it hears from no other) gets the refusal, the turn is not
+// stored, and an applier started after that serves the refusal too.
+func testRefusalAtKill(t *testing.T, fx *faultEnv) {
+	ctx := context.Background()
+	f := fx.fuseki(t)
+	direct := fusekitest.Client(t, kg.Config{Endpoint: f.Endpoint, Store: kg.Fuseki})
+	if err := direct.Update(ctx, "DROP ALL", kg.Idempotent()); err != nil {
+		t.Fatal(err)
+	}
+	base, path, _ := strings.Cut(strings.TrimPrefix(f.Endpoint, "http://"), "/")
+	px := &holdingProxy{target: "http://" + base, held: make(chan struct{}), release: make(chan struct{}), sent: make(chan struct{})}
+	hs := httptest.NewServer(px)
+	t.Cleanup(hs.Close)
+	t.Cleanup(func() {
+		select {
+		case <-px.release:
+		default:
+			close(px.release)
+		}
+	})
+	r := &faultRig{fx: fx, brokers: fx.k.Brokers(), topic: "t" + strings.ReplaceAll(t.Name(), "/", "-"), logs: t.TempDir()}
+	fx.k.CreateTopic(t, r.topic, 1)
+	r.add(t, fusekitest.Client(t, kg.Config{Endpoint: hs.URL + "/" + path, Store: kg.Fuseki}))
+	p := r.appliers[0]
+	t.Cleanup(func() {
+		p.resume()
+		p.kill()
+		if t.Failed() {
+			t.Logf("--- the applier's log (tail) ---\n%s", tailOf(p.log, 30))
+		}
+	})
+	cc, err := cluster.Open(cluster.Config{Brokers: r.brokers, Topic: r.topic, Replicas: []cluster.Replica{{Dataset: f.Endpoint, Applier: p.url()}}, Timeout: 60 * time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(cc.Close)
+	c := &updateErrs{Client: cc}
+	st := session.NewStore(c, session.WithGroupCommit(false))
+	fresh := session.NewStore(cc, session.WithGroupCommit(false))
+	s := session.New("frank")
+	s.Append("user", "which trains go to Porto?")
+	if err := st.Persist(ctx, s); err != nil {
+		t.Fatal(err)
+	}
+	stale, err := st.Load(ctx, s.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c.before.key, c.before.f = "a stale answer, refused", func() {
+		s.Append("assistant", "the Alfa Pendular, hourly")
+		if err := fresh.Persist(ctx, s); err != nil {
+			t.Errorf("the other writer's append: %v", err)
+		}
+	}
+	stale.Append("assistant", "a stale answer, refused")
+	persisted := make(chan error, 1)
+	go func() { persisted <- st.Persist(ctx, stale) }()
+	select {
+	case <-px.held:
+	case err := <-persisted:
+		t.Fatalf("the stale append returned %v before its record's offset move was held", err)
+	case <-time.After(time.Minute):
+		t.Fatal("the applier sent no offset move past the stale append's record within a minute")
+	}
+	p.kill()
+	stored := r.storedOffset(t, 0)
+	gate := &firstUpdateGate{ready: make(chan struct{}), open: make(chan struct{})}
+	px.gate.Store(gate)
+	p.start(t)
+	select {
+	case <-gate.ready: // it has read the offset
+	case <-time.After(time.Minute):
+		t.Fatal("the new applier sent nothing within a minute")
+	}
+	if from := p.startedFrom(t); from != stored+1 {
+		t.Errorf("the new applier applies from offset %d, want %d (the refused record)", from, stored+1)
+	}
+	close(px.release)
+	select {
+	case <-px.sent:
+	case <-time.After(time.Minute):
+		t.Fatal("the killed applier's offset move got no answer within a minute")
+	}
+	if now := r.storedOffset(t, 0); now != stored+1 {
+		t.Fatalf("the killed applier's offset move left offset %d, want %d (proxy: %v)", now, stored+1, px.err)
+	}
+	close(gate.open)
+	t.Logf("killed the applier (kill -9) with its offset move past record %d in flight; the new one read offset %d; the move committed before its first request", stored+1, stored)
+
+	err = <-persisted
+	if uerr := c.last(); uerr == nil {
+		t.Errorf("cluster.Client.Update of the stale append's record: got nil, want the store's refusal")
+	}
+	if err == nil {
+		t.Errorf("Persist of the stale append: got nil, want an error (its record was refused)")
+	}
+	off := cc.Position()
+	if off != stored+1 {
+		t.Errorf("the writer's position is %d, want the refused record's offset %d", off, stored+1)
+	}
+	if o := outcomeOf(t, p.url(), off); o.State != cluster.OutcomeRefused {
+		t.Errorf("outcome of the refused record (offset %d) from the new applier: got %+v, want %q", off, o, cluster.OutcomeRefused)
+	}
+	got, err := session.NewStore(direct).Load(ctx, s.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(got.Turns) != 2 || got.Turns[1].Content != "the Alfa Pendular, hourly" {
+		t.Errorf("got turns %q, want the two acknowledged", turnContents(got.Turns))
+	}
+	p.kill()
+	p.start(t)
+	if o := outcomeOf(t, p.url(), off); o.State != cluster.OutcomeRefused {
+		t.Errorf("outcome of the refused record (offset %d) from an applier started after it: got %+v, want %q", off, o, cluster.OutcomeRefused)
+	}
+}
