@@ -110,24 +110,26 @@ type RestoreStats struct {
 // dataset (the ontology, the shared values and every session, PROV record
 // and staging graph) as the store held it, and is loaded as it is. An
 // Export holds the sessions and PROV records only: it goes back with
-// Import, which derives the shared values again. The dataset must be empty, or
-// replace must be set, and then its data is dropped first.
+// Import, which derives the shared values again. The dataset must be
+// empty, or replace must be set, and then its data is dropped first.
 //
-// Restore reads and parses the whole backup before it writes anything,
-// and holds it in memory. It then writes in batches, each one request
-// (one transaction) of at most 50,000 quads; the quads that hold blank
-// nodes (Trails writes none, but a backup may hold them) all go in the
-// last one, so that each blank node stays one. The drop and the batches
-// are not one transaction: a restore that fails or is interrupted part
-// way leaves part of the backup; running it again with replace completes
-// it. progress, if not nil, is called after each batch with the quads
-// written so far and the total.
+// Restore reads the backup twice, streaming: once to parse all of it
+// before it writes anything, then from the start again (r is sought back)
+// to send it in batches, each one request (one transaction) of at most
+// 50,000 quads; it holds one batch in memory, and the quads that hold
+// blank nodes (Trails writes none, but a backup may hold them: the SHACL
+// shapes of the ontology graph do), which all go in the last batch, so
+// that each blank node stays one. The drop and the batches are not one
+// transaction: a restore that fails or is interrupted part way leaves
+// part of the backup; running it again with replace completes it.
+// progress, if not nil, is called after each batch with the quads written
+// so far and the total.
 //
 // It returns an *ImportError (RuleSyntax, wrapping session.ErrInvalid) for
 // a backup that does not parse, with its line; ErrNotEmpty for a dataset
 // holding data without replace; the error of r; the error of ctx; or a
 // store error wrapping the kg error.
-func (ds *Dataset) Restore(ctx context.Context, r io.Reader, replace bool, progress func(done, total int)) (RestoreStats, error) {
+func (ds *Dataset) Restore(ctx context.Context, r io.ReadSeeker, replace bool, progress func(done, total int)) (RestoreStats, error) {
 	st, err := ds.restore(ctx, r, replace, progress)
 	if err != nil {
 		return st, fmt.Errorf("restore: %w", err)
@@ -135,13 +137,27 @@ func (ds *Dataset) Restore(ctx context.Context, r io.Reader, replace bool, progr
 	return st, nil
 }
 
-func (ds *Dataset) restore(ctx context.Context, r io.Reader, replace bool, progress func(done, total int)) (RestoreStats, error) {
+// restoreBatchQuads bounds the quads of one request of a restore.
+var restoreBatchQuads = 50_000
+
+func (ds *Dataset) restore(ctx context.Context, r io.ReadSeeker, replace bool, progress func(done, total int)) (RestoreStats, error) {
 	var st RestoreStats
-	batches, total, err := readBackup(r)
-	if err != nil {
+	total, blank := 0, 0
+	check := rdfio.NewEncoder(io.Discard, rdfio.NQuads) // a term it cannot write fails here, not half way
+	if err := eachBackupQuad(r, func(q rdfio.Quad) error {
+		total++
+		if hasBlank(q) {
+			blank++
+		}
+		return check.Encode(q)
+	}); err != nil {
 		return st, err
 	}
-	st.Planned = len(batches)
+	plain := total - blank
+	st.Planned = (plain + restoreBatchQuads - 1) / restoreBatchQuads
+	if blank > 0 {
+		st.Planned++
+	}
 	has, err := ds.c.Ask(ctx, query("restore-any.rq"))
 	if err != nil {
 		return st, err
@@ -155,103 +171,93 @@ func (ds *Dataset) restore(ctx context.Context, r io.Reader, replace bool, progr
 		}
 		st.Dropped = true
 	}
-	for _, b := range batches {
+	if _, err := r.Seek(0, io.SeekStart); err != nil {
+		return st, err
+	}
+	var batch, blanks bytes.Buffer
+	enc, blankEnc := rdfio.NewEncoder(&batch, rdfio.NQuads), rdfio.NewEncoder(&blanks, rdfio.NQuads)
+	n := 0
+	send := func(data []byte, quads int) error {
 		if err := ctx.Err(); err != nil {
-			return st, err
+			return err
 		}
-		if err := ds.c.LoadQuads(ctx, b.data); err != nil {
-			return st, err
+		if err := ds.c.LoadQuads(ctx, data); err != nil {
+			return err
 		}
-		st.Quads += b.quads
+		st.Quads += quads
 		st.Batches++
 		if progress != nil {
 			progress(st.Quads, total)
 		}
+		return nil
 	}
-	return st, nil
+	err = eachBackupQuad(r, func(q rdfio.Quad) error {
+		if hasBlank(q) {
+			return blankEnc.Encode(q)
+		}
+		if err := enc.Encode(q); err != nil {
+			return err
+		}
+		if n++; n < restoreBatchQuads {
+			return nil
+		}
+		if err := enc.Close(); err != nil { // flushes into batch
+			return err
+		}
+		err := send(batch.Bytes(), n)
+		batch.Reset()
+		n = 0
+		return err
+	})
+	if err == nil && n > 0 {
+		if err = enc.Close(); err == nil {
+			err = send(batch.Bytes(), n)
+		}
+	}
+	if err == nil && blank > 0 {
+		if err = blankEnc.Close(); err == nil {
+			err = send(blanks.Bytes(), blank)
+		}
+	}
+	if err == nil && st.Quads != total {
+		err = fmt.Errorf("%w: the backup changed while it was read (%d quads, then %d)", session.ErrInvalid, total, st.Quads)
+	}
+	return st, err
 }
 
-// restoreBatch is one request of a restore.
-type restoreBatch struct {
-	data  []byte // N-Quads
-	quads int
-}
-
-// restoreBatchQuads bounds the quads of one request of a restore.
-var restoreBatchQuads = 50_000
-
-// readBackup parses a backup (gzipped or not) and cuts it into batches,
-// those with blank nodes last and whole.
-func readBackup(r io.Reader) ([]restoreBatch, int, error) {
+// eachBackupQuad calls f with each quad of the backup r, N-Quads gzipped
+// or not, from where r stands. A quad that does not parse is an
+// *ImportError of RuleSyntax.
+func eachBackupQuad(r io.Reader, f func(rdfio.Quad) error) error {
 	br := bufio.NewReaderSize(r, 64<<10)
 	if magic, _ := br.Peek(2); len(magic) == 2 && magic[0] == 0x1f && magic[1] == 0x8b {
 		zr, err := gzip.NewReader(br)
 		if err != nil {
-			return nil, 0, err
+			return err
 		}
 		defer zr.Close()
 		br = bufio.NewReaderSize(zr, 64<<10)
 	}
 	dec := rdfio.NewDecoder(br, rdfio.NQuads)
-	var (
-		batches     []restoreBatch
-		cur, blanks bytes.Buffer
-		n, nBlank   int
-		total       int
-	)
-	curEnc := rdfio.NewEncoder(&cur, rdfio.NQuads)
-	blankEnc := rdfio.NewEncoder(&blanks, rdfio.NQuads)
-	flush := func() error {
-		if err := curEnc.Close(); err != nil {
-			return err
-		}
-		if n > 0 {
-			batches = append(batches, restoreBatch{data: bytes.Clone(cur.Bytes()), quads: n})
-		}
-		cur.Reset()
-		n = 0
-		curEnc = rdfio.NewEncoder(&cur, rdfio.NQuads)
-		return nil
-	}
 	for {
 		q, err := dec.Decode()
 		if errors.Is(err, io.EOF) {
-			break
+			return nil
 		}
 		var se *rdfio.SyntaxError
 		if errors.As(err, &se) {
-			return nil, 0, &ImportError{Line: se.Line, Rule: RuleSyntax, Err: fmt.Errorf("%w: %s", session.ErrInvalid, se.Msg)}
+			return &ImportError{Line: se.Line, Rule: RuleSyntax, Err: fmt.Errorf("%w: %s", session.ErrInvalid, se.Msg)}
 		}
 		if err != nil {
-			return nil, 0, err
+			return err
 		}
-		total++
-		if hasBlank(q) {
-			if err := blankEnc.Encode(q); err != nil {
-				return nil, 0, &ImportError{Line: q.Line, Rule: RuleSyntax, Err: fmt.Errorf("%w: %v", session.ErrInvalid, err)}
+		if err := f(q); err != nil {
+			if errors.Is(err, kg.ErrInvalidTerm) {
+				return &ImportError{Line: q.Line, Rule: RuleSyntax, Err: fmt.Errorf("%w: %v", session.ErrInvalid, err)}
 			}
-			nBlank++
-			continue
-		}
-		if err := curEnc.Encode(q); err != nil {
-			return nil, 0, &ImportError{Line: q.Line, Rule: RuleSyntax, Err: fmt.Errorf("%w: %v", session.ErrInvalid, err)}
-		}
-		if n++; n >= restoreBatchQuads {
-			if err := flush(); err != nil {
-				return nil, 0, err
-			}
+			return err
 		}
 	}
-	if err := flush(); err != nil {
-		return nil, 0, err
-	}
-	if err := blankEnc.Close(); err != nil {
-		return nil, 0, err
-	}
-	if nBlank > 0 {
-		batches = append(batches, restoreBatch{data: blanks.Bytes(), quads: nBlank})
-	}
-	return batches, total, nil
 }
 
 // hasBlank reports whether a term of q is a blank node.

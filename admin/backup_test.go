@@ -57,12 +57,18 @@ func TestBackupRestore(t *testing.T) {
 	if _, err := st.Restore(ctx, bytes.NewReader(data), false, nil); !errors.Is(err, admin.ErrNotEmpty) {
 		t.Fatalf("restore into a dataset holding data: got %v, want ErrNotEmpty", err)
 	}
-	rs, err := st.Restore(ctx, bytes.NewReader(data), true, nil)
+	admin.SetRestoreBatchQuads(t, 500) // several batches, the one of blank nodes last
+	var calls int
+	rs, err := st.Restore(ctx, bytes.NewReader(data), true, func(done, total int) {
+		if calls++; total != wantQuads || done > total {
+			t.Errorf("progress: got %d of %d, want at most %d of %d", done, total, wantQuads, wantQuads)
+		}
+	})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !rs.Dropped || rs.Quads != wantQuads || rs.Batches != rs.Planned {
-		t.Errorf("got %+v, want the data dropped and %d quads loaded in every batch", rs, wantQuads)
+	if !rs.Dropped || rs.Quads != wantQuads || rs.Batches != rs.Planned || rs.Batches < 3 || calls != rs.Batches {
+		t.Errorf("got %+v and %d progress calls, want the data dropped and %d quads loaded in every planned batch (3 or more)", rs, calls, wantQuads)
 	}
 	if findings, err := st.Check(ctx); err != nil || len(findings) > 0 {
 		t.Fatalf("check after restore: %v\n%s", err, storetest.FindingsText(findings))

@@ -12,3 +12,11 @@ func SetImportBatchQuads(tb testing.TB, n int) {
 	importBatchQuads = n
 	tb.Cleanup(func() { importBatchQuads = old })
 }
+
+// SetRestoreBatchQuads makes Restore's batches close at n quads until the
+// test ends.
+func SetRestoreBatchQuads(tb testing.TB, n int) {
+	old := restoreBatchQuads
+	restoreBatchQuads = n
+	tb.Cleanup(func() { restoreBatchQuads = old })
+}

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"io"
 	"os"
 
 	"github.com/trails-kg/trails/admin"
@@ -39,15 +40,11 @@ func (c *restoreCmd) run(ctx context.Context, a *app, args []string) error {
 	if len(args) != 1 {
 		return usageErrorf("restore needs one file (- for stdin); try: trails-admin restore -h")
 	}
-	in := os.Stdin
-	if args[0] != "-" {
-		f, err := os.Open(args[0])
-		if err != nil {
-			return err
-		}
-		defer f.Close()
-		in = f
+	in, err := openBackup(args[0])
+	if err != nil {
+		return err
 	}
+	defer in.Close()
 	a.longRequests()
 	ds, err := a.dataset(ctx)
 	if err != nil {
@@ -79,4 +76,26 @@ func (c *restoreCmd) run(ctx context.Context, a *app, args []string) error {
 	fmt.Fprintf(a.stdout, "restored %s in %d %s%s\n", plural(st.Quads, "quad"), st.Batches, batches, dropped)
 	fmt.Fprintln(a.stderr, "check it with: trails-admin check")
 	return nil
+}
+
+// openBackup opens the backup file name, or for "-" a copy of stdin in a
+// temporary file, removed on Close: Restore reads its input twice.
+func openBackup(name string) (io.ReadSeekCloser, error) {
+	if name != "-" {
+		return os.Open(name)
+	}
+	f, err := os.CreateTemp("", "trails-restore-*.nq")
+	if err != nil {
+		return nil, err
+	}
+	os.Remove(f.Name()) // gone once closed
+	if _, err := io.Copy(f, os.Stdin); err != nil {
+		f.Close()
+		return nil, fmt.Errorf("restore: copy stdin: %w", err)
+	}
+	if _, err := f.Seek(0, io.SeekStart); err != nil {
+		f.Close()
+		return nil, err
+	}
+	return f, nil
 }
