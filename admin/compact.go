@@ -102,7 +102,9 @@ func measure(dir string) (generation string, bytes int64, err error) {
 
 // DiskUsage returns the bytes the files under dir take on disk: their
 // allocated blocks, as du counts them (a sparse file counts what it
-// holds, not its length).
+// holds, not its length). A file removed while it walks (an old
+// generation a compaction deletes) is skipped; any other error of the
+// walk is returned.
 func DiskUsage(dir string) (int64, error) {
 	var n int64
 	err := filepath.WalkDir(dir, func(path string, d fs.DirEntry, err error) error {
