@@ -22,7 +22,7 @@ func (*backupCmd) example() string {
 	return "trails-admin backup\ntrails-admin restore ~/.cache/trails/run/fuseki-3030-base/backups/trails_2026-11-27_21-30-00.nq.gz --replace"
 }
 func (c *backupCmd) flags(fs *flag.FlagSet) {
-	fs.StringVar(&c.base, "fuseki-base", "", "the server's FUSEKI_BASE on this machine, to print the backup's path; default: scripts/fuseki's for a local endpoint, if there")
+	fs.StringVar(&c.base, "fuseki-base", "", "`DIR`, the server's FUSEKI_BASE on this machine, to print the backup's path; default: scripts/fuseki's for a local endpoint, if there")
 	fs.BoolVar(&c.json, "json", false, "print JSON")
 }
 

@@ -20,7 +20,7 @@ func (*compactCmd) example() string {
 	return "trails-admin compact --db ~/.local/share/trails/fuseki/databases/trails"
 }
 func (c *compactCmd) flags(fs *flag.FlagSet) {
-	fs.StringVar(&c.db, "db", "", "the dataset's TDB2 directory on this machine (holding Data-NNNN), measured before and after; default: scripts/fuseki's ($TRAILS_DATA/databases/NAME) for a local endpoint, if there")
+	fs.StringVar(&c.db, "db", "", "measure `DIR`, the dataset's TDB2 directory on this machine (holding Data-NNNN), before and after; default: scripts/fuseki's ($TRAILS_DATA/databases/NAME) for a local endpoint, if there")
 	fs.BoolVar(&c.json, "json", false, "print JSON")
 }
 
