@@ -453,7 +453,12 @@ func (st *Store) storedHeads(ctx context.Context, steps []Step, batch []int) (ma
 		if err != nil || n < 0 {
 			return nil, fmt.Errorf("%w: turn count of %s: %q", ErrCorrupt, id, row.String("own"))
 		}
-		heads[id] = ackedHead{id: id, own: n, digest: row.String("head"), chain: row.String("chain")}
+		h := ackedHead{id: id, own: n, digest: row.String("head"), chain: row.String("chain")}
+		if p := row.String("parent"); p != "" {
+			h.parent = ontology.SessionID(p)
+			h.at, _ = row.Int("at")
+		}
+		heads[id] = h.replacing(h) // a deletion replaces the head it names
 	}
 	return heads, nil
 }

@@ -178,7 +178,12 @@ func (st *Store) detach(ctx context.Context, id string, opts DetachOptions) (Det
 	case !ok:
 		return DetachResult{}, ackedHead{}, fmt.Errorf("%w: the fork changed while it was being detached; retry", ErrConflict)
 	}
-	return res, ackedHead{id: id, own: len(s.Turns), digest: all, chain: chainHead(chainAt(chain, len(chain)-1), own)}, nil
+	before := ackedHead{own: len(own)}
+	if len(own) > 0 {
+		before.chain = chainHead(chainAt(chain, len(chain)-1), own)
+	}
+	after := ackedHead{id: id, own: len(s.Turns), digest: all, chain: chainHead(chainAt(chain, len(chain)-1), own)}
+	return res, after.replacing(before), nil
 }
 
 // relinkOwnResults adds to d, for each own turn of fork s (history turns,

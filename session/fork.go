@@ -630,7 +630,7 @@ func (st *Store) Fork(ctx context.Context, id string, at int, opts ...ForkOption
 	if err != nil {
 		return nil, err
 	}
-	if err := st.attest(ctx, witness.KindHead, seenHead(child)); err != nil {
+	if err := st.attest(ctx, witness.KindHead, seenHead(child, seen{})); err != nil {
 		return child, fmt.Errorf("fork %s: %w", id, err)
 	}
 	return child, nil

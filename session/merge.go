@@ -173,11 +173,13 @@ type sentMerge struct {
 	turn        Turn
 	own         int
 	head, chain string
+	prev        ackedHead // the parent's head before: what the merge replaces
 }
 
 // acked is the parent's head the merge left, parent being its id.
 func (m *sentMerge) acked(parent string) ackedHead {
-	return ackedHead{id: parent, own: m.own, digest: m.head, chain: m.chain}
+	h := ackedHead{id: parent, own: m.own, digest: m.head, chain: m.chain, parent: m.prev.parent, at: m.prev.at}
+	return h.replacing(m.prev)
 }
 
 // errMergedHere is mergeTarget's answer when the child was merged by j's
@@ -358,7 +360,11 @@ func (st *Store) mergeOnce(ctx context.Context, j *mergeJob, p *Session) (Turn, 
 		return Turn{}, false, err
 	}
 	check := bindOrPanic("verify-merge", qVerifyMerge, kg.Params{"s": g, "t": ti, "child": child, "prov": pg, "act": j.act})
-	j.sent = &sentMerge{turn: t, own: len(own), head: all, chain: tchain}
+	before := ackedHead{own: len(own) - 1, parent: p.ParentID, at: p.ForkedAt}
+	if before.own > 0 {
+		before.chain = prev
+	}
+	j.sent = &sentMerge{turn: t, own: len(own), head: all, chain: tchain, prev: before}
 	ok, err := st.apply(ctx, u, check, g, nil)
 	if !ok || err != nil {
 		return Turn{}, false, err

@@ -51,7 +51,7 @@ func (st *Store) Create(ctx context.Context, s *Session) error {
 	if err := st.persist(ctx, s); err != nil {
 		return fmt.Errorf("create: %w", err)
 	}
-	if err := st.attest(ctx, witness.KindHead, seenHead(s)); err != nil {
+	if err := st.attest(ctx, witness.KindHead, seenHead(s, seen{})); err != nil {
 		return fmt.Errorf("create %s: %w", s.ID, err)
 	}
 	return nil
@@ -135,7 +135,7 @@ func (st *Store) Persist(ctx context.Context, s *Session) error {
 	if after := s.seen; !after.ok || before.ok && before.own == after.own && before.head == after.head {
 		return nil // nothing written, and this value knew it stored
 	}
-	if err := st.attest(ctx, witness.KindHead, seenHead(s)); err != nil {
+	if err := st.attest(ctx, witness.KindHead, seenHead(s, s.replaced)); err != nil {
 		return fmt.Errorf("persist %s: %w", s.ID, err)
 	}
 	return nil
@@ -353,6 +353,7 @@ func (st *Store) persistOnce(ctx context.Context, s *Session) (bool, error) {
 			return false, fmt.Errorf("%w: the %d stored turns differ from the caller's (in their fields beyond role, content and time)", ErrConflict, n)
 		}
 		s.seen = seenAfter(s, all, state, chainAt(chain, len(chain)-1))
+		s.replaced = s.seen // found stored: a statement of it replaces nothing
 		return true, nil // nothing to write
 	}
 	if err := appendable(row); err != nil {
@@ -398,6 +399,10 @@ func (st *Store) sendAppend(ctx context.Context, s *Session, d *kg.Data, sg *sta
 	ok, err := st.applyAcked(ctx, u, ack, appended(g, own[len(own)-1], last), g, sg) // no ack: apply
 	if ok {
 		s.seen = seenAfter(s, all, state, last)
+		s.replaced = seen{ok: true, own: n}
+		if n > 0 {
+			s.replaced.chain = prev
+		}
 	}
 	return ok, err
 }
@@ -462,6 +467,7 @@ func (st *Store) create(ctx context.Context, s *Session, row kg.Solution) (bool,
 	ok, err := st.applyAcked(ctx, u, ack, verify, g, sg) // no ack: apply
 	if ok {
 		s.seen = seenAfter(s, head, state, chainAt(chain, len(chain)-1))
+		s.replaced = seen{} // new with this write
 	}
 	if ok {
 		s.depth = depth
@@ -518,6 +524,7 @@ func (st *Store) applySeen(ctx context.Context, s *Session, u string, sg *stagin
 	ok, err := st.apply(ctx, u, check, sessionIRI(s.ID), sg)
 	if ok {
 		s.seen = seenAfter(s, head, state, chain)
+		s.replaced = seen{} // stored before turn counts: its statements begin here
 	}
 	return ok, err
 }

@@ -280,8 +280,13 @@ func (st *Store) applyRewind(ctx context.Context, p *rewindPlan) (bool, error) {
 		if len(keep) > 0 {
 			keepChain = chain[to-1]
 		}
-		p.heads = []ackedHead{{id: s.ID, own: len(keep), digest: keepHead, chain: keepChain},
-			{id: a.ID, own: len(moved), digest: digest(moved), chain: chain[len(chain)-1]}}
+		before := ackedHead{own: len(s.Turns) - s.ForkedAt}
+		if before.own > 0 {
+			before.chain = chain[len(chain)-1]
+		}
+		kept := ackedHead{id: s.ID, own: len(keep), digest: keepHead, chain: keepChain, parent: s.ParentID, at: s.ForkedAt}
+		p.heads = []ackedHead{kept.replacing(before),
+			{id: a.ID, own: len(moved), digest: digest(moved), chain: chain[len(chain)-1], parent: a.ParentID, at: a.ForkedAt}}
 	}
 	return ok, err
 }

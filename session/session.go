@@ -117,6 +117,10 @@ type Session struct {
 
 	depth  int       // number of ancestors, as far as this value knows
 	seen   seen      // what this value last stored, for Persist's fast path
+	// replaced is the head the last write of this value replaced (ok
+	// false: the session was new with it): what its signed statement
+	// names as the head it replaces.
+	replaced seen
 	across bool      // forked with AcrossPrincipals: may be persisted by a scoped Store whatever the parent's principal
 	fork   *forkSpec // how a new fork was asked for (position, metadata)
 	gen    int       // the session's rewinds when loaded (trails:rewinds): its turns' IRI generation (turnID)

@@ -282,6 +282,10 @@ func (st *Store) appendTailSeen(ctx context.Context, s *Session) (bool, error) {
 	ok, err := st.applyAcked(ctx, u, ack, appended(g, last, chain[len(chain)-1]), g, sg) // no ack: apply
 	if ok {
 		s.seen = seen{ok: true, own: own, head: all, state: state, last: last, chain: chain[len(chain)-1]}
+		s.replaced = seen{ok: true, own: sn.own}
+		if sn.own > 0 {
+			s.replaced.chain = sn.chain
+		}
 	}
 	return ok, err
 }

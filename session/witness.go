@@ -119,19 +119,47 @@ func (e *WitnessError) Unwrap() error { return e.Err }
 // ackedHead is a session's own turn count, head digest and chain digest
 // (of the last turn in its own graph, "" when none) as an acknowledged
 // write left them in the store.
+//
+// A statement of it also names the head the write replaced (replaces,
+// prevOwn, prevChain; replaces false when the session is new with the
+// write) and the session's fork link after it (parent, at): what verify
+// chains a session's statements by (witness.Statement, version 2).
 type ackedHead struct {
 	id     string
 	own    int
 	digest string
 	chain  string
+
+	replaces  bool
+	prevOwn   int
+	prevChain string
+	parent    string
+	at        int
 }
 
-// seenHead returns the head s.seen says the store holds for s.
-func seenHead(s *Session) ackedHead {
-	h := ackedHead{id: s.ID, own: s.seen.own, digest: s.seen.head}
+// seenHead returns the head s.seen says the store holds for s, replacing
+// the head before (before.ok: the value knew a stored head; else the
+// session is new with the write).
+func seenHead(s *Session, before seen) ackedHead {
+	h := ackedHead{id: s.ID, own: s.seen.own, digest: s.seen.head, parent: s.ParentID, at: s.ForkedAt}
 	if s.seen.own > 0 {
 		h.chain = s.seen.chain // the last turn of its history is its own
 	}
+	if before.ok {
+		h.replaces, h.prevOwn = true, before.own
+		if before.own > 0 {
+			h.prevChain = before.chain
+		}
+	}
+	if s.ParentID == "" {
+		h.at = 0
+	}
+	return h
+}
+
+// replacing returns h as replacing the head prev.
+func (h ackedHead) replacing(prev ackedHead) ackedHead {
+	h.replaces, h.prevOwn, h.prevChain = true, prev.own, prev.chain
 	return h
 }
 
@@ -157,7 +185,14 @@ func (st *Store) attest(ctx context.Context, k witness.Kind, heads ...ackedHead)
 	at := st.now()
 	var errs []error
 	for _, h := range heads {
-		s := witness.Statement{Kind: k, Session: h.id, Turns: uint64(h.own), Digest: h.digest, Chain: h.chain, Time: at, Position: pos}
+		s := witness.Statement{Kind: k, Session: h.id, Turns: uint64(h.own), Digest: h.digest, Chain: h.chain, Time: at, Position: pos,
+			Version: 2, Replaces: h.replaces, Prev: witness.HeadRef{Turns: uint64(h.prevOwn), Chain: h.prevChain}}
+		if !h.replaces {
+			s.Prev = witness.HeadRef{}
+		}
+		if h.parent != "" {
+			s.Parent, s.ForkedAt = h.parent, uint64(h.at)
+		}
 		entry, err := witness.Sign(s, st.sign.signer)
 		if err != nil {
 			errs = append(errs, &WitnessError{Statement: s, Err: err})

@@ -75,6 +75,21 @@ type signed struct {
 	dir     *witness.Dir
 	writer  note.Verifier
 	witness note.Verifier
+	// last is each session's head as its last statement named it: what
+	// the next statement of the session must say it replaces.
+	last map[string]witness.HeadRef
+}
+
+// track records the heads the statements in entries leave, in order.
+func (e *signed) track(tb testing.TB, entries [][]byte) {
+	tb.Helper()
+	for _, entry := range entries {
+		s, _, err := witness.Open(entry, note.VerifierList(e.writer))
+		if err != nil {
+			tb.Fatal(err)
+		}
+		e.last[s.Session] = witness.HeadRef{Turns: s.Turns, Chain: s.Chain}
+	}
 }
 
 // newSigned returns a Store on the test Fuseki that signs its writes with
@@ -90,7 +105,7 @@ func newSigned(tb testing.TB, opts ...session.StoreOption) *signed {
 	ks, kv := newKeyPair(tb, "writer.test")
 	rec := &recorder{next: d}
 	st, _, c := newStore(tb, append(opts, session.WithSigning(ks, rec))...)
-	return &signed{st: st, c: c, rec: rec, dir: d, writer: kv, witness: wv}
+	return &signed{st: st, c: c, rec: rec, dir: d, writer: kv, witness: wv, last: map[string]witness.HeadRef{}}
 }
 
 // storedHead returns the turn count and head digest the store holds for
@@ -151,7 +166,7 @@ func deletion(id string) stmt { return stmt{kind: witness.KindDeletion, id: id} 
 // deletion with the head the store held before it.
 func (e *signed) wrote(t *testing.T, write func() error, want ...stmt) {
 	t.Helper()
-	e.rec.take()
+	e.track(t, e.rec.take()) // the statements of the test's set-up
 	before := map[string][2]any{}
 	for _, w := range want {
 		if w.late == nil {
@@ -181,6 +196,13 @@ func (e *signed) wrote(t *testing.T, write func() error, want ...stmt) {
 		if s.Kind != want[i].kind || s.Session != want[i].session() {
 			t.Fatalf("statement %d: got %s of %s, want %s of %s", i, s.Kind, s.Session, want[i].kind, want[i].session())
 		}
+		// Version 2: it names the head it replaces, which the session's
+		// statement before left (none for a session new with the write).
+		prev, known := e.last[s.Session]
+		if s.Version != 2 || s.Replaces != known || known && s.Prev != prev {
+			t.Errorf("statement %d of %s: version %d, replaces %v %+v; want version 2 replacing %v %+v", i, s.Session, s.Version, s.Replaces, s.Prev, known, prev)
+		}
+		e.last[s.Session] = witness.HeadRef{Turns: s.Turns, Chain: s.Chain}
 		// Through the log (the kafka profile) a statement names the
 		// offset of the writer's last write; on one store, none.
 		if onLog := fusekitest.OnCluster(); onLog != strings.HasPrefix(s.Position, "kafka:") || !onLog && s.Position != "" {
@@ -211,6 +233,9 @@ func (e *signed) wrote(t *testing.T, write func() error, want ...stmt) {
 			}
 			if s.Chain != chain {
 				t.Errorf("statement %d of %s: got chain %q, Load's turns give %q", i, s.Session, s.Chain, chain)
+			}
+			if s.Parent != l.ParentID || s.ForkedAt != uint64(max(l.ForkedAt, 0)) && l.ParentID != "" {
+				t.Errorf("statement %d of %s: got parent %q at %d, Load has %q at %d", i, s.Session, s.Parent, s.ForkedAt, l.ParentID, l.ForkedAt)
 			}
 		case witness.KindDeletion:
 			if _, _, ok := storedHead(t, e.c, s.Session); ok {
