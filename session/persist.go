@@ -354,7 +354,7 @@ func (st *Store) persistOnce(ctx context.Context, s *Session) (bool, error) {
 		}
 		s.seen = seenAfter(s, all, state, chainAt(chain, len(chain)-1))
 		s.replaced = s.seen // found stored: a statement of it replaces nothing
-		return true, nil // nothing to write
+		return true, nil    // nothing to write
 	}
 	if err := appendable(row); err != nil {
 		return false, err

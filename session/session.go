@@ -115,18 +115,18 @@ type Session struct {
 	// Only Load and LoadTail read the shared values again.
 	Values map[string]json.RawMessage
 
-	depth  int       // number of ancestors, as far as this value knows
-	seen   seen      // what this value last stored, for Persist's fast path
+	depth int  // number of ancestors, as far as this value knows
+	seen  seen // what this value last stored, for Persist's fast path
 	// replaced is the head the last write of this value replaced (ok
 	// false: the session was new with it): what its signed statement
 	// names as the head it replaces.
 	replaced seen
-	across bool      // forked with AcrossPrincipals: may be persisted by a scoped Store whatever the parent's principal
-	fork   *forkSpec // how a new fork was asked for (position, metadata)
-	gen    int       // the session's rewinds when loaded (trails:rewinds): its turns' IRI generation (turnID)
-	fresh  int       // Turns[:fresh] were stored when this value was loaded or rewound: they keep their IDs
-	lean   int       // Turns[:lean] were loaded with RawOnly: their Structure holds Raw and Delta only
-	create bool      // set by Store.Create for its Persist: a stored session with this id is ErrExists
+	across   bool      // forked with AcrossPrincipals: may be persisted by a scoped Store whatever the parent's principal
+	fork     *forkSpec // how a new fork was asked for (position, metadata)
+	gen      int       // the session's rewinds when loaded (trails:rewinds): its turns' IRI generation (turnID)
+	fresh    int       // Turns[:fresh] were stored when this value was loaded or rewound: they keep their IDs
+	lean     int       // Turns[:lean] were loaded with RawOnly: their Structure holds Raw and Delta only
+	create   bool      // set by Store.Create for its Persist: a stored session with this id is ErrExists
 	// initials are the values the sessions of its chain start with, root
 	// first (set by Load): what Fork needs to compute a fork's values.
 	initials []valueChange
