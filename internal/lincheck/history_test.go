@@ -105,6 +105,7 @@ type config struct {
 	faults       float64            // fraction of connections the proxy faults
 	proxy        *proxy             // nil: no proxy
 	kill         *fusekitest.Server // when set, killed with SIGKILL once during the history and restarted
+	restart      *replica           // when set, its applier is killed once during the history, an apply request in flight, and a new one started
 }
 
 // world is one history being recorded: the session ids the clients know,
@@ -574,10 +575,10 @@ type stats struct {
 
 // runHistory runs one history of seed against the store behind q and
 // checks it; it returns the history's figures.
-func runHistory(t *testing.T, q *kg.Client, cfg config, seed uint64) stats {
+func runHistory(t *testing.T, q admin.Querier, cfg config, seed uint64) stats {
 	t.Helper()
 	w := newWorld(seed)
-	w.faulty = cfg.faults > 0 || cfg.kill != nil
+	w.faulty = cfg.faults > 0 || cfg.kill != nil || cfg.restart != nil
 	st := session.NewStore(q, session.WithMaxChildren(maxChildren))
 	ds := admin.New(q)
 	if cfg.proxy != nil {
@@ -624,6 +625,14 @@ func runHistory(t *testing.T, q *kg.Client, cfg config, seed uint64) stats {
 			if err != nil {
 				t.Errorf("seed %d: restart after kill -9: %v", seed, err)
 			}
+		}()
+	}
+	if cfg.restart != nil {
+		killed = make(chan struct{})
+		go func() {
+			defer close(killed)
+			time.Sleep(time.Duration(rand.New(rand.NewPCG(seed, 9)).IntN(200)) * time.Millisecond)
+			cfg.restart.killDuringApply(seed)
 		}()
 	}
 	var wg sync.WaitGroup
@@ -733,7 +742,7 @@ func kgClient(tb testing.TB, endpoint string, faults bool) *kg.Client {
 }
 
 // runAll runs n histories from seed and logs the figures.
-func runAll(t *testing.T, q *kg.Client, cfg config, n int, p *proxy) stats {
+func runAll(t *testing.T, q admin.Querier, cfg config, n int, p *proxy) stats {
 	seed := baseSeed(t)
 	var total stats
 	t0 := time.Now()
