@@ -262,6 +262,104 @@ func (d *Dir) Checkpoint(ctx context.Context) ([]byte, error) {
 	return signed, nil
 }
 
+// LastCheckpoint returns the last checkpoint the Dir stored, with the
+// cosignatures AddCosignatures added to it, without signing a new one: it
+// may cover fewer entries than the log holds. It returns ErrNoCheckpoint
+// when none was signed yet, and the errors of reading what other
+// processes appended (ErrCorrupt, ErrRollback) or of checking the stored
+// checkpoint (ErrInconsistent).
+func (d *Dir) LastCheckpoint(ctx context.Context) ([]byte, error) {
+	var signed []byte
+	err := d.locked(ctx, false, func() error {
+		old, _, err := d.stored()
+		if err != nil {
+			return err
+		}
+		if old == nil {
+			return ErrNoCheckpoint
+		}
+		signed = old
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("last checkpoint: %w", err)
+	}
+	return signed, nil
+}
+
+// AddCosignatures adds the signature lines of cosigned, the Dir's last
+// checkpoint as a cosigner returned it with its cosignature (or the lines
+// of several), to the stored checkpoint, which Checkpoint and
+// LastCheckpoint then return. Lines already there are not repeated; the
+// Dir does not verify them (VerifyCosignatures does, for its reader).
+//
+// It returns ErrStale when cosigned's text is not the stored checkpoint's
+// (a newer checkpoint was signed meanwhile), ErrNoCheckpoint when there
+// is none, ErrMalformed for a note that does not parse, and ErrReadOnly
+// for a Dir opened by OpenDirReadOnly.
+func (d *Dir) AddCosignatures(ctx context.Context, cosigned []byte) error {
+	if d.signer == nil {
+		return fmt.Errorf("add cosignatures: %w", ErrReadOnly)
+	}
+	text, sigs, err := splitNote(cosigned)
+	if err != nil {
+		return fmt.Errorf("add cosignatures: %w", err)
+	}
+	err = d.locked(ctx, true, func() error {
+		old, _, err := d.stored()
+		if err != nil {
+			return err
+		}
+		if old == nil {
+			return ErrNoCheckpoint
+		}
+		oldText, oldSigs, err := splitNote(old)
+		if err != nil {
+			return err
+		}
+		if oldText != text {
+			return ErrStale
+		}
+		merged := []byte(old)
+		have := map[string]bool{}
+		for _, l := range oldSigs {
+			have[l] = true
+		}
+		for _, l := range sigs {
+			if !have[l] {
+				have[l] = true
+				merged = append(merged, l+"\n"...)
+			}
+		}
+		if len(merged) == len(old) {
+			return nil
+		}
+		return writeFile(d.dir, CheckpointFile, merged)
+	})
+	if err != nil {
+		return fmt.Errorf("add cosignatures: %w", err)
+	}
+	return nil
+}
+
+// splitNote returns a signed note's text (ending in a newline) and its
+// signature lines (without their newlines). It returns ErrMalformed for
+// text that is not a note: no blank line, a signature line not starting
+// with "— ", or no final newline.
+func splitNote(signed []byte) (text string, sigs []string, err error) {
+	i := bytes.LastIndex(signed, []byte("\n\n"))
+	if i < 0 || !bytes.HasSuffix(signed, []byte("\n")) || len(signed) == i+2 {
+		return "", nil, fmt.Errorf("%w: not a signed note", ErrMalformed)
+	}
+	for _, l := range strings.Split(string(signed[i+2:len(signed)-1]), "\n") {
+		if !strings.HasPrefix(l, "— ") {
+			return "", nil, fmt.Errorf("%w: signature line %q", ErrMalformed, clip(l))
+		}
+		sigs = append(sigs, l)
+	}
+	return string(signed[:i+1]), sigs, nil
+}
+
 // Entry returns the entry at index. It returns ErrOutOfRange for an index
 // past the log's end, and ErrCorrupt when the entry's bytes changed since
 // they were read.

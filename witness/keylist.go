@@ -10,8 +10,9 @@ import (
 )
 
 // KeyList says which keys an auditor trusts: the witness's, which signs
-// its checkpoints, and the writers', each for statements dated in its
-// window. Rotating a writer key is closing the old key's window (until)
+// its checkpoints, the writers', each for statements dated in its window,
+// and the cosigners', independent witnesses that cosign the witness's
+// checkpoints (VerifyCosignatures). Rotating a writer key is closing the old key's window (until)
 // where the new key's opens (since): statements signed before stay valid.
 //
 // Its text form, which ParseKeyList reads, is one key per line, in note's
@@ -23,7 +24,11 @@ import (
 //	witness witness.example+8f3c5a21+AZ0...
 //	writer agent-a+01b2c3d4+AQx... until 2026-11-20T00:00:00Z
 //	writer agent-a-2+5e6f7a8b+Ab9... since 2026-11-20T00:00:00Z
+//	cosigner cosigner.example+3c2a1f0e+AT4...
 //
+// A cosigner line takes the cosigner's key as keygen prints it, or as a
+// transparency-dev witness publishes it (an Ed25519 cosignature/v1 key);
+// its signatures are read as cosignature/v1 (NewCosignatureVerifier).
 // A writer line may give "since T" and "until T" (RFC 3339), in that
 // order: the key is trusted for statements dated at or after since and
 // before until. A key listed twice, or two keys with one name and hash,
@@ -33,6 +38,9 @@ type KeyList struct {
 	Witness note.Verifier
 	// Writers are the writer keys, in the order listed.
 	Writers []TrustedKey
+	// Cosigners verify the cosignatures of independent witnesses on the
+	// witness's checkpoints, in the order listed.
+	Cosigners []note.Verifier
 }
 
 // TrustedKey is a writer key and the window it is trusted in.
@@ -59,10 +67,16 @@ func ParseKeyList(text []byte) (*KeyList, error) {
 			return fmt.Errorf("key list line %d: %w: %s", n+1, ErrMalformed, fmt.Sprintf(format, args...))
 		}
 		f := strings.Fields(s)
-		if len(f) < 2 || (f[0] != "witness" && f[0] != "writer") {
-			return nil, bad("want \"witness KEY\" or \"writer KEY [since TIME] [until TIME]\"")
+		if len(f) < 2 || (f[0] != "witness" && f[0] != "writer" && f[0] != "cosigner") {
+			return nil, bad("want \"witness KEY\", \"writer KEY [since TIME] [until TIME]\" or \"cosigner KEY\"")
 		}
-		v, err := note.NewVerifier(f[1])
+		var v note.Verifier
+		var err error
+		if f[0] == "cosigner" {
+			v, err = NewCosignatureVerifier(f[1])
+		} else {
+			v, err = note.NewVerifier(f[1])
+		}
 		if err != nil {
 			return nil, bad("key %q: %v", clip(f[1]), err)
 		}
@@ -79,6 +93,13 @@ func ParseKeyList(text []byte) (*KeyList, error) {
 				return nil, bad("a second witness key")
 			}
 			l.Witness = v
+			continue
+		}
+		if f[0] == "cosigner" {
+			if len(f) != 2 {
+				return nil, bad("a cosigner key has no window")
+			}
+			l.Cosigners = append(l.Cosigners, v)
 			continue
 		}
 		k := TrustedKey{Verifier: v}
@@ -114,6 +135,11 @@ func (l *KeyList) Verifiers() note.Verifiers {
 		vs[i] = k.Verifier
 	}
 	return note.VerifierList(vs...)
+}
+
+// CosignerVerifiers returns the cosigner keys, for VerifyCosignatures.
+func (l *KeyList) CosignerVerifiers() note.Verifiers {
+	return note.VerifierList(l.Cosigners...)
 }
 
 // Trusts reports whether the writer key that made sig (by name and hash)

@@ -8,8 +8,12 @@
 // the log is an RFC 6962 Merkle tree (github.com/transparency-dev/merkle) and
 // its checkpoints are in the transparency-dev checkpoint format
 // (github.com/transparency-dev/formats/log). [Dir] is a witness kept in a
-// local directory; a transparency log or a WORM bucket can be another
-// implementation of [Witness].
+// local directory; [Server] serves one over HTTP as a process of its own,
+// the only one holding the witness key, and [Client] is how writers and
+// auditors reach it; [Cosigner] is an independent witness that cosigns
+// its checkpoints (c2sp.org/tlog-witness), so that a witness operator
+// who forks the log is caught ([VerifyCosignatures]). A transparency log
+// or a WORM bucket can be another implementation of [Witness].
 package witness
 
 import (
@@ -71,4 +75,23 @@ var (
 	ErrReadOnly = errors.New("witness: read-only")
 	// ErrClosed: a Dir used after Close.
 	ErrClosed = errors.New("witness: closed")
+	// ErrOutsideWindow: a statement by a trusted writer key dated outside
+	// the key's window (KeyList.Trusts), which a Server refuses.
+	ErrOutsideWindow = errors.New("witness: writer key not trusted at the statement's time")
+	// ErrNoCheckpoint: a witness that has signed no checkpoint yet.
+	ErrNoCheckpoint = errors.New("witness: no checkpoint yet")
+	// ErrStale: cosignatures for a checkpoint that is no longer the
+	// witness's latest (a newer one was signed meanwhile).
+	ErrStale = errors.New("witness: checkpoint is not the latest")
+	// ErrUnavailable: a witness or cosigner server that cannot be reached,
+	// or answered with a server error (HTTP 5xx).
+	ErrUnavailable = errors.New("witness: server unavailable")
+	// ErrUnknownOrigin: a checkpoint of a log a cosigner does not know.
+	ErrUnknownOrigin = errors.New("witness: unknown log origin")
+	// ErrConflict: a cosign request whose old size is not the size the
+	// cosigner last cosigned for the log (a *ConflictError says which).
+	ErrConflict = errors.New("witness: old size is not the cosigner's latest")
+	// ErrCosignatures: a checkpoint cosigned by fewer trusted cosigners
+	// than required (VerifyCosignatures).
+	ErrCosignatures = errors.New("witness: too few trusted cosignatures")
 )

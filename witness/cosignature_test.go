@@ -1,0 +1,137 @@
+package witness_test
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"testing"
+
+	"github.com/trails-kg/trails/witness"
+	"golang.org/x/mod/sumdb/note"
+)
+
+// TestVerifyCosignatures: what counts as a cosignature, by the parties
+// that could fake one: a witness operator who signs with its own key, or
+// with the cosigner's key in plain note form, who repeats one cosigner's
+// line, or who edits a cosigned checkpoint.
+func TestVerifyCosignatures(t *testing.T) {
+	ctx := context.Background()
+	ws, wv, wvkey := keyPair(t, "witness.example")
+	writer, _, _ := keyPair(t, "agent-a.example")
+	d := openDir(t, t.TempDir(), ws)
+	if _, err := d.Add(ctx, sign(t, statement(0), writer)); err != nil {
+		t.Fatal(err)
+	}
+	signed := checkpoint(t, d)
+	text := noteText(t, signed)
+
+	c1s, c1v := genKey(t, "cosigner-1.example")
+	c2s, c2v := genKey(t, "cosigner-2.example")
+	keys, err := witness.ParseKeyList([]byte("witness " + wvkey + "\ncosigner " + c1v + "\ncosigner " + c2v + "\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(keys.Cosigners) != 2 || keys.Witness.Name() != wv.Name() {
+		t.Fatalf("key list: got %d cosigners, want 2", len(keys.Cosigners))
+	}
+	cosign := func(skey string) string {
+		s, err := witness.NewCosignatureSigner(skey)
+		if err != nil {
+			t.Fatal(err)
+		}
+		n, err := note.Sign(&note.Note{Text: text}, s)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return string(n[len(text)+1:])
+	}
+	plain := func(skey string) string {
+		s, err := note.NewSigner(skey)
+		if err != nil {
+			t.Fatal(err)
+		}
+		n, err := note.Sign(&note.Note{Text: text}, s)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return string(n[len(text)+1:])
+	}
+	one, two := cosign(c1s), cosign(c2s)
+	edited := bytes.Replace([]byte(string(signed)+one), []byte("\n1\n"), []byte("\n2\n"), 1)
+	for _, tc := range []struct {
+		name string
+		note []byte
+		n    int
+		want error
+	}{
+		{"none required", signed, 0, nil},
+		{"only the witness's signature", signed, 1, witness.ErrCosignatures},
+		{"one cosigner", []byte(string(signed) + one), 1, nil},
+		{"one cosigner, two required", []byte(string(signed) + one), 2, witness.ErrCosignatures},
+		{"one cosigner's line twice, two required", []byte(string(signed) + one + cosign(c1s)), 2, witness.ErrCosignatures},
+		{"two cosigners", []byte(string(signed) + one + two), 2, nil},
+		{"the cosigner's key as a plain note signature", []byte(string(signed) + plain(c1s)), 1, witness.ErrCosignatures},
+		{"a cosigned checkpoint edited", edited, 1, witness.ErrBadSignature},
+		{"not a note", []byte("witness.example\n1\n"), 1, witness.ErrMalformed},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			err := witness.VerifyCosignatures(tc.note, keys.CosignerVerifiers(), tc.n)
+			if !errors.Is(err, tc.want) || (tc.want == nil && err != nil) {
+				t.Errorf("got %v, want %v", err, tc.want)
+			}
+		})
+	}
+	// A cosignature is no witness signature: the checkpoint's own
+	// verifier does not take it.
+	if _, err := witness.OpenCheckpoint([]byte(text+"\n"+one), wv); !errors.Is(err, witness.ErrUnknownKey) {
+		t.Errorf("OpenCheckpoint of a cosignature alone: got %v, want ErrUnknownKey", err)
+	}
+}
+
+// TestDirAddCosignatures: cosignatures join the stored checkpoint once,
+// and only the checkpoint they cosign.
+func TestDirAddCosignatures(t *testing.T) {
+	ctx := context.Background()
+	ws, _, _ := keyPair(t, "witness.example")
+	writer, _, _ := keyPair(t, "agent-a.example")
+	d := openDir(t, t.TempDir(), ws)
+	signed := checkpoint(t, d)
+	cs, cv := genKey(t, "cosigner.example")
+	s, err := witness.NewCosignatureSigner(cs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	v, err := witness.NewCosignatureVerifier(cv)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cosigned, err := note.Sign(&note.Note{Text: noteText(t, signed)}, s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for range 2 {
+		if err := d.AddCosignatures(ctx, cosigned); err != nil {
+			t.Fatal(err)
+		}
+	}
+	got, err := d.LastCheckpoint(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := string(signed) + string(cosigned[len(noteText(t, signed))+1:]); string(got) != want {
+		t.Fatalf("got\n%s\nwant\n%s", got, want)
+	}
+	if err := witness.VerifyCosignatures(got, note.VerifierList(v), 1); err != nil {
+		t.Fatal(err)
+	}
+	if cp := checkpoint(t, d); !bytes.Equal(cp, got) {
+		t.Fatalf("Checkpoint of an unchanged log: got\n%s\nwant the cosigned one", cp)
+	}
+	if _, err := d.Add(ctx, sign(t, statement(0), writer)); err != nil {
+		t.Fatal(err)
+	}
+	checkpoint(t, d)
+	if err := d.AddCosignatures(ctx, cosigned); !errors.Is(err, witness.ErrStale) {
+		t.Fatalf("cosignatures of the older checkpoint: got %v, want ErrStale", err)
+	}
+}
