@@ -114,8 +114,11 @@ func newRefusal(status int, body string) *refusal {
 }
 
 // keepRefusals bounds how far behind the applied offset a refusal is
-// kept: a writer asks for its record's outcome as soon as it is in the
-// log, and one that asks later learns that the outcome is unknown.
+// kept in memory: a writer asks for its record's outcome as soon as it is
+// in the log; one that asks later gets it from the record's refusal
+// marker, or learns that the outcome is unknown. It also bounds how far
+// past a request's records another applier's may have moved the offset
+// for the request to read what became of them (send).
 const keepRefusals = 100000
 
 // NewApplier returns an Applier for cfg. It reads nothing yet.

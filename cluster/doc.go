@@ -24,7 +24,13 @@
 // ontology.ReplicaGraph) in the same transaction: a replica that restarts
 // resumes exactly once. A batch whose request the store refuses is
 // applied again record by record, so that a refused record is refused
-// alone, and its refusal is kept for the writer. Every replica applies the
+// alone: the request that moves the offset past it writes its refusal
+// marker (ontology.RefusedIn) in the same transaction, which the writer
+// is answered from. The offset's check in every request is a compare and
+// swap that fences any other applier of the dataset, and the markers say
+// what became of every record the dataset passed: an applier that finds
+// its records passed by another's request serves what the markers say,
+// never "applied" from the offset alone. Every replica applies the
 // same records in the same order, so replicas hold the same data at the
 // same offset: records must not depend on where or when they apply (no
 // NOW(), RAND(), UUID() or blank nodes made by the store; session.Store
