@@ -38,7 +38,7 @@ func commands() []command {
 		&initCmd{}, &demoCmd{}, &sessionsCmd{}, &showCmd{replay: false}, &showCmd{replay: true},
 		&diffCmd{},
 		&anchorCmd{}, &forkCmd{}, &mergeCmd{}, &tagCmd{}, &tagCmd{remove: true}, &stateCmd{},
-		&treeCmd{}, &orphansCmd{}, &checkCmd{}, &verifyCmd{}, &keygenCmd{}, &checkpointCmd{}, &detachCmd{}, &deleteCmd{}, &expireCmd{}, &sweepCmd{}, &rechainCmd{},
+		&treeCmd{}, &orphansCmd{}, &checkCmd{}, &verifyCmd{}, &keygenCmd{}, &checkpointCmd{}, &witnessCmd{}, &detachCmd{}, &deleteCmd{}, &expireCmd{}, &sweepCmd{}, &rechainCmd{},
 		&rewindCmd{}, &rewindsCmd{},
 		&exportCmd{}, &importCmd{}, &backupCmd{}, &restoreCmd{}, &compactCmd{},
 		&auditCmd{},

@@ -9,7 +9,6 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
-	"strings"
 
 	"github.com/trails-kg/trails/admin"
 	"github.com/trails-kg/trails/internal/termsafe"
@@ -247,50 +246,4 @@ func entries(n uint64) string {
 		return "1 witness entry"
 	}
 	return fmt.Sprintf("%d witness entries", n)
-}
-
-// checkpointCmd is "checkpoint": sign a checkpoint of a witness log, as
-// its operator does after writes (witness.Dir.Checkpoint): verify sees the
-// entries the last checkpoint covers, no more.
-type checkpointCmd struct{ witness, key string }
-
-func (*checkpointCmd) name() string  { return "checkpoint" }
-func (*checkpointCmd) usage() string { return "--witness DIR --key FILE" }
-func (*checkpointCmd) synopsis() string {
-	return "sign a checkpoint of a witness log with the witness key, so that verify sees every entry added so far (run it from cron, or after the writers' work)"
-}
-func (*checkpointCmd) example() string {
-	return "trails-admin checkpoint --witness /srv/trails-witness --key witness.key"
-}
-func (c *checkpointCmd) flags(fs *flag.FlagSet) {
-	fs.StringVar(&c.witness, "witness", "", "the witness directory `DIR`")
-	fs.StringVar(&c.key, "key", "", "the `FILE` holding the witness's secret key (keygen's PREFIX.key)")
-}
-
-func (c *checkpointCmd) run(ctx context.Context, a *app, args []string) error {
-	if len(args) > 0 || c.witness == "" || c.key == "" {
-		return usageErrorf("checkpoint needs --witness and --key and takes no arguments; try: trails-admin checkpoint -h")
-	}
-	text, err := os.ReadFile(c.key)
-	if err != nil {
-		return usageErrorf("checkpoint: --key: %v", err)
-	}
-	signer, err := note.NewSigner(strings.TrimSpace(string(text)))
-	if err != nil {
-		return usageErrorf("checkpoint: --key %s: not a secret note key: %v", c.key, err)
-	}
-	if _, err := os.Stat(filepath.Join(c.witness, witness.LogFile)); err != nil {
-		return usageErrorf("checkpoint: --witness %s: no witness log there (%v)", c.witness, err)
-	}
-	w, err := witness.OpenDir(ctx, c.witness, signer)
-	if err != nil {
-		return fmt.Errorf("checkpoint: witness %s: %w", c.witness, err)
-	}
-	defer w.Close()
-	signed, err := w.Checkpoint(ctx)
-	if err != nil {
-		return fmt.Errorf("checkpoint: %w", err)
-	}
-	fmt.Fprint(a.stdout, string(signed))
-	return nil
 }
