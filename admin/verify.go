@@ -55,6 +55,27 @@ const (
 	// VerifyKeyWindow: a witness entry signed by a trusted key for a time
 	// outside the key's window (a retired key, or one not yet valid).
 	VerifyKeyWindow = "key-outside-window"
+	// VerifyRewritten: an earlier signed head of a stored session no
+	// longer holds: the store's history has no turn with the chain digest
+	// it signed, and no signed rewind since accounts for it. The session
+	// was edited and re-chained, or truncated, and then written on (the
+	// latest head may be signed and stored: laundering by the next honest
+	// write).
+	VerifyRewritten = "rewritten"
+	// VerifyEquivocated: two signed statements of a session replace the
+	// same head differently (version 2 statements name the head they
+	// replace): a holder of the writer key signed two histories.
+	VerifyEquivocated = "equivocated"
+	// VerifyRepointed: a session's stored fork link (parent and fork
+	// point) is not the one its latest signed statement names: the fork
+	// was re-pointed (a fork with no turns of its own has no chain digest
+	// that would show it).
+	VerifyRepointed = "repointed"
+	// VerifyCheck: a finding of Check's rules (RuleCycle, RuleTurnCount,
+	// RuleDerived, ...; all but RuleChain, which VerifyEdited reports) on
+	// a session in scope: Verify runs them, so that an auditor needs one
+	// command. Its message starts with the rule's name.
+	VerifyCheck = "check"
 )
 
 // VerifyOptions say what Verify compares the store with.
@@ -68,8 +89,10 @@ type VerifyOptions struct {
 	// Trusted is a checkpoint of the witness seen before (nil: none, the
 	// current one is trusted on first use); the witness must extend it.
 	Trusted []byte
-	// Sessions limits the findings to these sessions (nil: every session
-	// stored or witnessed). The store is read whole all the same.
+	// Sessions limits the findings to these sessions and to the prefix
+	// each inherits from its ancestors (their turns before its fork
+	// point, and what concerns each ancestor as a whole); nil: every
+	// session stored or witnessed. The store is read whole all the same.
 	Sessions []string
 	// Mark writes, for each session in scope whose stored head is its
 	// latest signed head, a mark in ontology.VerifiedGraph (its verified
@@ -125,6 +148,7 @@ type storedHeadOf struct {
 	chain  string // the trails:digest of the turn at forkedAt+own-1
 	at     int    // its fork point (0 for a root)
 	hasOwn bool
+	parent string // its parent's id, "" for a root
 }
 
 var (
@@ -182,12 +206,31 @@ func (ds *Dataset) Verify(ctx context.Context, opts VerifyOptions) (*VerifyRepor
 	}
 
 	scope := map[string]bool{}
+	// inherited[a] is the first index of ancestor a (of a session asked
+	// for) that no session asked for inherits: findings of a's turns from
+	// it on concern no history asked about.
+	inherited := map[string]int{}
 	if opts.Sessions != nil {
 		for _, id := range opts.Sessions {
 			if _, ok := stored[id]; !ok && len(heads[id]) == 0 {
 				return nil, fmt.Errorf("verify: %w: session %s is neither stored nor named by a trusted statement of the witness", session.ErrNotFound, id)
 			}
 			scope[id] = true
+		}
+		for _, id := range opts.Sessions {
+			// Up the parent chain (a visited set: a cycle is Check's to
+			// report), each ancestor to the fork point its heir keeps.
+			s, limit, visited := stored[id], stored[id].at, map[string]bool{id: true}
+			for s.parent != "" && !visited[s.parent] {
+				p := s.parent
+				visited[p] = true
+				if !opts.asked(p) {
+					scope[p] = true
+					inherited[p] = max(inherited[p], limit)
+				}
+				s = stored[p]
+				limit = min(limit, s.at)
+			}
 		}
 	} else {
 		for id := range stored {
@@ -211,11 +254,15 @@ func (ds *Dataset) Verify(ctx context.Context, opts VerifyOptions) (*VerifyRepor
 			continue
 		}
 		l := hs[len(hs)-1]
-		if len(edited[id]) > 0 || l.Kind != witness.KindHead || !s.matches(l.Statement) {
-			closer = append(closer, id)
+		if len(edited[id]) > 0 || l.Kind != witness.KindHead || !s.matches(l.Statement) || len(hs) > 1 {
+			closer = append(closer, id) // every signed head is held against its turns
 		}
 	}
 	digests, err := ds.turnDigests(ctx, closer)
+	if err != nil {
+		return nil, err
+	}
+	checked, err := ds.checkFindings(ctx)
 	if err != nil {
 		return nil, err
 	}
@@ -223,6 +270,26 @@ func (ds *Dataset) Verify(ctx context.Context, opts VerifyOptions) (*VerifyRepor
 	for _, id := range slices.Sorted(maps.Keys(scope)) {
 		s, ok := stored[id]
 		fs, verified := judge(id, s, ok, heads[id], edited[id], digests[id])
+		if ok && len(fs) == 0 {
+			fs = holds(id, s, heads[id], digests[id])
+		}
+		fs = append(equivocations(id, heads[id]), fs...)
+		if ok {
+			fs = append(fs, checked[id]...)
+		}
+		if limit, anc := inherited[id]; anc {
+			// An ancestor of a session asked for: what concerns the
+			// prefix it passes on.
+			kept := fs[:0]
+			for _, f := range fs {
+				if f.Turn < limit {
+					f.Message = "inherited prefix (turns before " + strconv.Itoa(limit) + "): " + f.Message
+					kept = append(kept, f)
+				}
+			}
+			fs = kept
+		}
+		verified = verified && len(fs) == 0
 		rep.Findings = append(rep.Findings, fs...)
 		if hs := heads[id]; !ok && len(fs) == 0 && len(hs) > 0 && hs[len(hs)-1].Kind == witness.KindDeletion {
 			rep.Deleted++ // deleted, as its writer signed
@@ -297,6 +364,148 @@ func readSigned(ctx context.Context, opts VerifyOptions, cp log.Checkpoint) (map
 	return heads, out, nil
 }
 
+// asked reports whether session id is one o.Sessions names.
+func (o VerifyOptions) asked(id string) bool { return slices.Contains(o.Sessions, id) }
+
+// checkFindings runs Check and returns its findings by session, but those
+// of RuleChain (VerifyEdited reports them), as VerifyCheck findings; a
+// finding about no session (a SHACL result on an agent) is filed under
+// "". A store without a SHACL endpoint runs the other rules.
+func (ds *Dataset) checkFindings(ctx context.Context) (map[string][]VerifyFinding, error) {
+	fs, err := ds.Check(ctx)
+	if err != nil && !errors.Is(err, ErrSHACLNotRun) {
+		return nil, fmt.Errorf("verify: check: %w", err)
+	}
+	out := map[string][]VerifyFinding{}
+	for _, f := range fs {
+		if f.Rule == RuleChain {
+			continue
+		}
+		id := sessionOf(f.Resource)
+		out[id] = append(out[id], VerifyFinding{Kind: VerifyCheck, Session: id, Turn: -1, Entry: -1,
+			Message: fmt.Sprintf("%s: %s (%s)", f.Rule, f.Message, f.Resource)})
+	}
+	return out, nil
+}
+
+// sessionOf returns the id of the session a Check finding's resource
+// names: a session id, or the session of a turn, anchor or other
+// resource minted under its IRI; "" for another resource.
+func sessionOf(r string) string {
+	rest, ok := strings.CutPrefix(r, ontology.SessionBase)
+	if !ok {
+		if session.CheckID(r) == nil {
+			return r
+		}
+		return ""
+	}
+	id, _, _ := strings.Cut(rest, "/")
+	return id
+}
+
+// entryAt names a signed head's witness entry and time.
+func entryAt(h signedHead) string {
+	return fmt.Sprintf("entry %d, %s", h.index, h.Time.Format(time.RFC3339Nano))
+}
+
+// equivocations returns the finding, if any, of two signed statements of
+// session id (hs, in order) that replace one head differently: version 2
+// statements name the head they replace. A signed rewind (fewer turns than
+// the head it replaces) lets the history diverge from there again; a
+// statement that replaces its own head (a write found stored) says nothing
+// changed.
+func equivocations(id string, hs []signedHead) []VerifyFinding {
+	var out []VerifyFinding
+	at := entryAt
+	type from struct {
+		replaces bool
+		prev     witness.HeadRef
+	}
+	took := map[from]signedHead{}
+	for _, h := range hs {
+		if h.Version != 2 || h.Kind != witness.KindHead {
+			continue
+		}
+		if h.Replaces && h.Turns < h.Prev.Turns {
+			clear(took)
+		}
+		if h.Replaces && h.Prev == (witness.HeadRef{Turns: h.Turns, Chain: h.Chain}) {
+			continue
+		}
+		k := from{h.Replaces, h.Prev}
+		if o, ok := took[k]; ok && (o.Turns != h.Turns || o.Chain != h.Chain || o.Digest != h.Digest) {
+			out = append(out, VerifyFinding{Kind: VerifyEquivocated, Session: id, Turn: -1, Entry: int64(h.index),
+				Message: fmt.Sprintf("session %s: two signed statements replace the same head (%d turns) differently: %d turns %s (%s) and %d turns %s (%s): a holder of the writer key signed two histories, or a writer wrote on after the store's later turns were dropped",
+					id, h.Prev.Turns, o.Turns, o.Chain, at(o), h.Turns, h.Chain, at(h))})
+			break
+		}
+		took[k] = h
+	}
+	return out
+}
+
+// holds checks what judge does not, for a stored session whose latest
+// signed head judge found stored: that every earlier signed head still
+// holds (the chain digest it signed is the digest of one of the stored
+// turns, whose digests chainScan recomputed, unless a signed rewind since
+// accounts for it), and that the stored fork link is the one the latest
+// statement of version 2 signed. turns are its stored own turns.
+func holds(id string, s storedHeadOf, hs []signedHead, turns []storedTurn) []VerifyFinding {
+	var out []VerifyFinding
+	at := entryAt
+	// Every signed head holds.
+	have := map[string]bool{}
+	for _, t := range turns {
+		have[t.digest] = t.digest != ""
+	}
+	for j, h := range hs[:max(len(hs)-1, 0)] { // the latest, judge held against the store; turns were read for the rest
+		if h.Kind != witness.KindHead || h.Chain == "" || have[h.Chain] {
+			continue
+		}
+		excused := false
+		for _, l := range hs[j+1:] {
+			switch {
+			case l.Version == 2 && l.Replaces:
+				excused = excused || l.Turns < l.Prev.Turns && l.Turns < h.Turns // a signed rewind below it
+			default:
+				excused = excused || l.Kind == witness.KindHead && l.Turns < h.Turns // version 1 names no previous head
+			}
+		}
+		if excused {
+			continue
+		}
+		last := s.at + int(h.Turns) - 1
+		if h.Parent != "" || h.Version == 2 {
+			last = int(h.ForkedAt) + int(h.Turns) - 1
+		}
+		out = append(out, VerifyFinding{Kind: VerifyRewritten, Session: id, Turn: last, Entry: int64(h.index),
+			Message: fmt.Sprintf("session %s no longer holds the history its writer signed at %d turns (%s): no stored turn has its chain digest %s, and no signed rewind accounts for it: turns up to %d were rewritten or dropped after that head was signed, and later heads signed over them",
+				id, h.Turns, at(h), h.Chain, last)})
+		break
+	}
+	// The fork link.
+	for j := len(hs) - 1; j >= 0; j-- {
+		h := hs[j]
+		if h.Kind != witness.KindHead {
+			continue
+		}
+		if h.Version == 2 && (h.Parent != s.parent || h.Parent != "" && int(h.ForkedAt) != s.at) {
+			want := "no parent (a root)"
+			if h.Parent != "" {
+				want = fmt.Sprintf("parent %s at %d", h.Parent, h.ForkedAt)
+			}
+			got := "no parent"
+			if s.parent != "" {
+				got = fmt.Sprintf("parent %s at %d", s.parent, s.at)
+			}
+			out = append(out, VerifyFinding{Kind: VerifyRepointed, Session: id, Turn: -1, Entry: int64(h.index),
+				Message: fmt.Sprintf("session %s is stored with %s; its latest signed statement (%s) names %s: the fork was re-pointed", id, got, at(h), want)})
+		}
+		break
+	}
+	return out
+}
+
 // matches reports whether the stored head is the statement's.
 func (s storedHeadOf) matches(st witness.Statement) bool {
 	return s.hasOwn && uint64(s.own) == st.Turns && s.head == st.Digest && s.chain == st.Chain
@@ -313,6 +522,9 @@ func (ds *Dataset) storedHeads(ctx context.Context) (map[string]storedHeadOf, er
 		}
 		if n, err := r.Int("at"); err == nil {
 			s.at = n
+		}
+		if p := r.String("parent"); p != "" {
+			s.parent = ontology.SessionID(p)
 		}
 		out[id] = s
 		return nil
