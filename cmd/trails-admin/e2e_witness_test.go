@@ -182,6 +182,14 @@ func TestWitnessUsage(t *testing.T) {
 	r.mustRun(t, 2, "witness", "publish")
 	r.mustRun(t, 2, "witness", "serve", "--dir", dir, "--key", filepath.Join(dir, "witness.key"))
 	r.mustRun(t, 2, "witness", "cosign", "--state", dir, "--key", filepath.Join(dir, "witness.key"))
+	// A key list whose witness line is another key than the one served.
+	r.mustRun(t, 0, "keygen", "--out", filepath.Join(dir, "other"), "witness.example")
+	r.mustRun(t, 0, "keygen", "--out", filepath.Join(dir, "writer"), "writer.example")
+	keys := "witness " + readKey(t, filepath.Join(dir, "other.pub")) + "\nwriter " + readKey(t, filepath.Join(dir, "writer.pub")) + "\n"
+	if err := os.WriteFile(filepath.Join(dir, "keys.txt"), []byte(keys), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	r.mustRun(t, 2, "witness", "serve", "--dir", filepath.Join(dir, "log"), "--key", filepath.Join(dir, "witness.key"), "--keys", filepath.Join(dir, "keys.txt"), "--listen", "127.0.0.1:0")
 
 	res := r.mustRun(t, 0, "checkpoint", "--witness", filepath.Join(dir, "new"), "--key", filepath.Join(dir, "witness.key"))
 	v, err := note.NewVerifier(readKey(t, filepath.Join(dir, "witness.pub")))

@@ -222,7 +222,7 @@ func (c *keygenCmd) run(ctx context.Context, a *app, args []string) error {
 	if err := writeNew(c.out+".pub", vkey, 0o644); err != nil {
 		return err
 	}
-	fmt.Fprintf(a.stderr, "wrote %s.key (keep it secret, in the writing process only) and %s.pub\n", c.out, c.out)
+	fmt.Fprintf(a.stderr, "wrote %s.key (keep it secret, with its owner only: a writer key in its writing process, a witness or cosigner key on that server's host) and %s.pub\n", c.out, c.out)
 	return nil
 }
 

@@ -85,6 +85,9 @@ func (c *witnessCmd) serve(ctx context.Context, a *app, logger *slog.Logger) err
 	if err != nil {
 		return usageErrorf("witness serve: --keys %s: %v", c.keys, err)
 	}
+	if keys.Witness != nil && (keys.Witness.Name() != signer.Name() || keys.Witness.KeyHash() != signer.KeyHash()) {
+		return usageErrorf("witness serve: --keys %s names the witness key %s+%08x, not --key's %s+%08x", c.keys, keys.Witness.Name(), keys.Witness.KeyHash(), signer.Name(), signer.KeyHash())
+	}
 	if len(keys.Writers) == 0 {
 		return usageErrorf("witness serve: --keys %s lists no writer key (a line \"writer KEY\"): the witness would take no entry", c.keys)
 	}
