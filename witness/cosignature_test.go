@@ -3,7 +3,12 @@ package witness_test
 import (
 	"bytes"
 	"context"
+	"crypto/sha256"
+	"encoding/base64"
+	"encoding/binary"
 	"errors"
+	"fmt"
+	"strings"
 	"testing"
 
 	"github.com/trails-kg/trails/witness"
@@ -133,5 +138,42 @@ func TestDirAddCosignatures(t *testing.T) {
 	checkpoint(t, d)
 	if err := d.AddCosignatures(ctx, cosigned); !errors.Is(err, witness.ErrStale) {
 		t.Fatalf("cosignatures of the older checkpoint: got %v, want ErrStale", err)
+	}
+}
+
+// TestKeyListCosigners: cosigner lines of a key list.
+func TestKeyListCosigners(t *testing.T) {
+	_, vkey := genKey(t, "cosigner.example")
+	// The same key as a transparency-dev witness publishes it: algorithm
+	// 4, its hash over that.
+	f := strings.SplitN(vkey, "+", 3)
+	key, err := base64.StdEncoding.DecodeString(f[2])
+	if err != nil {
+		t.Fatal(err)
+	}
+	key[0] = 4
+	h := sha256.Sum256(append([]byte(f[0]+"\n"), key...))
+	vkey4 := fmt.Sprintf("%s+%08x+%s", f[0], binary.BigEndian.Uint32(h[:]), base64.StdEncoding.EncodeToString(key))
+	badHash := f[0] + "+00000000+" + f[2]
+	for _, tc := range []struct {
+		name, text string
+		want       error
+	}{
+		{"keygen's form", "cosigner " + vkey + "\n", nil},
+		{"algorithm 4", "cosigner " + vkey4 + "\n", nil},
+		{"a window", "cosigner " + vkey + " since 2026-11-20T00:00:00Z\n", witness.ErrMalformed},
+		{"a hash that is not the key's", "cosigner " + badHash + "\n", witness.ErrMalformed},
+		{"not a key", "cosigner cosigner.example\n", witness.ErrMalformed},
+		{"listed twice", "cosigner " + vkey + "\ncosigner " + vkey4 + "\n", witness.ErrMalformed},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			l, err := witness.ParseKeyList([]byte(tc.text))
+			if !errors.Is(err, tc.want) || (tc.want == nil && err != nil) {
+				t.Fatalf("got %v, want %v", err, tc.want)
+			}
+			if err == nil && (len(l.Cosigners) != 1 || len(l.Writers) != 0 || l.Witness != nil) {
+				t.Fatalf("got %d cosigners, %d writers, witness %v; want one cosigner", len(l.Cosigners), len(l.Writers), l.Witness)
+			}
+		})
 	}
 }
