@@ -94,6 +94,12 @@ type VerifyOptions struct {
 	// point, and what concerns each ancestor as a whole); nil: every
 	// session stored or witnessed. The store is read whole all the same.
 	Sessions []string
+	// Cosigners, above 0, is how many of the key list's cosigners
+	// (witness.KeyList.Cosigners: independent witnesses that check each
+	// checkpoint against those they cosigned before) must have cosigned
+	// the checkpoint: a witness operator who shows two auditors two logs
+	// then fails (witness.ErrCosignatures).
+	Cosigners int
 	// Mark writes, for each session in scope whose stored head is its
 	// latest signed head, a mark in ontology.VerifiedGraph (its verified
 	// turn count, head and chain digests, the entry and the time): what
@@ -176,8 +182,9 @@ var (
 // the sessions whose head is not their latest signed head, their turns'
 // stored digests. It returns the errors of witness.Audit (the witness does
 // not extend opts.Trusted: witness.ErrRollback, witness.ErrInconsistent;
-// a checkpoint the witness key did not sign: witness.ErrUnknownKey), the
-// witness's and the store's errors, and session.ErrInvalid when
+// a checkpoint the witness key did not sign: witness.ErrUnknownKey),
+// witness.ErrCosignatures when opts.Cosigners cosigners did not cosign
+// it, the witness's and the store's errors, and session.ErrInvalid when
 // opts.Keys names no witness key or opts.Witness is nil.
 func (ds *Dataset) Verify(ctx context.Context, opts VerifyOptions) (*VerifyReport, error) {
 	if opts.Witness == nil || opts.Keys == nil || opts.Keys.Witness == nil {
@@ -186,6 +193,11 @@ func (ds *Dataset) Verify(ctx context.Context, opts VerifyOptions) (*VerifyRepor
 	signed, cp, err := witness.Audit(ctx, opts.Witness, opts.Keys.Witness, opts.Trusted)
 	if err != nil {
 		return nil, fmt.Errorf("verify: %w", err)
+	}
+	if opts.Cosigners > 0 {
+		if err := witness.VerifyCosignatures(signed, opts.Keys.CosignerVerifiers(), opts.Cosigners); err != nil {
+			return nil, fmt.Errorf("verify: the witness's checkpoint: %w", err)
+		}
 	}
 	rep := &VerifyReport{Checkpoint: signed, Size: cp.Size}
 	heads, entryFindings, err := readSigned(ctx, opts, cp)

@@ -2,6 +2,8 @@ package admin_test
 
 import (
 	"context"
+	"crypto/rand"
+	"errors"
 	"slices"
 	"strings"
 	"testing"
@@ -13,6 +15,7 @@ import (
 	"github.com/trails-kg/trails/ontology"
 	"github.com/trails-kg/trails/session"
 	"github.com/trails-kg/trails/witness"
+	"golang.org/x/mod/sumdb/note"
 )
 
 // rechainAt edits turn i of session id's content behind the library's
@@ -167,4 +170,42 @@ func TestVerifyInsiders(t *testing.T) {
 			t.Fatalf("got %d of %d verified, findings:\n%s\nwant a %s finding of rule %s", rep.Verified, rep.Sessions, messages(rep), admin.VerifyCheck, admin.RuleTurnCount)
 		}
 	})
+}
+
+// TestVerifyCosigners: with Cosigners, a checkpoint no listed cosigner
+// cosigned fails verify (the split view of a witness operator who shows
+// two auditors two logs; witness.TestSplitViewCaughtByCosigner has the
+// cosigner's side), and one it cosigned passes.
+func TestVerifyCosigners(t *testing.T) {
+	ctx := context.Background()
+	w := newSignedWorld(t)
+	sessionWith(t, w.st, 2)
+	skey, vkey, err := note.GenerateKey(rand.Reader, "cosigner.test")
+	if err != nil {
+		t.Fatal(err)
+	}
+	w.setKeys(t, w.keyText+"cosigner "+vkey+"\n")
+	if _, err := w.ds.Verify(ctx, admin.VerifyOptions{Witness: w.dir, Keys: w.keys, Cosigners: 1}); !errors.Is(err, witness.ErrCosignatures) {
+		t.Fatalf("a checkpoint without cosignature: got %v, want witness.ErrCosignatures", err)
+	}
+	cp, err := w.dir.Checkpoint(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	n, err := note.Open(cp, note.VerifierList(w.keys.Witness))
+	if err != nil {
+		t.Fatal(err)
+	}
+	cs, err := witness.NewCosignatureSigner(skey)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cosigned, err := note.Sign(n, cs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rep, err := w.ds.Verify(ctx, admin.VerifyOptions{Witness: shrunk{w.dir, cosigned}, Keys: w.keys, Cosigners: 1})
+	if err != nil || len(rep.Findings) != 0 {
+		t.Fatalf("a cosigned checkpoint: got %v, %v; want no finding", err, rep)
+	}
 }

@@ -9,6 +9,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"strings"
 
 	"github.com/trails-kg/trails/admin"
 	"github.com/trails-kg/trails/internal/termsafe"
@@ -21,12 +22,13 @@ import (
 // (admin.Dataset.Verify).
 type verifyCmd struct {
 	key, witness, checkpoint, tree string
+	cosigners                      int
 	mark, json                     bool
 }
 
 func (*verifyCmd) name() string { return "verify" }
 func (*verifyCmd) usage() string {
-	return "--key FILE --witness DIR [--checkpoint FILE] [--mark] [--json] [--tree ID | SESSION...]"
+	return "--key FILE --witness DIR|URL [--checkpoint FILE] [--cosigners N] [--mark] [--json] [--tree ID | SESSION...]"
 }
 func (*verifyCmd) synopsis() string {
 	return "compare the store with the writers' signed heads in a witness: edits, truncations, reorders, rollbacks, re-chains, unsigned deletions; exit 1 on any finding"
@@ -37,7 +39,8 @@ func (*verifyCmd) example() string {
 }
 func (c *verifyCmd) flags(fs *flag.FlagSet) {
 	fs.StringVar(&c.key, "key", "", "the key list `FILE`: the witness key and the trusted writer keys (see docs/verify.md)")
-	fs.StringVar(&c.witness, "witness", "", "the witness directory `DIR` (read only)")
+	fs.StringVar(&c.witness, "witness", "", "the witness: its directory (read only), or the URL of trails-admin witness serve (http://HOST:PORT)")
+	fs.IntVar(&c.cosigners, "cosigners", 0, "require `N` cosignatures on the witness's checkpoint by the key list's cosigners (independent witnesses): two auditors shown two logs then fail")
 	fs.StringVar(&c.checkpoint, "checkpoint", "", "a `FILE` holding the witness checkpoint trusted before: the witness must extend it; verify writes the new one there (created if missing: trust on first use)")
 	fs.StringVar(&c.tree, "tree", "", "verify the fork tree under session `ID` (it and its forks, their forks, ...)")
 	fs.BoolVar(&c.mark, "mark", false, "write each verified session's head in the graph https://w3id.org/trails/graph/verified, for the audit query unverified")
@@ -79,8 +82,12 @@ func (c *verifyCmd) run(ctx context.Context, a *app, args []string) error {
 	if keys.Witness == nil {
 		return usageErrorf("verify: --key %s names no witness key (a line \"witness KEY\")", c.key)
 	}
-	if _, err := os.Stat(filepath.Join(c.witness, witness.LogFile)); err != nil {
-		return usageErrorf("verify: --witness %s: no witness log there (%v)", c.witness, err)
+	if c.cosigners < 0 || c.cosigners > len(keys.Cosigners) {
+		return usageErrorf("verify: --cosigners %d: the key list %s names %d cosigners (lines \"cosigner KEY\")", c.cosigners, c.key, len(keys.Cosigners))
+	}
+	remote := strings.HasPrefix(c.witness, "http://") || strings.HasPrefix(c.witness, "https://")
+	if _, err := os.Stat(filepath.Join(c.witness, witness.LogFile)); err != nil && !remote {
+		return usageErrorf("verify: --witness %s: no witness log there (%v); a witness served over HTTP is named by its URL", c.witness, err)
 	}
 	var trusted []byte
 	if c.checkpoint != "" {
@@ -91,17 +98,25 @@ func (c *verifyCmd) run(ctx context.Context, a *app, args []string) error {
 			return usageErrorf("verify: --checkpoint: %v", err)
 		}
 	}
-	w, err := witness.OpenDirReadOnly(ctx, c.witness)
-	if err != nil {
-		return fmt.Errorf("verify: witness %s: %w", c.witness, err)
+	var w witness.Witness
+	if remote {
+		if w, err = witness.NewClient(c.witness, nil); err != nil {
+			return usageErrorf("verify: --witness %s: %v", c.witness, err)
+		}
+	} else {
+		d, err := witness.OpenDirReadOnly(ctx, c.witness)
+		if err != nil {
+			return fmt.Errorf("verify: witness %s: %w", c.witness, err)
+		}
+		defer d.Close()
+		w = d
 	}
-	defer w.Close()
 	a.longRequests()
 	ds, err := a.dataset(ctx)
 	if err != nil {
 		return err
 	}
-	opts := admin.VerifyOptions{Witness: w, Keys: keys, Trusted: trusted, Mark: c.mark}
+	opts := admin.VerifyOptions{Witness: w, Keys: keys, Trusted: trusted, Mark: c.mark, Cosigners: c.cosigners}
 	if len(args) > 0 {
 		opts.Sessions = args
 	}
