@@ -3,6 +3,7 @@ package witness
 import (
 	"bytes"
 	"context"
+	"encoding/base64"
 	"fmt"
 	"iter"
 
@@ -50,7 +51,10 @@ func VerifyConsistency(older, newer log.Checkpoint, p [][]byte) error {
 		return fmt.Errorf("verify consistency: %w: size %d, seen %d before", ErrRollback, newer.Size, older.Size)
 	}
 	if err := proof.VerifyConsistency(hasher, older.Size, newer.Size, p, older.Hash, newer.Hash); err != nil {
-		return fmt.Errorf("verify consistency: %w: size %d to %d: %w", ErrInconsistent, older.Size, newer.Size, err)
+		// The proof library's message prints the hashes as byte arrays:
+		// name the two checkpoints as their text does instead.
+		return fmt.Errorf("verify consistency: %w: the log of %d entries (root %s) does not extend the checkpoint of %d entries seen before (root %s)",
+			ErrInconsistent, newer.Size, base64.StdEncoding.EncodeToString(newer.Hash), older.Size, base64.StdEncoding.EncodeToString(older.Hash))
 	}
 	return nil
 }

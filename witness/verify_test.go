@@ -5,9 +5,11 @@ import (
 	"context"
 	"errors"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/trails-kg/trails/witness"
+	"github.com/transparency-dev/formats/log"
 	"golang.org/x/mod/sumdb/note"
 )
 
@@ -157,5 +159,21 @@ func TestAuditFork(t *testing.T) {
 	}
 	if _, _, err := witness.Audit(ctx, b, wv, seenA); !errors.Is(err, witness.ErrInconsistent) {
 		t.Errorf("got %v, want ErrInconsistent", err)
+	}
+}
+
+// TestVerifyConsistencyMessage: the error names the two logs by size and
+// root as their checkpoints write them, on one line (issue 37 found byte
+// arrays in it).
+func TestVerifyConsistencyMessage(t *testing.T) {
+	older := log.Checkpoint{Origin: "witness.example", Size: 2, Hash: bytes.Repeat([]byte{1}, 32)}
+	newer := log.Checkpoint{Origin: "witness.example", Size: 3, Hash: bytes.Repeat([]byte{2}, 32)}
+	err := witness.VerifyConsistency(older, newer, [][]byte{bytes.Repeat([]byte{3}, 32)})
+	if !errors.Is(err, witness.ErrInconsistent) {
+		t.Fatalf("got %v, want ErrInconsistent", err)
+	}
+	msg := err.Error()
+	if strings.ContainsAny(msg, "[]\n") || strings.Contains(msg, `\n`) || !strings.Contains(msg, "AQEBAQEB") {
+		t.Errorf("message %q: want one line naming the roots in base64, no byte arrays", msg)
 	}
 }
