@@ -39,6 +39,7 @@ type Dataset struct {
 	c     Querier
 	st    *session.Store // unscoped: it sees every session
 	clock func() time.Time
+	sign  *signing // WithSigning; nil: Import and Rechain sign nothing
 }
 
 // Option configures a Dataset.

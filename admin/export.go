@@ -66,6 +66,7 @@ type ImportStats struct {
 	Quads     int // quads sent to the store
 	Batches   int // batches written, each one transaction
 	Planned   int // batches the import had to write: more than Batches when it stopped early
+	Signed    int // head statements added to the witness (WithSigning)
 }
 
 // The queries of export and import, read once.

@@ -101,13 +101,21 @@ type importGraph struct {
 // sent for unchanged sessions too, so a re-run also completes an import
 // cut at that step, and a value changed later is never undone.
 //
+// With WithSigning, the head of each session graph a batch wrote is
+// signed and added to the witness once the batch is stored
+// (ImportStats.Signed counts them); a statement that fails does not stop
+// the import.
+//
 // It returns an *ImportError wrapping ErrInvalid for an input that does
 // not parse or breaks a rule (with ErrForkCycle, ErrForkDepth or
 // ErrParentMissing or ErrNotForkable as well for those), or wrapping ErrConflict for
 // sessions stored with different content (naming them), fork labels or
 // turns stored elsewhere, a trails:Deletion of a stored session, and
 // stored activities the input adds to; ErrInvalid for the JSONL format (export only); the
-// error of r; the error of ctx; or a store error wrapping the kg error.
+// error of r; the error of ctx; or a store error wrapping the kg error;
+// and, joined with any of these or alone, errors matching
+// session.ErrNotWitnessed for sessions written whose statements did not
+// reach the witness (WithSigning).
 func (ds *Dataset) Import(ctx context.Context, r io.Reader, f Format, progress func(done, total int)) (ImportStats, error) {
 	stats, err := ds.importRDF(ctx, r, f, progress)
 	if err != nil {
@@ -161,9 +169,10 @@ func (ds *Dataset) importRDF(ctx context.Context, r io.Reader, f Format, progres
 	batches, total := planImport(in, provStored)
 	stats.Planned = len(batches)
 	var buf bytes.Buffer
+	var signErr error // statements not witnessed, of batches stored
 	for _, b := range batches {
 		if err := ctx.Err(); err != nil {
-			return stats, err
+			return stats, errors.Join(err, signErr)
 		}
 		if b.staged {
 			err = ds.importStaged(ctx, b.runs[0])
@@ -178,16 +187,23 @@ func (ds *Dataset) importRDF(ctx context.Context, r io.Reader, f Format, progres
 			err = ds.c.LoadQuads(ctx, buf.Bytes())
 		}
 		if err != nil {
-			return stats, err
+			return stats, errors.Join(err, signErr)
 		}
 		stats.Quads += b.quads
-		stats.Sessions += b.sessions
+		stats.Sessions += len(b.sessions)
 		stats.Batches++
+		if ds.sign != nil && len(b.sessions) > 0 {
+			// The batch is stored: sign its sessions' heads now, so that
+			// an import stopped later leaves none it wrote unsigned.
+			n, err := ds.signWritten(ctx, b.sessions, nil)
+			stats.Signed += n
+			signErr = errors.Join(signErr, err)
+		}
 		if progress != nil {
 			progress(stats.Quads, total)
 		}
 	}
-	return stats, ds.shareValues(ctx, in)
+	return stats, errors.Join(ds.shareValues(ctx, in), signErr)
 }
 
 // shareValues sets the shared values (app: and user: keys, in
@@ -249,7 +265,7 @@ type importBatch struct {
 	runs     [][]string // runs of N-Quads lines
 	quads    int
 	size     int
-	sessions int
+	sessions map[string]bool // the ids of the session graphs it writes
 	staged   bool // one session graph with a line too long for LoadQuads: importStaged
 }
 
@@ -277,7 +293,7 @@ func planImport(in *importInput, provStored map[int]bool) ([]importBatch, int) {
 		g := s.graph
 		if needsStaging(g.lines) {
 			flush()
-			out = append(out, importBatch{runs: [][]string{g.lines}, quads: len(g.lines), size: g.size, sessions: 1, staged: true})
+			out = append(out, importBatch{runs: [][]string{g.lines}, quads: len(g.lines), size: g.size, sessions: map[string]bool{s.id: true}, staged: true})
 			total += len(g.lines)
 			continue
 		}
@@ -287,7 +303,10 @@ func planImport(in *importInput, provStored map[int]bool) ([]importBatch, int) {
 		cur.runs = append(cur.runs, g.lines)
 		cur.quads += len(g.lines)
 		cur.size += g.size
-		cur.sessions++
+		if cur.sessions == nil {
+			cur.sessions = map[string]bool{}
+		}
+		cur.sessions[s.id] = true
 		total += len(g.lines)
 	}
 	var prov []string
