@@ -266,7 +266,7 @@ type importBatch struct {
 	quads    int
 	size     int
 	sessions map[string]bool // the ids of the session graphs it writes
-	staged   bool // one session graph with a line too long for LoadQuads: importStaged
+	staged   bool            // one session graph with a line too long for LoadQuads: importStaged
 }
 
 // planImport cuts what in holds and the store lacks into batches: the
