@@ -71,6 +71,11 @@ const (
 	// was re-pointed (a fork with no turns of its own has no chain digest
 	// that would show it).
 	VerifyRepointed = "repointed"
+	// VerifyMergeEdited: a merge turn's result as stored (the merged
+	// child, its status, range or artifacts: written beside the turn, not
+	// in its chain digest) is not the one its writer signed in a statement
+	// of kind merge (session.MergeDigest).
+	VerifyMergeEdited = "merge-edited"
 	// VerifyCheck: a finding of Check's rules (RuleCycle, RuleTurnCount,
 	// RuleDerived, ...; all but RuleChain, which VerifyEdited reports) on
 	// a session in scope: Verify runs them, so that an auditor needs one
@@ -204,6 +209,20 @@ func (ds *Dataset) Verify(ctx context.Context, opts VerifyOptions) (*VerifyRepor
 	if err != nil {
 		return nil, err
 	}
+	merges := map[string][]signedHead{} // statements of kind merge: no heads
+	for id, hs := range heads {
+		kept := hs[:0]
+		for _, h := range hs {
+			if h.Kind == witness.KindMerge {
+				merges[id] = append(merges[id], h)
+			} else {
+				kept = append(kept, h)
+			}
+		}
+		if heads[id] = kept; len(kept) == 0 {
+			delete(heads, id)
+		}
+	}
 	stored, err := ds.storedHeads(ctx)
 	if err != nil {
 		return nil, err
@@ -266,7 +285,7 @@ func (ds *Dataset) Verify(ctx context.Context, opts VerifyOptions) (*VerifyRepor
 			continue
 		}
 		l := hs[len(hs)-1]
-		if len(edited[id]) > 0 || l.Kind != witness.KindHead || !s.matches(l.Statement) || len(hs) > 1 {
+		if len(edited[id]) > 0 || l.Kind != witness.KindHead || !s.matches(l.Statement) || len(hs) > 1 || len(merges[id]) > 0 {
 			closer = append(closer, id) // every signed head is held against its turns
 		}
 	}
@@ -284,6 +303,13 @@ func (ds *Dataset) Verify(ctx context.Context, opts VerifyOptions) (*VerifyRepor
 		fs, verified := judge(id, s, ok, heads[id], edited[id], digests[id])
 		if ok && len(fs) == 0 {
 			fs = holds(id, s, heads[id], digests[id])
+		}
+		if ok && len(merges[id]) > 0 {
+			mfs, err := ds.mergeResults(ctx, id, merges[id], digests[id])
+			if err != nil {
+				return nil, err
+			}
+			fs = append(fs, mfs...)
 		}
 		fs = append(equivocations(id, heads[id]), fs...)
 		if ok {
@@ -413,6 +439,40 @@ func sessionOf(r string) string {
 	}
 	id, _, _ := strings.Cut(rest, "/")
 	return id
+}
+
+// mergeResults compares the merge results stored in session id with the
+// statements of kind merge its writer signed (ms), turns being its stored
+// own turns: a result whose turn is stored (by the chain digest the
+// statement names) must give the signed digest. A merge turn no longer
+// stored is the head findings' business.
+func (ds *Dataset) mergeResults(ctx context.Context, id string, ms []signedHead, turns []storedTurn) ([]VerifyFinding, error) {
+	recs, err := session.NewStore(ds.c).Merges(ctx, id)
+	if err != nil {
+		return nil, fmt.Errorf("verify: %w", err)
+	}
+	byIndex := map[int]session.MergeRecord{}
+	for _, r := range recs {
+		byIndex[r.Index] = r
+	}
+	var out []VerifyFinding
+	for _, m := range ms {
+		i := slices.IndexFunc(turns, func(t storedTurn) bool { return t.digest == m.Chain })
+		if i < 0 {
+			continue
+		}
+		idx := turns[i].index
+		r, ok := byIndex[idx]
+		switch {
+		case !ok:
+			out = append(out, VerifyFinding{Kind: VerifyMergeEdited, Session: id, Turn: idx, Entry: int64(m.index),
+				Message: fmt.Sprintf("turn %d of %s is a merge turn its writer signed (%s), and the store holds no merge result for it: its trails:mergeOf or status was removed", idx, id, entryAt(m))})
+		case session.MergeDigest(r) != m.Digest:
+			out = append(out, VerifyFinding{Kind: VerifyMergeEdited, Session: id, Turn: idx, Entry: int64(m.index),
+				Message: fmt.Sprintf("the merge result of turn %d of %s (child %s, %s, turns %d to %d, %d artifacts) is not the one its writer signed (%s): changed after it was written", idx, id, r.Child, r.Status, r.First, r.Last, len(r.Artifacts), entryAt(m))})
+		}
+	}
+	return out, nil
 }
 
 // entryAt names a signed head's witness entry and time.

@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/knakk/rdf"
 	"github.com/trails-kg/trails/admin"
 	"github.com/trails-kg/trails/internal/storetest"
 	"github.com/trails-kg/trails/kg"
@@ -207,5 +208,39 @@ func TestVerifyCosigners(t *testing.T) {
 	rep, err := w.ds.Verify(ctx, admin.VerifyOptions{Witness: shrunk{w.dir, cosigned}, Keys: w.keys, Cosigners: 1})
 	if err != nil || len(rep.Findings) != 0 {
 		t.Fatalf("a cosigned checkpoint: got %v, %v; want no finding", err, rep)
+	}
+}
+
+// TestVerifyMergeResult: a merge turn's result (status, range, artifacts)
+// is written beside the turn, not in its chain digest; a signing Store
+// signs it in a statement of kind merge, and verify names a result
+// changed by the store's credentials alone.
+func TestVerifyMergeResult(t *testing.T) {
+	ctx := context.Background()
+	for _, tc := range []struct {
+		name string
+		pred string
+		o    rdf.Term
+	}{
+		{"status completed to failed", ontology.MergeStatus, kg.String(string(session.MergeFailed))},
+		{"another range", ontology.MergeLast, kg.Int(2)},
+		{"an artifact replaced", ontology.ArtifactText, kg.String("forged.md")},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			w := newSignedWorld(t)
+			p := sessionWith(t, w.st, 3)
+			c := storetest.MustFork(t, p, 3)
+			c.Append("assistant", "the child's work")
+			c.Append("assistant", "its result")
+			storetest.MustPersist(t, w.st, c)
+			mt, err := w.st.Merge(ctx, c.ID, session.MergeResult{Status: session.MergeCompleted, Summary: "done",
+				Artifacts: []session.Artifact{{Text: "notes.md"}}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			wantFindings(t, w.verify(t))
+			setValue(t, w.c, storetest.SessionRef(p.ID), kg.MustIRI(mt.ID), tc.pred, tc.o)
+			wantFindings(t, w.verify(t), admin.VerifyMergeEdited+" "+p.ID+" 3")
+		})
 	}
 }

@@ -1,10 +1,14 @@
 package session
 
 import (
+	"cmp"
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 	"unicode/utf8"
@@ -50,6 +54,41 @@ type MergeResult struct {
 type Artifact struct {
 	IRI  string
 	Text string
+}
+
+// MergeDigest returns the digest a signing Store signs of a merge turn's
+// result (a witness statement of kind merge, see WithSigning): "sha256:"
+// and the hex SHA-256 of the turn's ID, the child, the status, the range
+// and the artifacts (IRIs first, then texts, each sorted, as Merges reads
+// them), each field length-prefixed. The turn's summary, index and time
+// are in its chain digest already; these fields, written beside the turn,
+// are not.
+func MergeDigest(r MergeRecord) string {
+	h := sha256.New()
+	field(h, "trails merge v1")
+	field(h, r.TurnID)
+	field(h, r.Child)
+	field(h, string(r.Status))
+	field(h, strconv.Itoa(r.First))
+	field(h, strconv.Itoa(r.Last))
+	arts := slices.Clone(r.Artifacts)
+	slices.SortFunc(arts, func(a, b Artifact) int {
+		rank := func(a Artifact) int { // IRIs first
+			if a.IRI != "" {
+				return 0
+			}
+			return 1
+		}
+		return cmp.Or(cmp.Compare(rank(a), rank(b)), cmp.Compare(a.IRI, b.IRI), cmp.Compare(a.Text, b.Text))
+	})
+	for _, a := range arts {
+		if a.IRI != "" {
+			field(h, "iri "+a.IRI)
+		} else {
+			field(h, "text "+a.Text)
+		}
+	}
+	return "sha256:" + hex.EncodeToString(h.Sum(nil))
 }
 
 // MergeRecord is a merge turn as Merges reads it back: the result of child
@@ -126,9 +165,10 @@ var (
 // ErrForbidden as said above; or a
 // store error wrapping the kg error.
 //
-// With WithSigning it signs the parent's head, with the merge turn; when
-// that does not reach the witness it returns the turn, stored, and an
-// error matching ErrNotWitnessed.
+// With WithSigning it signs the parent's head, with the merge turn, then a
+// statement of kind merge (witness.KindMerge) of the result written beside
+// the turn (MergeDigest); when those do not reach the witness it returns
+// the turn, stored, and an error matching ErrNotWitnessed.
 func (st *Store) Merge(ctx context.Context, childID string, r MergeResult) (Turn, error) {
 	t, h, err := st.merge(ctx, childID, r)
 	var ae *AncestorError
@@ -174,11 +214,13 @@ type sentMerge struct {
 	own         int
 	head, chain string
 	prev        ackedHead // the parent's head before: what the merge replaces
+	result      string    // MergeDigest of the result written beside the turn
 }
 
-// acked is the parent's head the merge left, parent being its id.
+// acked is the parent's head the merge left, parent being its id, with
+// the digest of the merge result (signed in a statement of its own).
 func (m *sentMerge) acked(parent string) ackedHead {
-	h := ackedHead{id: parent, own: m.own, digest: m.head, chain: m.chain, parent: m.prev.parent, at: m.prev.at}
+	h := ackedHead{id: parent, own: m.own, digest: m.head, chain: m.chain, parent: m.prev.parent, at: m.prev.at, merge: m.result}
 	return h.replacing(m.prev)
 }
 
@@ -364,7 +406,8 @@ func (st *Store) mergeOnce(ctx context.Context, j *mergeJob, p *Session) (Turn, 
 	if before.own > 0 {
 		before.chain = prev
 	}
-	j.sent = &sentMerge{turn: t, own: len(own), head: all, chain: tchain, prev: before}
+	result := MergeDigest(MergeRecord{TurnID: t.ID, Child: j.child, Status: j.result.Status, First: j.first, Last: j.last, Artifacts: j.artifacts})
+	j.sent = &sentMerge{turn: t, own: len(own), head: all, chain: tchain, prev: before, result: result}
 	ok, err := st.apply(ctx, u, check, g, nil)
 	if !ok || err != nil {
 		return Turn{}, false, err

@@ -135,6 +135,11 @@ type ackedHead struct {
 	prevChain string
 	parent    string
 	at        int
+
+	// merge, for the head a Merge left, is the MergeDigest of the result
+	// written beside its merge turn: attest signs a statement of kind
+	// merge of it after the head's.
+	merge string
 }
 
 // seenHead returns the head s.seen says the store holds for s, replacing
@@ -193,13 +198,21 @@ func (st *Store) attest(ctx context.Context, k witness.Kind, heads ...ackedHead)
 		if h.parent != "" {
 			s.Parent, s.ForkedAt = h.parent, uint64(h.at)
 		}
-		entry, err := witness.Sign(s, st.sign.signer)
-		if err != nil {
-			errs = append(errs, &WitnessError{Statement: s, Err: err})
-			continue
+		all := []witness.Statement{s}
+		if h.merge != "" && k == witness.KindHead {
+			m := s
+			m.Kind, m.Digest = witness.KindMerge, h.merge
+			all = append(all, m)
 		}
-		if _, err := st.sign.w.Add(ctx, entry); err != nil {
-			errs = append(errs, &WitnessError{Statement: s, Entry: entry, Err: err})
+		for _, s := range all {
+			entry, err := witness.Sign(s, st.sign.signer)
+			if err != nil {
+				errs = append(errs, &WitnessError{Statement: s, Err: err})
+				continue
+			}
+			if _, err := st.sign.w.Add(ctx, entry); err != nil {
+				errs = append(errs, &WitnessError{Statement: s, Entry: entry, Err: err})
+			}
 		}
 	}
 	if len(errs) == 1 {

@@ -88,7 +88,9 @@ func (e *signed) track(tb testing.TB, entries [][]byte) {
 		if err != nil {
 			tb.Fatal(err)
 		}
-		e.last[s.Session] = witness.HeadRef{Turns: s.Turns, Chain: s.Chain}
+		if s.Kind != witness.KindMerge {
+			e.last[s.Session] = witness.HeadRef{Turns: s.Turns, Chain: s.Chain}
+		}
 	}
 }
 
@@ -159,6 +161,7 @@ func (w stmt) session() string {
 func head(id string) stmt     { return stmt{kind: witness.KindHead, id: id} }
 func headOf(id *string) stmt  { return stmt{kind: witness.KindHead, late: id} }
 func deletion(id string) stmt { return stmt{kind: witness.KindDeletion, id: id} }
+func merged(id string) stmt   { return stmt{kind: witness.KindMerge, id: id} }
 
 // wrote runs write and checks that it produced exactly the statements
 // want, in order, signed by the writer's key: a head statement with the
@@ -198,6 +201,18 @@ func (e *signed) wrote(t *testing.T, write func() error, want ...stmt) {
 		}
 		// Version 2: it names the head it replaces, which the session's
 		// statement before left (none for a session new with the write).
+		if s.Kind == witness.KindMerge {
+			// The result beside the merge turn, whose chain digest it
+			// names: what Merges reads back.
+			recs, err := e.st.Merges(context.Background(), s.Session)
+			if err != nil || len(recs) == 0 {
+				t.Fatalf("statement %d: Merges of %s: %v, %v", i, s.Session, recs, err)
+			}
+			if d := session.MergeDigest(recs[len(recs)-1]); s.Digest != d {
+				t.Errorf("merge statement %d of %s: got digest %s, Merges gives %s", i, s.Session, s.Digest, d)
+			}
+			continue
+		}
 		prev, known := e.last[s.Session]
 		if s.Version != 2 || s.Replaces != known || known && s.Prev != prev {
 			t.Errorf("statement %d of %s: version %d, replaces %v %+v; want version 2 replacing %v %+v", i, s.Session, s.Version, s.Replaces, s.Prev, known, prev)
@@ -253,7 +268,7 @@ func (e *signed) wrote(t *testing.T, write func() error, want ...stmt) {
 // writes that change no head produce none.
 func TestSigningWrites(t *testing.T) {
 	ctx := context.Background()
-	merged := session.MergeResult{Status: session.MergeCompleted, Summary: "done"}
+	result := session.MergeResult{Status: session.MergeCompleted, Summary: "done", Artifacts: []session.Artifact{{Text: "notes.md"}, {IRI: "https://example.org/report"}}}
 	tests := []struct {
 		name string
 		run  func(t *testing.T, e *signed)
@@ -321,7 +336,7 @@ func TestSigningWrites(t *testing.T) {
 		{"merge", func(t *testing.T, e *signed) {
 			p := persisted(t, e.st, "signer", 3)
 			c := forkedChild(t, e.st, p, 3, 2)
-			e.wrote(t, func() error { _, err := e.st.Merge(ctx, c.ID, merged); return err }, head(p.ID))
+			e.wrote(t, func() error { _, err := e.st.Merge(ctx, c.ID, result); return err }, head(p.ID), merged(p.ID))
 		}},
 		{"detach", func(t *testing.T, e *signed) {
 			p := persisted(t, e.st, "signer", 3)

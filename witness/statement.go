@@ -26,10 +26,17 @@ const (
 	// KindDeletion: the session, last at Turns turns and head digest Digest,
 	// was deleted on purpose by the key's holder.
 	KindDeletion Kind = "deletion"
+	// KindMerge: the merge turn whose chain digest is Chain, which left the
+	// session at Turns turns, holds the merge result whose digest is Digest
+	// (session.MergeDigest: the merged child, its status, range and
+	// artifacts, which are written beside the turn and not in its chain
+	// digest). It comes after the head statement of the same write, and
+	// is no head: verify compares it with the stored result.
+	KindMerge Kind = "merge"
 )
 
 // known reports whether this version reads statements of kind k.
-func (k Kind) known() bool { return k == KindHead || k == KindDeletion }
+func (k Kind) known() bool { return k == KindHead || k == KindDeletion || k == KindMerge }
 
 // statementHeader and statementHeaderV2 are the first line of a
 // statement of version 1 and 2: it keeps a statement from being taken for

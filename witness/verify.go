@@ -193,7 +193,8 @@ func checkRoot(tree *compact.Range, cp log.Checkpoint) error {
 	return nil
 }
 
-// LatestHeads returns, per session, the last statement about it in the
+// LatestHeads returns, per session, the last head or deletion statement
+// about it (a merge statement is no head) in the
 // first cp.Size entries of w (by index, not by the statements' times), as
 // Heads reads them, and the first of Heads's errors (an *EntryError too).
 func LatestHeads(ctx context.Context, w Witness, cp log.Checkpoint, known note.Verifiers) (map[string]Head, error) {
@@ -202,7 +203,9 @@ func LatestHeads(ctx context.Context, w Witness, cp log.Checkpoint, known note.V
 		if err != nil {
 			return nil, err
 		}
-		latest[h.Session] = h
+		if h.Kind != KindMerge { // a merge statement is no head
+			latest[h.Session] = h
+		}
 	}
 	return latest, nil
 }
