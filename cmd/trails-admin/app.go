@@ -20,6 +20,7 @@ import (
 	"github.com/trails-kg/trails/kg"
 	"github.com/trails-kg/trails/prov"
 	"github.com/trails-kg/trails/session"
+	"golang.org/x/mod/sumdb/note"
 )
 
 // command is one subcommand: its own flag set, its help and its run.
@@ -52,6 +53,10 @@ type app struct {
 	conn           connFlags
 	timeoutSet     bool // --timeout was given
 	client         storeClient
+	// signer and witness sign what the store and the dataset write, when
+	// a command was given --sign-key and --witness (sign).
+	signer  note.Signer
+	witness session.Witness
 }
 
 // storeClient is what the commands need of the store: a *kg.Client, or
@@ -209,7 +214,11 @@ func (a *app) store(ctx context.Context) (*session.Store, error) {
 	if err != nil {
 		return nil, err
 	}
-	return session.NewStore(c, session.WithMaxChildren(a.conn.maxChildren)), nil
+	opts := []session.StoreOption{session.WithMaxChildren(a.conn.maxChildren)}
+	if a.signer != nil {
+		opts = append(opts, session.WithSigning(a.signer, a.witness))
+	}
+	return session.NewStore(c, opts...), nil
 }
 
 // dataset returns the operators' view of the whole dataset: what check,
@@ -218,6 +227,9 @@ func (a *app) dataset(ctx context.Context) (*admin.Dataset, error) {
 	c, err := a.kg(ctx)
 	if err != nil {
 		return nil, err
+	}
+	if a.signer != nil {
+		return admin.New(c, admin.WithSigning(a.signer, a.witness)), nil
 	}
 	return admin.New(c), nil
 }
@@ -330,7 +342,7 @@ func dispatch(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	for _, set := range []*flag.FlagSet{global, fs} {
 		set.Visit(func(f *flag.Flag) { a.timeoutSet = a.timeoutSet || f.Name == "timeout" })
 	}
-	return c.run(ctx, a, fs.Args())
+	return a.witnessHint(c.run(ctx, a, fs.Args()))
 }
 
 // interleave moves flags after positional arguments to the front, so that

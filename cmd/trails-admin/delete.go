@@ -11,6 +11,7 @@ import (
 )
 
 type deleteCmd struct {
+	sign           signFlags // --sign-key, --witness
 	cascade        bool
 	detachChildren bool
 	dryRun         bool
@@ -20,7 +21,7 @@ type deleteCmd struct {
 
 func (*deleteCmd) name() string { return "delete" }
 func (*deleteCmd) usage() string {
-	return "ID [--cascade | --detach-children] [--dry-run] [--by PRINCIPAL] [--json]"
+	return "ID [--cascade | --detach-children] [--dry-run] [--by PRINCIPAL] [--json] [--sign-key FILE --witness URL]"
 }
 func (*deleteCmd) synopsis() string {
 	return "delete a session (refused while forks exist, unless --cascade or --detach-children)"
@@ -29,6 +30,7 @@ func (*deleteCmd) example() string {
 	return "trails-admin delete 019aa4c5-6f1e-7c3a-9d2b-5e8f0a1b2c3d --cascade --dry-run"
 }
 func (c *deleteCmd) flags(fs *flag.FlagSet) {
+	c.sign.register(fs)
 	fs.BoolVar(&c.cascade, "cascade", false, "delete the whole fork tree under ID (a parent cycle included), leaves first, in atomic batches of sessions")
 	fs.BoolVar(&c.detachChildren, "detach-children", false, "detach each direct fork first, then delete ID")
 	fs.BoolVar(&c.dryRun, "dry-run", false, "print the steps that would be taken; change nothing")
@@ -51,6 +53,9 @@ func (c *deleteCmd) run(ctx context.Context, a *app, args []string) error {
 		return usageErrorf("delete: --cascade and --detach-children exclude each other; try: trails-admin delete -h")
 	}
 	id := args[0]
+	if err := a.sign(ctx, c.name(), c.sign); err != nil {
+		return err
+	}
 	st, err := a.store(ctx)
 	if err != nil {
 		return err

@@ -15,16 +15,18 @@ import (
 )
 
 type demoCmd struct {
+	sign      signFlags // --sign-key, --witness
 	principal string
 }
 
 func (*demoCmd) name() string  { return "demo" }
-func (*demoCmd) usage() string { return "[--principal P]" }
+func (*demoCmd) usage() string { return "[--principal P] [--sign-key FILE --witness URL]" }
 func (*demoCmd) synopsis() string {
 	return "write a small agent conversation, fork it at an anchor, merge a worker back, and show the tree, a replay, a diff and an audit query"
 }
 func (*demoCmd) example() string { return "trails-admin demo" }
 func (c *demoCmd) flags(fs *flag.FlagSet) {
+	c.sign.register(fs)
 	fs.StringVar(&c.principal, "principal", "demo-agent", "principal of the demo sessions")
 }
 
@@ -55,6 +57,9 @@ const demoAnchor = "plan_ready"
 func (c *demoCmd) run(ctx context.Context, a *app, args []string) error {
 	if len(args) > 0 {
 		return usageErrorf("demo takes no arguments; try: trails-admin demo -h")
+	}
+	if err := a.sign(ctx, c.name(), c.sign); err != nil {
+		return err
 	}
 	st, err := a.store(ctx)
 	if err != nil {

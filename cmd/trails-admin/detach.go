@@ -10,13 +10,16 @@ import (
 )
 
 type detachCmd struct {
+	sign   signFlags // --sign-key, --witness
 	dryRun bool
 	json   bool
 	by     string
 }
 
-func (*detachCmd) name() string  { return "detach" }
-func (*detachCmd) usage() string { return "ID [--dry-run] [--by PRINCIPAL] [--json]" }
+func (*detachCmd) name() string { return "detach" }
+func (*detachCmd) usage() string {
+	return "ID [--dry-run] [--by PRINCIPAL] [--json] [--sign-key FILE --witness URL]"
+}
 func (*detachCmd) synopsis() string {
 	return "copy a fork's inherited prefix into it and cut its parent link (one atomic step)"
 }
@@ -24,6 +27,7 @@ func (*detachCmd) example() string {
 	return "trails-admin detach 019aa4c5-6f1e-7c3a-9d2b-5e8f0a1b2c3d --dry-run"
 }
 func (c *detachCmd) flags(fs *flag.FlagSet) {
+	c.sign.register(fs)
 	fs.BoolVar(&c.dryRun, "dry-run", false, "print what would be materialized; change nothing")
 	fs.StringVar(&c.by, "by", "", "principal recorded in PROV as the one who detached (default: the session's)")
 	fs.BoolVar(&c.json, "json", false, "print JSON")
@@ -43,6 +47,9 @@ func (c *detachCmd) run(ctx context.Context, a *app, args []string) error {
 		return usageErrorf("detach needs one session id; try: trails-admin detach -h")
 	}
 	id := args[0]
+	if err := a.sign(ctx, c.name(), c.sign); err != nil {
+		return err
+	}
 	st, err := a.store(ctx)
 	if err != nil {
 		return err

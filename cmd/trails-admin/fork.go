@@ -16,7 +16,8 @@ import (
 )
 
 type forkCmd struct {
-	at                        int // -1: not given
+	sign                      signFlags // --sign-key, --witness
+	at                        int       // -1: not given
 	anchor, turn              string
 	typ, createdBy, reason    string
 	nextSteps, contextSummary string
@@ -26,7 +27,7 @@ type forkCmd struct {
 
 func (*forkCmd) name() string { return "fork" }
 func (*forkCmd) usage() string {
-	return "ID (--at N | --anchor NAME | --turn TURN-ID) [--type T] [--created-by user|system] [--reason R] [--next-steps S] [--summary S] [--worker] [--json]"
+	return "ID (--at N | --anchor NAME | --turn TURN-ID) [--type T] [--created-by user|system] [--reason R] [--next-steps S] [--summary S] [--worker] [--json] [--sign-key FILE --witness URL]"
 }
 func (*forkCmd) synopsis() string {
 	return "fork a session at an index, an anchor or before a turn; print the new fork's id"
@@ -35,6 +36,7 @@ func (*forkCmd) example() string {
 	return "trails-admin fork 019aa4c5-6f1e-7c3a-9d2b-5e8f0a1b2c3d --anchor task_start --created-by system --next-steps 'Implement feature X'"
 }
 func (c *forkCmd) flags(fs *flag.FlagSet) {
+	c.sign.register(fs)
 	c.at = -1
 	fs.Func("at", "fork at index `N`: the fork inherits turns 0..N-1", func(v string) error {
 		n, err := strconv.Atoi(v)
@@ -95,6 +97,9 @@ func (c *forkCmd) run(ctx context.Context, a *app, args []string) error {
 	}
 	if c.nextSteps != "" || c.contextSummary != "" {
 		opts = append(opts, session.WithIntention(c.nextSteps, c.contextSummary))
+	}
+	if err := a.sign(ctx, c.name(), c.sign); err != nil {
+		return err
 	}
 	st, err := a.store(ctx)
 	if err != nil {

@@ -10,19 +10,24 @@ import (
 	"strings"
 
 	"github.com/trails-kg/trails/admin"
+	"github.com/trails-kg/trails/session"
 )
 
 type importCmd struct {
+	sign   signFlags // --sign-key, --witness
 	format string
 }
 
-func (*importCmd) name() string  { return "import" }
-func (*importCmd) usage() string { return "FILE [--format nquads|turtle]" }
+func (*importCmd) name() string { return "import" }
+func (*importCmd) usage() string {
+	return "FILE [--format nquads|turtle] [--sign-key FILE --witness URL]"
+}
 func (*importCmd) synopsis() string {
 	return "restore an export: checks everything first, refuses to overwrite differing sessions"
 }
 func (*importCmd) example() string { return "trails-admin import backup.nq" }
 func (c *importCmd) flags(fs *flag.FlagSet) {
+	c.sign.register(fs)
 	fs.StringVar(&c.format, "format", "", "nquads or turtle (TriG); default: from the file name (.trig/.ttl: turtle, else nquads)")
 }
 
@@ -53,6 +58,9 @@ func (c *importCmd) run(ctx context.Context, a *app, args []string) error {
 		defer in.Close()
 	}
 	a.longRequests()
+	if err := a.sign(ctx, c.name(), c.sign); err != nil {
+		return err
+	}
 	ds, err := a.dataset(ctx)
 	if err != nil {
 		return err
@@ -60,7 +68,7 @@ func (c *importCmd) run(ctx context.Context, a *app, args []string) error {
 	p := a.progress("import")
 	stats, err := ds.Import(ctx, in, f, func(done, total int) { p.update(done, total, "quads") })
 	p.finish()
-	if err != nil {
+	if err != nil && !(errors.Is(err, session.ErrNotWitnessed) && stats.Batches == stats.Planned) {
 		if stats.Batches == 0 && !errors.Is(err, context.Canceled) {
 			return err // refused, or failed before writing
 		}
@@ -81,5 +89,8 @@ func (c *importCmd) run(ctx context.Context, a *app, args []string) error {
 	default:
 		fmt.Fprintf(a.stdout, "imported %s (%s written)\n", plural(stats.Quads, "quad"), plural(stats.Sessions, "session"))
 	}
-	return nil
+	if a.signer != nil {
+		fmt.Fprintf(a.stderr, "signed the heads of %s written\n", plural(stats.Signed, "session"))
+	}
+	return err // nil, or statements not witnessed (the import is stored)
 }

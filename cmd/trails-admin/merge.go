@@ -13,6 +13,7 @@ import (
 )
 
 type mergeCmd struct {
+	sign      signFlags // --sign-key, --witness
 	status    string
 	summary   string
 	artifacts []session.Artifact
@@ -21,7 +22,7 @@ type mergeCmd struct {
 
 func (*mergeCmd) name() string { return "merge" }
 func (*mergeCmd) usage() string {
-	return "CHILD --status completed|failed --summary TEXT [--artifact IRI-or-TEXT …] [--json]"
+	return "CHILD --status completed|failed --summary TEXT [--artifact IRI-or-TEXT …] [--json] [--sign-key FILE --witness URL]"
 }
 func (*mergeCmd) synopsis() string {
 	return "append a fork's result to its parent as one turn (role merge); a fork is merged once"
@@ -30,6 +31,7 @@ func (*mergeCmd) example() string {
 	return "trails-admin merge 019aa4c5-6f1e-7c3a-9d2b-5e8f0a1b2c3d --status completed --summary 'Feature X is in.' --artifact https://example.org/pr/42"
 }
 func (c *mergeCmd) flags(fs *flag.FlagSet) {
+	c.sign.register(fs)
 	c.artifacts = nil
 	fs.StringVar(&c.status, "status", "", "how the fork's work ended: completed or failed (required)")
 	fs.StringVar(&c.summary, "summary", "", "the result in words, the content of the merge turn (required)")
@@ -70,6 +72,9 @@ func (c *mergeCmd) run(ctx context.Context, a *app, args []string) error {
 		return usageErrorf("merge needs one session id, the fork to merge; try: trails-admin merge -h")
 	case c.status == "" || c.summary == "":
 		return usageErrorf("merge needs --status (completed or failed) and --summary; try: trails-admin merge -h")
+	}
+	if err := a.sign(ctx, c.name(), c.sign); err != nil {
+		return err
 	}
 	st, err := a.store(ctx)
 	if err != nil {

@@ -2,27 +2,31 @@ package main
 
 import (
 	"context"
+	"errors"
 	"flag"
 	"fmt"
 	"maps"
 	"slices"
 
 	"github.com/trails-kg/trails/internal/termsafe"
+	"github.com/trails-kg/trails/session"
 )
 
 // rechainCmd is "rechain": add the hash chain to turns stored before
 // Trails kept it.
 type rechainCmd struct {
+	sign signFlags // --sign-key, --witness
 	json bool
 }
 
 func (*rechainCmd) name() string  { return "rechain" }
-func (*rechainCmd) usage() string { return "[--json]" }
+func (*rechainCmd) usage() string { return "[--json] [--sign-key FILE --witness URL]" }
 func (*rechainCmd) synopsis() string {
 	return "give every turn stored before the hash chain its trails:digest, so that check can verify it (once, after an upgrade; re-runnable)"
 }
 func (*rechainCmd) example() string { return "trails-admin rechain" }
 func (c *rechainCmd) flags(fs *flag.FlagSet) {
+	c.sign.register(fs)
 	fs.BoolVar(&c.json, "json", false, "print JSON")
 }
 
@@ -31,6 +35,9 @@ func (c *rechainCmd) run(ctx context.Context, a *app, args []string) error {
 		return usageErrorf("rechain takes no arguments; try: trails-admin rechain -h")
 	}
 	a.longRequests()
+	if err := a.sign(ctx, c.name(), c.sign); err != nil {
+		return err
+	}
 	ds, err := a.dataset(ctx)
 	if err != nil {
 		return err
@@ -38,7 +45,10 @@ func (c *rechainCmd) run(ctx context.Context, a *app, args []string) error {
 	p := a.progress("rechain")
 	stats, err := ds.Rechain(ctx, func(done, total int) { p.update(done, total, "") })
 	p.finish()
-	if err != nil {
+	if a.signer != nil {
+		fmt.Fprintf(a.stderr, "signed %s\n", plural(stats.Signed, "session head"))
+	}
+	if err != nil && !errors.Is(err, session.ErrNotWitnessed) {
 		fmt.Fprintf(a.stderr, "stopped after %d of %s; run the same command again to finish\n", stats.Sessions+len(stats.Skipped), plural(stats.Total, "session"))
 		return err
 	}
@@ -56,7 +66,10 @@ func (c *rechainCmd) run(ctx context.Context, a *app, args []string) error {
 		for _, id := range skipped {
 			out.Skipped = append(out.Skipped, skip{id, stats.Skipped[id].Error()})
 		}
-		return a.json(out)
+		if jerr := a.json(out); jerr != nil {
+			return jerr
+		}
+		return err // nil, or statements not witnessed (the chains are stored)
 	}
 	if stats.Total == 0 {
 		fmt.Fprintln(a.stdout, "nothing to do: every stored turn has its digest")
@@ -67,7 +80,7 @@ func (c *rechainCmd) run(ctx context.Context, a *app, args []string) error {
 		fmt.Fprintf(a.stdout, "skipped %s: %s\n", termsafe.String(id), termsafe.String(stats.Skipped[id].Error()))
 	}
 	if len(skipped) > 0 {
-		return fmt.Errorf("%d sessions could not be chained: their history does not load (see trails-admin check)", len(skipped))
+		return errors.Join(err, fmt.Errorf("%d sessions could not be chained: their history does not load (see trails-admin check)", len(skipped)))
 	}
-	return nil
+	return err // nil, or statements not witnessed (the chains are stored)
 }

@@ -15,6 +15,7 @@ import (
 // rewindCmd is "rewind": make a session continue from an earlier point,
 // its abandoned turns kept in an archive (design note 004).
 type rewindCmd struct {
+	sign   signFlags // --sign-key, --witness
 	to     int
 	toSet  bool
 	reason string
@@ -22,8 +23,10 @@ type rewindCmd struct {
 	json   bool
 }
 
-func (*rewindCmd) name() string  { return "rewind" }
-func (*rewindCmd) usage() string { return "ID --to N [--reason R] [--by PRINCIPAL] [--json]" }
+func (*rewindCmd) name() string { return "rewind" }
+func (*rewindCmd) usage() string {
+	return "ID --to N [--reason R] [--by PRINCIPAL] [--json] [--sign-key FILE --witness URL]"
+}
 func (*rewindCmd) synopsis() string {
 	return "make a session continue from turn N; its later turns move, untouched, into an archive fork (one atomic step)"
 }
@@ -31,6 +34,7 @@ func (*rewindCmd) example() string {
 	return "trails-admin rewind 019aa4c5-6f1e-7c3a-9d2b-5e8f0a1b2c3d --to 3 --reason 'wrong tool call'"
 }
 func (c *rewindCmd) flags(fs *flag.FlagSet) {
+	c.sign.register(fs)
 	fs.Func("to", "keep the turns with index < `N`: the session's new length", func(v string) error {
 		n, err := strconv.Atoi(v)
 		if err != nil || n < 0 {
@@ -62,6 +66,9 @@ func (c *rewindCmd) run(ctx context.Context, a *app, args []string) error {
 		return usageErrorf("rewind needs --to N, the number of turns to keep; try: trails-admin rewind -h")
 	}
 	id := args[0]
+	if err := a.sign(ctx, c.name(), c.sign); err != nil {
+		return err
+	}
 	st, err := a.store(ctx)
 	if err != nil {
 		return err
