@@ -6,6 +6,7 @@ require (
 	github.com/google/jsonschema-go v0.4.3
 	github.com/knakk/rdf v0.0.0-20260317081859-15b52521cde6
 	github.com/trails-kg/trails v0.0.0
+	golang.org/x/mod v0.36.0
 )
 
 require (
@@ -63,7 +64,6 @@ require (
 	go.opentelemetry.io/otel/metric v1.44.0 // indirect
 	go.opentelemetry.io/otel/trace v1.44.0 // indirect
 	golang.org/x/crypto v0.54.0 // indirect
-	golang.org/x/mod v0.36.0 // indirect
 	gopkg.in/yaml.v3 v3.0.1 // indirect
 )
 

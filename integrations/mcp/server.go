@@ -28,6 +28,7 @@ import (
 	"github.com/trails-kg/trails/kg"
 	"github.com/trails-kg/trails/prov"
 	"github.com/trails-kg/trails/session"
+	"golang.org/x/mod/sumdb/note"
 )
 
 // Querier is what the server needs of a store client: session.Querier's
@@ -50,6 +51,18 @@ type config struct {
 // makes as trails-admin's --max-children does.
 func WithStoreOptions(opts ...session.StoreOption) Option {
 	return func(c *config) { c.storeOpts = append(c.storeOpts, opts...) }
+}
+
+// WithSigning makes the tools that write (fork_session, rewind_session)
+// sign what they write, as session.WithSigning makes a Store sign: with
+// signer (the server's writer key, which the witness's key list trusts) a
+// statement of each session head the write left, added to w (a
+// *witness.Client of "trails-admin witness serve": the server holds no
+// witness key) once the store acknowledged the write. A write whose
+// statement does not reach the witness stays stored, and its tool answers
+// with an error saying so. Nil signer or witness: no signing.
+func WithSigning(signer note.Signer, w session.Witness) Option {
+	return WithStoreOptions(session.WithSigning(signer, w))
 }
 
 // Tool names, as clients call them.

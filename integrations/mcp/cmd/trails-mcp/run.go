@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"os"
 	"strconv"
+	"strings"
 	"time"
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
@@ -18,6 +19,8 @@ import (
 	"github.com/trails-kg/trails/internal/termsafe"
 	"github.com/trails-kg/trails/kg"
 	"github.com/trails-kg/trails/session"
+	"github.com/trails-kg/trails/witness"
+	"golang.org/x/mod/sumdb/note"
 )
 
 // Exit codes, listed in the usage text.
@@ -65,6 +68,7 @@ type options struct {
 	timeout                  time.Duration
 	maxChildren              int
 	http                     string // "": stdio
+	signKey, witness         string // --sign-key, --witness: sign the writes
 }
 
 const usageText = `trails-mcp serves a Trails store to MCP clients: list_sessions, show_session,
@@ -78,7 +82,8 @@ acts with its own credentials for whoever reaches it).
 
 Read-only credentials (the auditor of fuseki/trails-auth.ttl) are enough
 for everything but fork_session and rewind_session, which then answer
-with a tool error saying so.
+with a tool error saying so. With --sign-key FILE --witness URL they sign
+what they write (docs/verify.md).
 
 Flags:
 `
@@ -122,6 +127,7 @@ func serve(ctx context.Context, args []string, stdin io.Reader, stdout, stderr i
 		store: envOr("TRAILS_STORE", string(kg.Fuseki)), queryURL: os.Getenv("TRAILS_QUERY_URL"),
 		updateURL: os.Getenv("TRAILS_UPDATE_URL"), graphStoreURL: os.Getenv("TRAILS_GRAPH_STORE_URL"),
 		timeout: 30 * time.Second, maxChildren: session.DefaultMaxChildren,
+		signKey: os.Getenv("TRAILS_SIGN_KEY"), witness: os.Getenv("TRAILS_WITNESS"),
 	}
 	fs := flag.NewFlagSet("trails-mcp", flag.ContinueOnError)
 	fs.SetOutput(io.Discard)
@@ -135,6 +141,8 @@ func serve(ctx context.Context, args []string, stdin io.Reader, stdout, stderr i
 	fs.DurationVar(&o.timeout, "timeout", o.timeout, "time limit of each request to the store")
 	fs.IntVar(&o.maxChildren, "max-children", o.maxChildren, "the most forks a session may have; a fork beyond is refused (0: no limit)")
 	fs.StringVar(&o.http, "http", "", "serve streamable HTTP on `ADDR` (such as 127.0.0.1:8765) instead of stdio")
+	fs.StringVar(&o.signKey, "sign-key", o.signKey, "sign what fork_session and rewind_session write with the writer key in `FILE` (trails-admin keygen's PREFIX.key); with --witness ($TRAILS_SIGN_KEY)")
+	fs.StringVar(&o.witness, "witness", o.witness, "add the signed statements to the witness served at `URL` (trails-admin witness serve); with --sign-key ($TRAILS_WITNESS)")
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			writeUsage(stdout, fs)
@@ -155,6 +163,14 @@ func serve(ctx context.Context, args []string, stdin io.Reader, stdout, stderr i
 			return usageErrorf("--http %s: want HOST:PORT, such as 127.0.0.1:8765; try: trails-mcp -h", termsafe.Quote(o.http))
 		}
 	}
+	opts := []mcp.Option{mcp.WithStoreOptions(session.WithMaxChildren(o.maxChildren))}
+	if o.signKey != "" || o.witness != "" {
+		sign, err := signing(o.signKey, o.witness)
+		if err != nil {
+			return err
+		}
+		opts = append(opts, sign)
+	}
 	endpoint := o.endpoint
 	if o.store == string(kg.Generic) && endpoint == defaultEndpoint {
 		endpoint = "" // a generic store is its three URLs, not Fuseki's default
@@ -171,7 +187,7 @@ func serve(ctx context.Context, args []string, stdin io.Reader, stdout, stderr i
 	if err := c.Ping(ctx); err != nil {
 		fmt.Fprintf(stderr, "trails-mcp: warning: the store at %s does not answer yet: %s\n", c.Endpoint(), termsafe.Cut(err.Error(), 500))
 	}
-	srv := mcp.NewServer(c, mcp.WithStoreOptions(session.WithMaxChildren(o.maxChildren)))
+	srv := mcp.NewServer(c, opts...)
 	if o.http == "" {
 		err := srv.Run(ctx, &sdk.IOTransport{Reader: io.NopCloser(stdin), Writer: nopCloser{stdout}})
 		if errors.Is(err, io.EOF) {
@@ -231,4 +247,28 @@ func writeUsage(w io.Writer, fs *flag.FlagSet) {
 	fs.PrintDefaults()
 	fs.SetOutput(io.Discard)
 	io.WriteString(w, exitText)
+}
+
+// signing returns the option that makes the server sign its writes with
+// the writer key in file keyFile into the witness served at witnessURL,
+// or a usage error for one without the other, a file that is not a
+// secret note key, or a witness that is not an http(s) URL (a witness
+// directory cannot be appended to without the witness's own key).
+func signing(keyFile, witnessURL string) (mcp.Option, error) {
+	if keyFile == "" || witnessURL == "" {
+		return nil, usageErrorf("--sign-key and --witness go together ($TRAILS_SIGN_KEY, $TRAILS_WITNESS): give both to sign what the server writes, or neither; try: trails-mcp -h")
+	}
+	text, err := os.ReadFile(keyFile)
+	if err != nil {
+		return nil, usageErrorf("--sign-key: %v", err)
+	}
+	signer, err := note.NewSigner(strings.TrimSpace(string(text)))
+	if err != nil {
+		return nil, usageErrorf("--sign-key %s: not a secret note key (PRIVATE+KEY+..., as trails-admin keygen writes to PREFIX.key): %v", termsafe.Quote(keyFile), err)
+	}
+	w, err := witness.NewClient(witnessURL, nil)
+	if err != nil {
+		return nil, usageErrorf("--witness: %v (the URL of trails-admin witness serve; a witness directory cannot be appended to without the witness's key)", err)
+	}
+	return mcp.WithSigning(signer, w), nil
 }
