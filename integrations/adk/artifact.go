@@ -79,10 +79,29 @@ type ArtifactService struct {
 
 var _ artifact.Service = (*ArtifactService)(nil)
 
+// ArtifactOption configures an ArtifactService.
+type ArtifactOption func(*artifactConfig)
+
+type artifactConfig struct{ storeOpts []trails.StoreOption }
+
+// WithArtifactStoreOptions passes opts to session.NewStore, the store of
+// the artifact logs: session.WithSigning makes it sign the head of each
+// log a save or a delete appends to, so that the logs verify
+// (docs/verify.md). The PROV record of a version (prov:wasRevisionOf,
+// prov:wasGeneratedBy), written beside its turn after it, is in no
+// statement.
+func WithArtifactStoreOptions(opts ...trails.StoreOption) ArtifactOption {
+	return func(c *artifactConfig) { c.storeOpts = append(c.storeOpts, opts...) }
+}
+
 // NewArtifactService returns an ArtifactService over the dataset c
-// reaches (a *kg.Client).
-func NewArtifactService(c trails.Querier) *ArtifactService {
-	return &ArtifactService{c: c, st: trails.NewStore(c)}
+// reaches (a *kg.Client), configured by opts.
+func NewArtifactService(c trails.Querier, opts ...ArtifactOption) *ArtifactService {
+	var cfg artifactConfig
+	for _, o := range opts {
+		o(&cfg)
+	}
+	return &ArtifactService{c: c, st: trails.NewStore(c, cfg.storeOpts...)}
 }
 
 // logKey names an artifact log: the user's in app for one session, or for

@@ -49,9 +49,10 @@ var qMemory string
 // their words, with one SPARQL query. It holds no state besides its
 // options and is safe for concurrent use.
 type MemoryService struct {
-	c        trails.Querier
-	sessions *SessionService
-	limit    int
+	c         trails.Querier
+	sessions  *SessionService
+	limit     int
+	storeOpts []trails.StoreOption
 }
 
 var _ memory.Service = (*MemoryService)(nil)
@@ -65,13 +66,24 @@ func WithSearchLimit(n int) MemoryOption {
 	return func(m *MemoryService) { m.limit = n }
 }
 
+// WithMemoryStoreOptions passes opts to session.NewStore, the store
+// through which AddSessionToMemory stores a session of another session
+// service: session.WithSigning makes it sign the heads it writes (a
+// session created, events appended), so that they verify
+// (docs/verify.md). Marking a session as in memory (a tag) changes no
+// head and is signed by no statement.
+func WithMemoryStoreOptions(opts ...trails.StoreOption) MemoryOption {
+	return func(m *MemoryService) { m.storeOpts = append(m.storeOpts, opts...) }
+}
+
 // NewMemoryService returns a MemoryService over the dataset c reaches
 // (a *kg.Client), the one its SessionService stores in.
 func NewMemoryService(c trails.Querier, opts ...MemoryOption) *MemoryService {
-	m := &MemoryService{c: c, sessions: NewSessionService(trails.NewStore(c)), limit: defaultHits}
+	m := &MemoryService{c: c, limit: defaultHits}
 	for _, o := range opts {
 		o(m)
 	}
+	m.sessions = NewSessionService(trails.NewStore(c, m.storeOpts...))
 	return m
 }
 
