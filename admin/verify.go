@@ -483,9 +483,9 @@ func entryAt(h signedHead) string {
 // equivocations returns the finding, if any, of two signed statements of
 // session id (hs, in order) that replace one head differently: version 2
 // statements name the head they replace. A signed rewind (fewer turns than
-// the head it replaces) lets the history diverge from there again; a
-// statement that replaces its own head (a write found stored) says nothing
-// changed.
+// the head it replaces) or deletion (a session imported again after it)
+// lets the history diverge from there again; a statement that replaces its
+// own head (a write found stored) says nothing changed.
 func equivocations(id string, hs []signedHead) []VerifyFinding {
 	var out []VerifyFinding
 	at := entryAt
@@ -495,6 +495,10 @@ func equivocations(id string, hs []signedHead) []VerifyFinding {
 	}
 	took := map[from]signedHead{}
 	for _, h := range hs {
+		if h.Kind == witness.KindDeletion {
+			clear(took) // a session imported again after its signed deletion starts a new chain
+			continue
+		}
 		if h.Version != 2 || h.Kind != witness.KindHead {
 			continue
 		}

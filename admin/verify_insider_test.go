@@ -1,6 +1,7 @@
 package admin_test
 
 import (
+	"bytes"
 	"context"
 	"crypto/rand"
 	"errors"
@@ -243,4 +244,24 @@ func TestVerifyMergeResult(t *testing.T) {
 			wantFindings(t, w.verify(t), admin.VerifyMergeEdited+" "+p.ID+" 3")
 		})
 	}
+}
+
+// TestVerifyImportAfterDeletion: a session deleted with a signed deletion
+// and imported again with signing starts a new chain of statements: no
+// finding (the two heads that replace nothing are not an equivocation).
+func TestVerifyImportAfterDeletion(t *testing.T) {
+	ctx := context.Background()
+	w := newSignedWorld(t)
+	s := sessionWith(t, w.st, 2)
+	var export bytes.Buffer
+	if _, err := w.ds.Export(ctx, &export, admin.NQuads); err != nil {
+		t.Fatal(err)
+	}
+	if err := w.st.Delete(ctx, s.ID, session.DeleteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := admin.New(w.c, admin.WithSigning(w.signer, w.dir)).Import(ctx, bytes.NewReader(export.Bytes()), admin.NQuads, nil); err != nil {
+		t.Fatal(err)
+	}
+	wantFindings(t, w.verify(t))
 }
