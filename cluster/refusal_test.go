@@ -75,11 +75,18 @@ type firstUpdateGate struct {
 	once  sync.Once
 	ready chan struct{}
 	open  chan struct{}
+	first string // the first update's text, once ready is closed
 }
 
 func (g *firstUpdateGate) RoundTrip(r *http.Request) (*http.Response, error) {
 	if strings.HasSuffix(r.URL.Path, "/update") {
 		g.once.Do(func() {
+			if r.GetBody != nil {
+				if b, err := r.GetBody(); err == nil {
+					u, _ := io.ReadAll(b)
+					g.first = string(u)
+				}
+			}
 			close(g.ready)
 			<-g.open
 		})
@@ -509,4 +516,101 @@ func testRefusalAtKill(t *testing.T, fx *faultEnv) {
 	if o := outcomeOf(t, p.url(), off); o.State != cluster.OutcomeRefused {
 		t.Errorf("outcome of the refused record (offset %d) from an applier started after it: got %+v, want %q", off, o, cluster.OutcomeRefused)
 	}
+}
+
+// testPassedIntoBatch: a killed applier's request, applying the first
+// record alone, commits after a new applier read the offset and fetched
+// that record and the next two: the new applier's batch of three fails
+// the offset's check with the offset at its first record. It sends the
+// records one by one (as after a refused batch): the first finds the
+// offset past it and no marker (applied), the other two apply once; it
+// does not stop, and every writer hears "applied".
+func testPassedIntoBatch(t *testing.T, k *kafkatest.Cluster, srv *fusekitest.Server) {
+	ctx := context.Background()
+	brokers, topic := k.Brokers(), "t"+strings.ReplaceAll(t.Name(), "/", "-")
+	k.CreateTopic(t, topic, 1)
+	endpoint := srv.Datasets[5]
+	direct := fusekitest.Client(t, kg.Config{Endpoint: endpoint, Store: kg.Fuseki})
+	if err := direct.Update(ctx, "DROP ALL", kg.Idempotent()); err != nil {
+		t.Fatal(err)
+	}
+	holder := newOffsetMoveHolder() // holds the first update: the records here write no session graph
+	t.Cleanup(func() {
+		select {
+		case <-holder.release:
+		default:
+			close(holder.release)
+		}
+	})
+	rs := &replicaServer{}
+	hs := httptest.NewServer(rs)
+	t.Cleanup(hs.Close)
+	old := rs.start(t, brokers, topic, fusekitest.Client(t, kg.Config{Endpoint: endpoint, Store: kg.Fuseki, HTTPClient: &http.Client{Transport: holder}}))
+	c, err := cluster.Open(cluster.Config{Brokers: brokers, Topic: topic, Replicas: []cluster.Replica{{Dataset: endpoint, Applier: hs.URL}}, Timeout: 60 * time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(c.Close)
+	update := func(i int) string {
+		return fmt.Sprintf("INSERT DATA { GRAPH <urn:trails-test:g> { <urn:trails-test:s> <urn:trails-test:p> %d } }", i)
+	}
+	var wg sync.WaitGroup
+	errs := make([]error, 3)
+	wg.Go(func() { errs[0] = c.Update(ctx, update(0)) })
+	select {
+	case <-holder.held:
+	case <-time.After(time.Minute):
+		t.Fatal("the applier sent nothing within a minute")
+	}
+	old.kill()
+	for i := 1; i < 3; i++ {
+		wg.Go(func() { errs[i] = c.Update(ctx, update(i)) })
+	}
+	lr := &faultRig{brokers: brokers, topic: topic}
+	for lr.logEnd(t) < 2 {
+		time.Sleep(20 * time.Millisecond)
+	}
+	gate := &firstUpdateGate{next: http.DefaultTransport, ready: make(chan struct{}), open: make(chan struct{})}
+	a, err := cluster.NewApplier(cluster.ApplierConfig{Brokers: brokers, Topic: topic, Logf: t.Logf,
+		Store: fusekitest.Client(t, kg.Config{Endpoint: endpoint, Store: kg.Fuseki, HTTPClient: &http.Client{Transport: gate}})})
+	if err != nil {
+		t.Fatal(err)
+	}
+	runCtx, cancel := context.WithCancel(ctx)
+	renewed := &killable{a: a, dead: runCtx, kill: cancel, done: make(chan error, 1)}
+	go func() { renewed.done <- a.Run(runCtx) }()
+	t.Cleanup(cancel)
+	rs.cur.Store(renewed)
+	select {
+	case <-gate.ready:
+	case <-time.After(time.Minute):
+		t.Fatal("the new applier sent nothing within a minute")
+	}
+	if n := strings.Count(gate.first, "INSERT DATA"); n != 3 {
+		t.Logf("the new applier's first batch holds %d records, not 3: the race does not happen", n)
+	}
+	close(holder.release)
+	<-holder.sent
+	close(gate.open)
+	old.wait(t)
+	wg.Wait()
+	for i, err := range errs {
+		if err != nil {
+			t.Errorf("update %d: %v", i, err)
+		}
+	}
+	select {
+	case err := <-renewed.done:
+		t.Fatalf("the new applier stopped: %v", err)
+	default:
+	}
+	res, err := direct.Select(ctx, "SELECT (COUNT(*) AS ?n) WHERE { GRAPH <urn:trails-test:g> { ?s ?p ?o } }")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n, _ := res.Solutions[0].Int("n"); n != 3 {
+		t.Errorf("the dataset holds %d of the 3 records' triples", n)
+	}
+	renewed.kill()
+	renewed.wait(t)
 }
