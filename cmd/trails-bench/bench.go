@@ -51,6 +51,8 @@ type bench struct {
 	st  *session.Store
 	ds  *admin.Dataset // the operators' view: Export and Check
 	gen *textGen
+
+	adminBin string // trails-admin, scenario 11's witness server: -trails-admin, or built by the run
 }
 
 // newClient returns a client of the benchmark's Fuseki counting through

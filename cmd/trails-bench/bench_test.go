@@ -74,7 +74,7 @@ func TestOnlySigning(t *testing.T) {
 		t.Fatalf("trails-bench -short -only signing: %v\n%s", err, stderr.String())
 	}
 	report := stdout.String()
-	for _, s := range []string{"## Targets", "## 11. Signing and witnessing (issue 24)"} {
+	for _, s := range []string{"## Targets", "## 11. Signing and witnessing (issues 24 and 37)"} {
 		if !strings.Contains(report, "\n"+s+"\n") {
 			t.Errorf("no section %q in the report:\n%s", s, report)
 		}
@@ -82,7 +82,7 @@ func TestOnlySigning(t *testing.T) {
 	if strings.Contains(report, "\n## 9. ") {
 		t.Errorf("the report of -only signing has section 9:\n%s", report)
 	}
-	checkTargets(t, report, []string{tSignAppend, tSignLoop})
+	checkTargets(t, report, []string{tSignAppend, tSignLoop, tSignDirAppend, tSignDirLoop})
 }
 
 // checkTargets checks that for each of cols a table has a column and the

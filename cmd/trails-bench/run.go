@@ -33,7 +33,7 @@ const (
 )
 
 const usageText = `Usage: trails-bench [-short] [-only wide|tail|agent|cluster|signing] [-o FILE] [-data DIR] [-json]
-                    [-cpuprofile FILE] [-memprofile FILE]
+                    [-trails-admin FILE] [-cpuprofile FILE] [-memprofile FILE]
 
 Starts a Fuseki of its own (TDB2 on disk, fuseki/trails.ttl) from the cached
 jar, runs every benchmark scenario against it and prints a markdown report:
@@ -71,11 +71,14 @@ Flags:
              kills and restarts one node with scripts/cluster kill-node /
              start-node
   -only signing
-             run scenario 11 alone: issue 24's bound on what signing and
-             witnessing (session.WithSigning, a witness.Dir beside the
-             TDB2 database) add to a single-turn append's p50 and to the
-             agent loop of scenario 9, with witness.Sign and the witness's
-             Add (an fsync) timed alone, a minute or two
+             run scenario 11 alone: the bound of issues 24 and 37 on what
+             signing and witnessing (session.WithSigning) add to a
+             single-turn append's p50 and to the agent loop of scenario 9,
+             with the witness as a process of its own over HTTP
+             (trails-admin witness serve, started and stopped by the run)
+             and as a witness.Dir in the benchmark's process, both beside
+             the TDB2 database; witness.Sign and each witness's Add (an
+             fsync) timed alone; a minute or two
   -o FILE    write the report to FILE instead of stdout; if FILE has the
              lines <!-- trails-bench:begin --> and <!-- trails-bench:end -->,
              only the text between them is replaced; with -only wide the
@@ -85,6 +88,9 @@ Flags:
   -data DIR  keep the TDB2 database in DIR (new or empty) instead of a
              temporary directory removed at the end
   -json      print the measurements as JSON instead of markdown
+  -trails-admin FILE
+             the trails-admin binary scenario 11 starts as its witness
+             server (default: built from the checkout with go build)
   -cpuprofile FILE, -memprofile FILE
              write the Go side's CPU or allocation profile (go tool pprof);
              the store side's per-request times are in Fuseki's log, whose
@@ -156,6 +162,7 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	data := fs.String("data", "", "")
 	asJSON := fs.Bool("json", false, "")
 	only := fs.String("only", "", "")
+	adminBin := fs.String("trails-admin", "", "")
 	cpuProfile := fs.String("cpuprofile", "", "")
 	memProfile := fs.String("memprofile", "", "")
 	if err := fs.Parse(args); err != nil {
@@ -222,7 +229,7 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	}
 
 	t0 := time.Now()
-	b := &bench{plan: p, log: stderr, t0: t0, ct: newCounter(), gen: newTextGen(1)}
+	b := &bench{plan: p, log: stderr, t0: t0, ct: newCounter(), gen: newTextGen(1), adminBin: *adminBin}
 	b.logf("starting Fuseki on TDB2 in %s", dir)
 	srv, err := fusekitest.StartServer(fusekitest.Options{DataDir: dir})
 	if err != nil {
@@ -287,6 +294,12 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 func (b *bench) all(ctx context.Context, r *results, dir string, cenv clusterEnv) error {
 	var sc *scaling
 	var fx *loadFixtures
+	var binDir string // where the run built trails-admin, removed at the end
+	defer func() {
+		if binDir != "" {
+			os.RemoveAll(binDir)
+		}
+	}()
 	type step struct {
 		name string
 		f    func() error
@@ -349,8 +362,15 @@ func (b *bench) all(ctx context.Context, r *results, dir string, cenv clusterEnv
 		r.Cluster, err = b.cluster(ctx, cenv)
 		return err
 	}}
-	signing := step{"11. signing (appends, Sign and Add alone, agent loop each way)", func() (err error) {
-		r.Signing, err = b.signing(ctx, dir)
+	build := step{"11. build trails-admin (the witness server)", func() (err error) {
+		if b.adminBin != "" {
+			return nil
+		}
+		b.adminBin, binDir, err = buildAdmin(ctx)
+		return err
+	}}
+	signing := step{"11. signing (appends, Sign and Add alone, agent loop, each Store in turn)", func() (err error) {
+		r.Signing, err = b.signing(ctx, dir, b.adminBin)
 		return err
 	}}
 	switch r.Only {
@@ -363,9 +383,9 @@ func (b *bench) all(ctx context.Context, r *results, dir string, cenv clusterEnv
 	case "agent":
 		steps = []step{steps[0], agent, tail}
 	case "signing":
-		steps = []step{steps[0], signing}
+		steps = []step{steps[0], build, signing}
 	default:
-		steps = slices.Insert(steps, len(steps)-1, tail, agent, signing) // before the big filler
+		steps = slices.Insert(steps, len(steps)-1, tail, agent, build, signing) // before the big filler
 	}
 	r.Phases = append(r.Phases, phase{Name: steps[0].name, D: time.Since(b.t0)})
 	for _, s := range steps[1:] {

@@ -17,32 +17,43 @@ import (
 	"github.com/trails-kg/trails/witness"
 )
 
-// signingResult is scenario 11, issue 24's bound on what
+// signingResult is scenario 11, the bound of issues 24 and 37 on what
 // session.WithSigning costs: single-turn appends and the agent loop of
-// scenario 9 through a Store that signs each head and adds it to a local
-// directory witness, alternating with the same Store without the option;
-// and witness.Sign and the witness's Add timed alone.
+// scenario 9 through three Stores taking turns call by call, one without
+// signing, one adding its statements to the witness as a process of its
+// own (trails-admin witness serve) over HTTP, one to a witness.Dir in this
+// process; and witness.Sign and each witness's Add timed alone.
 type signingResult struct {
-	WitnessDir string `json:"witness_dir"`
-	FileSystem string `json:"file_system"` // the witness directory's, from /proc/mounts
-	Turns      int    `json:"turns"`       // of each Store's session before its first append
-	Appends    int    `json:"appends"`     // by each Store, over all measured runs
+	ServerDir       string        `json:"witness_server_dir"` // trails-admin witness serve's --dir
+	ServerURL       string        `json:"witness_server_url"`
+	CheckpointEvery time.Duration `json:"witness_server_checkpoint_every_ns"`
+	WitnessDir      string        `json:"witness_dir"` // the in-process witness.Dir's
+	FileSystem      string        `json:"file_system"` // of the directory both are under, from /proc/mounts
+	Turns           int           `json:"turns"`       // of each Store's session before its first append
+	Appends         int           `json:"appends"`     // by each Store, over all measured runs
+	Loops           int           `json:"agent_loops"` // through each Store, over all measured runs
+	LoopsPerRun     int           `json:"agent_loops_per_run"`
 
-	Unsigned    stat          `json:"unsigned"` // per call
-	UnsignedP50 time.Duration `json:"unsigned_p50_ns"`
-	UnsignedP99 time.Duration `json:"unsigned_p99_ns"`
-	Signed      stat          `json:"signed"`
-	SignedP50   time.Duration `json:"signed_p50_ns"`
-	SignedP99   time.Duration `json:"signed_p99_ns"`
+	Unsigned storeTimes `json:"unsigned"`
+	HTTP     storeTimes `json:"http"` // signing, the witness server over HTTP
+	Dir      storeTimes `json:"dir"`  // signing, witness.Dir in this process
 
-	Sign     opTimes `json:"sign"`      // witness.Sign alone
-	Add      opTimes `json:"add"`       // Dir.Add alone
-	StoreAdd opTimes `json:"store_add"` // Dir.Add as the signing Store called it in the measured appends
+	Sign    opTimes `json:"sign"`     // witness.Sign alone
+	HTTPAdd opTimes `json:"http_add"` // witness.Client.Add alone
+	DirAdd  opTimes `json:"dir_add"`  // Dir.Add alone
+}
 
-	Loops                          int           `json:"agent_loops"`         // through each Store, over all measured runs
-	LoopUnsigned                   stat          `json:"agent_loop_unsigned"` // Persist per call, median of the runs
-	LoopSigned                     stat          `json:"agent_loop_signed"`
-	LoopUnsignedP50, LoopSignedP50 time.Duration // over every measured call
+// storeTimes is what one Store measured, per call: its single-turn
+// appends and its agent loops, and the Adds its witness made in the
+// measured appends (none without signing).
+type storeTimes struct {
+	Append    stat          `json:"append"` // the median of the runs' mean
+	AppendP50 time.Duration `json:"append_p50_ns"`
+	AppendP99 time.Duration `json:"append_p99_ns"`
+	Loop      stat          `json:"agent_loop"`
+	LoopP50   time.Duration `json:"agent_loop_p50_ns"`
+	LoopP99   time.Duration `json:"agent_loop_p99_ns"`
+	Adds      opTimes       `json:"adds"`
 }
 
 // opTimes is the latency of calls timed one by one.
@@ -56,37 +67,36 @@ func timesOf(xs []float64) opTimes {
 	return opTimes{Calls: len(xs), P50: time.Duration(percentile(xs, 50)), P99: time.Duration(percentile(xs, 99))}
 }
 
-// signOverhead is the issue's bound on what signing adds: to a single
-// append's p50 and to the agent loop's time per call.
+// signOverhead is the issues' bound on what signing adds: to a single
+// append's p50 and to the agent loop's.
 const signOverhead = 0.05
 
-// AppendOverhead is the signed append's p50 over the unsigned one's, less
-// one.
-func (s *signingResult) AppendOverhead() float64 {
-	return ratio(float64(s.SignedP50), float64(s.UnsignedP50)) - 1
+// appendOverhead is t's append p50 over the unsigned one's, less one.
+func (s *signingResult) appendOverhead(t storeTimes) float64 {
+	return ratio(float64(t.AppendP50), float64(s.Unsigned.AppendP50)) - 1
 }
 
-// LoopOverhead is the agent loop's Persist time per call through the
-// signing Store over that through the unsigned one, less one.
-func (s *signingResult) LoopOverhead() float64 {
-	return ratio(float64(s.LoopSigned.D), float64(s.LoopUnsigned.D)) - 1
+// loopOverhead is t's agent loop p50 over the unsigned one's, less one.
+func (s *signingResult) loopOverhead(t storeTimes) float64 {
+	return ratio(float64(t.LoopP50), float64(s.Unsigned.LoopP50)) - 1
 }
 
-func (s *signingResult) appendOK() bool {
-	return s.UnsignedP50 > 0 && s.AppendOverhead() <= signOverhead
+func (s *signingResult) appendOK(t storeTimes) bool {
+	return s.Unsigned.AppendP50 > 0 && t.AppendP50 > 0 && s.appendOverhead(t) <= signOverhead
 }
 
-func (s *signingResult) loopOK() bool {
-	return s.LoopUnsigned.D > 0 && s.LoopOverhead() <= signOverhead
+func (s *signingResult) loopOK(t storeTimes) bool {
+	return s.Unsigned.LoopP50 > 0 && t.LoopP50 > 0 && s.loopOverhead(t) <= signOverhead
 }
 
-// timedWitness is the signing Store's witness: it times each Add of the
+// timedWitness is a signing Store's witness: it times each Add of the
 // witness it wraps. It is safe for concurrent use, as session.Witness
 // must be.
 type timedWitness struct {
-	next session.Witness
-	mu   sync.Mutex
-	took []float64
+	next  session.Witness
+	mu    sync.Mutex
+	took  []float64
+	added int // entries added, over its life
 }
 
 var _ session.Witness = (*timedWitness)(nil)
@@ -98,6 +108,9 @@ func (w *timedWitness) Add(ctx context.Context, entry []byte) (uint64, error) {
 	d := time.Since(t0)
 	w.mu.Lock()
 	w.took = append(w.took, float64(d))
+	if err == nil {
+		w.added++
+	}
 	w.mu.Unlock()
 	return i, err
 }
@@ -111,40 +124,58 @@ func (w *timedWitness) take() []float64 {
 	return t
 }
 
-// newNoteKey returns a new ed25519 note key's signer and verifier.
-func newNoteKey(name string) (note.Signer, note.Verifier, error) {
+// count returns how many entries it added.
+func (w *timedWitness) count() int {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.added
+}
+
+// newNoteKey returns a new ed25519 note key's signer and verifier, and
+// the verifier key's text form (name+hash+base64, as a key list has it).
+func newNoteKey(name string) (note.Signer, note.Verifier, string, error) {
 	skey, vkey, err := note.GenerateKey(rand.Reader, name)
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, "", err
 	}
 	s, err := note.NewSigner(skey)
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, "", err
 	}
 	v, err := note.NewVerifier(vkey)
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, "", err
 	}
-	return s, v, nil
+	return s, v, vkey, nil
 }
 
-// signing runs scenario 11. The witness is a witness.Dir in a new
-// directory under scratch, the directory of the TDB2 database (so on the
-// same disk), removed at the end. Two Stores over the benchmark's client
-// differ only by WithSigning: single-turn appends through both,
-// alternating; then witness.Sign and Dir.Add alone; then agent loops
-// through both, alternating.
-func (b *bench) signing(ctx context.Context, scratch string) (*signingResult, error) {
+// signWay is one of the Stores scenario 11 measures, and its calls.
+type signWay struct {
+	st *session.Store
+	tw *timedWitness // its witness; nil for the unsigned Store
+	s  *session.Session
+	t  *storeTimes // where its figures go
+}
+
+// signing runs scenario 11 with bin, trails-admin, as the witness server.
+// The server and the in-process witness.Dir keep their logs in new
+// directories under scratch, the directory of the TDB2 database (so on
+// the same disk), removed at the end; the server is stopped at the end,
+// whatever happened. Three Stores over the benchmark's client differ only
+// by WithSigning and its witness: single-turn appends through all three,
+// taking turns; then witness.Sign and each witness's Add alone; then agent
+// loops through all three, taking turns.
+func (b *bench) signing(ctx context.Context, scratch, bin string) (*signingResult, error) {
 	wdir, err := os.MkdirTemp(scratch, "witness-")
 	if err != nil {
 		return nil, err
 	}
 	defer os.RemoveAll(wdir)
-	witnessKey, witnessVerifier, err := newNoteKey("witness.trails-bench")
+	witnessKey, witnessVerifier, _, err := newNoteKey("witness.trails-bench")
 	if err != nil {
 		return nil, err
 	}
-	writerKey, writerVerifier, err := newNoteKey("writer.trails-bench")
+	writerKey, writerVerifier, writerText, err := newNoteKey("writer.trails-bench")
 	if err != nil {
 		return nil, err
 	}
@@ -153,191 +184,234 @@ func (b *bench) signing(ctx context.Context, scratch string) (*signingResult, er
 		return nil, err
 	}
 	defer d.Close()
-	tw := &timedWitness{next: d}
-	unsigned := b.newStore()
-	signed := b.newStore(session.WithSigning(writerKey, tw))
-	r := &signingResult{WitnessDir: wdir, FileSystem: fileSystem(wdir), Turns: b.plan.signTurns}
+	srv, err := startWitness(ctx, bin, scratch, writerText)
+	if err != nil {
+		return nil, err
+	}
+	defer srv.stop()
+	b.logf("signing: trails-admin witness serve answers at %s (log %s)", srv.URL, srv.Log)
+	client, err := witness.NewClient(srv.URL, nil)
+	if err != nil {
+		return nil, err
+	}
+	r := &signingResult{ServerDir: srv.Dir, ServerURL: srv.URL, CheckpointEvery: witnessEvery, WitnessDir: wdir,
+		FileSystem: fileSystem(scratch), Turns: b.plan.signTurns, LoopsPerRun: b.plan.loopsPerRun}
+	httpTW, dirTW := &timedWitness{next: client}, &timedWitness{next: d}
+	ways := []*signWay{
+		{st: b.newStore(), t: &r.Unsigned},
+		{st: b.newStore(session.WithSigning(writerKey, httpTW)), tw: httpTW, t: &r.HTTP},
+		{st: b.newStore(session.WithSigning(writerKey, dirTW)), tw: dirTW, t: &r.Dir},
+	}
+	err = b.signAppends(ctx, r, ways)
+	if err == nil {
+		err = b.signAlone(ctx, r, writerKey, writerVerifier, witnessVerifier, srv, client, d, ways)
+	}
+	if err == nil {
+		err = b.signLoops(ctx, r, ways)
+	}
+	if err != nil && ctx.Err() == nil && srv.exited() {
+		return nil, fmt.Errorf("%w (the witness server exited, %v; its log ends:\n%s)", err, srv.cmd.ProcessState, srv.tail())
+	}
+	return r, err
+}
 
-	s, err := b.signAppends(ctx, r, unsigned, signed, tw)
+// signAlone checks that each witness holds the last head of the session
+// its Store appended to, then times witness.Sign of a statement of that
+// head (at a new time) and the Add of the entry it made to each witness,
+// alone (nothing else running in the benchmark), the two witnesses taking
+// turns going first.
+func (b *bench) signAlone(ctx context.Context, r *signingResult, writerKey note.Signer, writer, dirKey note.Verifier,
+	srv *witnessProc, client *witness.Client, d *witness.Dir, ways []*signWay) error {
+	signed, err := srv.checkpoint(ctx, client, uint64(ways[1].tw.count()))
 	if err != nil {
-		return nil, err
+		return err
 	}
-	cp, err := d.Checkpoint(ctx)
-	if err != nil {
-		return nil, err
+	if _, err := lastHead(ctx, "the witness server", client, signed, srv.verifier, writer, ways[1].s); err != nil {
+		return err
 	}
-	ocp, err := witness.OpenCheckpoint(cp, witnessVerifier)
-	if err != nil {
-		return nil, err
+	if signed, err = d.Checkpoint(ctx); err != nil {
+		return err
 	}
-	heads, err := witness.LatestHeads(ctx, d, ocp, note.VerifierList(writerVerifier))
+	h, err := lastHead(ctx, "the witness.Dir", d, signed, dirKey, writer, ways[2].s)
 	if err != nil {
-		return nil, fmt.Errorf("signing: read the witness: %w", err)
+		return err
+	}
+
+	stmt := h.Statement
+	wits := []session.Witness{client, d}
+	var signs []float64
+	adds := make([][]float64, len(wits))
+	for i := range b.plan.signOps {
+		stmt.Time = time.Now()
+		t0 := time.Now()
+		entry, err := witness.Sign(stmt, writerKey)
+		signs = append(signs, float64(time.Since(t0)))
+		if err != nil {
+			return err
+		}
+		for j := range wits {
+			x := (i + j) % len(wits)
+			t0 := time.Now()
+			if _, err := wits[x].Add(ctx, entry); err != nil {
+				return fmt.Errorf("signing: add alone: %w", err)
+			}
+			adds[x] = append(adds[x], float64(time.Since(t0)))
+		}
+	}
+	r.Sign, r.HTTPAdd, r.DirAdd = timesOf(signs), timesOf(adds[0]), timesOf(adds[1])
+	b.logf("signing: alone (%d each), witness.Sign p50 %v; Add p50 over HTTP %v (p99 %v), Dir %v (p99 %v)", b.plan.signOps,
+		r.Sign.P50.Round(time.Microsecond), r.HTTPAdd.P50.Round(time.Microsecond), r.HTTPAdd.P99.Round(time.Microsecond),
+		r.DirAdd.P50.Round(time.Microsecond), r.DirAdd.P99.Round(time.Microsecond))
+	return nil
+}
+
+// lastHead returns the last head of s that w (called name) holds as of its
+// checkpoint signed, which v verifies, signed by writer; an error unless it
+// has s's turn count.
+func lastHead(ctx context.Context, name string, w witness.Witness, signed []byte, v, writer note.Verifier, s *session.Session) (witness.Head, error) {
+	cp, err := witness.OpenCheckpoint(signed, v)
+	if err != nil {
+		return witness.Head{}, fmt.Errorf("signing: %s's checkpoint: %w", name, err)
+	}
+	heads, err := witness.LatestHeads(ctx, w, cp, note.VerifierList(writer))
+	if err != nil {
+		return witness.Head{}, fmt.Errorf("signing: read %s: %w", name, err)
 	}
 	h, ok := heads[s.ID]
 	switch {
 	case !ok:
-		return nil, fmt.Errorf("signing: the witness holds no head of the signed session")
+		return h, fmt.Errorf("signing: %s holds no head of the signed session", name)
 	case h.Turns != uint64(len(s.Turns)):
-		return nil, fmt.Errorf("signing: the witness's last head of the signed session has %d turns, want %d", h.Turns, len(s.Turns))
+		return h, fmt.Errorf("signing: %s's last head of the signed session has %d turns, want %d", name, h.Turns, len(s.Turns))
 	}
+	return h, nil
+}
 
-	// Alone: the statement of the signed session's head, at a new time.
-	stmt := h.Statement
-	var signs, adds []float64
-	for range b.plan.signOps {
-		stmt.Time = time.Now()
-		t0 := time.Now()
-		entry, err := witness.Sign(stmt, writerKey)
-		t1 := time.Now()
-		if err != nil {
-			return nil, err
+// alternate makes calls through n ways: a warm-up run, then b.plan.runs
+// measured runs of perRun rounds each (measured, if not nil, is called
+// before the first measured run). Round k (counted over all runs) calls
+// round(k) once, then the function it returns for each way i, the ways
+// taking turns and which goes first rotating from round to round. It
+// returns, per way, each measured run's mean per call and every measured
+// call.
+func (b *bench) alternate(n, perRun int, measured func(), round func(k int) func(i int) error) ([][]sample, [][]float64, error) {
+	runs, lat := make([][]sample, n), make([][]float64, n)
+	for run := 0; run <= b.plan.runs; run++ {
+		if run == 1 && measured != nil {
+			measured()
 		}
-		if _, err := d.Add(ctx, entry); err != nil {
-			return nil, err
+		sums := make([]sample, n)
+		for j := range perRun {
+			k := run*perRun + j
+			call := round(k)
+			for i := range n {
+				x := (i + k) % n
+				one, err := b.measure(func() error { return call(x) })
+				if err != nil {
+					return nil, nil, fmt.Errorf("call %d: %w", k, err)
+				}
+				sums[x].d += one.d
+				sums[x].trips += one.trips
+				sums[x].bytes += one.bytes
+				if run > 0 {
+					lat[x] = append(lat[x], float64(one.d))
+				}
+			}
 		}
-		signs, adds = append(signs, float64(t1.Sub(t0))), append(adds, float64(time.Since(t1)))
+		if run == 0 {
+			continue
+		}
+		m := int64(perRun)
+		for x := range n {
+			runs[x] = append(runs[x], sample{d: sums[x].d / time.Duration(m), trips: sums[x].trips / m, bytes: sums[x].bytes / m})
+		}
 	}
-	r.Sign, r.Add = timesOf(signs), timesOf(adds)
-	b.logf("signing: witness.Sign alone p50 %v, Dir.Add alone p50 %v (%d each), in the appends p50 %v",
-		r.Sign.P50.Round(time.Microsecond), r.Add.P50.Round(time.Microsecond), b.plan.signOps, r.StoreAdd.P50.Round(time.Microsecond))
+	return runs, lat, nil
+}
 
-	if err := b.signLoops(ctx, r, unsigned, signed); err != nil {
-		return nil, err
+// signAppends measures single-turn appends through ways, each to a root
+// of its own of signTurns turns stored first: one turn per Persist, the
+// same content to every way, signAppends calls each per run. Each signed
+// way's witness must have made one Add per measured append.
+func (b *bench) signAppends(ctx context.Context, r *signingResult, ways []*signWay) error {
+	for _, w := range ways {
+		w.s = b.newRoot(b.plan.signTurns)
+		if err := w.st.Persist(ctx, w.s); err != nil {
+			return fmt.Errorf("signing: store a session of %d turns: %w", b.plan.signTurns, err)
+		}
 	}
-	return r, nil
+	runs, lat, err := b.alternate(len(ways), b.plan.signAppends, func() {
+		for _, w := range ways {
+			if w.tw != nil {
+				w.tw.take() // the creation's and the warm-up's
+			}
+		}
+	}, func(int) func(int) error {
+		c := b.gen.turn()
+		return func(i int) error {
+			w := ways[i]
+			w.s.Append(role(len(w.s.Turns)), c)
+			return w.st.Persist(ctx, w.s)
+		}
+	})
+	if err != nil {
+		return fmt.Errorf("signing: append: %w", err)
+	}
+	r.Appends = b.plan.runs * b.plan.signAppends
+	for i, w := range ways {
+		w.t.Append = medianOf(runs[i])
+		w.t.AppendP50, w.t.AppendP99 = time.Duration(percentile(lat[i], 50)), time.Duration(percentile(lat[i], 99))
+		if w.tw == nil {
+			continue
+		}
+		adds := w.tw.take()
+		if len(adds) != r.Appends {
+			return fmt.Errorf("signing: a signing Store added %d entries to its witness in %d appends, want one each", len(adds), r.Appends)
+		}
+		w.t.Adds = timesOf(adds)
+	}
+	b.logf("signing: %d single-turn appends each: p50 unsigned %v (p99 %v), over HTTP %v (p99 %v): %s, Dir %v (p99 %v): %s",
+		r.Appends, ms(r.Unsigned.AppendP50), ms(r.Unsigned.AppendP99), ms(r.HTTP.AppendP50), ms(r.HTTP.AppendP99), pct(r.appendOverhead(r.HTTP)),
+		ms(r.Dir.AppendP50), ms(r.Dir.AppendP99), pct(r.appendOverhead(r.Dir)))
+	return nil
 }
 
 // signLoops measures section 9's agent loop (four structured turns per
-// Persist) through unsigned and signed, each to a session of its own
-// stored empty first, the same loops to both, alternating call by call and
-// which goes first, loopsPerRun calls each per run after a warm-up run.
-func (b *bench) signLoops(ctx context.Context, r *signingResult, unsigned, signed *session.Store) error {
-	perRun := b.plan.loopsPerRun
-	t0 := time.Now().UTC().Truncate(time.Millisecond)
-	type way struct {
-		st   *session.Store
-		s    *session.Session
-		runs []sample
-		lat  []float64
-	}
-	ways := []*way{{st: unsigned}, {st: signed}}
+// Persist) through ways, each to a session of its own stored empty first,
+// the same loops to every way, loopsPerRun calls each per run.
+func (b *bench) signLoops(ctx context.Context, r *signingResult, ways []*signWay) error {
 	for _, w := range ways {
 		w.s = session.New(principal)
 		if err := w.st.Persist(ctx, w.s); err != nil {
 			return fmt.Errorf("signing: agent loop: store its session: %w", err)
 		}
 	}
-	for run := 0; run <= b.plan.runs; run++ {
-		sums := make([]sample, len(ways))
-		for j := range perRun {
-			k := run*perRun + j
-			loop := b.agentLoop(k, t0.Add(time.Duration(k)*time.Second))
-			for i := range ways {
-				x := (i + k) % len(ways)
-				w := ways[x]
-				one, err := b.measure(func() error {
-					for _, t := range loop {
-						w.s.AppendTurn(t)
-					}
-					return w.st.Persist(ctx, w.s)
-				})
-				if err != nil {
-					return fmt.Errorf("signing: agent loop %d: %w", k, err)
-				}
-				sums[x].d += one.d
-				sums[x].trips += one.trips
-				sums[x].bytes += one.bytes
-				if run > 0 {
-					w.lat = append(w.lat, float64(one.d))
-				}
+	t0 := time.Now().UTC().Truncate(time.Millisecond)
+	runs, lat, err := b.alternate(len(ways), b.plan.loopsPerRun, nil, func(k int) func(int) error {
+		loop := b.agentLoop(k, t0.Add(time.Duration(k)*time.Second))
+		return func(i int) error {
+			w := ways[i]
+			for _, t := range loop {
+				w.s.AppendTurn(t)
 			}
+			return w.st.Persist(ctx, w.s)
 		}
-		if run == 0 {
-			continue
-		}
-		n := int64(perRun)
-		r.Loops += perRun
-		for x, w := range ways {
-			w.runs = append(w.runs, sample{d: sums[x].d / time.Duration(n), trips: sums[x].trips / n, bytes: sums[x].bytes / n})
+	})
+	if err != nil {
+		return fmt.Errorf("signing: agent loop: %w", err)
+	}
+	r.Loops = b.plan.runs * b.plan.loopsPerRun
+	for i, w := range ways {
+		w.t.Loop = medianOf(runs[i])
+		w.t.LoopP50, w.t.LoopP99 = time.Duration(percentile(lat[i], 50)), time.Duration(percentile(lat[i], 99))
+		if w.tw != nil {
+			w.tw.take()
 		}
 	}
-	r.LoopUnsigned, r.LoopSigned = medianOf(ways[0].runs), medianOf(ways[1].runs)
-	r.LoopUnsignedP50, r.LoopSignedP50 = time.Duration(percentile(ways[0].lat, 50)), time.Duration(percentile(ways[1].lat, 50))
-	b.logf("signing: %d agent loops each: Persist per call unsigned %v, signed %v: %s",
-		r.Loops, ms(r.LoopUnsigned.D), ms(r.LoopSigned.D), pct(r.LoopOverhead()))
+	b.logf("signing: %d agent loops each: Persist p50 unsigned %v (p99 %v), over HTTP %v (p99 %v): %s, Dir %v (p99 %v): %s",
+		r.Loops, ms(r.Unsigned.LoopP50), ms(r.Unsigned.LoopP99), ms(r.HTTP.LoopP50), ms(r.HTTP.LoopP99), pct(r.loopOverhead(r.HTTP)),
+		ms(r.Dir.LoopP50), ms(r.Dir.LoopP99), pct(r.loopOverhead(r.Dir)))
 	return nil
-}
-
-// signAppends measures single-turn appends through unsigned and signed,
-// each to a root of its own of signTurns turns stored first: one turn per
-// Persist, the same content to both, alternating call by call and which
-// goes first; signAppends calls each per run after a warm-up run.
-// It returns the signed Store's session. tw is signed's witness: each
-// measured signed append must have made one Add.
-func (b *bench) signAppends(ctx context.Context, r *signingResult, unsigned, signed *session.Store, tw *timedWitness) (*session.Session, error) {
-	type way struct {
-		st   *session.Store
-		s    *session.Session
-		runs []sample  // per call, of each measured run
-		lat  []float64 // every measured call
-	}
-	ways := []*way{{st: unsigned}, {st: signed}}
-	for _, w := range ways {
-		w.s = b.newRoot(b.plan.signTurns)
-		if err := w.st.Persist(ctx, w.s); err != nil {
-			return nil, fmt.Errorf("signing: store a session of %d turns: %w", b.plan.signTurns, err)
-		}
-	}
-	for run := 0; run <= b.plan.runs; run++ {
-		if run == 1 {
-			tw.take() // the creation's and the warm-up's
-		}
-		contents := make([]string, b.plan.signAppends)
-		for i := range contents {
-			contents[i] = b.gen.turn()
-		}
-		sums := make([]sample, len(ways))
-		for i, c := range contents {
-			for j := range ways {
-				k := (i + j) % len(ways)
-				w := ways[k]
-				one, err := b.measure(func() error {
-					w.s.Append(role(len(w.s.Turns)), c)
-					return w.st.Persist(ctx, w.s)
-				})
-				if err != nil {
-					return nil, fmt.Errorf("signing: append: %w", err)
-				}
-				sums[k].d += one.d
-				sums[k].trips += one.trips
-				sums[k].bytes += one.bytes
-				if run > 0 {
-					w.lat = append(w.lat, float64(one.d))
-				}
-			}
-		}
-		if run == 0 {
-			continue
-		}
-		n := int64(len(contents))
-		r.Appends += len(contents)
-		for k, w := range ways {
-			w.runs = append(w.runs, sample{d: sums[k].d / time.Duration(n), trips: sums[k].trips / n, bytes: sums[k].bytes / n})
-		}
-	}
-	adds := tw.take()
-	if len(adds) != r.Appends {
-		return nil, fmt.Errorf("signing: the signing Store added %d entries to its witness in %d appends, want one each", len(adds), r.Appends)
-	}
-	r.StoreAdd = timesOf(adds)
-	u, s := ways[0], ways[1]
-	r.Unsigned, r.Signed = medianOf(u.runs), medianOf(s.runs)
-	r.UnsignedP50, r.UnsignedP99 = time.Duration(percentile(u.lat, 50)), time.Duration(percentile(u.lat, 99))
-	r.SignedP50, r.SignedP99 = time.Duration(percentile(s.lat, 50)), time.Duration(percentile(s.lat, 99))
-	b.logf("signing: %d single-turn appends each: unsigned p50 %v (p99 %v), signed p50 %v (p99 %v): %s",
-		r.Appends, ms(r.UnsignedP50), ms(r.UnsignedP99), ms(r.SignedP50), ms(r.SignedP99), pct(r.AppendOverhead()))
-	return s.s, nil
 }
 
 // fileSystem describes the file system path is on, from /proc/mounts: its
@@ -366,56 +440,79 @@ func fileSystem(path string) string {
 	return desc
 }
 
-// judge returns the targets of scenario 11.
+// judge returns the targets of scenario 11: the witness server's (issue
+// 37's), then the in-process witness.Dir's (issue 24's).
 func (s *signingResult) judge() []target {
+	app := func(name, way string, t storeTimes, add opTimes, addName string) target {
+		return target{name, fmt.Sprintf("one-turn Persist p50 unsigned %s ms, signing %s %s ms (p99 %s, %s ms): %s; alone, witness.Sign p50 %s µs, %s %s µs",
+			msf(s.Unsigned.AppendP50), way, msf(t.AppendP50), msf(s.Unsigned.AppendP99), msf(t.AppendP99), pct(s.appendOverhead(t)),
+			us(s.Sign.P50), addName, us(add.P50)), s.appendOK(t)}
+	}
+	loop := func(name, way string, t storeTimes) target {
+		return target{name, fmt.Sprintf("agent loop (four structured turns per Persist), Persist p50 unsigned %s ms, signing %s %s ms (p99 %s, %s ms): %s",
+			msf(s.Unsigned.LoopP50), way, msf(t.LoopP50), msf(s.Unsigned.LoopP99), msf(t.LoopP99), pct(s.loopOverhead(t))), s.loopOK(t)}
+	}
 	return []target{
-		{tSignAppend, fmt.Sprintf("one-turn Persist p50 unsigned %s ms, signed %s ms (p99 %s, %s ms): %s; alone, witness.Sign p50 %s µs, Dir.Add %s µs",
-			msf(s.UnsignedP50), msf(s.SignedP50), msf(s.UnsignedP99), msf(s.SignedP99), pct(s.AppendOverhead()), us(s.Sign.P50), us(s.Add.P50)),
-			s.appendOK()},
-		{tSignLoop, fmt.Sprintf("agent loop (four structured turns per Persist), Persist per call unsigned %s ms, signed %s ms: %s",
-			msf(s.LoopUnsigned.D), msf(s.LoopSigned.D), pct(s.LoopOverhead())),
-			s.loopOK()},
+		app(tSignAppend, "over HTTP", s.HTTP, s.HTTPAdd, "Client.Add"),
+		loop(tSignLoop, "over HTTP", s.HTTP),
+		app(tSignDirAppend, "to a local Dir", s.Dir, s.DirAdd, "Dir.Add"),
+		loop(tSignDirLoop, "to a local Dir", s.Dir),
 	}
 }
 
 // markdown writes section 11.
 func (s *signingResult) markdown(w io.Writer) {
-	fmt.Fprintf(w, "## 11. Signing and witnessing (issue 24)\n\n")
+	fmt.Fprintf(w, "## 11. Signing and witnessing (issues 24 and 37)\n\n")
 	fmt.Fprintf(w, "What `session.WithSigning` costs: after each write the store acknowledged, the Store signs a `witness.Statement` "+
-		"of the session's new head with an ed25519 note key (`witness.Sign`) and adds it to its witness, here `witness.OpenDir`, "+
-		"the local append-only directory log, whose `Add` writes and fsyncs the entry before it returns. "+
-		"The witness directory is `%s`, beside the TDB2 database, on the same disk (%s), not a RAM disk. "+
-		"The signing and the unsigned Store share the benchmark's client and Fuseki and differ only by the option.\n\n",
-		s.WitnessDir, s.FileSystem)
+		"of the session's new head with the writer's ed25519 note key (`witness.Sign`) and adds it to its witness. Two witnesses, "+
+		"two signing Stores: **over HTTP**, `trails-admin witness serve` built from this checkout, the witness as a process of its own "+
+		"that alone holds the witness key (`--checkpoint-every %v`, so it signs checkpoints while the writers add), reached on the "+
+		"loopback interface with a `witness.Client`, whose `Add` is one `POST /add`: the server checks the writer's signature against "+
+		"its key list, writes and fsyncs the entry, and answers its index (its directory `%s`); and **local Dir**, `witness.OpenDir` "+
+		"in the benchmark's process, whose `Add` writes and fsyncs the entry (directory `%s`). Both directories are beside the TDB2 "+
+		"database, on the same disk (%s), not a RAM disk. The three Stores share the benchmark's client and Fuseki and differ only by "+
+		"the option; each call goes through all three, taking turns, and which goes first rotates from call to call.\n\n",
+		s.CheckpointEvery, s.ServerDir, s.WitnessDir, s.FileSystem)
 
+	row := func(name string, t storeTimes, over string, verdicts ...string) []string {
+		return append([]string{name, msf(t.AppendP50), msf(t.AppendP99), fmt.Sprintf("%.0f", t.Append.Trips), over}, verdicts...)
+	}
 	fmt.Fprintf(w, "**Single-turn appends.** `Persist` of one new turn through each Store, to a session of its own of %d turns "+
-		"before the first append, the two alternating call by call and which goes first; percentiles over every measured call, "+
-		"trips per call. The overhead is the signed p50 over the unsigned p50, less one.\n\n", s.Turns)
-	table(w, []string{"appends", "turns before", "unsigned p50 ms", "p99 ms", "trips", "signed p50 ms", "p99 ms", "trips", "overhead at p50", tSignAppend},
-		[][]string{{thousands(s.Appends), thousands(s.Turns), msf(s.UnsignedP50), msf(s.UnsignedP99), fmt.Sprintf("%.0f", s.Unsigned.Trips),
-			msf(s.SignedP50), msf(s.SignedP99), fmt.Sprintf("%.0f", s.Signed.Trips), pct(s.AppendOverhead()), verdict(s.appendOK())}})
+		"before the first append, the same content to each; %s appends each, percentiles over every measured call, trips per call. "+
+		"The overhead is the signing Store's p50 over the unsigned one's, less one.\n\n", s.Turns, thousands(s.Appends))
+	table(w, []string{"Store", "p50 ms", "p99 ms", "trips", "overhead at p50", tSignAppend, tSignDirAppend}, [][]string{
+		row("unsigned", s.Unsigned, "—", "—", "—"),
+		row("signing, over HTTP", s.HTTP, pct(s.appendOverhead(s.HTTP)), verdict(s.appendOK(s.HTTP)), "—"),
+		row("signing, local Dir", s.Dir, pct(s.appendOverhead(s.Dir)), "—", verdict(s.appendOK(s.Dir))),
+	})
 
-	fmt.Fprintf(w, "**Where signing spends its time.** Timed in-process: `witness.Sign` of a head statement of the signed session "+
-		"(its canonical text and an ed25519 note signature) and `Dir.Add` of the entry it made, alone (nothing else running in "+
-		"the benchmark), one after the other; and each `Dir.Add` the signing Store made in the measured appends above "+
-		"(its witness wrapped in a timer). The last column is the p50 over the unsigned append's p50.\n\n")
+	fmt.Fprintf(w, "**Where signing spends its time.** Timed in-process: `witness.Sign` of a head statement of a signed session "+
+		"(its canonical text and an ed25519 note signature), and the `Add` of the entry it made to each witness, alone (nothing else "+
+		"running in the benchmark), the two witnesses taking turns going first; and each `Add` the signing Stores made in the measured "+
+		"appends above (their witnesses wrapped in a timer). The last column is the p50 over the unsigned append's p50.\n\n")
 	share := func(d time.Duration) string {
-		return fmt.Sprintf("%.1f%%", 100*ratio(float64(d), float64(s.UnsignedP50)))
+		return fmt.Sprintf("%.1f%%", 100*ratio(float64(d), float64(s.Unsigned.AppendP50)))
 	}
 	tableLeft(w, 1, []string{"step", "calls", "p50 µs", "p99 µs", "p50 / unsigned append p50"}, [][]string{
 		{"`witness.Sign` alone", thousands(s.Sign.Calls), us(s.Sign.P50), us(s.Sign.P99), share(s.Sign.P50)},
-		{"`Dir.Add` alone (write, fsync)", thousands(s.Add.Calls), us(s.Add.P50), us(s.Add.P99), share(s.Add.P50)},
-		{"both alone (p50s added)", "—", us(s.Sign.P50 + s.Add.P50), "—", share(s.Sign.P50 + s.Add.P50)},
-		{"`Dir.Add` in the signed appends", thousands(s.StoreAdd.Calls), us(s.StoreAdd.P50), us(s.StoreAdd.P99), share(s.StoreAdd.P50)},
+		{"`Client.Add` alone (HTTP: the server checks, writes, fsyncs)", thousands(s.HTTPAdd.Calls), us(s.HTTPAdd.P50), us(s.HTTPAdd.P99), share(s.HTTPAdd.P50)},
+		{"`witness.Sign` + `Client.Add` alone (p50s added)", "—", us(s.Sign.P50 + s.HTTPAdd.P50), "—", share(s.Sign.P50 + s.HTTPAdd.P50)},
+		{"`Client.Add` in the signed appends", thousands(s.HTTP.Adds.Calls), us(s.HTTP.Adds.P50), us(s.HTTP.Adds.P99), share(s.HTTP.Adds.P50)},
+		{"`Dir.Add` alone (write, fsync)", thousands(s.DirAdd.Calls), us(s.DirAdd.P50), us(s.DirAdd.P99), share(s.DirAdd.P50)},
+		{"`witness.Sign` + `Dir.Add` alone (p50s added)", "—", us(s.Sign.P50 + s.DirAdd.P50), "—", share(s.Sign.P50 + s.DirAdd.P50)},
+		{"`Dir.Add` in the signed appends", thousands(s.Dir.Adds.Calls), us(s.Dir.Adds.P50), us(s.Dir.Adds.P99), share(s.Dir.Adds.P50)},
 	})
 
 	fmt.Fprintf(w, "**Agent loop.** Section 9's agent loop (a question, a model turn with a tool call, its result and the answer: "+
-		"four structured turns per `Persist`) through each Store, to a session of its own stored empty first, the same loops to both, "+
-		"alternating call by call and which goes first; %d calls each per run, the median of the runs' mean time per call, "+
-		"and the p50 over every measured call. The overhead is the signed median over the unsigned one, less one.\n\n", s.Loops/max(1, s.LoopUnsigned.Runs))
-	table(w, []string{"Store", "loops", "Persist ms per call", "p50 ms", "trips", "overhead", tSignLoop},
-		[][]string{
-			{"unsigned", thousands(s.Loops), msf(s.LoopUnsigned.D), msf(s.LoopUnsignedP50), fmt.Sprintf("%.0f", s.LoopUnsigned.Trips), "—", "—"},
-			{"signing", thousands(s.Loops), msf(s.LoopSigned.D), msf(s.LoopSignedP50), fmt.Sprintf("%.0f", s.LoopSigned.Trips), pct(s.LoopOverhead()), verdict(s.loopOK())},
-		})
+		"four structured turns per `Persist`) through each Store, to a session of its own stored empty first, the same loops to each; "+
+		"%s loops each, %d per run; percentiles over every measured call, and the median of the runs' mean time per call. "+
+		"The overhead is the signing Store's p50 over the unsigned one's, less one.\n\n", thousands(s.Loops), s.LoopsPerRun)
+	lrow := func(name string, t storeTimes, over string, verdicts ...string) []string {
+		return append([]string{name, msf(t.LoopP50), msf(t.LoopP99), msf(t.Loop.D), fmt.Sprintf("%.0f", t.Loop.Trips), over}, verdicts...)
+	}
+	table(w, []string{"Store", "p50 ms", "p99 ms", "mean ms per call", "trips", "overhead at p50", tSignLoop, tSignDirLoop}, [][]string{
+		lrow("unsigned", s.Unsigned, "—", "—", "—"),
+		lrow("signing, over HTTP", s.HTTP, pct(s.loopOverhead(s.HTTP)), verdict(s.loopOK(s.HTTP)), "—"),
+		lrow("signing, local Dir", s.Dir, pct(s.loopOverhead(s.Dir)), "—", verdict(s.loopOK(s.Dir))),
+	})
 }
