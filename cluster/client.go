@@ -35,8 +35,10 @@ type Config struct {
 	// Store configures the clients of the replicas' datasets (credentials,
 	// timeouts); its Endpoint and Store are set per replica. With more
 	// than one replica and no MaxAttempts, a read is tried once per
-	// replica: a replica that does not answer costs a read one
-	// Store.Timeout (kg's default, 30 s) before it goes to another.
+	// replica: a replica whose Fuseki answers no ping (ASK {}) within 2 s,
+	// asked after the read waited 1 s, costs a read about 3 s before it
+	// goes to another; the last replica tried is waited for up to
+	// Store.Timeout (kg's default, 30 s).
 	Store kg.Config
 }
 
@@ -392,8 +394,8 @@ func (c *Client) logEnd(ctx context.Context) int64 {
 }
 
 // read runs f on a replica at or past this Client's position, and on
-// another when that one is unavailable.
-func read[T any](ctx context.Context, c *Client, f func(q *kg.Client) (T, error)) (T, error) {
+// another when that one is unavailable or silent (see watch).
+func read[T any](ctx context.Context, c *Client, f func(ctx context.Context, q *kg.Client) (T, error), discard func(T)) (T, error) {
 	var zero T
 	tried := map[int]bool{}
 	for {
@@ -401,8 +403,14 @@ func read[T any](ctx context.Context, c *Client, f func(q *kg.Client) (T, error)
 		if err != nil {
 			return zero, err
 		}
-		v, err := f(c.replicas[i].q)
-		if err == nil || !errors.Is(err, kg.ErrUnavailable) || tried[i] || len(tried)+1 >= len(c.replicas) {
+		lastChance := tried[i] || len(tried)+1 >= len(c.replicas)
+		var v T
+		if lastChance {
+			v, err = f(ctx, c.replicas[i].q)
+		} else {
+			v, err = watch(ctx, c.replicas[i].q, f, discard)
+		}
+		if err == nil || !errors.Is(err, kg.ErrUnavailable) || lastChance {
 			return v, err
 		}
 		tried[i] = true
@@ -412,46 +420,155 @@ func read[T any](ctx context.Context, c *Client, f func(q *kg.Client) (T, error)
 	}
 }
 
+// Bounds of a read on a replica that may have gone silent (watch).
+const (
+	// probeAfter is how long a read waits for its answer before it asks
+	// whether the replica's Fuseki answers at all.
+	probeAfter = time.Second
+	// probeWithin bounds that question (an ASK {}): a Fuseki busy with a
+	// long query answers it on another thread at once.
+	probeWithin = 2 * time.Second
+)
+
+// errSilent is the cause of a read abandoned because its replica's Fuseki
+// answered no ping within probeWithin.
+var errSilent = errors.New("the replica's Fuseki answers no ping")
+
+// watch runs f on q and, while f has not returned, pings q every
+// probeAfter: a replica that answers no ping within probeWithin (frozen,
+// cut off) fails the read with a *kg.Error matching kg.ErrUnavailable
+// within about probeAfter+probeWithin, instead of the replica client's
+// Timeout, so read goes to another replica. A read that takes long on a
+// live replica (an export, a SHACL validation, a big SELECT) goes on as
+// long as the pings answer. f's context is cancelled when the read is
+// abandoned, unless discard is set: then f is left to end on its own (its
+// result, e.g. open Rows whose context must outlive this call, given to
+// discard if it arrives).
+func watch[T any](ctx context.Context, q *kg.Client, f func(ctx context.Context, q *kg.Client) (T, error), discard func(T)) (T, error) {
+	type result struct {
+		v   T
+		err error
+	}
+	fctx := ctx
+	if discard == nil {
+		var cancel context.CancelFunc
+		fctx, cancel = context.WithCancel(ctx)
+		defer cancel()
+	}
+	done := make(chan result, 1)
+	abandoned := make(chan struct{})
+	go func() {
+		v, err := f(fctx, q)
+		select {
+		case done <- result{v, err}:
+		case <-abandoned:
+			if err == nil && discard != nil {
+				discard(v)
+			}
+		}
+	}()
+	t := time.NewTicker(probeAfter)
+	defer t.Stop()
+	for {
+		select {
+		case r := <-done:
+			return r.v, r.err
+		case <-t.C:
+		}
+		pctx, cancel := context.WithTimeout(ctx, probeWithin)
+		err := q.Ping(pctx)
+		cancel()
+		if err == nil || ctx.Err() != nil || !errors.Is(err, kg.ErrUnavailable) && !errors.Is(err, context.DeadlineExceeded) {
+			continue // alive (or it refused the ping: not silent), or the caller gave up: f ends with ctx
+		}
+		select {
+		case r := <-done: // it answered meanwhile
+			return r.v, r.err
+		default:
+		}
+		close(abandoned)
+		var zero T
+		return zero, &kg.Error{Op: "read", Err: fmt.Errorf("%w within %v of the read's first %v (%v)", errSilent, probeWithin, probeAfter, err)}
+	}
+}
+
 // Select runs a SELECT query on a replica at or past this Client's last
 // write. It returns what kg.Client.Select returns.
 func (c *Client) Select(ctx context.Context, query string) (*kg.Results, error) {
-	return read(ctx, c, func(q *kg.Client) (*kg.Results, error) { return q.Select(ctx, query) })
+	return read(ctx, c, func(ctx context.Context, q *kg.Client) (*kg.Results, error) { return q.Select(ctx, query) }, nil)
 }
 
 // Rows runs a SELECT query on a replica at or past this Client's last
 // write and returns its rows as they arrive. It returns what
 // kg.Client.Rows returns.
 func (c *Client) Rows(ctx context.Context, query string) (*kg.Rows, error) {
-	return read(ctx, c, func(q *kg.Client) (*kg.Rows, error) { return q.Rows(ctx, query) })
+	return read(ctx, c, func(ctx context.Context, q *kg.Client) (*kg.Rows, error) { return q.Rows(ctx, query) }, func(r *kg.Rows) { r.Close() })
 }
 
 // Ask runs an ASK query on a replica at or past this Client's last write.
 // It returns what kg.Client.Ask returns.
 func (c *Client) Ask(ctx context.Context, query string) (bool, error) {
-	return read(ctx, c, func(q *kg.Client) (bool, error) { return q.Ask(ctx, query) })
+	return read(ctx, c, func(ctx context.Context, q *kg.Client) (bool, error) { return q.Ask(ctx, query) }, nil)
 }
 
 // GetGraph returns graph g as N-Triples from a replica at or past this
 // Client's last write. It returns what kg.Client.GetGraph returns.
 func (c *Client) GetGraph(ctx context.Context, g rdf.IRI) ([]byte, error) {
-	return read(ctx, c, func(q *kg.Client) ([]byte, error) { return q.GetGraph(ctx, g) })
+	return read(ctx, c, func(ctx context.Context, q *kg.Client) ([]byte, error) { return q.GetGraph(ctx, g) }, nil)
 }
 
 // Validate validates graph (kg.UnionGraph for all) of a replica at or past
 // this Client's last write against shapes, with the replica's SHACL
 // endpoint. It returns what kg.Client.Validate returns.
 func (c *Client) Validate(ctx context.Context, shapes []byte, graph string) (*kg.Report, error) {
-	return read(ctx, c, func(q *kg.Client) (*kg.Report, error) { return q.Validate(ctx, shapes, graph) })
+	return read(ctx, c, func(ctx context.Context, q *kg.Client) (*kg.Report, error) { return q.Validate(ctx, shapes, graph) }, nil)
 }
 
 // Dump writes the whole dataset of a replica at or past this Client's last
-// write to w as N-Quads: a prefix of the log, whole batches. It makes one
-// attempt, since what was written to w cannot be taken back. It returns
-// what kg.Client.Dump returns.
+// write to w as N-Quads: a prefix of the log, whole batches. A replica
+// that goes silent before it sent anything is left for another, as in
+// Select; once something was written to w, which cannot be taken back,
+// there is no other attempt. It returns what kg.Client.Dump returns.
 func (c *Client) Dump(ctx context.Context, w io.Writer) error {
-	i, err := c.reader(ctx)
-	if err != nil {
-		return err
+	dw := &dumpWriter{w: w}
+	_, err := read(ctx, c, func(ctx context.Context, q *kg.Client) (struct{}, error) {
+		n, ok := dw.begin()
+		if !ok {
+			return struct{}{}, &kg.Error{Op: "dump", Err: errors.New("the replica went silent after part of the dump was written")}
+		}
+		return struct{}{}, q.Dump(ctx, &attemptWriter{dw, n})
+	}, nil)
+	return err
+}
+
+// dumpWriter passes the writes of one attempt of a Dump on to w: the
+// writes of an attempt abandoned for a later one fail.
+type dumpWriter struct {
+	w       io.Writer
+	mu      sync.Mutex
+	attempt int
+	written bool
+}
+
+// begin starts attempt n, unless an earlier one wrote something.
+func (d *dumpWriter) begin() (n int, ok bool) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	d.attempt++
+	return d.attempt, !d.written
+}
+
+type attemptWriter struct {
+	d *dumpWriter
+	n int
+}
+
+func (a *attemptWriter) Write(p []byte) (int, error) {
+	a.d.mu.Lock()
+	defer a.d.mu.Unlock()
+	if a.n != a.d.attempt {
+		return 0, errors.New("cluster: dump attempt abandoned")
 	}
-	return c.replicas[i].q.Dump(ctx, w)
+	a.d.written = a.d.written || len(p) > 0
+	return a.d.w.Write(p)
 }

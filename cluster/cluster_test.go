@@ -342,6 +342,7 @@ func TestCluster(t *testing.T) {
 	t.Run("trails-admin", func(t *testing.T) { testAdmin(t, k, srv) })
 	t.Run("replica added", func(t *testing.T) { testReplicaAdded(t, k, srv) })
 	t.Run("reads move forward", func(t *testing.T) { testReadsMoveForward(t, k, srv) })
+	t.Run("silent replica", func(t *testing.T) { testSilentReplica(t, k, srv) })
 	t.Run("refusal in flight at a restart", func(t *testing.T) { testRefusalInFlight(t, k, srv) })
 	t.Run("passed into a batch", func(t *testing.T) { testPassedIntoBatch(t, k, srv) })
 
