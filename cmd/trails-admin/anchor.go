@@ -87,9 +87,13 @@ func toAnchorsJSON(m map[string]session.Anchor) []anchorJSON {
 
 // writeTagsAndAnchors prints the tags of a session and the anchors of its
 // history, one line each, escaped, for show; nothing when it has none.
+//
+// Each line says "(not signed)": a writer's signed statements cover no tag
+// or anchor, so they are the store's word (docs/verify.md, "Who can change
+// what unseen").
 func (a *app) writeTagsAndAnchors(info session.Info, s *session.Session) {
 	if len(info.Tags) > 0 {
-		fmt.Fprintf(a.stdout, "tags      %s\n", termsafe.String(strings.Join(info.Tags, ", ")))
+		fmt.Fprintf(a.stdout, "tags      %s (not signed)\n", termsafe.String(strings.Join(info.Tags, ", ")))
 	}
 	for _, an := range toAnchorsJSON(s.Anchors) {
 		fmt.Fprintf(a.stdout, "anchor    %s at %d", termsafe.String(an.Name), an.Index)
@@ -100,6 +104,6 @@ func (a *app) writeTagsAndAnchors(info session.Info, s *session.Session) {
 			b, _ := json.Marshal(an.State) // keys sorted
 			fmt.Fprintf(a.stdout, " %s", termsafe.String(string(b)))
 		}
-		fmt.Fprintln(a.stdout)
+		fmt.Fprintln(a.stdout, " (not signed)")
 	}
 }

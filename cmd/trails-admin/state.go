@@ -132,5 +132,6 @@ func (c *stateCmd) run(ctx context.Context, a *app, args []string) error {
 		cancel = "requested (an ancestor ended; see trails-admin audit cancel-requested)"
 	}
 	fmt.Fprintf(tw, "cancel\t%s\n", cancel)
+	fmt.Fprintf(tw, "signed\tno: state, expiry and cancellation are the store's word (docs/verify.md)\n")
 	return tw.Flush()
 }
