@@ -12,6 +12,8 @@ import (
 	"strings"
 	"time"
 	"unicode/utf8"
+
+	"github.com/trails-kg/trails/internal/telemetry"
 )
 
 // request is one logical request; do may send it several times.
@@ -22,6 +24,7 @@ type request struct {
 	contentType string
 	accept      string
 	body        []byte
+	text        string // the SPARQL text, for its name (telemetry.QueryName)
 	idempotent  bool
 	once        bool // one attempt, whatever the failure
 	// handle reads a successful (2xx) answer. It must consume what it needs
@@ -42,7 +45,16 @@ func (c *Client) do(ctx context.Context, req request) error {
 }
 
 // send is do returning, for a request with keep, the answer still open.
-func (c *Client) send(ctx context.Context, req request) (*answer, error) {
+//
+// Each call is a span (a child of ctx's, named after the query that ctx
+// names, telemetry.WithQuery, or the name its SPARQL text begins with, or
+// else req.op) and a duration; each
+// retry is an event on it and counts in the retries metric. For a request
+// with keep the span ends when the answer starts, before its rows are
+// read.
+func (c *Client) send(ctx context.Context, req request) (a *answer, err error) {
+	ctx, tr := telemetry.StartRequest(ctx, string(c.store), req.op, req.text, req.url)
+	defer func() { tr.End(ctx, err) }()
 	var last *Error
 	for attempt := 1; ; attempt++ {
 		if err := ctx.Err(); err != nil {
@@ -56,6 +68,7 @@ func (c *Client) send(ctx context.Context, req request) (*answer, error) {
 		if req.once || attempt >= c.maxAttempts || !e.retryable(req.idempotent) {
 			return nil, last
 		}
+		tr.Retry(ctx, attempt+1, e)
 		wait := c.backoff << (attempt - 1)
 		wait += time.Duration(rand.Int64N(int64(wait)/2 + 1))
 		t := time.NewTimer(wait)

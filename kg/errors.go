@@ -7,6 +7,8 @@ import (
 	"net"
 	"net/http"
 	"strings"
+
+	"github.com/trails-kg/trails/internal/telemetry"
 )
 
 // Sentinel errors. Every error a Client method returns matches at most one of
@@ -36,6 +38,13 @@ var (
 	// ErrConfig: a Config that New cannot use.
 	ErrConfig = errors.New("kg: bad config")
 )
+
+// The sentinels name the failures they match in traces and metrics
+// (error.type).
+func init() {
+	telemetry.RegisterErrors(ErrUnauthorized, ErrNotFound, ErrUnavailable, ErrBadRequest, ErrProtocol,
+		ErrInvalidTerm, ErrUnboundParam, ErrConfig)
+}
 
 // maxErrorBody is how much of the server's answer an Error keeps.
 const maxErrorBody = 512

@@ -2,7 +2,15 @@
 // and SHACL requests to one dataset of a SPARQL 1.1 store over net/http;
 // the store's profile (Store: Fuseki, the default, Oxigraph or Generic)
 // says where each request goes and what the store offers. It knows nothing of
-// sessions; like database/sql/driver it imports no package of this module.
+// sessions; like database/sql/driver it imports no package of this module
+// but internal/telemetry, a leaf that spells the names it reports under.
+//
+// Each request is an OpenTelemetry span (a no-op until the program
+// installs a provider) with the database semantic conventions:
+// db.system.name is the store's profile, db.operation.name the query's
+// name when the context carries one (the session package names its
+// queries), else the kind of request ("update", "select"), server.address
+// and server.port; retries are events on it.
 //
 // A SELECT query runs one way: Client.Rows sends it and returns a Rows that
 // hands the solutions over as they arrive (Next, Solution, Err, Close, as

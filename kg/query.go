@@ -143,7 +143,7 @@ func (c *Client) Ping(ctx context.Context) error {
 // (cacheable, logged by Fuseki); long ones as an application/sparql-query
 // body, which has no size cap.
 func (c *Client) queryRequest(op, query string, handle func(*http.Response) error) request {
-	req := request{op: op, accept: mediaSPARQLResults, idempotent: true, handle: handle}
+	req := request{op: op, accept: mediaSPARQLResults, idempotent: true, handle: handle, text: query}
 	if len(query) <= 2000 && !strings.ContainsAny(query, "\x00") {
 		req.method = http.MethodGet
 		req.url = c.queryURL + "?query=" + url.QueryEscape(query)

@@ -37,6 +37,7 @@ func (c *Client) Update(ctx context.Context, update string, opts ...UpdateOption
 		url:         c.updateURL,
 		contentType: mediaSPARQLUpdate,
 		body:        []byte(update),
+		text:        update,
 	}
 	for _, o := range opts {
 		o(&req)

@@ -13,6 +13,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/trails-kg/trails/internal/telemetry"
 	"github.com/trails-kg/trails/internal/termsafe"
 	"github.com/trails-kg/trails/kg"
 	"github.com/trails-kg/trails/ontology"
@@ -306,7 +307,9 @@ var (
 // It returns the errors of Load that concern the chain: ErrInvalid,
 // ErrNotFound, an *AncestorError (ErrParentMissing), ErrForkCycle,
 // ErrForkDepth, ErrCorrupt, or a store error wrapping the kg error.
-func (st *Store) Ancestry(ctx context.Context, id string) ([]Info, error) {
+func (st *Store) Ancestry(ctx context.Context, id string) (_ []Info, err error) {
+	ctx, call := telemetry.Start(ctx, "session.Ancestry", id)
+	defer func() { call.End(err) }()
 	infos, err := st.ancestry(ctx, id)
 	if err != nil {
 		return nil, fmt.Errorf("ancestry of %s: %w", shownID(id), err)

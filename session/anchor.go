@@ -10,6 +10,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/knakk/rdf"
+	"github.com/trails-kg/trails/internal/telemetry"
 	"github.com/trails-kg/trails/internal/termsafe"
 	"github.com/trails-kg/trails/kg"
 	"github.com/trails-kg/trails/ontology"
@@ -53,7 +54,9 @@ var (
 // ErrNotFound when the session is not stored (or not visible to a Store
 // scoped to a principal); ErrConflict when the session already has an
 // anchor of that name; or a store error wrapping the kg error.
-func (st *Store) Anchor(ctx context.Context, id, name string, state map[string]string) (Anchor, error) {
+func (st *Store) Anchor(ctx context.Context, id, name string, state map[string]string) (_ Anchor, err error) {
+	ctx, call := telemetry.Start(ctx, "session.Anchor", id)
+	defer func() { call.End(err) }()
 	a, err := st.anchor(ctx, id, name, state)
 	if err != nil {
 		return Anchor{}, fmt.Errorf("anchor %s %s: %w", shownID(id), termsafe.Quote(name), err)

@@ -8,6 +8,7 @@ import (
 	"sync"
 
 	"github.com/knakk/rdf"
+	"github.com/trails-kg/trails/internal/telemetry"
 	"github.com/trails-kg/trails/kg"
 	"github.com/trails-kg/trails/ontology"
 )
@@ -295,7 +296,7 @@ func (st *Store) sendGroup(group []*pending) {
 	if gates {
 		text += gateOps(gate)
 	}
-	err := st.c.Update(ctx, text, kg.Idempotent())
+	err := st.c.Update(batchContext(ctx, group), text, kg.Idempotent())
 	if err != nil {
 		st.keepReceipts(dropped) // a repeated DROP SILENT is harmless
 	}
@@ -351,9 +352,25 @@ func (st *Store) sendGroup(group []*pending) {
 	}
 }
 
+// batchContext returns ctx for the request carrying group, a batch:
+// its span named after the members' query when they share one, with the
+// batch's size and links to the members' spans (internal/telemetry).
+func batchContext(ctx context.Context, group []*pending) context.Context {
+	name := telemetry.QueryName(group[0].text)
+	members := make([]context.Context, len(group))
+	for i, p := range group {
+		members[i] = p.ctx
+		if telemetry.QueryName(p.text) != name {
+			name = ""
+		}
+	}
+	return telemetry.WithBatch(ctx, name, members)
+}
+
 // sendAlone sends w as one request of its own and, with release, lets
 // the next writes go once it has been answered.
 func (st *Store) sendAlone(ctx context.Context, w write, release bool) (bool, error) {
+	telemetry.Committed(ctx)
 	if w.ack == (rdf.IRI{}) {
 		return st.sendApplied(ctx, w, release)
 	}
@@ -487,7 +504,7 @@ func (st *Store) checks(ctx context.Context, group []*pending, r rdf.IRI) ([]boo
 	if q.Len() == 0 {
 		return applied, nil
 	}
-	res, err := st.c.Select(ctx, pro.String()+"SELECT DISTINCT ?trailsMember WHERE {\n"+q.String()+"\n}")
+	res, err := st.c.Select(named(ctx, "checks"), pro.String()+"SELECT DISTINCT ?trailsMember WHERE {\n"+q.String()+"\n}")
 	if err != nil {
 		return nil, err
 	}

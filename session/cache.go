@@ -7,6 +7,8 @@ import (
 	"slices"
 	"sync"
 	"time"
+
+	"github.com/trails-kg/trails/internal/telemetry"
 )
 
 // Cache keeps the turns that RawOnly loads read, by session, so that the
@@ -190,15 +192,20 @@ func (st *Store) loadCached(ctx context.Context, id string, chain []*link, spans
 			if sp.hi == upTo && e.hi() == upTo {
 				last = e.last
 			}
+			telemetry.CacheLookup(ctx, true)
 			continue
 		case k == 0 && e != nil && e.same(sp.l) && e.lo <= sp.lo && e.hi() > sp.lo && e.hi() < sp.hi && e.last != "":
 			// The session grew since: read only its new turns.
+			telemetry.CacheLookup(ctx, true)
 			copy(turns[sp.lo:e.hi()], e.turns[sp.lo-e.lo:])
 			also = append(also, e.hi()-1)
 			check[e.hi()-1] = e.last
 			sp.lo = e.hi()
 		case w.set:
+			telemetry.CacheLookup(ctx, false)
 			return nil, nil, false, nil // the tail alone costs less than what is missing
+		default:
+			telemetry.CacheLookup(ctx, false)
 		}
 		missing = append(missing, sp)
 		want += sp.hi - sp.lo

@@ -7,6 +7,7 @@ import (
 	"slices"
 
 	"github.com/knakk/rdf"
+	"github.com/trails-kg/trails/internal/telemetry"
 	"github.com/trails-kg/trails/kg"
 	"github.com/trails-kg/trails/ontology"
 )
@@ -69,7 +70,9 @@ type Comparison struct {
 // and otherwise the errors of Load for either chain: an *AncestorError
 // (ErrParentMissing), ErrForkCycle, ErrForkDepth, ErrCorrupt, or a store
 // error wrapping the kg error.
-func (st *Store) Compare(ctx context.Context, a, b string) (*Comparison, error) {
+func (st *Store) Compare(ctx context.Context, a, b string) (_ *Comparison, err error) {
+	ctx, call := telemetry.Start(ctx, "session.Compare", a)
+	defer func() { call.End(err) }()
 	c, err := st.compare(ctx, a, b)
 	if err != nil {
 		return nil, fmt.Errorf("compare %s %s: %w", a, b, err)

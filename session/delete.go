@@ -9,6 +9,7 @@ import (
 
 	"github.com/google/uuid"
 	"github.com/knakk/rdf"
+	"github.com/trails-kg/trails/internal/telemetry"
 	"github.com/trails-kg/trails/kg"
 	"github.com/trails-kg/trails/ontology"
 	"github.com/trails-kg/trails/prov"
@@ -70,7 +71,9 @@ func (e *StepsError) Unwrap() error { return e.Err }
 // It returns the errors of Delete that can be known in advance:
 // ErrInvalid, ErrNotFound, ErrHasChildren (no Cascade or DetachChildren
 // while forks exist), or a store error.
-func (st *Store) PlanDelete(ctx context.Context, id string, opts DeleteOptions) ([]Step, error) {
+func (st *Store) PlanDelete(ctx context.Context, id string, opts DeleteOptions) (_ []Step, err error) {
+	ctx, call := telemetry.Start(ctx, "session.PlanDelete", id)
+	defer func() { call.End(err) }()
 	p, err := st.plan(ctx, id, opts)
 	if err != nil {
 		return nil, fmt.Errorf("plan delete %s: %w", id, err)
@@ -213,7 +216,9 @@ const (
 // Delete: once the steps are done it returns an error matching
 // ErrNotWitnessed (joined with the step's error, if a step failed
 // later): the sessions are deleted all the same.
-func (st *Store) Delete(ctx context.Context, id string, opts DeleteOptions) error {
+func (st *Store) Delete(ctx context.Context, id string, opts DeleteOptions) (err error) {
+	ctx, call := telemetry.Start(ctx, "session.Delete", id)
+	defer func() { call.End(err) }()
 	p, err := st.plan(ctx, id, opts)
 	if err != nil {
 		return fmt.Errorf("delete %s: %w", id, err)

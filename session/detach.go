@@ -8,6 +8,7 @@ import (
 
 	"github.com/google/uuid"
 	"github.com/knakk/rdf"
+	"github.com/trails-kg/trails/internal/telemetry"
 	"github.com/trails-kg/trails/kg"
 	"github.com/trails-kg/trails/ontology"
 	"github.com/trails-kg/trails/prov"
@@ -68,14 +69,23 @@ type DetachResult struct {
 // With WithSigning it signs the fork's head (its copied prefix now its own
 // turns); when that does not reach the witness the fork is detached all
 // the same and it returns an error matching ErrNotWitnessed.
-func (st *Store) Detach(ctx context.Context, id string, opts DetachOptions) error {
-	_, err := st.DetachReport(ctx, id, opts)
+func (st *Store) Detach(ctx context.Context, id string, opts DetachOptions) (err error) {
+	ctx, call := telemetry.Start(ctx, "session.Detach", id)
+	defer func() { call.End(err) }()
+	_, err = st.detachReport(ctx, id, opts)
 	return err
 }
 
 // DetachReport is Detach, also saying what was materialized. For a root it
 // returns a zero DetachResult.
-func (st *Store) DetachReport(ctx context.Context, id string, opts DetachOptions) (DetachResult, error) {
+func (st *Store) DetachReport(ctx context.Context, id string, opts DetachOptions) (_ DetachResult, err error) {
+	ctx, call := telemetry.Start(ctx, "session.DetachReport", id)
+	defer func() { call.End(err) }()
+	return st.detachReport(ctx, id, opts)
+}
+
+// detachReport is DetachReport, without a span of its own.
+func (st *Store) detachReport(ctx context.Context, id string, opts DetachOptions) (DetachResult, error) {
 	r, h, err := st.detach(ctx, id, opts)
 	if err != nil {
 		return DetachResult{}, fmt.Errorf("detach %s: %w", id, err)
@@ -91,7 +101,9 @@ func (st *Store) DetachReport(ctx context.Context, id string, opts DetachOptions
 // PlanDetach returns what Detach would materialize, without
 // changing anything: the dry run of a detach. It returns the errors of
 // Detach that can be known in advance.
-func (st *Store) PlanDetach(ctx context.Context, id string) (DetachResult, error) {
+func (st *Store) PlanDetach(ctx context.Context, id string) (_ DetachResult, err error) {
+	ctx, call := telemetry.Start(ctx, "session.PlanDetach", id)
+	defer func() { call.End(err) }()
 	s, owners, err := st.load(ctx, id, -1)
 	if err != nil {
 		return DetachResult{}, fmt.Errorf("plan detach %s: %w", id, err)

@@ -3,6 +3,8 @@ package session
 import (
 	"errors"
 	"fmt"
+
+	"github.com/trails-kg/trails/internal/telemetry"
 )
 
 // Errors returned by this package, usable with errors.Is. Errors that come
@@ -55,6 +57,14 @@ var (
 	// *WitnessError holding the statement.
 	ErrNotWitnessed = errors.New("session: stored but not witnessed")
 )
+
+// The sentinels name the failures they match in traces and metrics
+// (error.type), before the kg errors they may wrap.
+func init() {
+	telemetry.RegisterErrors(ErrNotFound, ErrParentMissing, ErrForkDepth, ErrNotForkable, ErrTooManyChildren,
+		ErrForkCycle, ErrHasChildren, ErrConflict, ErrInvalid, ErrForbidden, ErrCorrupt, ErrState, ErrExists,
+		ErrMerged, ErrNotWitnessed)
+}
 
 // AncestorError reports a missing ancestor: Session's chain leads to
 // Missing, which is not stored. It matches ErrParentMissing.

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/knakk/rdf"
+	"github.com/trails-kg/trails/internal/telemetry"
 	"github.com/trails-kg/trails/kg"
 	"github.com/trails-kg/trails/ontology"
 )
@@ -67,7 +68,9 @@ func (st *Store) fence(ctx context.Context, g rdf.IRI) error {
 	if err != nil {
 		return err
 	}
-	if err := st.c.Update(ctx, u, kg.Idempotent()); err != nil {
+	err = st.c.Update(named(ctx, "fence"), u, kg.Idempotent())
+	telemetry.Fenced(ctx, err)
+	if err != nil {
 		return fmt.Errorf("fence: %w", err)
 	}
 	return nil

@@ -12,6 +12,7 @@ import (
 
 	"github.com/google/uuid"
 	"github.com/knakk/rdf"
+	"github.com/trails-kg/trails/internal/telemetry"
 	"github.com/trails-kg/trails/internal/termsafe"
 	"github.com/trails-kg/trails/kg"
 	"github.com/trails-kg/trails/ontology"
@@ -625,7 +626,9 @@ var (
 // With WithSigning it signs the new fork's head; when that does not reach
 // the witness it returns the fork, stored, and an error matching
 // ErrNotWitnessed.
-func (st *Store) Fork(ctx context.Context, id string, at int, opts ...ForkOption) (*Session, error) {
+func (st *Store) Fork(ctx context.Context, id string, at int, opts ...ForkOption) (_ *Session, err error) {
+	ctx, call := telemetry.Start(ctx, "session.Fork", id)
+	defer func() { call.End(err) }()
 	child, err := st.fork(ctx, id, at, opts)
 	if err != nil {
 		return nil, err

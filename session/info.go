@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/knakk/rdf"
+	"github.com/trails-kg/trails/internal/telemetry"
 	"github.com/trails-kg/trails/kg"
 	"github.com/trails-kg/trails/ontology"
 )
@@ -47,7 +48,9 @@ type Info struct {
 //
 // It returns ErrInvalid for a bad id, ErrNotFound, or a store error
 // wrapping the kg error.
-func (st *Store) Info(ctx context.Context, id string) (Info, error) {
+func (st *Store) Info(ctx context.Context, id string) (_ Info, err error) {
+	ctx, call := telemetry.Start(ctx, "session.Info", id)
+	defer func() { call.End(err) }()
 	if err := checkID(id); err != nil {
 		return Info{}, fmt.Errorf("info %s: %w", id, err)
 	}

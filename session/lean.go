@@ -6,6 +6,7 @@ import (
 	"slices"
 
 	"github.com/knakk/rdf"
+	"github.com/trails-kg/trails/internal/telemetry"
 	"github.com/trails-kg/trails/kg"
 	"github.com/trails-kg/trails/ontology"
 )
@@ -76,7 +77,9 @@ func loadOptionsOf(opts []LoadOption) loadOptions {
 // It returns ErrInvalid for a nil session, ErrForbidden for a session of
 // another principal than a scoped Store's, ErrCorrupt for a structured
 // field it cannot read, or a store error wrapping the kg error.
-func (st *Store) LoadStructure(ctx context.Context, s *Session) error {
+func (st *Store) LoadStructure(ctx context.Context, s *Session) (err error) {
+	ctx, call := telemetry.Start(ctx, "session.LoadStructure", s.id())
+	defer func() { call.End(err) }()
 	if s == nil {
 		return fmt.Errorf("load structure: %w: nil session", ErrInvalid)
 	}

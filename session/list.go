@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 
+	"github.com/trails-kg/trails/internal/telemetry"
 	"github.com/trails-kg/trails/kg"
 )
 
@@ -39,7 +40,9 @@ func Roots() ListOption { return func(c *listConfig) { c.roots = true } }
 // It returns ErrInvalid for a ByTag that no tag can match (empty, white
 // space), a store error wrapping the kg error, or ErrCorrupt when stored
 // metadata cannot be read.
-func (st *Store) List(ctx context.Context, opts ...ListOption) ([]Info, error) {
+func (st *Store) List(ctx context.Context, opts ...ListOption) (_ []Info, err error) {
+	ctx, call := telemetry.Start(ctx, "session.List", "")
+	defer func() { call.End(err) }()
 	var cfg listConfig
 	for _, o := range opts {
 		o(&cfg)
@@ -51,7 +54,6 @@ func (st *Store) List(ctx context.Context, opts ...ListOption) ([]Info, error) {
 		cfg.principal = st.scope
 	}
 	var infos []Info
-	var err error
 	switch {
 	case len(cfg.tags) > 0:
 		infos, err = st.listByTag(ctx, cfg.tags, cfg.principal)
@@ -132,7 +134,9 @@ func markCycles(infos []Info) {
 // It returns ErrInvalid for a bad id, ErrNotFound when id is not stored
 // (forks of a missing session are orphans: see the prov queries), or a
 // store error wrapping the kg error.
-func (st *Store) Branches(ctx context.Context, id string) ([]Info, error) {
+func (st *Store) Branches(ctx context.Context, id string) (_ []Info, err error) {
+	ctx, call := telemetry.Start(ctx, "session.Branches", id)
+	defer func() { call.End(err) }()
 	if _, err := st.Info(ctx, id); err != nil {
 		return nil, fmt.Errorf("branches: %w", err)
 	}

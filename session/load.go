@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"slices"
 
+	"github.com/trails-kg/trails/internal/telemetry"
 	"github.com/trails-kg/trails/kg"
 	"github.com/trails-kg/trails/ontology"
 )
@@ -52,7 +53,9 @@ var (
 // length), ErrForkDepth when the chain has more ancestors than the limit,
 // ErrCorrupt when stored turns have gaps or duplicates, or a store error
 // wrapping the kg error.
-func (st *Store) Load(ctx context.Context, id string, opts ...LoadOption) (*Session, error) {
+func (st *Store) Load(ctx context.Context, id string, opts ...LoadOption) (_ *Session, err error) {
+	ctx, call := telemetry.Start(ctx, "session.Load", id)
+	defer func() { call.End(err) }()
 	s, _, err := st.loadWindow(ctx, id, window{upTo: -1, rawOnly: loadOptionsOf(opts).rawOnly})
 	if err != nil {
 		return nil, fmt.Errorf("load %s: %w", id, err)

@@ -15,6 +15,7 @@ import (
 
 	"github.com/google/uuid"
 	"github.com/knakk/rdf"
+	"github.com/trails-kg/trails/internal/telemetry"
 	"github.com/trails-kg/trails/internal/termsafe"
 	"github.com/trails-kg/trails/kg"
 	"github.com/trails-kg/trails/ontology"
@@ -169,7 +170,9 @@ var (
 // statement of kind merge (witness.KindMerge) of the result written beside
 // the turn (MergeDigest); when those do not reach the witness it returns
 // the turn, stored, and an error matching ErrNotWitnessed.
-func (st *Store) Merge(ctx context.Context, childID string, r MergeResult) (Turn, error) {
+func (st *Store) Merge(ctx context.Context, childID string, r MergeResult) (_ Turn, err error) {
+	ctx, call := telemetry.Start(ctx, "session.Merge", childID)
+	defer func() { call.End(err) }()
 	t, h, err := st.merge(ctx, childID, r)
 	var ae *AncestorError
 	if (errors.As(err, &ae) || errors.Is(err, ErrState)) && checkID(childID) == nil {
@@ -461,7 +464,9 @@ func (r MergeResult) check() ([]Artifact, error) {
 // stored (or not visible to a Store scoped to a principal), ErrCorrupt for
 // a merge turn Trails does not write, or a store error wrapping the kg
 // error.
-func (st *Store) Merges(ctx context.Context, id string) ([]MergeRecord, error) {
+func (st *Store) Merges(ctx context.Context, id string) (_ []MergeRecord, err error) {
+	ctx, call := telemetry.Start(ctx, "session.Merges", id)
+	defer func() { call.End(err) }()
 	recs, err := st.merges(ctx, id)
 	if err != nil {
 		return nil, fmt.Errorf("merges into %s: %w", shownID(id), err)

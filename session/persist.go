@@ -7,6 +7,7 @@ import (
 
 	"github.com/google/uuid"
 	"github.com/knakk/rdf"
+	"github.com/trails-kg/trails/internal/telemetry"
 	"github.com/trails-kg/trails/kg"
 	"github.com/trails-kg/trails/ontology"
 	"github.com/trails-kg/trails/witness"
@@ -39,7 +40,9 @@ const maxPersistRounds = 4
 // It returns ErrExists (also for a value that was stored or loaded
 // already), or the errors of Persist (ErrNotWitnessed: created, but its
 // signed head did not reach the witness, see WithSigning).
-func (st *Store) Create(ctx context.Context, s *Session) error {
+func (st *Store) Create(ctx context.Context, s *Session) (err error) {
+	ctx, call := telemetry.Start(ctx, "session.Create", s.id())
+	defer func() { call.End(err) }()
 	if s == nil {
 		return fmt.Errorf("create: %w: nil session", ErrInvalid)
 	}
@@ -124,7 +127,9 @@ func (st *Store) Create(ctx context.Context, s *Session) error {
 // With WithSigning, a Persist that wrote signs the session's new head and
 // adds it to the witness; when that fails it returns an error matching
 // ErrNotWitnessed: the write is stored, the witness does not know it.
-func (st *Store) Persist(ctx context.Context, s *Session) error {
+func (st *Store) Persist(ctx context.Context, s *Session) (err error) {
+	ctx, call := telemetry.Start(ctx, "session.Persist", s.id())
+	defer func() { call.End(err) }()
 	if s == nil {
 		return fmt.Errorf("persist: %w: nil session", ErrInvalid)
 	}

@@ -1,12 +1,14 @@
 package session
 
 import (
+	"context"
 	"embed"
 	"errors"
 	"fmt"
 	"strings"
 
 	"github.com/knakk/rdf"
+	"github.com/trails-kg/trails/internal/telemetry"
 	"github.com/trails-kg/trails/kg"
 )
 
@@ -20,6 +22,13 @@ func query(name string) string {
 		panic(err)
 	}
 	return string(b)
+}
+
+// named returns ctx naming the store requests sent with it after query
+// name (the embedded file's name without its extension, or what a
+// request built in code does): their spans' db.operation.name.
+func named(ctx context.Context, name string) context.Context {
+	return telemetry.WithQuery(ctx, name)
 }
 
 // iri is kg.MustIRI for the vocabulary's constants.

@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/knakk/rdf"
+	"github.com/trails-kg/trails/internal/telemetry"
 	"github.com/trails-kg/trails/kg"
 )
 
@@ -29,7 +30,11 @@ const rechainBatch = 2000
 // unwrapped (ErrInvalid, ErrNotFound, ErrParentMissing, ErrCorrupt: the
 // history does not load), ErrCorrupt for a turn whose IRI lies outside its
 // session, or a store error wrapping the kg error.
-func (st *Store) Rechain(ctx context.Context, id string) (int, error) { return st.rechain(ctx, id) }
+func (st *Store) Rechain(ctx context.Context, id string) (_ int, err error) {
+	ctx, call := telemetry.Start(ctx, "session.Rechain", id)
+	defer func() { call.End(err) }()
+	return st.rechain(ctx, id)
+}
 
 // rechain writes the chain digests of session id's effective history
 // where its turns (its own and its ancestors') have none, and returns how

@@ -3,6 +3,8 @@ package session
 import (
 	"context"
 	"fmt"
+
+	"github.com/trails-kg/trails/internal/telemetry"
 )
 
 // ReplayOption narrows a Replay.
@@ -34,7 +36,9 @@ func WithTail(t Tail) ReplayOption {
 //
 // It returns ErrInvalid for a bad id, a negative UpTo or a Tail that asks
 // for nothing, and otherwise the errors of Load.
-func (st *Store) Replay(ctx context.Context, id string, opts ...ReplayOption) ([]Turn, error) {
+func (st *Store) Replay(ctx context.Context, id string, opts ...ReplayOption) (_ []Turn, err error) {
+	ctx, call := telemetry.Start(ctx, "session.Replay", id)
+	defer func() { call.End(err) }()
 	cfg := replayConfig{upTo: -1}
 	for _, o := range opts {
 		o(&cfg)

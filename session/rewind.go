@@ -10,6 +10,7 @@ import (
 
 	"github.com/google/uuid"
 	"github.com/knakk/rdf"
+	"github.com/trails-kg/trails/internal/telemetry"
 	"github.com/trails-kg/trails/internal/termsafe"
 	"github.com/trails-kg/trails/kg"
 	"github.com/trails-kg/trails/ontology"
@@ -97,7 +98,9 @@ type RewindRecord struct {
 // With WithSigning it signs the heads of the session and of its archive;
 // when one does not reach the witness it returns the session and the
 // result, the rewind being stored, and an error matching ErrNotWitnessed.
-func (st *Store) Rewind(ctx context.Context, id string, to int, opts RewindOptions) (*Session, RewindResult, error) {
+func (st *Store) Rewind(ctx context.Context, id string, to int, opts RewindOptions) (_ *Session, _ RewindResult, err error) {
+	ctx, call := telemetry.Start(ctx, "session.Rewind", id)
+	defer func() { call.End(err) }()
 	s, r, heads, err := st.rewind(ctx, id, to, opts)
 	if err != nil {
 		return nil, RewindResult{}, fmt.Errorf("rewind %s to %d: %w", shownID(id), to, err)
@@ -350,7 +353,9 @@ func (p *rewindPlan) result() (*Session, RewindResult) {
 // It returns ErrInvalid for a bad id, ErrNotFound when the session is not
 // stored (or not visible to a Store scoped to a principal), ErrCorrupt when
 // a record cannot be read, or a store error wrapping the kg error.
-func (st *Store) Rewinds(ctx context.Context, id string) ([]RewindRecord, error) {
+func (st *Store) Rewinds(ctx context.Context, id string) (_ []RewindRecord, err error) {
+	ctx, call := telemetry.Start(ctx, "session.Rewinds", id)
+	defer func() { call.End(err) }()
 	recs, err := st.rewinds(ctx, id)
 	if err != nil {
 		return nil, fmt.Errorf("rewinds of %s: %w", shownID(id), err)

@@ -182,6 +182,15 @@ func (s *Session) Append(role, content string) Turn {
 // Load and Fork.
 func (s *Session) Depth() int { return s.depth }
 
+// id returns s's id, "" for a nil Session (which the Store's calls
+// refuse), for the spans of the calls given s.
+func (s *Session) id() string {
+	if s == nil {
+		return ""
+	}
+	return s.ID
+}
+
 // now returns the current time as the store keeps it.
 func now() time.Time { return time.Now().UTC().Truncate(time.Millisecond) }
 

@@ -10,6 +10,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/knakk/rdf"
+	"github.com/trails-kg/trails/internal/telemetry"
 	"github.com/trails-kg/trails/internal/termsafe"
 	"github.com/trails-kg/trails/kg"
 	"github.com/trails-kg/trails/ontology"
@@ -132,7 +133,9 @@ var (
 // fence it, or the context ended while the update waited in a batch: a
 // lost answer is otherwise followed by a fence (the request can no longer
 // apply) and a read of what was stored.
-func (st *Store) SetState(ctx context.Context, id string, to State, opts StateOptions) (Transition, error) {
+func (st *Store) SetState(ctx context.Context, id string, to State, opts StateOptions) (_ Transition, err error) {
+	ctx, call := telemetry.Start(ctx, "session.SetState", id)
+	defer func() { call.End(err) }()
 	tr, err := st.setState(ctx, id, to, opts)
 	if err != nil {
 		return Transition{}, fmt.Errorf("set state %s to %s: %w", shownID(id), termsafe.Cut(string(to), termsafe.MaxQuoted), err)
@@ -236,7 +239,9 @@ func ParseState(s string) (State, error) {
 // writer of conditional state changes (the operators' Expire, package
 // admin) learns which applied. It takes the client, not a Store. It
 // returns a store error wrapping the kg error.
-func StateChanges(ctx context.Context, c Querier, acts []rdf.IRI) (map[string][]string, error) {
+func StateChanges(ctx context.Context, c Querier, acts []rdf.IRI) (_ map[string][]string, err error) {
+	ctx, call := telemetry.Start(ctx, "session.StateChanges", "")
+	defer func() { call.End(err) }()
 	return NewStore(c).stateApplied(ctx, acts)
 }
 
@@ -291,7 +296,9 @@ func (st *Store) stateApplied(ctx context.Context, acts []rdf.IRI) (map[string][
 // then that writer's: read it again with Info); or a store error wrapping the kg error, after
 // which the expiry did not change, unless the store could not be reached
 // to fence the request: Info tells.
-func (st *Store) SetExpiry(ctx context.Context, id string, t time.Time) error {
+func (st *Store) SetExpiry(ctx context.Context, id string, t time.Time) (err error) {
+	ctx, call := telemetry.Start(ctx, "session.SetExpiry", id)
+	defer func() { call.End(err) }()
 	if err := st.setExpiry(ctx, id, t); err != nil {
 		return fmt.Errorf("set expiry %s: %w", shownID(id), err)
 	}

@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/knakk/rdf"
+	"github.com/trails-kg/trails/internal/telemetry"
 	"github.com/trails-kg/trails/kg"
 	"github.com/trails-kg/trails/ontology"
 )
@@ -366,7 +367,9 @@ func spansFrom(spans []span, from int) []span {
 // (package admin) does, not a Store. A turn stored without structured
 // fields gets none. It returns ErrCorrupt for a structured field it
 // cannot read, or a store error wrapping the kg error.
-func ReadStructures(ctx context.Context, c Querier, turns []Turn) error {
+func ReadStructures(ctx context.Context, c Querier, turns []Turn) (err error) {
+	ctx, call := telemetry.Start(ctx, "session.ReadStructures", "")
+	defer func() { call.End(err) }()
 	if len(turns) == 0 {
 		return nil
 	}

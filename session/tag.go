@@ -6,6 +6,7 @@ import (
 	"slices"
 
 	"github.com/knakk/rdf"
+	"github.com/trails-kg/trails/internal/telemetry"
 	"github.com/trails-kg/trails/kg"
 )
 
@@ -24,7 +25,9 @@ var (
 // bidi controls (U+202A–U+202E, U+2066–U+2069, U+200E, U+200F, U+061C),
 // which could make it print as another text (nothing is sent), ErrNotFound when the session is not stored (or not visible to a
 // Store scoped to a principal), or a store error wrapping the kg error.
-func (st *Store) Tag(ctx context.Context, id string, tags ...string) error {
+func (st *Store) Tag(ctx context.Context, id string, tags ...string) (err error) {
+	ctx, call := telemetry.Start(ctx, "session.Tag", id)
+	defer func() { call.End(err) }()
 	if err := st.tag(ctx, uTag, id, tags); err != nil {
 		return fmt.Errorf("tag %s: %w", shownID(id), err)
 	}
@@ -35,7 +38,9 @@ func (st *Store) Tag(ctx context.Context, id string, tags ...string) error {
 // does not have changes nothing.
 //
 // It returns the errors of Tag.
-func (st *Store) Untag(ctx context.Context, id string, tags ...string) error {
+func (st *Store) Untag(ctx context.Context, id string, tags ...string) (err error) {
+	ctx, call := telemetry.Start(ctx, "session.Untag", id)
+	defer func() { call.End(err) }()
 	if err := st.tag(ctx, uUntag, id, tags); err != nil {
 		return fmt.Errorf("untag %s: %w", shownID(id), err)
 	}

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/knakk/rdf"
+	"github.com/trails-kg/trails/internal/telemetry"
 	"github.com/trails-kg/trails/kg"
 )
 
@@ -97,7 +98,9 @@ func (t Tail) cut(turns []Turn) ([]Turn, int) {
 // It returns ErrInvalid for a bad id or a Tail that asks for nothing
 // (Last and Since both zero) or a negative Last, and otherwise the errors
 // of Load.
-func (st *Store) LoadTail(ctx context.Context, id string, t Tail, opts ...LoadOption) (*Session, error) {
+func (st *Store) LoadTail(ctx context.Context, id string, t Tail, opts ...LoadOption) (_ *Session, err error) {
+	ctx, call := telemetry.Start(ctx, "session.LoadTail", id)
+	defer func() { call.End(err) }()
 	if err := t.check(); err != nil {
 		return nil, fmt.Errorf("load %s: %w", shownID(id), err)
 	}

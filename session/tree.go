@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 
+	"github.com/trails-kg/trails/internal/telemetry"
 	"github.com/trails-kg/trails/kg"
 )
 
@@ -41,7 +42,9 @@ func (n *Node) Walk(fn func(*Node)) {
 //
 // It returns ErrInvalid for a bad id, ErrNotFound, or a store error
 // wrapping the kg error.
-func (st *Store) Tree(ctx context.Context, id string) (*Node, error) {
+func (st *Store) Tree(ctx context.Context, id string) (_ *Node, err error) {
+	ctx, call := telemetry.Start(ctx, "session.Tree", id)
+	defer func() { call.End(err) }()
 	t, err := st.tree(ctx, id)
 	if err != nil {
 		return nil, fmt.Errorf("tree %s: %w", id, err)

@@ -10,6 +10,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/knakk/rdf"
+	"github.com/trails-kg/trails/internal/telemetry"
 	"github.com/trails-kg/trails/internal/termsafe"
 	"github.com/trails-kg/trails/kg"
 	"github.com/trails-kg/trails/ontology"
@@ -301,7 +302,9 @@ var (
 // the operators' Check (package admin) does, not a Store. It returns
 // ErrCorrupt for a count that is not an integer, or a store error wrapping
 // the kg error.
-func CountTurns(ctx context.Context, c Querier, sessions []string) (map[string]int, error) {
+func CountTurns(ctx context.Context, c Querier, sessions []string) (_ map[string]int, err error) {
+	ctx, call := telemetry.Start(ctx, "session.CountTurns", "")
+	defer func() { call.End(err) }()
 	return NewStore(c).countTurns(ctx, sessions)
 }
 
