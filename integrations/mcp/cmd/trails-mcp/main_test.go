@@ -142,8 +142,8 @@ func httpServer(tb testing.TB, env []string, args ...string) (*mcp.ClientSession
 	lines := bufio.NewScanner(pipe)
 	var url string
 	for url == "" && lines.Scan() {
-		if _, u, ok := strings.Cut(lines.Text(), "streamable HTTP at "); ok {
-			url = u
+		if strings.Contains(lines.Text(), "streamable HTTP") {
+			url = logURL(lines.Text())
 		}
 	}
 	if url == "" {
@@ -161,6 +161,17 @@ func httpServer(tb testing.TB, env []string, args ...string) (*mcp.ClientSession
 	}
 	tb.Cleanup(func() { cs.Close() })
 	return cs, cmd, stderr
+}
+
+// logURL returns the url attribute of a log line in slog's text format
+// ("... url=http://127.0.0.1:8765/mcp ..."), "" if it has none.
+func logURL(line string) string {
+	_, u, ok := strings.Cut(line, " url=")
+	if !ok {
+		return ""
+	}
+	u, _, _ = strings.Cut(u, " ")
+	return u
 }
 
 // call calls tool name with args; a protocol error fails tb.

@@ -6,6 +6,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"log/slog"
 	"net"
 	"net/http"
 	"os"
@@ -16,6 +17,7 @@ import (
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/trails-kg/trails/integrations/mcp"
+	"github.com/trails-kg/trails/internal/service"
 	"github.com/trails-kg/trails/internal/termsafe"
 	"github.com/trails-kg/trails/kg"
 	"github.com/trails-kg/trails/session"
@@ -68,6 +70,8 @@ type options struct {
 	timeout                  time.Duration
 	maxChildren              int
 	http                     string // "": stdio
+	metrics                  string // --metrics ADDR: serve /metrics there
+	logFormat                string // --log-format: text or json
 	signKey, witness         string // --sign-key, --witness: sign the writes
 }
 
@@ -79,6 +83,11 @@ usage: trails-mcp [--http ADDR] [--endpoint URL] [--store fuseki|oxigraph|generi
 On stdio by default (what a desktop MCP client starts); with --http ADDR,
 streamable HTTP at http://ADDR/mcp (keep ADDR on 127.0.0.1: the server
 acts with its own credentials for whoever reaches it).
+
+It logs to stderr with log/slog (--log-format text or json). It serves its
+metrics (docs/operations.md) in the Prometheus text format at
+http://ADDR/metrics with --metrics ADDR, and with --http at /metrics beside
+/mcp.
 
 Read-only credentials (the auditor of fuseki/trails-auth.ttl) are enough
 for everything but fork_session and rewind_session, which then answer
@@ -128,6 +137,7 @@ func serve(ctx context.Context, args []string, stdin io.Reader, stdout, stderr i
 		updateURL: os.Getenv("TRAILS_UPDATE_URL"), graphStoreURL: os.Getenv("TRAILS_GRAPH_STORE_URL"),
 		timeout: 30 * time.Second, maxChildren: session.DefaultMaxChildren,
 		signKey: os.Getenv("TRAILS_SIGN_KEY"), witness: os.Getenv("TRAILS_WITNESS"),
+		logFormat: envOr("TRAILS_LOG_FORMAT", "text"),
 	}
 	fs := flag.NewFlagSet("trails-mcp", flag.ContinueOnError)
 	fs.SetOutput(io.Discard)
@@ -141,6 +151,8 @@ func serve(ctx context.Context, args []string, stdin io.Reader, stdout, stderr i
 	fs.DurationVar(&o.timeout, "timeout", o.timeout, "time limit of each request to the store")
 	fs.IntVar(&o.maxChildren, "max-children", o.maxChildren, "the most forks a session may have; a fork beyond is refused (0: no limit)")
 	fs.StringVar(&o.http, "http", "", "serve streamable HTTP on `ADDR` (such as 127.0.0.1:8765) instead of stdio")
+	fs.StringVar(&o.metrics, "metrics", "", "serve the metrics in the Prometheus text format at http://`ADDR`/metrics (such as 127.0.0.1:9464)")
+	fs.StringVar(&o.logFormat, "log-format", o.logFormat, "the format of the log on stderr: text or json ($TRAILS_LOG_FORMAT)")
 	fs.StringVar(&o.signKey, "sign-key", o.signKey, "sign what fork_session and rewind_session write with the writer key in `FILE` (trails-admin keygen's PREFIX.key); with --witness ($TRAILS_SIGN_KEY)")
 	fs.StringVar(&o.witness, "witness", o.witness, "add the signed statements to the witness served at `URL` (trails-admin witness serve); with --sign-key ($TRAILS_WITNESS)")
 	if err := fs.Parse(args); err != nil {
@@ -158,10 +170,28 @@ func serve(ctx context.Context, args []string, stdin io.Reader, stdout, stderr i
 	case o.timeout <= 0:
 		return usageErrorf("--timeout %v: want a duration > 0, such as 30s; try: trails-mcp -h", o.timeout)
 	}
-	if o.http != "" {
-		if _, port, err := net.SplitHostPort(o.http); err != nil || !validPort(port) {
-			return usageErrorf("--http %s: want HOST:PORT, such as 127.0.0.1:8765; try: trails-mcp -h", termsafe.Quote(o.http))
+	for _, a := range []struct{ flag, addr string }{{"--http", o.http}, {"--metrics", o.metrics}} {
+		if a.addr == "" {
+			continue
 		}
+		if _, port, err := net.SplitHostPort(a.addr); err != nil || !validPort(port) {
+			return usageErrorf("%s %s: want HOST:PORT, such as 127.0.0.1:8765; try: trails-mcp -h", a.flag, termsafe.Quote(a.addr))
+		}
+	}
+	logger, err := service.NewLogger(stderr, o.logFormat)
+	if err != nil {
+		return usageErrorf("%v; try: trails-mcp -h", err)
+	}
+	metrics, err := service.Metrics()
+	if err != nil {
+		return err
+	}
+	if o.metrics != "" {
+		stop, err := serveMetrics(o.metrics, metrics, logger)
+		if err != nil {
+			return err
+		}
+		defer stop()
 	}
 	opts := []mcp.Option{mcp.WithStoreOptions(session.WithMaxChildren(o.maxChildren))}
 	if o.signKey != "" || o.witness != "" {
@@ -185,7 +215,7 @@ func serve(ctx context.Context, args []string, stdin io.Reader, stdout, stderr i
 	// A client may start the server before the store: say what is wrong,
 	// and serve anyway (each tool reports the store's errors itself).
 	if err := c.Ping(ctx); err != nil {
-		fmt.Fprintf(stderr, "trails-mcp: warning: the store at %s does not answer yet: %s\n", c.Endpoint(), termsafe.Cut(err.Error(), 500))
+		logger.Warn("the store does not answer yet", "endpoint", c.Endpoint(), "err", termsafe.Cut(err.Error(), 500))
 	}
 	srv := mcp.NewServer(c, opts...)
 	if o.http == "" {
@@ -195,22 +225,37 @@ func serve(ctx context.Context, args []string, stdin io.Reader, stdout, stderr i
 		}
 		return err
 	}
-	return serveHTTP(ctx, srv, o.http, stderr)
+	return serveHTTP(ctx, srv, o.http, metrics, logger)
+}
+
+// serveMetrics serves handler at /metrics on addr until stop is called.
+func serveMetrics(addr string, handler http.Handler, logger *slog.Logger) (stop func(), err error) {
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		return nil, fmt.Errorf("--metrics %s: %w", termsafe.Quote(addr), err)
+	}
+	mux := http.NewServeMux()
+	mux.Handle("/metrics", handler)
+	hs := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
+	go hs.Serve(ln)
+	logger.Info("serving metrics", "url", "http://"+ln.Addr().String()+"/metrics")
+	return func() { hs.Close() }, nil
 }
 
 // serveHTTP serves srv over streamable HTTP at /mcp on addr until ctx
 // ends, then stops: it closes the MCP sessions (whose event streams
 // would otherwise stay open), gives requests in flight a few seconds and
 // closes what is left.
-func serveHTTP(ctx context.Context, srv *sdk.Server, addr string, stderr io.Writer) error {
+func serveHTTP(ctx context.Context, srv *sdk.Server, addr string, metrics http.Handler, logger *slog.Logger) error {
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {
 		return fmt.Errorf("--http %s: %w", termsafe.Quote(addr), err) // in use, say: a failure, not usage
 	}
 	mux := http.NewServeMux()
 	mux.Handle("/mcp", sdk.NewStreamableHTTPHandler(func(*http.Request) *sdk.Server { return srv }, nil))
+	mux.Handle("/metrics", metrics)
 	hs := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
-	fmt.Fprintf(stderr, "trails-mcp: serving MCP over streamable HTTP at http://%s/mcp\n", ln.Addr())
+	logger.Info("serving MCP over streamable HTTP", "url", "http://"+ln.Addr().String()+"/mcp", "metrics", "http://"+ln.Addr().String()+"/metrics")
 	done := make(chan error, 1)
 	go func() { done <- hs.Serve(ln) }()
 	select {
@@ -224,7 +269,7 @@ func serveHTTP(ctx context.Context, srv *sdk.Server, addr string, stderr io.Writ
 	sctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
 	if err := hs.Shutdown(sctx); err != nil {
-		fmt.Fprintf(stderr, "trails-mcp: requests still open after 5s, closed: %v\n", err)
+		logger.Warn("requests still open after 5s, closed", "err", err)
 		hs.Close()
 	}
 	return ctx.Err()
