@@ -10,7 +10,6 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"log"
 	"net"
 	"net/http"
 	"os"
@@ -19,7 +18,14 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/twmb/franz-go/pkg/kadm"
+	"github.com/twmb/franz-go/pkg/kgo"
+	"go.opentelemetry.io/otel"
+	"go.opentelemetry.io/otel/metric"
+
 	"github.com/trails-kg/trails/cluster"
+	"github.com/trails-kg/trails/internal/service"
+	"github.com/trails-kg/trails/internal/telemetry"
 	"github.com/trails-kg/trails/kg"
 )
 
@@ -46,9 +52,10 @@ func run(ctx context.Context, args []string, stderr io.Writer) error {
 	topic := fs.String("topic", cluster.DefaultTopic, "the log topic (its partition 0 is applied)")
 	dataset := fs.String("dataset", os.Getenv("TRAILS_REPLICA_DATASET"), "the replica's Fuseki dataset URL ($TRAILS_REPLICA_DATASET)")
 	listen := fs.String("listen", "127.0.0.1:3141", "address of the HTTP service of positions and outcomes")
+	logFormat := fs.String("log-format", envOr("TRAILS_LOG_FORMAT", "text"), "the format of the log on stderr: text or json ($TRAILS_LOG_FORMAT)")
 	from := fs.String("from", "", "a running replica's dataset URL to copy first when -dataset is empty (cluster.Seed): the new replica then applies the log from the copy's offset")
 	fs.Usage = func() {
-		fmt.Fprint(stderr, `Usage: trails-replica -brokers HOST:PORT,... -dataset URL [-from URL] [-listen ADDR] [-topic NAME]
+		fmt.Fprint(stderr, `Usage: trails-replica -brokers HOST:PORT,... -dataset URL [-from URL] [-listen ADDR] [-topic NAME] [-log-format text|json]
 
 Applies the log topic's records, in order, to the replica's Fuseki dataset,
 in batches of one transaction each, with the offset applied written into the
@@ -56,6 +63,9 @@ dataset in the same transaction: restarted, it resumes where it stopped.
 Writers (cluster.Client) learn their records' outcomes from its HTTP service:
   GET /position?atLeast=N&wait=5s   {"position": P}
   GET /outcome?offset=N&wait=5s     {"offset": N, "position": P, "outcome": "applied"|"refused"|"unknown"|"pending"}
+  GET /metrics                      its metrics, in the Prometheus text format
+                                    (trails_replica_lag: records not yet applied)
+It logs to stderr with log/slog (-log-format text or json).
 It stops on SIGINT or SIGTERM. A new replica starts on an empty dataset: from
 the log's first record, or with -from from a copy of a running replica's
 dataset and the offset it holds (what the log's retention requires once it
@@ -72,11 +82,18 @@ a replica restarted with it resumes from its own offset.
 		fs.Usage()
 		return fmt.Errorf("%w: -brokers and -dataset are required", kg.ErrConfig)
 	}
+	logger, err := service.NewLogger(stderr, *logFormat)
+	if err != nil {
+		return fmt.Errorf("%w: %v", kg.ErrConfig, err)
+	}
+	metrics, err := service.Metrics()
+	if err != nil {
+		return err
+	}
 	store, err := kg.New(kg.Config{Endpoint: *dataset, Timeout: 5 * time.Minute})
 	if err != nil {
 		return err
 	}
-	logger := log.New(stderr, "", log.LstdFlags|log.LUTC)
 	if *from != "" {
 		src, err := kg.New(kg.Config{Endpoint: *from, Timeout: 30 * time.Minute})
 		if err != nil {
@@ -84,29 +101,93 @@ a replica restarted with it resumes from its own offset.
 		}
 		switch off, err := cluster.Seed(ctx, src, store, *topic); {
 		case errors.Is(err, cluster.ErrNotEmpty):
-			logger.Printf("trails-replica: %s holds data: resuming from its own offset, not copying %s", *dataset, *from)
+			logger.Info("the dataset holds data: resuming from its own offset, not copying", "dataset", *dataset, "from", *from)
 		case err != nil:
 			return err
 		default:
-			logger.Printf("trails-replica: copied %s into %s, at offset %d", *from, *dataset, off)
+			logger.Info("copied", "from", *from, "dataset", *dataset, "offset", off)
 		}
 	}
 	a, err := cluster.NewApplier(cluster.ApplierConfig{
-		Brokers: strings.Split(*brokers, ","), Topic: *topic, Store: store, Logf: logger.Printf,
+		Brokers: strings.Split(*brokers, ","), Topic: *topic, Store: store,
+		Logf: func(format string, args ...any) { logger.Info(fmt.Sprintf(format, args...)) },
 	})
 	if err != nil {
 		return err
 	}
+	stopGauges, err := gauges(a, strings.Split(*brokers, ","), *topic)
+	if err != nil {
+		return err
+	}
+	defer stopGauges()
 	ln, err := net.Listen("tcp", *listen)
 	if err != nil {
 		return fmt.Errorf("%w: listen: %v", kg.ErrConfig, err)
 	}
-	srv := &http.Server{Handler: a, ReadHeaderTimeout: 10 * time.Second}
+	mux := http.NewServeMux()
+	mux.Handle("/metrics", metrics)
+	mux.Handle("/", a)
+	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
 	go func() { _ = srv.Serve(ln) }()
-	logger.Printf("trails-replica: serving positions on http://%s", ln.Addr())
+	// The message keeps the words cluster's fault tests wait for.
+	logger.Info("serving positions on http://"+ln.Addr().String(), "metrics", "http://"+ln.Addr().String()+"/metrics")
 	err = a.Run(ctx)
 	sctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
 	_ = srv.Shutdown(sctx)
 	return err
+}
+
+func envOr(k, def string) string {
+	if v := os.Getenv(k); v != "" {
+		return v
+	}
+	return def
+}
+
+// gauges registers the replica's gauges (internal/telemetry): the offset
+// a has applied and its lag behind the log's last record, which each
+// reading asks Kafka for (within 2 s; the lag is left out when Kafka does
+// not answer). stop releases the Kafka client.
+func gauges(a *cluster.Applier, brokers []string, topic string) (stop func(), err error) {
+	cl, err := kgo.NewClient(kgo.SeedBrokers(brokers...))
+	if err != nil {
+		return nil, fmt.Errorf("%w: brokers: %v", kg.ErrConfig, err)
+	}
+	adm := kadm.NewClient(cl)
+	meter := otel.Meter(telemetry.ScopeName)
+	applied, err := meter.Int64ObservableGauge(telemetry.MetricReplicaApplied, metric.WithUnit("{offset}"),
+		metric.WithDescription("Offset of the last log record the replica applied (-1 for none)."))
+	if err != nil {
+		cl.Close()
+		return nil, err
+	}
+	lag, err := meter.Int64ObservableGauge(telemetry.MetricReplicaLag, metric.WithUnit("{record}"),
+		metric.WithDescription("Log records the replica has yet to apply: the log's last offset less the applied one."))
+	if err != nil {
+		cl.Close()
+		return nil, err
+	}
+	reg, err := meter.RegisterCallback(func(ctx context.Context, o metric.Observer) error {
+		pos := a.Position()
+		o.ObserveInt64(applied, pos)
+		ctx, cancel := context.WithTimeout(ctx, 2*time.Second)
+		defer cancel()
+		ends, err := adm.ListEndOffsets(ctx, topic)
+		if err != nil {
+			return nil // no reading of the lag this time
+		}
+		if end, ok := ends.Lookup(topic, 0); ok && end.Err == nil {
+			o.ObserveInt64(lag, max(end.Offset-1-pos, 0))
+		}
+		return nil
+	}, applied, lag)
+	if err != nil {
+		cl.Close()
+		return nil, err
+	}
+	return func() {
+		reg.Unregister()
+		cl.Close()
+	}, nil
 }

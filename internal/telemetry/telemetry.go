@@ -64,6 +64,12 @@ const (
 	// MetricFences counts the fences sent after a write's answer was lost
 	// (error.type set when the fence itself failed).
 	MetricFences = "trails.fences"
+	// MetricReplicaApplied is the gauge of the offset of the last log
+	// record a replica applied (-1 for none); trails-replica reports it.
+	MetricReplicaApplied = "trails.replica.applied"
+	// MetricReplicaLag is the gauge of the records of the log a replica
+	// has yet to apply: the log's last offset less the applied one.
+	MetricReplicaLag = "trails.replica.lag"
 )
 
 // AttrCall is the attribute naming the exported call a duration is of: the
