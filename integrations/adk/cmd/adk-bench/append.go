@@ -22,9 +22,10 @@ var qRawCopies string
 // one session on each backend, and Fuseki's floor, raw INSERT DATA of
 // what each Trails append inserted.
 type appendResult struct {
-	SQLite dist `json:"sqlite"`
-	Trails dist `json:"trails"`
-	Floor  dist `json:"floor"`
+	SQLite   dist `json:"sqlite"`
+	Postgres dist `json:"postgres"`
+	Trails   dist `json:"trails"`
+	Floor    dist `json:"floor"`
 
 	Trips    float64    `json:"trails_trips_per_append"`
 	Sent     float64    `json:"trails_bytes_sent_per_append"`
@@ -72,8 +73,10 @@ type getResult struct {
 	Events       int        `json:"events"`
 	Tail         int        `json:"tail"`
 	SQLite       dist       `json:"sqlite"`
+	Postgres     dist       `json:"postgres"`
 	Trails       dist       `json:"trails"`
 	SQLiteTail   dist       `json:"sqlite_tail"`
+	PostgresTail dist       `json:"postgres_tail"`
 	TrailsTail   dist       `json:"trails_tail"`
 	Trips        int64      `json:"trails_trips"`
 	Received     int64      `json:"trails_bytes_received"`
@@ -94,6 +97,7 @@ type getResult struct {
 	// The Get of a longer session, filled for it.
 	LongEvents   int        `json:"long_events"`
 	SQLiteLong   dist       `json:"sqlite_long"`
+	PostgresLong dist       `json:"postgres_long"`
 	TrailsLong   dist       `json:"trails_long"`
 	LongTrips    int64      `json:"trails_long_trips"`
 	LongReceived int64      `json:"trails_long_bytes_received"`
@@ -101,9 +105,10 @@ type getResult struct {
 }
 
 // warmUp appends the plan's warm-up events to a session of each backend
-// and Gets it, so that the JVM's compiler and SQLite's cache are warm.
+// and Gets it, so that the JVM's compiler and the databases' caches are
+// warm.
 func (b *bench) warmUp(ctx context.Context) error {
-	for _, k := range []backend{sqliteBackend, trailsBackend} {
+	for _, k := range backends {
 		s, err := b.create(ctx, k, "warmup")
 		if err != nil {
 			return err
@@ -124,15 +129,19 @@ func (b *bench) warmUp(ctx context.Context) error {
 }
 
 // appends runs the append scenario and then the Get scenario on the
-// session it filled. The three ways take turns event by event (which goes
-// first rotates), so that load on the machine touches each alike; the
-// floor's INSERT DATA of event i follows the Trails append of event i it
-// copies.
+// session it filled. The four ways take turns event by event (which
+// backend goes first rotates), so that load on the machine touches each
+// alike; the floor's INSERT DATA of event i right follows the Trails
+// append of event i it copies.
 func (b *bench) appends(ctx context.Context) (appendResult, getResult, error) {
 	var r appendResult
 	n := b.plan.appends
 	user := "alice"
 	sS, err := b.create(ctx, sqliteBackend, user)
+	if err != nil {
+		return r, getResult{}, err
+	}
+	sP, err := b.create(ctx, postgresBackend, user)
 	if err != nil {
 		return r, getResult{}, err
 	}
@@ -142,7 +151,7 @@ func (b *bench) appends(ctx context.Context) (appendResult, getResult, error) {
 	}
 	tid := sT.(*adk.Session).TrailsID()
 	ids := strings.NewReplacer(tid, uuid.Must(uuid.NewV7()).String()) // the floor's session
-	var dS, dT, dF []time.Duration
+	var dS, dP, dT, dF []time.Duration
 	kinds := map[string][]time.Duration{}
 	var sent, received, floorLen, triples int64
 	var body string // the Trails append's update, for the floor
@@ -152,6 +161,16 @@ func (b *bench) appends(ctx context.Context) (appendResult, getResult, error) {
 		err := b.sqlite.AppendEvent(ctx, sS, ev)
 		dS = append(dS, time.Since(t0))
 		return err
+	}
+	postgresWay := func(i int) error {
+		ev := event("a", i, time.Now())
+		t0 := time.Now()
+		err := b.pgsql.AppendEvent(ctx, sP, ev)
+		dP = append(dP, time.Since(t0))
+		if err != nil {
+			return fmt.Errorf("postgres: %w", err)
+		}
+		return nil
 	}
 	trailsWay := func(i int) error {
 		ev := event("a", i, time.Now())
@@ -185,7 +204,7 @@ func (b *bench) appends(ctx context.Context) (appendResult, getResult, error) {
 		dF = append(dF, time.Since(t0))
 		return err
 	}
-	orders := [][]func(int) error{{sqliteWay, trailsWay, floorWay}, {trailsWay, floorWay, sqliteWay}, {trailsWay, sqliteWay, floorWay}}
+	orders := [][]func(int) error{{sqliteWay, postgresWay, trailsWay, floorWay}, {postgresWay, trailsWay, floorWay, sqliteWay}, {trailsWay, floorWay, sqliteWay, postgresWay}}
 	for i := range n {
 		for _, way := range orders[i%len(orders)] {
 			if err := way(i); err != nil {
@@ -199,7 +218,7 @@ func (b *bench) appends(ctx context.Context) (appendResult, getResult, error) {
 			b.logf("appends: %d of %d", i+1, n)
 		}
 	}
-	r.SQLite, r.Trails, r.Floor = distOf(dS), distOf(dT), distOf(dF)
+	r.SQLite, r.Postgres, r.Trails, r.Floor = distOf(dS), distOf(dP), distOf(dT), distOf(dF)
 	var trips int
 	for _, v := range kinds {
 		trips += len(v)
@@ -208,23 +227,24 @@ func (b *bench) appends(ctx context.Context) (appendResult, getResult, error) {
 	r.Sent, r.Received = float64(sent)/float64(n), float64(received)/float64(n)
 	r.FloorLen, r.Triples = float64(floorLen)/float64(n), float64(triples)/float64(n)
 	r.Requests = kindStats(kinds, n)
-	b.logf("appends: SQLite p50 %s ms, Trails p50 %s ms, floor p50 %s ms", ms(r.SQLite.P50), ms(r.Trails.P50), ms(r.Floor.P50))
+	b.logf("appends: SQLite p50 %s ms, PostgreSQL p50 %s ms, Trails p50 %s ms, floor p50 %s ms", ms(r.SQLite.P50), ms(r.Postgres.P50), ms(r.Trails.P50), ms(r.Floor.P50))
 
-	g, err := b.gets(ctx, user, sS.ID(), sT.ID(), tid)
+	g, err := b.gets(ctx, user, map[backend]string{sqliteBackend: sS.ID(), postgresBackend: sP.ID(), trailsBackend: sT.ID(), coldBackend: sT.ID()}, tid)
 	return r, g, err
 }
 
-// gets measures Gets of the appends' session on each backend, whole and
-// its tail, alternating backends, and before each pair the Get floor
-// (rawCopies) on Fuseki.
-func (b *bench) gets(ctx context.Context, user, idS, idT, tid string) (getResult, error) {
+// gets measures Gets of the appends' session (of id ids[k] on backend
+// k) on each backend, whole and its tail, the backends taking turns
+// (which goes first rotates; Trails without its cache last), and before
+// each round the Get floor (rawCopies) on Fuseki.
+func (b *bench) gets(ctx context.Context, user string, ids map[backend]string, tid string) (getResult, error) {
 	g := getResult{Events: b.plan.appends, Tail: b.plan.tail}
 	for _, tail := range []bool{false, true} {
 		n := 0
 		if tail {
 			n = b.plan.tail
 		}
-		var dS, dT, dC, dF []time.Duration
+		var dS, dP, dT, dC, dF []time.Duration
 		kinds := map[string][]time.Duration{}
 		var tr, trC, trF traffic
 		for run := range b.plan.getRuns {
@@ -236,15 +256,8 @@ func (b *bench) gets(ctx context.Context, user, idS, idT, tid string) (getResult
 			if err != nil {
 				return g, err
 			}
-			ways := []backend{sqliteBackend, trailsBackend, coldBackend}
-			if run%2 == 1 {
-				ways[0], ways[1] = ways[1], ways[0]
-			}
-			for _, k := range ways {
-				id := idS
-				if k != sqliteBackend {
-					id = idT
-				}
+			for _, k := range append(rotate(backends, run), coldBackend) {
+				id := ids[k]
 				if k == trailsBackend {
 					b.ct.record()
 				}
@@ -263,6 +276,8 @@ func (b *bench) gets(ctx context.Context, user, idS, idT, tid string) (getResult
 				case coldBackend:
 					trC = b.ct.snapshot().minus(before)
 					dC = append(dC, d)
+				case postgresBackend:
+					dP = append(dP, d)
 				default:
 					dS = append(dS, d)
 				}
@@ -279,39 +294,35 @@ func (b *bench) gets(ctx context.Context, user, idS, idT, tid string) (getResult
 			}
 		}
 		if tail {
-			g.SQLiteTail, g.TrailsTail = distOf(dS), distOf(dT)
+			g.SQLiteTail, g.PostgresTail, g.TrailsTail = distOf(dS), distOf(dP), distOf(dT)
 			g.TailTrips, g.TailReceived = tr.trips, tr.received
 			g.ColdTail, g.ColdTailTrips, g.ColdTailReceived = distOf(dC), trC.trips, trC.received
 			g.TailRequests = kindStats(kinds, b.plan.getRuns)
 			g.FloorTail, g.FloorTailLen = distOf(dF), trF.received
 		} else {
-			g.SQLite, g.Trails = distOf(dS), distOf(dT)
+			g.SQLite, g.Postgres, g.Trails = distOf(dS), distOf(dP), distOf(dT)
 			g.Trips, g.Received = tr.trips, tr.received
 			g.Cold, g.ColdTrips, g.ColdReceived = distOf(dC), trC.trips, trC.received
 			g.Requests = kindStats(kinds, b.plan.getRuns)
 			g.Floor, g.FloorBytes = distOf(dF), trF.received
 		}
 	}
-	b.logf("gets: %d events: SQLite %s ms, Trails %s ms; last %d: SQLite %s ms, Trails %s ms", g.Events,
-		ms(g.SQLite.P50), ms(g.Trails.P50), g.Tail, ms(g.SQLiteTail.P50), ms(g.TrailsTail.P50))
+	b.logf("gets: %d events: SQLite %s ms, PostgreSQL %s ms, Trails %s ms; last %d: SQLite %s ms, PostgreSQL %s ms, Trails %s ms", g.Events,
+		ms(g.SQLite.P50), ms(g.Postgres.P50), ms(g.Trails.P50), g.Tail, ms(g.SQLiteTail.P50), ms(g.PostgresTail.P50), ms(g.TrailsTail.P50))
 	return g, nil
 }
 
 // longUser is the user of the long session whose Get is measured.
 const longUser = "reader"
 
-// longGet measures Gets of session s (filled with n events on both
-// backends by fillAll, of user), the backends alternating, into g.
+// longGet measures Gets of session s (filled with n events on each
+// backend by fillAll, of user), the backends taking turns, into g.
 func (b *bench) longGet(ctx context.Context, g *getResult, user string, s filled, n int) error {
-	var dS, dT []time.Duration
+	var dS, dP, dT []time.Duration
 	kinds := map[string][]time.Duration{}
 	var tr traffic
 	for run := range b.plan.longRuns {
-		ways := []backend{sqliteBackend, trailsBackend}
-		if run%2 == 1 {
-			ways[0], ways[1] = ways[1], ways[0]
-		}
-		for _, k := range ways {
+		for _, k := range rotate(backends, run) {
 			if k == trailsBackend {
 				b.ct.record()
 			}
@@ -319,14 +330,17 @@ func (b *bench) longGet(ctx context.Context, g *getResult, user string, s filled
 			t0 := time.Now()
 			got, err := b.get(ctx, k, user, s[k].ID(), 0)
 			d := time.Since(t0)
-			if k == trailsBackend {
+			switch k {
+			case trailsBackend:
 				_, ks := b.ct.stop()
 				for kk, v := range ks {
 					kinds[kk] = append(kinds[kk], v...)
 				}
 				tr = b.ct.snapshot().minus(before)
 				dT = append(dT, d)
-			} else {
+			case postgresBackend:
+				dP = append(dP, d)
+			default:
 				dS = append(dS, d)
 			}
 			if err != nil {
@@ -338,10 +352,10 @@ func (b *bench) longGet(ctx context.Context, g *getResult, user string, s filled
 		}
 	}
 	g.LongEvents = n
-	g.SQLiteLong, g.TrailsLong = distOf(dS), distOf(dT)
+	g.SQLiteLong, g.PostgresLong, g.TrailsLong = distOf(dS), distOf(dP), distOf(dT)
 	g.LongTrips, g.LongReceived = tr.trips, tr.received
 	g.LongRequests = kindStats(kinds, b.plan.longRuns)
-	b.logf("gets: %d events: SQLite %s ms, Trails %s ms", n, ms(g.SQLiteLong.P50), ms(g.TrailsLong.P50))
+	b.logf("gets: %d events: SQLite %s ms, PostgreSQL %s ms, Trails %s ms", n, ms(g.SQLiteLong.P50), ms(g.PostgresLong.P50), ms(g.TrailsLong.P50))
 	return nil
 }
 

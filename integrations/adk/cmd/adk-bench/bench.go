@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"google.golang.org/adk/v2/session"
+	"gorm.io/gorm"
 
 	"github.com/trails-kg/trails/integrations/adk"
 	"github.com/trails-kg/trails/internal/fusekitest"
@@ -51,7 +52,7 @@ func shortPlan() plan {
 		forks: []int{4, 8, 16}, forkRuns: 1, writers: 3, perWriter: 4, many: 6, perMany: 3, pairEvents: 4}
 }
 
-// bench is one run: the two services, the Trails client's counter, the
+// bench is one run: the services, the Trails client's counter, the
 // paths whose size the fork scenario measures.
 type bench struct {
 	plan plan
@@ -64,23 +65,36 @@ type bench struct {
 	trails  *adk.SessionService
 	cold    *adk.SessionService // Trails without the service's cache (adk.WithCache(nil))
 	sqlite  session.Service
-	dbPath  string // the SQLite database file
-	dataDir string // Fuseki's TDB2 database
+	pg      *postgres       // the PostgreSQL server of the bench
+	pgsql   session.Service // ADK's database service on it
+	pgDB    *gorm.DB        // the same database, for its size
+	dbPath  string          // the SQLite database file
+	dataDir string          // Fuseki's TDB2 database
 }
 
-// backend names one of the two services under test.
+// backend names one of the services under test.
 type backend int
 
 const (
 	sqliteBackend backend = iota
 	trailsBackend
-	coldBackend // Trails without its cache: what a process's first Get of a session costs
+	coldBackend     // Trails without its cache: what a process's first Get of a session costs
+	postgresBackend // ADK's database service on PostgreSQL
 )
+
+// backends are the three services compared in every scenario, in the
+// order of the report's columns.
+var backends = []backend{sqliteBackend, postgresBackend, trailsBackend}
+
+// adkBackends are ADK's own database service on its two databases.
+var adkBackends = []backend{sqliteBackend, postgresBackend}
 
 func (k backend) String() string {
 	switch k {
 	case sqliteBackend:
 		return "ADK database on SQLite"
+	case postgresBackend:
+		return "ADK database on PostgreSQL"
 	case coldBackend:
 		return "Trails on Fuseki, no cache"
 	}
@@ -92,10 +106,19 @@ func (b *bench) svc(k backend) session.Service {
 	switch k {
 	case sqliteBackend:
 		return b.sqlite
+	case postgresBackend:
+		return b.pgsql
 	case coldBackend:
 		return b.cold
 	}
 	return b.trails
+}
+
+// rotate returns ks turned left by i places, so that which goes first
+// changes from one run to the next.
+func rotate(ks []backend, i int) []backend {
+	i %= len(ks)
+	return append(slices.Clone(ks[i:]), ks[:i]...)
 }
 
 // logf writes a progress line to the diagnostics writer.
@@ -132,7 +155,7 @@ func (b *bench) fill(ctx context.Context, k backend, s session.Session, prefix s
 	return nil
 }
 
-// filled is a session filled on both backends.
+// filled is a session filled on each backend.
 type filled map[backend]session.Session
 
 // fillJob is a session to fill: its user and its number of events.
@@ -143,9 +166,10 @@ type fillJob struct {
 
 // fillAll creates a session of each job's user on each backend and
 // appends the job's number of events to it (ids prefixed prefix),
-// returning them in the order of jobs. The two backends fill at once; on Trails every
-// session fills at once too (SQLite's file takes one writer at a time, so
-// its sessions fill one after the other). Nothing is measured.
+// returning them in the order of jobs. The backends fill at once; on
+// Trails and PostgreSQL every session fills at once too (SQLite's file
+// takes one writer at a time, so its sessions fill one after the other).
+// Nothing is measured.
 func (b *bench) fillAll(ctx context.Context, prefix string, jobs []fillJob) ([]filled, error) {
 	out := make([]filled, len(jobs))
 	for i := range out {
@@ -179,6 +203,7 @@ func (b *bench) fillAll(ctx context.Context, prefix string, jobs []fillJob) ([]f
 	})
 	for i := range jobs {
 		wg.Go(func() { one(trailsBackend, i) })
+		wg.Go(func() { one(postgresBackend, i) })
 	}
 	wg.Wait()
 	return out, errors.Join(errs...)
@@ -200,6 +225,23 @@ func (b *bench) sqliteSize() (int64, error) {
 		n += fi.Size()
 	}
 	return n, nil
+}
+
+// postgresSize returns the bytes of the PostgreSQL database the bench
+// writes to (pg_database_size: its tables' and indexes' files, not the
+// write-ahead log).
+func (b *bench) postgresSize(ctx context.Context) (int64, error) {
+	var n int64
+	err := b.pgDB.WithContext(ctx).Raw("SELECT pg_database_size(current_database())").Scan(&n).Error
+	return n, err
+}
+
+// adkSize returns the bytes of ADK backend k's database.
+func (b *bench) adkSize(ctx context.Context, k backend) (int64, error) {
+	if k == postgresBackend {
+		return b.postgresSize(ctx)
+	}
+	return b.sqliteSize()
 }
 
 // tdbSize returns the bytes of Fuseki's TDB2 directory: the files'

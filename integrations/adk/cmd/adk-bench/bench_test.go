@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -13,11 +14,13 @@ import (
 	"github.com/trails-kg/trails/ontology"
 )
 
-// TestShort runs the whole benchmark at tiny sizes, against ADK's SQLite
-// service and a Fuseki of its own, into a file with notes around the
-// markers, and checks that the notes are kept and that the report has
-// every section and every target, each judged. It asserts nothing about
-// time.
+// TestShort runs the whole benchmark at tiny sizes, against ADK's
+// database service on SQLite and on a PostgreSQL of its own, and Trails
+// on a Fuseki of its own, into a file with notes around the markers, and
+// checks that the notes are kept and that the report has every section,
+// every target, each judged, with a column for each backend, and
+// PostgreSQL beside the others in each scenario. It asserts nothing about
+// time. It needs PostgreSQL's binaries (the Debian package postgresql).
 func TestShort(t *testing.T) {
 	out := filepath.Join(t.TempDir(), "BENCHMARKS.md")
 	notes := "# Notes kept\n\n" + beginMarker + "\nold report\n" + endMarker + "\n\nMore notes.\n"
@@ -25,6 +28,9 @@ func TestShort(t *testing.T) {
 		t.Fatal(err)
 	}
 	var stdout, stderr bytes.Buffer
+	if _, err := findPostgres(postgresBins); err != nil {
+		t.Fatalf("%v (TestShort needs PostgreSQL as the bench does)", err)
+	}
 	if err := run(context.Background(), []string{"-short", "-o", out}, &stdout, &stderr); err != nil {
 		t.Fatalf("adk-bench -short: %v\n%s", err, stderr.String())
 	}
@@ -48,9 +54,15 @@ func TestShort(t *testing.T) {
 	}
 	p := shortPlan()
 	names := targetNames(p)
+	if h := "| target | ADK on SQLite | ADK on PostgreSQL | Trails on Fuseki | result |"; !strings.Contains(report, "\n"+h+"\n") {
+		t.Errorf("the Targets table has no header %q", h)
+	}
 	reported := map[int]bool{9: true, 11: true, 14: true, len(names) - 1: true} // the rows that only report a figure
 	for i, name := range names {
 		row := lineStarting(report, "| "+name+" |")
+		if c := cells(row); len(c) != 4 {
+			t.Errorf("Targets row %q: got %d cells %q, want 4 (SQLite, PostgreSQL, Trails, result)", name, len(c), c)
+		}
 		ok := strings.HasSuffix(row, "| meets |") || strings.HasSuffix(row, "| misses |")
 		if reported[i] {
 			ok = strings.HasSuffix(row, "| reported |")
@@ -62,10 +74,31 @@ func TestShort(t *testing.T) {
 	if !strings.Contains(report, " targets met") {
 		t.Errorf("no summary line under the targets table")
 	}
-	for _, backend := range []string{"| ADK database on SQLite |", "| Trails on Fuseki |"} {
-		if !strings.Contains(report, backend) {
-			t.Errorf("the concurrent writers' table has no row %q", backend)
+	for _, k := range backends {
+		// Two writers tables, and the pair table's rows start with the
+		// backend and the session's count.
+		if n := strings.Count(report, "\n| "+k.String()+" |"); n != 2 {
+			t.Errorf("the writers' tables: got %d rows %q, want 2", n, k)
 		}
+		if !strings.Contains(report, "\n| "+k.String()+" (") {
+			t.Errorf("the two writers' table has no row of %v", k)
+		}
+		if !strings.Contains(stderr.String(), "on "+k.String()+":") {
+			t.Errorf("the progress has no line of the writers on %v", k)
+		}
+	}
+	for _, way := range []string{"ADK on SQLite: `AppendEvent`", "ADK on PostgreSQL: `AppendEvent`", "Trails on Fuseki: `AppendEvent`"} {
+		if row := cells(lineStarting(report, "| "+way+" |")); len(row) != 4 || number(row[0]) <= 0 {
+			t.Errorf("the appends' row %q: got %q, want a p50 above 0", way, row)
+		}
+	}
+	get := cells(lineStarting(report, fmt.Sprintf("| whole session (%d events) |", p.appends)))
+	if len(get) != 8 || number(get[1]) <= 0 || number(strings.TrimSuffix(get[5], "×")) <= 0 {
+		t.Errorf("the Get row: got %q, want PostgreSQL's p50 and Trails / PostgreSQL above 0", get)
+	}
+	fork := cells(lineStarting(report, fmt.Sprintf("| %d |", p.forks[len(p.forks)-1])))
+	if len(fork) != 12 || number(fork[1]) <= 0 || number(strings.TrimSuffix(fork[4], "×")) <= 0 {
+		t.Errorf("the fork row: got %q, want PostgreSQL's copy and the speed-up over it above 0", fork)
 	}
 	for _, w := range []struct{ n, per int }{{p.writers, p.perWriter}, {p.many, p.perMany}} {
 		row := cells(lineStarting(report, fmt.Sprintf("| Fuseki's floor: raw `INSERT DATA`, %d appends a request |", w.n)))
@@ -73,8 +106,8 @@ func TestShort(t *testing.T) {
 			t.Errorf("the floor row of %d writers: got %q, want one with appends/s above 0", w.n, row)
 		}
 		name := floorName(w.n, w.per)
-		target := cells(lineStarting(report, "| "+name+" |"))
-		if rate, _, _ := strings.Cut(strings.Join(target[min(1, len(target)):], ""), "/s"); number(rate) <= 0 {
+		target := cells(lineStarting(report, "| "+name+" |")) // SQLite, PostgreSQL, Trails, result
+		if rate, _, _ := strings.Cut(target[max(0, len(target)-2)], "/s"); number(rate) <= 0 {
 			t.Errorf("Targets row %q: got %q, want the floor's appends/s above 0 in the Trails column", name, target)
 		}
 	}
@@ -106,6 +139,41 @@ func lineStarting(report, prefix string) string {
 		}
 	}
 	return ""
+}
+
+// TestFindPostgres checks that the newest version's binaries are chosen
+// and that without them the error names the package and the place looked
+// in.
+func TestFindPostgres(t *testing.T) {
+	root := t.TempDir()
+	glob := filepath.Join(root, "*", "bin")
+	_, err := findPostgres(glob)
+	if !errors.Is(err, errNoPostgres) {
+		t.Fatalf("no binaries: got %v, want errNoPostgres", err)
+	}
+	for _, want := range []string{"Debian package postgresql", "apt-get install postgresql", glob} {
+		if !strings.Contains(err.Error(), want) {
+			t.Errorf("no binaries: got %q, want it to say %q", err, want)
+		}
+	}
+	for _, v := range []string{"9", "15", "13"} {
+		bin := filepath.Join(root, v, "bin")
+		if err := os.MkdirAll(bin, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		for _, name := range []string{"initdb", "postgres", "pg_isready"} {
+			if err := os.WriteFile(filepath.Join(bin, name), []byte("#!/bin/sh\n"), 0o755); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	if err := os.Remove(filepath.Join(root, "13", "bin", "pg_isready")); err != nil { // 13 is incomplete
+		t.Fatal(err)
+	}
+	got, err := findPostgres(glob)
+	if want := filepath.Join(root, "15", "bin"); err != nil || got != want {
+		t.Errorf("got %q, %v, want %q", got, err, want)
+	}
 }
 
 // TestUsage checks the command line without starting anything.

@@ -14,21 +14,24 @@ import (
 // the events; Trails' is the adapter's Fork at the last event, which
 // shares the history in the store.
 type forkRow struct {
-	Events int  `json:"events"`
-	SQLite dist `json:"sqlite"`
-	Trails dist `json:"trails"`
+	Events   int  `json:"events"`
+	SQLite   dist `json:"sqlite"`
+	Postgres dist `json:"postgres"`
+	Trails   dist `json:"trails"`
 
-	SQLiteBytes int64      `json:"sqlite_bytes"`      // growth of the database file, per fork (the last)
-	Quads       int64      `json:"trails_quads"`      // quads added to Fuseki, per fork (the last)
-	TDBLength   int64      `json:"trails_tdb_length"` // growth of the TDB2 files' lengths, per fork (the last)
-	TDBBlocks   int64      `json:"trails_tdb_blocks"` // growth of the disk blocks they hold, per fork (the last)
-	Trips       int64      `json:"trails_trips"`      // round trips of a fork
-	Sent        int64      `json:"trails_bytes_sent"` // bytes it sends
-	Received    int64      `json:"trails_bytes_recv"` // bytes it receives
-	Requests    []kindStat `json:"trails_requests"`   // what a fork sends, by kind
+	SQLiteBytes   int64      `json:"sqlite_bytes"`      // growth of the database file, per fork (the last)
+	PostgresBytes int64      `json:"postgres_bytes"`    // growth of pg_database_size, per fork (the last)
+	Quads         int64      `json:"trails_quads"`      // quads added to Fuseki, per fork (the last)
+	TDBLength     int64      `json:"trails_tdb_length"` // growth of the TDB2 files' lengths, per fork (the last)
+	TDBBlocks     int64      `json:"trails_tdb_blocks"` // growth of the disk blocks they hold, per fork (the last)
+	Trips         int64      `json:"trails_trips"`      // round trips of a fork
+	Sent          int64      `json:"trails_bytes_sent"` // bytes it sends
+	Received      int64      `json:"trails_bytes_recv"` // bytes it receives
+	Requests      []kindStat `json:"trails_requests"`   // what a fork sends, by kind
 
 	// One more append to the session forked, for comparison.
 	AppendBytes  int64 `json:"sqlite_append_bytes"`
+	AppendPGSize int64 `json:"postgres_append_bytes"`
 	AppendQuads  int64 `json:"trails_append_quads"`
 	AppendBlocks int64 `json:"trails_append_tdb_blocks"`
 }
@@ -45,42 +48,43 @@ func (b *bench) forks(ctx context.Context, src []filled) ([]forkRow, error) {
 		if err != nil {
 			return nil, fmt.Errorf("fork of %d events: %w", n, err)
 		}
-		b.logf("fork of %d events: SQLite copy %s ms, +%d bytes; Trails fork %s ms, +%d quads", n,
-			ms(row.SQLite.P50), row.SQLiteBytes, ms(row.Trails.P50), row.Quads)
+		b.logf("fork of %d events: SQLite copy %s ms, +%d bytes; PostgreSQL copy %s ms, +%d bytes; Trails fork %s ms, +%d quads", n,
+			ms(row.SQLite.P50), row.SQLiteBytes, ms(row.Postgres.P50), row.PostgresBytes, ms(row.Trails.P50), row.Quads)
 		rows = append(rows, row)
 	}
 	return rows, nil
 }
 
 // forkOf forks src, a session of n events on each backend, the plan's
-// number of times each way, the ways alternating.
+// number of times each way, the ways taking turns (which goes first
+// rotates).
 func (b *bench) forkOf(ctx context.Context, src filled, n int) (forkRow, error) {
 	row := forkRow{Events: n}
 	user := forkUser(n)
 	last := src[trailsBackend].Events().At(n - 1).ID
-	var dS, dT []time.Duration
+	var dS, dP, dT []time.Duration
 	kinds := map[string][]time.Duration{}
 	for run := range b.plan.forkRuns {
-		ways := []backend{sqliteBackend, trailsBackend}
-		if run%2 == 1 {
-			ways[0], ways[1] = ways[1], ways[0]
-		}
-		for _, k := range ways {
-			if k == sqliteBackend {
-				size0, err := b.sqliteSize()
+		for _, k := range rotate(backends, run) {
+			if k != trailsBackend {
+				size0, err := b.adkSize(ctx, k)
 				if err != nil {
 					return row, err
 				}
 				t0 := time.Now()
-				if err := b.copySession(ctx, user, src[k].ID(), n); err != nil {
+				if err := b.copySession(ctx, k, user, src[k].ID(), n); err != nil {
 					return row, err
 				}
-				dS = append(dS, time.Since(t0))
-				size1, err := b.sqliteSize()
+				d := time.Since(t0)
+				size1, err := b.adkSize(ctx, k)
 				if err != nil {
 					return row, err
 				}
-				row.SQLiteBytes = size1 - size0
+				if k == postgresBackend {
+					dP, row.PostgresBytes = append(dP, d), size1-size0
+				} else {
+					dS, row.SQLiteBytes = append(dS, d), size1-size0
+				}
 				continue
 			}
 			q0, err := b.quads(ctx)
@@ -126,21 +130,27 @@ func (b *bench) forkOf(ctx context.Context, src filled, n int) (forkRow, error) 
 			row.Quads, row.TDBLength, row.TDBBlocks = q1-q0, l1-l0, a1-a0
 		}
 	}
-	row.SQLite, row.Trails = distOf(dS), distOf(dT)
+	row.SQLite, row.Postgres, row.Trails = distOf(dS), distOf(dP), distOf(dT)
 	row.Requests = kindStats(kinds, b.plan.forkRuns)
 
-	size0, err := b.sqliteSize()
-	if err != nil {
-		return row, err
+	for _, k := range adkBackends {
+		size0, err := b.adkSize(ctx, k)
+		if err != nil {
+			return row, err
+		}
+		if err := b.svc(k).AppendEvent(ctx, src[k], event("f", n, time.Now())); err != nil {
+			return row, fmt.Errorf("%v: %w", k, err)
+		}
+		size1, err := b.adkSize(ctx, k)
+		if err != nil {
+			return row, err
+		}
+		if k == postgresBackend {
+			row.AppendPGSize = size1 - size0
+		} else {
+			row.AppendBytes = size1 - size0
+		}
 	}
-	if err := b.sqlite.AppendEvent(ctx, src[sqliteBackend], event("f", n, time.Now())); err != nil {
-		return row, err
-	}
-	size1, err := b.sqliteSize()
-	if err != nil {
-		return row, err
-	}
-	row.AppendBytes = size1 - size0
 	q0, err := b.quads(ctx)
 	if err != nil {
 		return row, err
@@ -164,23 +174,23 @@ func (b *bench) forkOf(ctx context.Context, src filled, n int) (forkRow, error) 
 	return row, nil
 }
 
-// copySession is ADK's fork: Get session id, Create a new session of the
-// same user and append copies of its n events.
-func (b *bench) copySession(ctx context.Context, user, id string, n int) error {
-	g, err := b.get(ctx, sqliteBackend, user, id, 0)
+// copySession is ADK's fork on its backend k: Get session id, Create a
+// new session of the same user and append copies of its n events.
+func (b *bench) copySession(ctx context.Context, k backend, user, id string, n int) error {
+	g, err := b.get(ctx, k, user, id, 0)
 	if err != nil {
 		return err
 	}
 	if got := g.Events().Len(); got != n {
-		return fmt.Errorf("sqlite: the session to copy holds %d events, want %d", got, n)
+		return fmt.Errorf("%v: the session to copy holds %d events, want %d", k, got, n)
 	}
-	c, err := b.create(ctx, sqliteBackend, user)
+	c, err := b.create(ctx, k, user)
 	if err != nil {
 		return err
 	}
 	for ev := range g.Events().All() {
-		if err := b.sqlite.AppendEvent(ctx, c, copyEvent(ev)); err != nil {
-			return fmt.Errorf("sqlite: copy event %s: %w", ev.ID, err)
+		if err := b.svc(k).AppendEvent(ctx, c, copyEvent(ev)); err != nil {
+			return fmt.Errorf("%v: copy event %s: %w", k, ev.ID, err)
 		}
 	}
 	return nil

@@ -98,6 +98,14 @@ func ratio(a, b time.Duration) float64 {
 	return float64(a) / float64(b)
 }
 
+// rateRatio returns a/b, 0 when b is 0.
+func rateRatio(a, b float64) float64 {
+	if b == 0 {
+		return 0
+	}
+	return a / b
+}
+
 // thousands writes n with comma separators: 10,000.
 func thousands(n int) string {
 	s := fmt.Sprint(n)
@@ -118,21 +126,27 @@ func (r *results) judge() {
 	if n := len(r.Fork); n >= 2 {
 		f0, f1 = r.Fork[n-2], r.Fork[n-1]
 	}
-	ws, wt := r.Writers[sqliteBackend.String()], r.Writers[trailsBackend.String()]
-	ms64, mt := r.Many[sqliteBackend.String()], r.Many[trailsBackend.String()]
-	ps, pt := r.Pair[sqliteBackend.String()], r.Pair[trailsBackend.String()]
+	ws, wp, wt := r.Writers[sqliteBackend.String()], r.Writers[postgresBackend.String()], r.Writers[trailsBackend.String()]
+	ms64, mp, mt := r.Many[sqliteBackend.String()], r.Many[postgresBackend.String()], r.Many[trailsBackend.String()]
+	ps, pp, pt := r.Pair[sqliteBackend.String()], r.Pair[postgresBackend.String()], r.Pair[trailsBackend.String()]
 
-	get := func(name string, s, t dist, trips, recv int64) benchreport.Target {
+	// pgCell is PostgreSQL's figure d beside Trails' t: d, then Trails /
+	// PostgreSQL.
+	pgCell := func(d, t time.Duration) string {
+		return fmt.Sprintf("%s ms (Trails / PostgreSQL %.2f×)", ms(d), ratio(t, d))
+	}
+	get := func(name string, s, pg, t dist, trips, recv int64) benchreport.Target {
 		rr := ratio(t.P50, s.P50)
 		return benchreport.Target{Name: name,
-			Cells:   []string{ms(s.P50) + " ms", fmt.Sprintf("%s ms (%.2f×; %d round trips, %s received)", ms(t.P50), rr, trips, kb(recv))},
+			Cells:   []string{ms(s.P50) + " ms", pgCell(pg.P50, t.P50), fmt.Sprintf("%s ms (%.2f×; %d round trips, %s received)", ms(t.P50), rr, trips, kb(recv))},
 			Got:     fmt.Sprintf("%.2f×", rr),
 			Verdict: benchreport.Judge(s.P50 > 0 && t.P50 > 0 && rr <= getBar)}
 	}
 	fork := func(name string, f forkRow, bar float64) benchreport.Target {
 		rr := ratio(f.SQLite.P50, f.Trails.P50)
 		return benchreport.Target{Name: name,
-			Cells:   []string{ms(f.SQLite.P50) + " ms", fmt.Sprintf("%s ms (%.1f× faster; %d round trips, %s received)", ms(f.Trails.P50), rr, f.Trips, kb(f.Received))},
+			Cells: []string{ms(f.SQLite.P50) + " ms", fmt.Sprintf("%s ms (Trails %.1f× faster)", ms(f.Postgres.P50), ratio(f.Postgres.P50, f.Trails.P50)),
+				fmt.Sprintf("%s ms (%.1f× faster; %d round trips, %s received)", ms(f.Trails.P50), rr, f.Trips, kb(f.Received))},
 			Got:     fmt.Sprintf("%.1f× faster", rr),
 			Verdict: benchreport.Judge(f.Trails.P50 > 0 && rr >= bar)}
 	}
@@ -155,33 +169,34 @@ func (r *results) judge() {
 	wf, mf := r.WritersFloor, r.ManyFloor
 
 	r.Targets = []benchreport.Target{
-		get(names[0], g.SQLite, g.Trails, g.Trips, g.Received),
-		get(names[1], g.SQLiteLong, g.TrailsLong, g.LongTrips, g.LongReceived),
-		get(names[2], g.SQLiteTail, g.TrailsTail, g.TailTrips, g.TailReceived),
+		get(names[0], g.SQLite, g.Postgres, g.Trails, g.Trips, g.Received),
+		get(names[1], g.SQLiteLong, g.PostgresLong, g.TrailsLong, g.LongTrips, g.LongReceived),
+		get(names[2], g.SQLiteTail, g.PostgresTail, g.TrailsTail, g.TailTrips, g.TailReceived),
 		fork(names[3], f0, forkBar),
 		fork(names[4], f1, longForkBar),
-		{Name: names[5], Cells: []string{"—", fmt.Sprintf("%s / %s", kb(f0.Received), kb(f1.Received))},
+		{Name: names[5], Cells: []string{"—", "—", fmt.Sprintf("%s / %s", kb(f0.Received), kb(f1.Received))},
 			Got:     fmt.Sprintf("%s against %s", kb(f1.Received), kb(f0.Received)),
 			Verdict: benchreport.Judge(maxB > 0 && float64(max(diff, -diff)) <= sameBytes*float64(maxB))},
 		r.forkQuads(names[6]),
-		{Name: names[7], Cells: []string{asAcked(ws), asAcked(wt)}, Verdict: benchreport.Judge(allAcked(wt))},
-		{Name: names[8], Cells: []string{fmt.Sprintf("%.1f s (%d appends succeeded)", ws.Wall.Seconds(), ws.OK), fmt.Sprintf("%.1f s (%.2f×)", wt.Wall.Seconds(), wr)},
+		{Name: names[7], Cells: []string{asAcked(ws), asAcked(wp), asAcked(wt)}, Verdict: benchreport.Judge(allAcked(wt))},
+		{Name: names[8], Cells: []string{fmt.Sprintf("%.1f s (%d appends succeeded)", ws.Wall.Seconds(), ws.OK),
+			fmt.Sprintf("%.1f s (%d appends succeeded; Trails / PostgreSQL %.2f×)", wp.Wall.Seconds(), wp.OK, ratio(wt.Wall, wp.Wall)), fmt.Sprintf("%.1f s (%.2f×)", wt.Wall.Seconds(), wr)},
 			Got: fmt.Sprintf("%.2f×", wr), Verdict: benchreport.Judge(ws.Wall > 0 && wr <= writersBar)},
-		{Name: names[9], Cells: []string{"—", fmt.Sprintf("%.0f/s: wall %.1f s, %.2f× SQLite's (the bar: ≤ %.0f×)", wf.Rate(), wf.Wall.Seconds(), ratio(wf.Wall, ws.Wall), writersBar)},
+		{Name: names[9], Cells: []string{"—", "—", fmt.Sprintf("%.0f/s: wall %.1f s, %.2f× SQLite's (the bar: ≤ %.0f×)", wf.Rate(), wf.Wall.Seconds(), ratio(wf.Wall, ws.Wall), writersBar)},
 			Verdict: benchreport.Reported},
-		{Name: names[10], Cells: []string{fmt.Sprintf("%.0f/s", ms64.Rate()), fmt.Sprintf("%.0f/s (%d in %.1f s)", mt.Rate(), mt.OK, mt.Wall.Seconds())},
+		{Name: names[10], Cells: []string{fmt.Sprintf("%.0f/s", ms64.Rate()), fmt.Sprintf("%.0f/s (%d in %.1f s; Trails / PostgreSQL %.2f×)", mp.Rate(), mp.OK, mp.Wall.Seconds(), rateRatio(mt.Rate(), mp.Rate())), fmt.Sprintf("%.0f/s (%d in %.1f s)", mt.Rate(), mt.OK, mt.Wall.Seconds())},
 			Got: fmt.Sprintf("%.0f/s", mt.Rate()), Verdict: benchreport.Judge(mt.Rate() >= manyRateBar)},
-		{Name: names[11], Cells: []string{"—", fmt.Sprintf("%.0f/s: wall %.1f s, %.2f× the bar of %s/s", mf.Rate(), mf.Wall.Seconds(), mf.Rate()/manyRateBar, thousands(manyRateBar))},
+		{Name: names[11], Cells: []string{"—", "—", fmt.Sprintf("%.0f/s: wall %.1f s, %.2f× the bar of %s/s", mf.Rate(), mf.Wall.Seconds(), mf.Rate()/manyRateBar, thousands(manyRateBar))},
 			Verdict: benchreport.Reported},
-		{Name: names[12], Cells: []string{asAcked(ms64), asAcked(mt)}, Verdict: benchreport.Judge(allAcked(mt))},
-		{Name: names[13], Cells: []string{"—", fmt.Sprintf("%.3f (%d update requests for %d appends)", mt.CommitsPerAppend(), mt.Writes, mt.Writers*mt.PerWriter)},
+		{Name: names[12], Cells: []string{asAcked(ms64), asAcked(mp), asAcked(mt)}, Verdict: benchreport.Judge(allAcked(mt))},
+		{Name: names[13], Cells: []string{"—", "—", fmt.Sprintf("%.3f (%d update requests for %d appends)", mt.CommitsPerAppend(), mt.Writes, mt.Writers*mt.PerWriter)},
 			Got: fmt.Sprintf("%.3f", mt.CommitsPerAppend()), Verdict: benchreport.Judge(mt.Writers > 0 && mt.CommitsPerAppend() < commitsBar)},
-		{Name: names[14], Cells: []string{fmt.Sprintf("%s / %s ms", ms(ms64.Latency.P50), ms(ms64.Latency.P99)), fmt.Sprintf("%s / %s ms", ms(mt.Latency.P50), ms(mt.Latency.P99))},
+		{Name: names[14], Cells: []string{fmt.Sprintf("%s / %s ms", ms(ms64.Latency.P50), ms(ms64.Latency.P99)), fmt.Sprintf("%s / %s ms", ms(mp.Latency.P50), ms(mp.Latency.P99)), fmt.Sprintf("%s / %s ms", ms(mt.Latency.P50), ms(mt.Latency.P99))},
 			Verdict: benchreport.Reported},
-		{Name: names[15], Cells: []string{pairCell(ps), pairCell(pt)}, Verdict: benchreport.Judge(clean(pt.Writers[0]) && clean(pt.Writers[1]))},
-		{Name: names[16], Cells: []string{"—", fmt.Sprintf("%s ms against %s ms (%.2f×)", ms(a.Trails.P50), ms(a.Floor.P50), ar)},
+		{Name: names[15], Cells: []string{pairCell(ps), pairCell(pp), pairCell(pt)}, Verdict: benchreport.Judge(clean(pt.Writers[0]) && clean(pt.Writers[1]))},
+		{Name: names[16], Cells: []string{"—", "—", fmt.Sprintf("%s ms against %s ms (%.2f×)", ms(a.Trails.P50), ms(a.Floor.P50), ar)},
 			Got: fmt.Sprintf("%.2f×", ar), Verdict: benchreport.Judge(a.Floor.P50 > 0 && ar <= appendRawBar)},
-		{Name: names[17], Cells: []string{ms(a.SQLite.P50) + " ms", fmt.Sprintf("%s ms (%.2f×)", ms(a.Trails.P50), ratio(a.Trails.P50, a.SQLite.P50))},
+		{Name: names[17], Cells: []string{ms(a.SQLite.P50) + " ms", pgCell(a.Postgres.P50, a.Trails.P50), fmt.Sprintf("%s ms (%.2f×)", ms(a.Trails.P50), ratio(a.Trails.P50, a.SQLite.P50))},
 			Verdict: benchreport.Reported},
 	}
 	r.Summary = benchreport.Summary(r.Targets)
@@ -190,10 +205,11 @@ func (r *results) judge() {
 // forkQuads judges that a fork stores as many quads whatever the length
 // of the session forked.
 func (r *results) forkQuads(name string) benchreport.Target {
-	var sb, tq []string
+	var sb, pb, tq []string
 	same := len(r.Fork) > 0
 	for _, f := range r.Fork {
 		sb = append(sb, fmt.Sprintf("%+d", f.SQLiteBytes))
+		pb = append(pb, fmt.Sprintf("%+d", f.PostgresBytes))
 		tq = append(tq, fmt.Sprintf("%+d", f.Quads))
 		same = same && f.Quads == r.Fork[0].Quads
 	}
@@ -203,7 +219,7 @@ func (r *results) forkQuads(name string) benchreport.Target {
 	}
 	of := fmt.Sprintf(" (%s events)", strings.Join(ns, " / "))
 	return benchreport.Target{Name: name,
-		Cells:   []string{strings.Join(sb, " / ") + " bytes" + of, strings.Join(tq, " / ") + " quads" + of},
+		Cells:   []string{strings.Join(sb, " / ") + " bytes" + of, strings.Join(pb, " / ") + " bytes" + of, strings.Join(tq, " / ") + " quads" + of},
 		Verdict: benchreport.Judge(same)}
 }
 
@@ -211,8 +227,8 @@ func (r *results) forkQuads(name string) benchreport.Target {
 func (r *results) markdown(w io.Writer) {
 	m := r.Machine
 	p := r.Plan
-	fmt.Fprintf(w, "Run %s with `%s` (%s plan) on %d × %s, %s, %s, %s, Fuseki %s; ",
-		r.Date.UTC().Format("2006-01-02 15:04 MST"), r.Command, p.name, m.CPUs, m.CPUModel, m.OS, m.Go, m.Java, m.Fuseki)
+	fmt.Fprintf(w, "Run %s with `%s` (%s plan) on %d × %s, %s, %s, %s, Fuseki %s, %s; ",
+		r.Date.UTC().Format("2006-01-02 15:04 MST"), r.Command, p.name, m.CPUs, m.CPUModel, m.OS, m.Go, m.Java, m.Fuseki, m.Postgres)
 	var mods []string
 	for _, k := range slices.Sorted(mapKeys(m.Modules)) {
 		mods = append(mods, k+" "+m.Modules[k])
@@ -221,38 +237,48 @@ func (r *results) markdown(w io.Writer) {
 		strings.Join(mods, ", "), m.Source, benchreport.LoadLine(r.LoadAvg[0], r.LoadAvg[len(r.LoadAvg)-1]))
 
 	fmt.Fprintf(w, "%s\n\n", sections[0])
-	benchreport.WriteTargets(w, []string{"ADK on SQLite", "Trails on Fuseki"}, r.Targets)
+	fmt.Fprintln(w, "The bars are the issues', against ADK on SQLite; ADK on PostgreSQL (default settings, a server of the bench's own on the same machine) stands beside them, with Trails / PostgreSQL.")
+	fmt.Fprintln(w)
+	benchreport.WriteTargets(w, []string{"ADK on SQLite", "ADK on PostgreSQL", "Trails on Fuseki"}, r.Targets)
 
 	a := r.Append
 	fmt.Fprintf(w, "%s\n\n", sections[1])
-	fmt.Fprintf(w, "%d appends of the same events into one session on each backend, after %d to warm up; the three ways take turns event by event. "+
+	fmt.Fprintf(w, "%d appends of the same events into one session on each backend, after %d to warm up; the four ways take turns event by event. "+
 		"The floor is one INSERT DATA, per append, of the triples that append's update inserted (%.0f triples, %.1f KB of SPARQL), into a graph of its own.\n\n",
 		a.Trails.N, p.warmup, a.Triples, a.FloorLen/1000)
-	fmt.Fprintln(w, "| way | p50 ms | p99 ms | max ms |")
-	fmt.Fprintln(w, "|---|---:|---:|---:|")
+	fmt.Fprintln(w, "| way | p50 ms | p99 ms | max ms | Trails / this, p50 |")
+	fmt.Fprintln(w, "|---|---:|---:|---:|---:|")
 	for _, row := range []struct {
 		name string
 		d    dist
-	}{{"ADK on SQLite: `AppendEvent`", a.SQLite}, {"Trails on Fuseki: `AppendEvent`", a.Trails}, {"Fuseki's floor: raw `INSERT DATA`", a.Floor}} {
-		fmt.Fprintf(w, "| %s | %s | %s | %s |\n", row.name, ms(row.d.P50), ms(row.d.P99), ms(row.d.Max))
+	}{{"ADK on SQLite: `AppendEvent`", a.SQLite}, {"ADK on PostgreSQL: `AppendEvent`", a.Postgres}, {"Trails on Fuseki: `AppendEvent`", a.Trails}, {"Fuseki's floor: raw `INSERT DATA`", a.Floor}} {
+		rel := fmt.Sprintf("%.2f×", ratio(a.Trails.P50, row.d.P50))
+		if row.d == a.Trails {
+			rel = "—"
+		}
+		fmt.Fprintf(w, "| %s | %s | %s | %s | %s |\n", row.name, ms(row.d.P50), ms(row.d.P99), ms(row.d.Max), rel)
 	}
 	fmt.Fprintf(w, "\nA Trails append: %.3g round trips, %.1f KB sent, %.0f bytes received. Its requests (the state query only for the first append of the session value):\n\n", a.Trips, a.Sent/1000, a.Received)
 	kindTable(w, a.Requests)
 
 	g := r.Get
 	fmt.Fprintf(w, "\n%s\n\n", sections[2])
-	fmt.Fprintf(w, "The session of the appends (%d events), %d Gets of each kind, the backends alternating. "+
+	fmt.Fprintf(w, "The session of the appends (%d events), %d Gets of each kind, the backends taking turns. "+
 		"Trails' service keeps a cache of what Get read (`session.Cache`, on by default in the adapter), checked against the store by the chain query at every Get: "+
 		"the rows without \"no cache\" are the Gets of a session read before and unchanged since, as ADK's runner reads its session at every Run; "+
 		"the \"no cache\" rows are the same Gets through a service made with `adk.WithCache(nil)`, what a process's first Get of a session costs. "+
 		"The long session's Gets are through the cache too.\n\n", g.Events, g.Trails.N)
-	fmt.Fprintln(w, "| Get | ADK on SQLite p50 ms | Trails p50 ms | Trails p99 ms | Trails / SQLite | Trails round trips | Trails KB received |")
-	fmt.Fprintln(w, "|---|---:|---:|---:|---:|---:|---:|")
-	fmt.Fprintf(w, "| whole session (%d events) | %s | %s | %s | %.2f× | %d | %.1f |\n", g.Events, ms(g.SQLite.P50), ms(g.Trails.P50), ms(g.Trails.P99), ratio(g.Trails.P50, g.SQLite.P50), g.Trips, float64(g.Received)/1000)
-	fmt.Fprintf(w, "| `NumRecentEvents: %d` | %s | %s | %s | %.2f× | %d | %.1f |\n", g.Tail, ms(g.SQLiteTail.P50), ms(g.TrailsTail.P50), ms(g.TrailsTail.P99), ratio(g.TrailsTail.P50, g.SQLiteTail.P50), g.TailTrips, float64(g.TailReceived)/1000)
-	fmt.Fprintf(w, "| whole session (%d events), no cache | %s | %s | %s | %.2f× | %d | %.1f |\n", g.Events, ms(g.SQLite.P50), ms(g.Cold.P50), ms(g.Cold.P99), ratio(g.Cold.P50, g.SQLite.P50), g.ColdTrips, float64(g.ColdReceived)/1000)
-	fmt.Fprintf(w, "| `NumRecentEvents: %d`, no cache | %s | %s | %s | %.2f× | %d | %.1f |\n", g.Tail, ms(g.SQLiteTail.P50), ms(g.ColdTail.P50), ms(g.ColdTail.P99), ratio(g.ColdTail.P50, g.SQLiteTail.P50), g.ColdTailTrips, float64(g.ColdTailReceived)/1000)
-	fmt.Fprintf(w, "| whole session (%d events; %d Gets each) | %s | %s | %s | %.2f× | %d | %.1f |\n", g.LongEvents, g.TrailsLong.N, ms(g.SQLiteLong.P50), ms(g.TrailsLong.P50), ms(g.TrailsLong.P99), ratio(g.TrailsLong.P50, g.SQLiteLong.P50), g.LongTrips, float64(g.LongReceived)/1000)
+	fmt.Fprintln(w, "| Get | ADK on SQLite p50 ms | ADK on PostgreSQL p50 ms | Trails p50 ms | Trails p99 ms | Trails / SQLite | Trails / PostgreSQL | Trails round trips | Trails KB received |")
+	fmt.Fprintln(w, "|---|---:|---:|---:|---:|---:|---:|---:|---:|")
+	getRow := func(name string, s, pg, t dist, trips, recv int64) {
+		fmt.Fprintf(w, "| %s | %s | %s | %s | %s | %.2f× | %.2f× | %d | %.1f |\n", name, ms(s.P50), ms(pg.P50), ms(t.P50), ms(t.P99),
+			ratio(t.P50, s.P50), ratio(t.P50, pg.P50), trips, float64(recv)/1000)
+	}
+	getRow(fmt.Sprintf("whole session (%d events)", g.Events), g.SQLite, g.Postgres, g.Trails, g.Trips, g.Received)
+	getRow(fmt.Sprintf("`NumRecentEvents: %d`", g.Tail), g.SQLiteTail, g.PostgresTail, g.TrailsTail, g.TailTrips, g.TailReceived)
+	getRow(fmt.Sprintf("whole session (%d events), no cache", g.Events), g.SQLite, g.Postgres, g.Cold, g.ColdTrips, g.ColdReceived)
+	getRow(fmt.Sprintf("`NumRecentEvents: %d`, no cache", g.Tail), g.SQLiteTail, g.PostgresTail, g.ColdTail, g.ColdTailTrips, g.ColdTailReceived)
+	getRow(fmt.Sprintf("whole session (%d events; %d Gets each)", g.LongEvents, g.TrailsLong.N), g.SQLiteLong, g.PostgresLong, g.TrailsLong, g.LongTrips, g.LongReceived)
 	fmt.Fprintf(w, "\nFuseki's floor for a Get: one query for the raw copies of the events and their indices, nothing else (`raw-copies.rq`, parsed by the kg client): "+
 		"%s ms for the whole session (%.1f KB), %s ms for the last %d (%.1f KB).\n",
 		ms(g.Floor.P50), float64(g.FloorBytes)/1000, ms(g.FloorTail.P50), g.Tail, float64(g.FloorTailLen)/1000)
@@ -262,28 +288,31 @@ func (r *results) markdown(w io.Writer) {
 	fmt.Fprintln(w, "\nOf a tail Get:")
 	fmt.Fprintln(w)
 	kindTable(w, g.TailRequests)
-	fmt.Fprintf(w, "\nOf a Get of the session of %d events (filled for it, as the sessions forked below, each backend's sessions at once on Trails and one after the other on SQLite):\n\n", g.LongEvents)
+	fmt.Fprintf(w, "\nOf a Get of the session of %d events (filled for it, as the sessions forked below, each backend's sessions at once on Trails and PostgreSQL and one after the other on SQLite):\n\n", g.LongEvents)
 	kindTable(w, g.LongRequests)
 
 	fmt.Fprintf(w, "\n%s\n\n", sections[3])
 	fmt.Fprintf(w, "ADK has no fork: its way is a Get of the session, a Create and an AppendEvent of a copy of each event. Trails' is `SessionService.Fork` at the last event. "+
-		"%d of each, alternating; sizes are the last one's: the SQLite file's growth, and for Fuseki the quads added (what the store holds) and the TDB2 files' growth (length and disk blocks; TDB2 grows its files in large steps and never shrinks them without a compaction).\n\n", p.forkRuns)
-	fmt.Fprintln(w, "| events | ADK copy ms | Trails fork ms | speed-up | ADK bytes added | Trails quads added | TDB2 length added | TDB2 blocks added | Trails round trips | Trails KB sent / received |")
-	fmt.Fprintln(w, "|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
+		"%d of each, taking turns; speed-up is ADK's copy over Trails' fork; sizes are the last one's: the SQLite file's growth, PostgreSQL's database's (`pg_database_size`, without the write-ahead log), "+
+		"and for Fuseki the quads added (what the store holds) and the TDB2 files' growth (length and disk blocks; TDB2 grows its files in large steps and never shrinks them without a compaction).\n\n", p.forkRuns)
+	fmt.Fprintln(w, "| events | ADK copy on SQLite ms | ADK copy on PostgreSQL ms | Trails fork ms | speed-up over SQLite | speed-up over PostgreSQL | SQLite bytes added | PostgreSQL bytes added | Trails quads added | TDB2 length added | TDB2 blocks added | Trails round trips | Trails KB sent / received |")
+	fmt.Fprintln(w, "|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
 	for _, f := range r.Fork {
-		fmt.Fprintf(w, "| %d | %s | %s | %.1f× | %d | %d | %d | %d | %d | %.1f / %.1f |\n", f.Events, ms(f.SQLite.P50), ms(f.Trails.P50), ratio(f.SQLite.P50, f.Trails.P50),
-			f.SQLiteBytes, f.Quads, f.TDBLength, f.TDBBlocks, f.Trips, float64(f.Sent)/1000, float64(f.Received)/1000)
+		fmt.Fprintf(w, "| %d | %s | %s | %s | %.1f× | %.1f× | %d | %d | %d | %d | %d | %d | %.1f / %.1f |\n", f.Events, ms(f.SQLite.P50), ms(f.Postgres.P50), ms(f.Trails.P50),
+			ratio(f.SQLite.P50, f.Trails.P50), ratio(f.Postgres.P50, f.Trails.P50),
+			f.SQLiteBytes, f.PostgresBytes, f.Quads, f.TDBLength, f.TDBBlocks, f.Trips, float64(f.Sent)/1000, float64(f.Received)/1000)
 	}
 	if len(r.Fork) > 0 {
 		f := r.Fork[len(r.Fork)-1]
-		fmt.Fprintf(w, "\nFor comparison, one more append to the session of %d events added %d bytes to the SQLite file; to Fuseki %d quads and %d bytes of TDB2 blocks.\n",
-			f.Events, f.AppendBytes, f.AppendQuads, f.AppendBlocks)
+		fmt.Fprintf(w, "\nFor comparison, one more append to the session of %d events added %d bytes to the SQLite file and %d to PostgreSQL's database; to Fuseki %d quads and %d bytes of TDB2 blocks.\n",
+			f.Events, f.AppendBytes, f.AppendPGSize, f.AppendQuads, f.AppendBlocks)
 		fmt.Fprintf(w, "\nThe requests of a fork of %d events:\n\n", r.Fork[len(r.Fork)-1].Events)
 		kindTable(w, r.Fork[len(r.Fork)-1].Requests)
 	}
 
 	fmt.Fprintf(w, "\n%s\n\n", sections[4])
 	fmt.Fprintf(w, "%d writers at once, each appending %d events to a session of its own (a user each, one app: their `app:` keys are shared), going on after an error; one backend after the other. "+
+		"Trails / this is Trails' wall over the row's. "+
 		"Afterwards each session is read back with a Get and compared with the appends acknowledged to its writer.\n\n", p.writers, p.perWriter)
 	fmt.Fprintf(w, "%s\n\n", floorProse(r.WritersFloor))
 	writersTable(w, r.Writers, r.WritersFloor)
@@ -299,7 +328,7 @@ func (r *results) markdown(w io.Writer) {
 		perInvocation, p.pairEvents)
 	fmt.Fprintln(w, "| backend | writer | appends that succeeded | errors | events in its value | refused events in it | events in it the store lacks | value = store | value a prefix of the store |")
 	fmt.Fprintln(w, "|---|---|---:|---|---:|---:|---:|---|---|")
-	for _, k := range []backend{sqliteBackend, trailsBackend} {
+	for _, k := range backends {
 		row := r.Pair[k.String()]
 		for i, pw := range row.Writers {
 			fmt.Fprintf(w, "| %v (%d stored) | %d | %d of %d | %s | %d | %d | %d | %s | %s |\n", k, row.Stored, i+1, pw.OK, p.pairEvents, errList(pw.Errors), pw.Held, pw.Refused, pw.Unstored, yes(pw.Equal), yes(pw.Prefix))
@@ -327,19 +356,22 @@ func floorProse(f writersFloor) string {
 // writersTable writes the concurrent writers' rows of each backend, then
 // the row of Fuseki's floor f.
 func writersTable(w io.Writer, rows map[string]writersRow, f writersFloor) {
-	fmt.Fprintln(w, "| backend | appends acknowledged | events stored | sessions read back as acknowledged | wall s | appends/s | p50 ms | p99 ms | commits per append | errors |")
-	fmt.Fprintln(w, "|---|---:|---:|---:|---:|---:|---:|---:|---:|---|")
-	for _, k := range []backend{sqliteBackend, trailsBackend} {
+	fmt.Fprintln(w, "| backend | appends acknowledged | events stored | sessions read back as acknowledged | wall s | appends/s | Trails / this, wall | p50 ms | p99 ms | commits per append | errors |")
+	fmt.Fprintln(w, "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|")
+	trails := rows[trailsBackend.String()]
+	for _, k := range backends {
 		row := rows[k.String()]
-		commits := "—"
+		commits, rel := "—", "—"
 		if k == trailsBackend {
 			commits = fmt.Sprintf("%.3f", row.CommitsPerAppend())
+		} else {
+			rel = fmt.Sprintf("%.2f×", ratio(trails.Wall, row.Wall))
 		}
-		fmt.Fprintf(w, "| %v | %d of %d | %d | %d of %d | %.1f | %.0f | %s | %s | %s | %s |\n", k, row.OK, row.Writers*row.PerWriter, row.Stored,
-			row.Correct, row.Writers, row.Wall.Seconds(), row.Rate(), ms(row.Latency.P50), ms(row.Latency.P99), commits, errList(row.Errors))
+		fmt.Fprintf(w, "| %v | %d of %d | %d | %d of %d | %.1f | %.0f | %s | %s | %s | %s | %s |\n", k, row.OK, row.Writers*row.PerWriter, row.Stored,
+			row.Correct, row.Writers, row.Wall.Seconds(), row.Rate(), rel, ms(row.Latency.P50), ms(row.Latency.P99), commits, errList(row.Errors))
 	}
-	fmt.Fprintf(w, "| Fuseki's floor: raw `INSERT DATA`, %d appends a request | %d in %d requests | — | — | %.1f | %.0f | %s a request | %s a request | %.3f | — |\n",
-		f.PerRequest, f.Appends, f.Requests, f.Wall.Seconds(), f.Rate(), ms(f.Latency.P50), ms(f.Latency.P99), f.CommitsPerAppend())
+	fmt.Fprintf(w, "| Fuseki's floor: raw `INSERT DATA`, %d appends a request | %d in %d requests | — | — | %.1f | %.0f | %.2f× | %s a request | %s a request | %.3f | — |\n",
+		f.PerRequest, f.Appends, f.Requests, f.Wall.Seconds(), f.Rate(), ratio(trails.Wall, f.Wall), ms(f.Latency.P50), ms(f.Latency.P99), f.CommitsPerAppend())
 }
 
 // kindTable writes the requests of an operation by kind.

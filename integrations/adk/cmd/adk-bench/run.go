@@ -9,7 +9,6 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"log"
 	"net/http"
 	"os"
 	"os/exec"
@@ -22,6 +21,7 @@ import (
 
 	"github.com/glebarez/sqlite"
 	"google.golang.org/adk/v2/session/database"
+	pgdriver "gorm.io/driver/postgres"
 	"gorm.io/gorm"
 	"gorm.io/gorm/logger"
 
@@ -44,16 +44,25 @@ const usageText = `Usage: adk-bench [-short] [-o FILE] [-json]
 
 Runs the same agent events (user text, a model turn with a function call
 and usage, the function's response, model text; state changes of the
-session, user: and app: scopes) against two ADK Go v2 session services,
+session, user: and app: scopes) against three ADK Go v2 session services,
 one after the other or interleaved, and prints a markdown report judging
 the targets of issues 14 and 21, with a summary line computed from them:
 
   ADK's database service (google.golang.org/adk/v2/session/database) on
   SQLite through github.com/glebarez/sqlite, default settings, a file in a
   temporary directory;
+  the same service on PostgreSQL through gorm.io/driver/postgres, on a
+  server it starts itself from the machine's binaries (initdb and postgres
+  from /usr/lib/postgresql/*/bin, the Debian package postgresql; default
+  settings, a cluster in a temporary directory, 127.0.0.1 only; as root
+  they run as the user postgres), stopped when the bench ends, fails or
+  is interrupted;
   Trails' service (github.com/trails-kg/trails/integrations/adk) on a
   Fuseki it starts itself from the cached jar (TDB2 on disk, the project's
   configuration).
+
+gorm's logger is silent on both ADK databases (it would print inside
+timed calls).
 
 It measures AppendEvent and Fuseki's floor for it (raw INSERT DATA of the
 triples the append wrote), Get of a 1,000- and a 10,000-event session and
@@ -61,9 +70,10 @@ of a tail, forks of sessions of 50, 500 and 5,000 events (ADK: a copy),
 8 and 64 concurrent writers on sessions of their own (appends per second,
 p50 and p99, commits per append, every session read back) and Fuseki's
 floor for them (their appends' triples as raw INSERT DATA, 8 or 64 appends
-a request), and two writers on one session. Run it inside the Trails checkout (it finds the
-Fuseki jar and configuration there). The full run takes 6 to 10 minutes
-on a 2-core machine, most of it filling the long sessions.
+a request), and two writers on one session. Run it inside the Trails
+checkout (it finds the Fuseki jar and configuration there). The full run
+takes 7 to 12 minutes on a 2-core machine, most of it filling the long
+sessions.
 
 Flags:
   -short   tiny sizes, to check that it works (CI)
@@ -165,15 +175,44 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		LoadAvg: []string{benchreport.LoadAvg()},
 	}
 
-	// ADK's database service, as its own tests make it but on a file and
-	// with gorm's defaults (gorm's default logger writes to stdout: this
-	// one is the same but writes to stderr, without colours).
-	gormLog := logger.New(log.New(stderr, "\r\n", log.LstdFlags), logger.Config{SlowThreshold: 200 * time.Millisecond, LogLevel: logger.Warn})
-	if b.sqlite, err = database.NewSessionService(sqlite.Open(b.dbPath), &gorm.Config{Logger: gormLog}); err != nil {
+	// PostgreSQL first: without its binaries nothing else starts.
+	pgBin, err := findPostgres(postgresBins)
+	if err != nil {
+		return err
+	}
+	b.logf("starting PostgreSQL from %s", pgBin)
+	if b.pg, err = startPostgres(ctx, pgBin); err != nil {
+		return err
+	}
+	defer func() {
+		if err := b.pg.Stop(); err != nil {
+			b.logf("%v", err)
+		}
+	}()
+	b.logf("PostgreSQL answers on 127.0.0.1:%d (log %s)", b.pg.Port, b.pg.Log)
+
+	// ADK's database service, as its own tests make it but on a file (and
+	// on PostgreSQL) and with gorm's defaults but a silent logger: gorm's
+	// Warn logger prints "record not found" and slow statements inside
+	// timed calls.
+	gormConfig := func() *gorm.Config { return &gorm.Config{Logger: logger.Discard} }
+	if b.sqlite, err = database.NewSessionService(sqlite.Open(b.dbPath), gormConfig()); err != nil {
 		return err
 	}
 	if err := database.AutoMigrate(b.sqlite); err != nil {
 		return err
+	}
+	if b.pgsql, err = database.NewSessionService(pgdriver.Open(b.pg.DSN()), gormConfig()); err != nil {
+		return fmt.Errorf("postgres: %w", err)
+	}
+	if err := database.AutoMigrate(b.pgsql); err != nil {
+		return fmt.Errorf("postgres: migrate: %w", err)
+	}
+	if b.pgDB, err = gorm.Open(pgdriver.Open(b.pg.DSN()), gormConfig()); err != nil {
+		return fmt.Errorf("postgres: %w", err)
+	}
+	if db, err := b.pgDB.DB(); err == nil {
+		defer db.Close()
 	}
 
 	b.logf("starting Fuseki on TDB2 in %s", b.dataDir)
@@ -189,14 +228,14 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	b.trails = adk.NewSessionService(trails.NewStore(b.c))
 	b.cold = adk.NewSessionService(trails.NewStore(b.c), adk.WithCache(nil))
 	b.logf("Fuseki answers at %s (log %s)", srv.Endpoint, srv.Log)
-	r.Machine = describeMachine(srv)
+	r.Machine = describeMachine(srv, b.pg)
 
 	var long []filled // the long Get's session, then the sessions forked
 	steps := []struct {
 		name string
 		f    func() error
 	}{
-		{"warm up (append and Get on both)", func() error { return b.warmUp(ctx) }},
+		{"warm up (append and Get on each)", func() error { return b.warmUp(ctx) }},
 		{"appends, floor and Gets", func() (err error) { r.Append, r.Get, err = b.appends(ctx); return err }},
 		{"fill the long sessions (not measured)", func() (err error) {
 			jobs := []fillJob{{longUser, p.longGet}}
@@ -218,7 +257,7 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		}},
 		{"two writers on one session", func() (err error) { r.Pair, err = b.pair(ctx); return err }},
 	}
-	r.Phases = append(r.Phases, phase{Name: "start Fuseki, migrate SQLite", D: time.Since(t0)})
+	r.Phases = append(r.Phases, phase{Name: "start PostgreSQL and Fuseki, migrate SQLite and PostgreSQL", D: time.Since(t0)})
 	for _, s := range steps {
 		t := time.Now()
 		b.logf("%s", s.name)
@@ -286,13 +325,17 @@ type machine struct {
 	Go       string            `json:"go"`
 	Java     string            `json:"java"`
 	Fuseki   string            `json:"fuseki"`
-	Modules  map[string]string `json:"modules"` // versions of the modules measured
-	Source   string            `json:"source"`  // git describe of the checkout
+	Postgres string            `json:"postgres"` // postgres --version
+	Modules  map[string]string `json:"modules"`  // versions of the modules measured
+	Source   string            `json:"source"`   // git describe of the checkout
 }
 
-func describeMachine(srv *fusekitest.Server) machine {
+func describeMachine(srv *fusekitest.Server, pg *postgres) machine {
 	m := machine{CPUs: runtime.NumCPU(), Go: runtime.Version(), CPUModel: "unknown CPU", Java: "java (unknown version)",
-		Fuseki: "unknown version", OS: runtime.GOOS + "/" + runtime.GOARCH, Modules: map[string]string{}}
+		Fuseki: "unknown version", Postgres: "PostgreSQL (unknown version)", OS: runtime.GOOS + "/" + runtime.GOARCH, Modules: map[string]string{}}
+	if pg.Version != "" {
+		m.Postgres = pg.Version
+	}
 	if f, err := os.Open("/proc/cpuinfo"); err == nil {
 		sc := bufio.NewScanner(f)
 		for sc.Scan() {
@@ -320,7 +363,8 @@ func describeMachine(srv *fusekitest.Server) machine {
 	if bi, ok := debug.ReadBuildInfo(); ok {
 		for _, d := range bi.Deps {
 			switch d.Path {
-			case "google.golang.org/adk/v2", "github.com/glebarez/sqlite", "modernc.org/sqlite", "gorm.io/gorm":
+			case "google.golang.org/adk/v2", "github.com/glebarez/sqlite", "modernc.org/sqlite", "gorm.io/gorm",
+				"gorm.io/driver/postgres", "github.com/jackc/pgx/v5":
 				m.Modules[d.Path] = d.Version
 			}
 		}

@@ -9,6 +9,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/jackc/pgx/v5/pgconn"
 	"google.golang.org/adk/v2/session"
 
 	"github.com/trails-kg/trails/integrations/adk"
@@ -35,7 +36,7 @@ type writersRow struct {
 	Phantoms int `json:"refused_but_stored"`
 
 	// Writes is the update requests (commits) the Trails client sent
-	// during the run; 0 for SQLite, which the counter does not see.
+	// during the run; 0 for ADK's databases, which the counter does not see.
 	Writes int64 `json:"trails_writes"`
 }
 
@@ -101,6 +102,7 @@ func (t *errTally) list() []errCount {
 // report only.
 func classify(k backend, err error) string {
 	msg := err.Error()
+	var pgErr *pgconn.PgError
 	switch {
 	case k == trailsBackend && errors.Is(err, trails.ErrConflict):
 		return "session.ErrConflict (compare and swap refused: stale value)"
@@ -110,6 +112,8 @@ func classify(k backend, err error) string {
 		return "stale session error"
 	case strings.Contains(msg, "SQLITE_BUSY") || strings.Contains(msg, "database is locked"):
 		return "SQLITE_BUSY (database is locked)"
+	case errors.As(err, &pgErr):
+		return fmt.Sprintf("PostgreSQL SQLSTATE %s (%s)", pgErr.Code, pgErr.Message)
 	case errors.Is(err, context.DeadlineExceeded) || errors.Is(err, context.Canceled):
 		return "context: " + err.Error()
 	}
@@ -117,12 +121,13 @@ func classify(k backend, err error) string {
 }
 
 // writers runs n concurrent writers of per appends each, a session each,
-// on each backend in turn, and reads every session back; then Fuseki's
-// floor for the appends Trails' writers sent, n a request.
+// on each backend in turn (SQLite, PostgreSQL, Trails), and reads every
+// session back; then Fuseki's floor for the appends Trails' writers sent,
+// n a request.
 func (b *bench) writers(ctx context.Context, n, per int) (map[string]writersRow, writersFloor, error) {
 	out := map[string]writersRow{}
 	var ups, tids []string // the Trails writers' update requests, their sessions' Trails ids
-	for _, k := range []backend{sqliteBackend, trailsBackend} {
+	for _, k := range backends {
 		user := func(w int) string { return fmt.Sprintf("writer%d-of-%d", w, n) }
 		sess := make([]session.Session, n)
 		for w := range sess {
@@ -237,14 +242,15 @@ type pairRow struct {
 	Writers [2]pairWriter `json:"writers"`
 }
 
-// pair runs two writers on one session on each backend in turn: each
+// pair runs two writers on one session on each backend in turn
+// (SQLite, PostgreSQL, Trails): each
 // Gets the session (a value of its own) and appends the plan's events
 // through it, both at once, going on after an error as a careless caller
 // would.
 func (b *bench) pair(ctx context.Context) (map[string]pairRow, error) {
 	out := map[string]pairRow{}
 	const initial = perInvocation
-	for _, k := range []backend{sqliteBackend, trailsBackend} {
+	for _, k := range backends {
 		user := "pair"
 		s, err := b.create(ctx, k, user)
 		if err != nil {
