@@ -343,6 +343,7 @@ func TestCluster(t *testing.T) {
 	t.Run("replica added", func(t *testing.T) { testReplicaAdded(t, k, srv) })
 	t.Run("reads move forward", func(t *testing.T) { testReadsMoveForward(t, k, srv) })
 	t.Run("silent replica", func(t *testing.T) { testSilentReplica(t, k, srv) })
+	t.Run("sharded", func(t *testing.T) { testSharded(t, k, srv) })
 	t.Run("refusal in flight at a restart", func(t *testing.T) { testRefusalInFlight(t, k, srv) })
 	t.Run("passed into a batch", func(t *testing.T) { testPassedIntoBatch(t, k, srv) })
 

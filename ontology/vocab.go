@@ -364,6 +364,11 @@ const (
 	// RefusalMessage is the store's answer to the record, at most 2 KB
 	// (trails:refusalMessage).
 	RefusalMessage = NS + "refusalMessage"
+	// Group, in ReplicaGraph, is the replica group (0, 1, …) of a sharded
+	// cluster (cluster.Sharded) whose log holds the session that is its
+	// subject (trails:group): fixed when the session's tree was created,
+	// the same for every session of a tree.
+	Group = NS + "group"
 
 	// VerifiedTurns, in VerifiedGraph, is the own turn count of the head
 	// a session last verified at (trails:verifiedTurns).
@@ -399,7 +404,7 @@ func Terms() []string {
 		ToolCall, ToolCallID, ToolName, Arguments, Result, IsError, MIMEType, Data, DataIRI,
 		App, AppClass, Changes, ValueChange, Key, Scope, Value, Removed, AtIndex,
 		SharedValue, ValueOf, ChangedAt, SharedAt, FencedAt, Applied, AppliedOffset,
-		RefusedIn, RefusedOffset, RefusalStatus, RefusalMessage,
+		RefusedIn, RefusedOffset, RefusalStatus, RefusalMessage, Group,
 		VerifiedTurns, VerifiedHead, VerifiedChain, VerifiedEntry, VerifiedAt,
 	}
 }

@@ -1,0 +1,608 @@
+package cluster
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"hash/fnv"
+	"io"
+	"net/http"
+	"net/url"
+	"regexp"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/knakk/rdf"
+	"github.com/trails-kg/trails/kg"
+	"github.com/trails-kg/trails/ontology"
+)
+
+// ShardedConfig configures a Sharded client.
+type ShardedConfig struct {
+	// Groups configure the Clients of the replica groups, in group order
+	// (group 0 first): each its own topic and replicas; the brokers may
+	// be the same.
+	Groups []Config
+	// Shared is the group of the writes about no session (a shared value
+	// set alone, a fence of such a write) and of the trees whose root is
+	// created with shared app: or user: values; 0 by default.
+	Shared int
+	// Audit is the audit replica: required with more than one group.
+	// Reads that span groups (no session named, sessions of two groups,
+	// shared values of a tree outside Shared) go there.
+	Audit *Audit
+}
+
+// Audit names an audit replica: one Fuseki dataset that an Applier per
+// group applies that group's log into (each with its own offset in the
+// replica graph, ontology.LogIRI of its topic).
+type Audit struct {
+	// Dataset is the audit replica's dataset URL: whole-dataset reads go
+	// there.
+	Dataset string
+	// Appliers are the base URLs of its Appliers, one per group in the
+	// order of ShardedConfig.Groups: how far it applied each log.
+	Appliers []string
+	// Store configures the client of Dataset (credentials, timeouts); its
+	// Endpoint and Store are set.
+	Store kg.Config
+}
+
+// Sharded is a session.Querier (and an admin.Querier) on N replica
+// groups, each a Client of its own log: it routes each request by the
+// sessions it names (their IRIs in its text), so a session tree's writes
+// all go to one group's total order. A tree's group is fixed when its root
+// is created (a hash of the root's id modulo N, or ShardedConfig.Shared
+// for a root created with shared values) and written with it as
+// ontology.Group in the replica graph; a session created in a request
+// that names a stored session (a fork naming its parent) takes that
+// session's group. A write that would need two groups' logs at once is
+// refused with ErrCrossGroup: nothing is written. Reads of one group's
+// trees go to that group's replicas, reads that span groups to the audit
+// replica, at or past every group's last write of this client.
+//
+// A session.Store on a Sharded must not batch (session.WithGroupCommit(
+// false)): a batch joins writes of trees of several groups in one
+// request, which Update refuses. It is safe for concurrent use; Close
+// releases it.
+type Sharded struct {
+	groups        []*Client
+	shared        int
+	audit         *kg.Client
+	auditAppliers []string
+	http          *http.Client
+	timeout       time.Duration
+
+	mu      sync.Mutex
+	tree    map[string]int          // session id: its group, as learnt
+	staging map[string]stagingEntry // staging uuid: where it goes
+}
+
+// stagingEntry is a staging graph (ontology.StagingBase and a uuid) that
+// a Sharded saw: a PUT waiting for the update that binds it (put), or
+// the group of the update that named it (a gate, which a fence names
+// alone).
+type stagingEntry struct {
+	put   *stagedPut
+	group int
+	at    time.Time
+}
+
+type stagedPut struct {
+	g         rdf.IRI
+	mediaType string
+	data      []byte
+}
+
+// stagingKept is how long a Sharded remembers a staging graph: longer
+// than a write and the fence after it take.
+const stagingKept = 10 * time.Minute
+
+// ErrCrossGroup: a write names sessions of two replica groups, or sets a
+// shared value (app: or user:) from a tree outside the group of shared
+// values (ShardedConfig.Shared), or a Graph Store request holds sessions
+// of two groups. Sharded refuses it before it reaches a log, since no
+// write may need two groups' logs at once: the error is a *kg.Error with
+// HTTP status 400 (kg.ErrBadRequest, as a store's refusal of a request it
+// cannot take, which a session.Store returns as it is) whose Err is
+// ErrCrossGroup.
+var ErrCrossGroup = errors.New("cluster: the write spans two replica groups")
+
+// crossGroup returns the refusal of a write that spans groups.
+func crossGroup(why string) error {
+	return &kg.Error{Op: "update", Status: http.StatusBadRequest, Body: why, Err: ErrCrossGroup}
+}
+
+var _ interface {
+	Select(context.Context, string) (*kg.Results, error)
+	Rows(context.Context, string) (*kg.Rows, error)
+	Ask(context.Context, string) (bool, error)
+	Update(context.Context, string, ...kg.UpdateOption) error
+	GetGraph(context.Context, rdf.IRI) ([]byte, error)
+	PutGraph(context.Context, rdf.IRI, string, []byte) error
+	Validate(context.Context, []byte, string) (*kg.Report, error)
+	Dump(context.Context, io.Writer) error
+	LoadQuads(context.Context, []byte) error
+	Replicated() bool
+} = (*Sharded)(nil)
+
+// OpenSharded returns a Sharded for cfg. It checks the configuration, not
+// that the logs or the replicas answer. It returns an error matching
+// kg.ErrConfig for a bad configuration.
+func OpenSharded(cfg ShardedConfig) (*Sharded, error) {
+	if len(cfg.Groups) == 0 {
+		return nil, fmt.Errorf("%w: cluster: no replica groups", kg.ErrConfig)
+	}
+	if cfg.Shared < 0 || cfg.Shared >= len(cfg.Groups) {
+		return nil, fmt.Errorf("%w: cluster: shared group %d of %d groups", kg.ErrConfig, cfg.Shared, len(cfg.Groups))
+	}
+	s := &Sharded{shared: cfg.Shared, http: &http.Client{}, timeout: DefaultTimeout, tree: map[string]int{}, staging: map[string]stagingEntry{}}
+	seen := map[string]bool{}
+	for i, gc := range cfg.Groups {
+		topic := gc.Topic
+		if topic == "" {
+			topic = DefaultTopic
+		}
+		if seen[topic] {
+			return nil, fmt.Errorf("%w: cluster: groups %d and another share topic %q: want a topic per group", kg.ErrConfig, i, topic)
+		}
+		seen[topic] = true
+		c, err := Open(gc)
+		if err != nil {
+			s.Close()
+			return nil, fmt.Errorf("group %d: %w", i, err)
+		}
+		s.groups = append(s.groups, c)
+		s.timeout = max(s.timeout, c.timeout)
+	}
+	switch {
+	case cfg.Audit == nil && len(cfg.Groups) > 1:
+		s.Close()
+		return nil, fmt.Errorf("%w: cluster: %d groups and no audit replica (reads across groups go there)", kg.ErrConfig, len(cfg.Groups))
+	case cfg.Audit != nil && len(cfg.Audit.Appliers) != len(cfg.Groups):
+		s.Close()
+		return nil, fmt.Errorf("%w: cluster: the audit replica names %d appliers for %d groups: want one per group, in order", kg.ErrConfig, len(cfg.Audit.Appliers), len(cfg.Groups))
+	case cfg.Audit != nil:
+		sc := cfg.Audit.Store
+		sc.Endpoint, sc.Store = cfg.Audit.Dataset, kg.Fuseki
+		a, err := kg.New(sc)
+		if err != nil {
+			s.Close()
+			return nil, fmt.Errorf("cluster: audit replica: %w", err)
+		}
+		s.audit, s.auditAppliers = a, cfg.Audit.Appliers
+	}
+	return s, nil
+}
+
+// Close releases the connections to the logs.
+func (s *Sharded) Close() {
+	for _, c := range s.groups {
+		c.Close()
+	}
+}
+
+// Store returns kg.Fuseki, as Client.Store.
+func (s *Sharded) Store() kg.Store { return kg.Fuseki }
+
+// Endpoint returns the audit replica's dataset URL (the shared group's
+// first replica with one group): where a SPARQL tool reads every group.
+func (s *Sharded) Endpoint() string {
+	if s.audit != nil {
+		return s.audit.Endpoint()
+	}
+	return s.groups[s.shared].Endpoint()
+}
+
+// Replicated returns true, as Client.Replicated.
+func (s *Sharded) Replicated() bool { return true }
+
+// Groups returns the number of replica groups.
+func (s *Sharded) Groups() int { return len(s.groups) }
+
+// Group returns the group of session id's tree: the one this Sharded
+// learnt, else the one whose replicas hold the session (asked of every
+// group at the end of its log). It returns -1 and nil for a session that
+// no group holds, and an error from the groups' reads.
+func (s *Sharded) Group(ctx context.Context, id string) (int, error) {
+	s.mu.Lock()
+	g, ok := s.tree[id]
+	s.mu.Unlock()
+	if ok {
+		return g, nil
+	}
+	sess, err := kg.Term(kg.MustIRI(ontology.SessionIRI(id)))
+	if err != nil {
+		return -1, err
+	}
+	q := "ASK { { GRAPH ?g { " + sess + " ?p ?o } } UNION { GRAPH ?g { ?x ?p " + sess + " } } }"
+	for i, c := range s.groups {
+		c.catchUp(ctx) // a session another writer created is there
+		found, err := c.Ask(ctx, q)
+		if err != nil {
+			return -1, fmt.Errorf("group %d: %w", i, err)
+		}
+		if found {
+			s.learn(i, id)
+			return i, nil
+		}
+	}
+	return -1, nil
+}
+
+// HomeGroup returns the group a new root session id goes to when it
+// starts with no shared value: FNV-1a of the id modulo the groups.
+func (s *Sharded) HomeGroup(id string) int {
+	h := fnv.New32a()
+	h.Write([]byte(id))
+	return int(h.Sum32() % uint32(len(s.groups)))
+}
+
+func (s *Sharded) learn(g int, ids ...string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for _, id := range ids {
+		s.tree[id] = g
+	}
+}
+
+// The IRIs routing reads in a request's text.
+var (
+	sessionRe = regexp.MustCompile(`<` + regexp.QuoteMeta(ontology.SessionBase) + `([^/>#]+)`)
+	stagingRe = regexp.MustCompile(`<` + regexp.QuoteMeta(ontology.StagingBase) + `([^/>#]+)`)
+	valuesRe  = regexp.MustCompile(`<` + regexp.QuoteMeta(ontology.ValuesGraph) + `>|<` + regexp.QuoteMeta(ontology.ValueOf) + `>|trails:valueOf\b`)
+)
+
+// sessionIDs returns the ids of the sessions whose IRIs (or IRIs under
+// them) text names, in order of first mention.
+func sessionIDs(text string) []string {
+	var ids []string
+	seen := map[string]bool{}
+	for _, m := range sessionRe.FindAllStringSubmatch(text, -1) {
+		id, err := url.PathUnescape(m[1])
+		if err != nil || seen[id] {
+			continue
+		}
+		seen[id] = true
+		ids = append(ids, id)
+	}
+	return ids
+}
+
+// stagingIDs returns the staging uuids text names.
+func stagingIDs(text string) []string {
+	var ids []string
+	for _, m := range stagingRe.FindAllStringSubmatch(text, -1) {
+		ids = append(ids, m[1])
+	}
+	return ids
+}
+
+// route returns the group of a request naming sessions ids: the group of
+// the stored ones (one at most), and the sessions not stored anywhere
+// (new ones, which take it). With no stored session it is the home group
+// of the first new one (write) or -1 (read).
+func (s *Sharded) route(ctx context.Context, ids []string) (g int, fresh []string, err error) {
+	g = -1
+	for _, id := range ids {
+		h, err := s.Group(ctx, id)
+		if err != nil {
+			return -1, nil, err
+		}
+		switch {
+		case h < 0:
+			fresh = append(fresh, id)
+		case g < 0:
+			g = h
+		case g != h:
+			return -1, nil, crossGroup(fmt.Sprintf("sessions %s (group %d) and %s (group %d)", ids[0], g, id, h))
+		}
+	}
+	return g, fresh, nil
+}
+
+// Update sends update to the log of the group of the sessions it names
+// (ShardedConfig.Shared for none), with the staging graphs it binds sent
+// ahead there, and records the group of each session it creates
+// (ontology.Group). It returns what Client.Update returns, and
+// ErrCrossGroup (a *kg.Error matching kg.ErrBadRequest) for a write that names sessions
+// of two groups, or that sets a shared value (names the values graph)
+// from a tree outside the shared group: sent to nobody.
+func (s *Sharded) Update(ctx context.Context, update string, opts ...kg.UpdateOption) error {
+	ids := sessionIDs(update)
+	g, fresh, err := s.route(ctx, ids)
+	if err != nil {
+		return err
+	}
+	shares := valuesRe.MatchString(update)
+	switch {
+	case g < 0 && len(fresh) > 0 && shares:
+		g = s.shared // a root that starts with shared values
+	case g < 0 && len(fresh) > 0:
+		g = s.HomeGroup(fresh[0])
+	case g < 0:
+		g = s.stagingGroup(update)
+	}
+	if shares && g != s.shared {
+		return crossGroup(fmt.Sprintf("it sets a shared value from session %s of group %d; shared values are written in group %d", ids[0], g, s.shared))
+	}
+	if err := s.sendStaged(ctx, g, update); err != nil {
+		return err
+	}
+	if len(fresh) > 0 {
+		update += groupOps(fresh, g)
+	}
+	err = s.groups[g].Update(ctx, update, opts...)
+	if err == nil && len(fresh) > 0 {
+		s.learn(g, fresh...)
+	}
+	return err
+}
+
+// groupOps returns the operations (after " ;\n") that record group g of
+// each session of ids that the request created: a session that exists
+// after it and has no group yet. No PREFIX (see session's share-value.ru).
+func groupOps(ids []string, g int) string {
+	var b strings.Builder
+	rg, _ := kg.Term(kg.MustIRI(ontology.ReplicaGraph))
+	p, _ := kg.Term(kg.MustIRI(ontology.Group))
+	typ, _ := kg.Term(kg.MustIRI(ontology.RDFType))
+	sc, _ := kg.Term(kg.MustIRI(ontology.Session))
+	n, _ := kg.Term(rdf.NewTypedLiteral(strconv.Itoa(g), kg.MustIRI("http://www.w3.org/2001/XMLSchema#nonNegativeInteger")))
+	for _, id := range ids {
+		t, _ := kg.Term(kg.MustIRI(ontology.SessionIRI(id)))
+		b.WriteString(" ;\nINSERT { GRAPH " + rg + " { " + t + " " + p + " " + n + " } } WHERE { GRAPH " + t + " { " + t + " " + typ + " " + sc + " } FILTER NOT EXISTS { GRAPH " + rg + " { " + t + " " + p + " ?group } } }")
+	}
+	return b.String()
+}
+
+// stagingGroup returns the group of an update that names no session: the
+// group of a staging graph it names (a fence of a gate), else the shared
+// group.
+func (s *Sharded) stagingGroup(update string) int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for _, id := range stagingIDs(update) {
+		if e, ok := s.staging[id]; ok && e.put == nil {
+			return e.group
+		}
+	}
+	return s.shared
+}
+
+// sendStaged sends to group g the staging graphs update binds that wait
+// here (PutGraph), then remembers g as the group of every staging graph
+// update names.
+func (s *Sharded) sendStaged(ctx context.Context, g int, update string) error {
+	ids := stagingIDs(update)
+	var puts []*stagedPut
+	now := time.Now()
+	s.mu.Lock()
+	for id, e := range s.staging {
+		if now.Sub(e.at) > stagingKept {
+			delete(s.staging, id)
+		}
+	}
+	for _, id := range ids {
+		if e, ok := s.staging[id]; ok && e.put != nil {
+			puts = append(puts, e.put)
+		}
+		s.staging[id] = stagingEntry{group: g, at: now}
+	}
+	s.mu.Unlock()
+	for _, p := range puts {
+		if err := s.groups[g].PutGraph(ctx, p.g, p.mediaType, p.data); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// PutGraph replaces graph g on the replicas of its group: a session's
+// graph goes to the session's group; a staging graph waits for the update
+// that binds it and goes ahead of it to that update's group (its errors
+// are that Update's); any other graph (the ontology's) goes to every
+// group. It answers as Client.PutGraph does.
+func (s *Sharded) PutGraph(ctx context.Context, g rdf.IRI, mediaType string, data []byte) error {
+	if id, ok := strings.CutPrefix(g.String(), ontology.StagingBase); ok && !strings.Contains(id, "/") {
+		s.mu.Lock()
+		s.staging[id] = stagingEntry{put: &stagedPut{g: g, mediaType: mediaType, data: data}, at: time.Now()}
+		s.mu.Unlock()
+		return nil
+	}
+	if ids := sessionIDs("<" + g.String() + ">"); len(ids) > 0 {
+		grp, _, err := s.route(ctx, ids)
+		if err != nil {
+			return err
+		}
+		if grp < 0 {
+			grp = s.HomeGroup(ids[0])
+		}
+		return s.groups[grp].PutGraph(ctx, g, mediaType, data)
+	}
+	for i, c := range s.groups {
+		if err := c.PutGraph(ctx, g, mediaType, data); err != nil {
+			return fmt.Errorf("group %d: %w", i, err)
+		}
+	}
+	return nil
+}
+
+// LoadQuads adds N-Quads to the group of the sessions whose graphs they
+// name (a stored session's group, else the home group of the first), or
+// to the shared group when they name none. It answers as
+// Client.LoadQuads does, and returns ErrCrossGroup for quads of sessions
+// of two groups: an import of several trees is loaded tree by tree.
+func (s *Sharded) LoadQuads(ctx context.Context, nquads []byte) error {
+	ids := sessionIDs(string(nquads))
+	g, fresh, err := s.route(ctx, ids)
+	if err != nil {
+		return fmt.Errorf("load quads: %w", err)
+	}
+	if g < 0 && len(fresh) > 0 {
+		g = s.HomeGroup(fresh[0])
+	} else if g < 0 {
+		g = s.shared
+	}
+	if err := s.groups[g].LoadQuads(ctx, nquads); err != nil {
+		return err
+	}
+	s.learn(g, fresh...)
+	return nil
+}
+
+// reader returns the Client of the one group a read of query is about, or
+// nil for a read that goes to the audit replica: one naming no session,
+// sessions of two groups, or the shared values of a tree outside the
+// shared group.
+func (s *Sharded) reader(ctx context.Context, query string) (*Client, error) {
+	ids := sessionIDs(query)
+	if len(ids) == 0 {
+		if len(s.groups) == 1 {
+			return s.groups[0], nil
+		}
+		return nil, nil
+	}
+	g, _, err := s.route(ctx, ids)
+	switch {
+	case errors.Is(err, ErrCrossGroup):
+		g = -1
+	case err != nil:
+		return nil, err
+	}
+	if g >= 0 && valuesRe.MatchString(query) && g != s.shared {
+		g = -1
+	}
+	if g < 0 {
+		if s.audit == nil {
+			return s.groups[0], nil
+		}
+		return nil, nil
+	}
+	return s.groups[g], nil
+}
+
+// auditAt waits until the audit replica has applied every group's log up
+// to this Sharded's last write to it, for at most the Client's timeout.
+func (s *Sharded) auditAt(ctx context.Context) error {
+	ctx, cancel := context.WithTimeout(ctx, s.timeout)
+	defer cancel()
+	for i, c := range s.groups {
+		need := c.Position()
+		if need < 0 {
+			continue
+		}
+		for attempt := 0; ; attempt++ {
+			var p struct{ Position int64 }
+			err := c.get(ctx, s.auditAppliers[i]+"/position?atLeast="+strconv.FormatInt(need, 10)+"&wait="+askWait.String(), &p)
+			if err == nil && p.Position >= need {
+				break
+			}
+			if err == nil {
+				err = fmt.Errorf("applied up to %d, this client needs %d", p.Position, need)
+			}
+			if ctx.Err() != nil {
+				return &kg.Error{Op: "select", Err: fmt.Errorf("audit replica, group %d: %w (last: %v)", i, ctx.Err(), err)}
+			}
+			if err := sleep(ctx, backoff(attempt)); err != nil {
+				return &kg.Error{Op: "select", Err: fmt.Errorf("audit replica, group %d: %w", i, err)}
+			}
+		}
+	}
+	return nil
+}
+
+// shardedRead runs a read on its group's Client, or on the audit replica.
+func shardedRead[T any](ctx context.Context, s *Sharded, query string, group func(*Client) (T, error), audit func(*kg.Client) (T, error)) (T, error) {
+	var zero T
+	c, err := s.reader(ctx, query)
+	if err != nil {
+		return zero, err
+	}
+	if c != nil {
+		return group(c)
+	}
+	if err := s.auditAt(ctx); err != nil {
+		return zero, err
+	}
+	return audit(s.audit)
+}
+
+// Select runs a SELECT query on a replica of the group of the sessions
+// it names, or on the audit replica (see Sharded). It returns what
+// Client.Select returns.
+func (s *Sharded) Select(ctx context.Context, query string) (*kg.Results, error) {
+	return shardedRead(ctx, s, query,
+		func(c *Client) (*kg.Results, error) { return c.Select(ctx, query) },
+		func(a *kg.Client) (*kg.Results, error) { return a.Select(ctx, query) })
+}
+
+// Rows runs a SELECT query as Select does and returns its rows as they
+// arrive. It returns what Client.Rows returns.
+func (s *Sharded) Rows(ctx context.Context, query string) (*kg.Rows, error) {
+	return shardedRead(ctx, s, query,
+		func(c *Client) (*kg.Rows, error) { return c.Rows(ctx, query) },
+		func(a *kg.Client) (*kg.Rows, error) { return a.Rows(ctx, query) })
+}
+
+// Ask runs an ASK query as Select does. It returns what Client.Ask
+// returns.
+func (s *Sharded) Ask(ctx context.Context, query string) (bool, error) {
+	return shardedRead(ctx, s, query,
+		func(c *Client) (bool, error) { return c.Ask(ctx, query) },
+		func(a *kg.Client) (bool, error) { return a.Ask(ctx, query) })
+}
+
+// GetGraph returns graph g as N-Triples: a session's graph from its
+// group, any other from the audit replica. It returns what
+// Client.GetGraph returns.
+func (s *Sharded) GetGraph(ctx context.Context, g rdf.IRI) ([]byte, error) {
+	return shardedRead(ctx, s, "<"+g.String()+">",
+		func(c *Client) ([]byte, error) { return c.GetGraph(ctx, g) },
+		func(a *kg.Client) ([]byte, error) { return a.GetGraph(ctx, g) })
+}
+
+// Validate validates graph (kg.UnionGraph for all) of the audit replica,
+// which holds every group, against shapes (of the shared group's
+// replicas with one group). It returns what Client.Validate returns.
+func (s *Sharded) Validate(ctx context.Context, shapes []byte, graph string) (*kg.Report, error) {
+	return shardedRead(ctx, s, "",
+		func(c *Client) (*kg.Report, error) { return c.Validate(ctx, shapes, graph) },
+		func(a *kg.Client) (*kg.Report, error) { return a.Validate(ctx, shapes, graph) })
+}
+
+// Dump writes the audit replica's whole dataset to w as N-Quads (the
+// shared group's with one group): each group at a prefix of its own log.
+// Its replica graph holds an offset per group. It returns what
+// kg.Client.Dump returns.
+func (s *Sharded) Dump(ctx context.Context, w io.Writer) error {
+	_, err := shardedRead(ctx, s, "",
+		func(c *Client) (struct{}, error) { return struct{}{}, c.Dump(ctx, w) },
+		func(a *kg.Client) (struct{}, error) { return struct{}{}, a.Dump(ctx, w) })
+	return err
+}
+
+// Positions returns the offset of this Sharded's last write to each
+// group's log (-1 for none), in group order.
+func (s *Sharded) Positions() []int64 {
+	out := make([]int64, len(s.groups))
+	for i, c := range s.groups {
+		out[i] = c.Position()
+	}
+	return out
+}
+
+// catchUp makes c's next read go to a replica at or past the end of its
+// log as of now (as a read on another replica does, Client.reader), so
+// that it sees what any writer had acknowledged; when Kafka does not
+// answer, it reads at its own position only.
+func (c *Client) catchUp(ctx context.Context) {
+	end := c.logEnd(ctx)
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if end > c.last {
+		c.last = end
+	}
+}

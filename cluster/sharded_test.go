@@ -1,0 +1,263 @@
+package cluster_test
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/trails-kg/trails/admin"
+	"github.com/trails-kg/trails/cluster"
+	"github.com/trails-kg/trails/internal/fusekitest"
+	"github.com/trails-kg/trails/internal/kafkatest"
+	"github.com/trails-kg/trails/kg"
+	"github.com/trails-kg/trails/ontology"
+	"github.com/trails-kg/trails/session"
+)
+
+var (
+	_ session.Querier = (*cluster.Sharded)(nil)
+	_ admin.Querier   = (*cluster.Sharded)(nil)
+)
+
+// shardRig is two replica groups, each a topic with two replicas, and an
+// audit replica that applies both topics into one dataset.
+type shardRig struct {
+	groups []*rig // each group's topic, replicas and appliers
+	audit  *kg.Client
+	auditA []*applierRun // the audit replica's applier of each group's topic
+}
+
+// newShardRig makes two groups on srv's datasets 1 to 4 and the audit
+// replica on dataset 5.
+func newShardRig(t *testing.T, k *kafkatest.Cluster, srv *fusekitest.Server) *shardRig {
+	t.Helper()
+	sr := &shardRig{}
+	for g := range 2 {
+		r := &rig{brokers: k.Brokers(), topic: fmt.Sprintf("t%s-g%d", strings.ReplaceAll(t.Name(), "/", "-"), g)}
+		k.CreateTopic(t, r.topic, 1)
+		for _, ds := range srv.Datasets[1+2*g : 3+2*g] {
+			c := fusekitest.Client(t, kg.Config{Endpoint: ds, Store: kg.Fuseki})
+			if err := c.Update(context.Background(), "DROP ALL", kg.Idempotent()); err != nil {
+				t.Fatal(err)
+			}
+			r.stores = append(r.stores, c)
+			r.appliers = append(r.appliers, r.start(t, c, nil))
+		}
+		sr.groups = append(sr.groups, r)
+	}
+	sr.audit = fusekitest.Client(t, kg.Config{Endpoint: srv.Datasets[5], Store: kg.Fuseki})
+	if err := sr.audit.Update(context.Background(), "DROP ALL", kg.Idempotent()); err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range sr.groups {
+		// Two appliers, of two topics, on one dataset: each moves the
+		// offset of its own topic (ontology.LogIRI).
+		sr.auditA = append(sr.auditA, r.start(t, sr.audit, nil))
+	}
+	t.Cleanup(func() {
+		for _, r := range sr.groups {
+			for _, a := range r.appliers {
+				a.stop(t)
+				a.srv.Close()
+			}
+		}
+		for _, a := range sr.auditA {
+			a.stop(t)
+			a.srv.Close()
+		}
+	})
+	return sr
+}
+
+// client returns a Sharded on the rig, closed when t ends.
+func (sr *shardRig) client(t *testing.T) *cluster.Sharded {
+	t.Helper()
+	cfg := cluster.ShardedConfig{Audit: &cluster.Audit{Dataset: sr.audit.Endpoint()}}
+	for i, r := range sr.groups {
+		cfg.Groups = append(cfg.Groups, cluster.Config{Brokers: r.brokers, Topic: r.topic, Replicas: r.replicas(), Timeout: 20 * time.Second})
+		cfg.Audit.Appliers = append(cfg.Audit.Appliers, sr.auditA[i].srv.URL)
+	}
+	c, err := cluster.OpenSharded(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(c.Close)
+	return c
+}
+
+// holds reports whether store holds anything about session id.
+func holds(t *testing.T, store *kg.Client, id string) bool {
+	t.Helper()
+	q := "ASK { GRAPH ?g { <" + ontology.SessionIRI(id) + "> ?p ?o } }"
+	ok, err := store.Ask(context.Background(), q)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return ok
+}
+
+// testSharded: session trees routed to two replica groups (issue 38):
+// each tree lands on its group's replicas only, with its group recorded
+// as trails:group; a fork lands in its parent's group; the audit replica,
+// which applies both groups' logs, holds every tree, answers a read
+// across groups and checks clean; a write that would need both groups'
+// logs is refused with ErrCrossGroup.
+func testSharded(t *testing.T, k *kafkatest.Cluster, srv *fusekitest.Server) {
+	ctx := context.Background()
+	sr := newShardRig(t, k, srv)
+	sh := sr.client(t)
+	if n, err := admin.New(sh).Init(ctx); err != nil {
+		t.Fatalf("init (the ontology to every group): %v (%d)", err, n)
+	}
+	st := session.NewStore(sh, session.WithGroupCommit(false))
+
+	// Roots until each group has two.
+	byGroup := map[int][]*session.Session{}
+	for len(byGroup[0]) < 2 || len(byGroup[1]) < 2 {
+		s := session.New("sharded")
+		s.Append("user", "hello from "+s.ID)
+		s.Append("assistant", "hi")
+		if err := st.Persist(ctx, s); err != nil {
+			t.Fatal(err)
+		}
+		g := sh.HomeGroup(s.ID)
+		byGroup[g] = append(byGroup[g], s)
+	}
+	// A fork in each group, and a turn on it.
+	forks := map[int]*session.Session{}
+	for g := range 2 {
+		parent := byGroup[g][0]
+		f, err := st.Fork(ctx, parent.ID, 1)
+		if err != nil {
+			t.Fatalf("fork of %s (group %d): %v", parent.ID, g, err)
+		}
+		f.Append("assistant", "a fork's answer")
+		if err := st.Persist(ctx, f); err != nil {
+			t.Fatal(err)
+		}
+		forks[g] = f
+		if got, err := sh.Group(ctx, f.ID); err != nil || got != g {
+			t.Errorf("fork of a group %d root: group %d (%v), want %d", g, got, err, g)
+		}
+	}
+
+	// Each group's replicas converge and hold their group's trees only.
+	pos := sh.Positions()
+	for g, r := range sr.groups {
+		r.convergedBut(t, pos[g], func(l string) bool {
+			return strings.HasSuffix(l, "<"+ontology.OntologyGraph+"> .") && strings.Contains(l, "_:")
+		})
+		other := sr.groups[1-g]
+		for _, s := range append(byGroup[g], forks[g]) {
+			for i, store := range r.stores {
+				if !holds(t, store, s.ID) {
+					t.Errorf("group %d, replica %d: session %s of the group missing", g, i, s.ID)
+				}
+			}
+			for i, store := range other.stores {
+				if holds(t, store, s.ID) {
+					t.Errorf("group %d, replica %d: holds session %s of group %d", 1-g, i, s.ID, g)
+				}
+			}
+		}
+		// The group recorded on each session the group created.
+		for _, s := range append(byGroup[g], forks[g]) {
+			q := fmt.Sprintf("ASK { GRAPH <%s> { <%s> <%s> \"%d\"^^<http://www.w3.org/2001/XMLSchema#nonNegativeInteger> } }", ontology.ReplicaGraph, ontology.SessionIRI(s.ID), ontology.Group, g)
+			if ok, err := r.stores[0].Ask(ctx, q); err != nil || !ok {
+				t.Errorf("group %d: session %s: trails:group %d recorded: %v (%v)", g, s.ID, g, ok, err)
+			}
+		}
+	}
+
+	// Loads through the Sharded go to each tree's group.
+	for g := range 2 {
+		got, err := st.Load(ctx, forks[g].ID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(got.Turns) != 2 || got.Turns[1].Content != "a fork's answer" {
+			t.Errorf("group %d fork loaded: %d turns", g, len(got.Turns))
+		}
+	}
+
+	// A read across groups: the audit replica, at or past both groups'
+	// writes of this client.
+	a, b := byGroup[0][0].ID, byGroup[1][0].ID
+	q := fmt.Sprintf("SELECT ?s WHERE { VALUES ?s { <%s> <%s> } GRAPH ?s { ?s a <%s> } }", ontology.SessionIRI(a), ontology.SessionIRI(b), ontology.Session)
+	res, err := sh.Select(ctx, q)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res.Solutions) != 2 {
+		t.Errorf("a read across groups found %d of the 2 sessions", len(res.Solutions))
+	}
+	// The audit replica holds every session, one offset per group, and
+	// checks clean.
+	for g, s := range byGroup {
+		for _, x := range append(s, forks[g]) {
+			if !holds(t, sr.audit, x.ID) {
+				t.Errorf("audit replica: session %s of group %d missing", x.ID, g)
+			}
+		}
+	}
+	list, err := st.List(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(list) < 6 {
+		t.Errorf("sessions listed through the audit replica: %d, want at least 6", len(list))
+	}
+	findings, err := admin.New(sh).Check(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(findings) != 0 {
+		t.Errorf("check of the audit replica: %d findings, first %+v", len(findings), findings[0])
+	}
+
+	// Shared values: a root created with them goes to the shared group
+	// (0); a tree of group 1 may not set one (it would need both logs).
+	v := session.New("sharded")
+	v.Initial = map[string]json.RawMessage{"user:tier": json.RawMessage(`"gold"`)}
+	v.Append("user", "with a shared value")
+	if err := st.Persist(ctx, v); err != nil {
+		t.Fatal(err)
+	}
+	if g, err := sh.Group(ctx, v.ID); err != nil || g != 0 {
+		t.Errorf("a root with shared values: group %d (%v), want the shared group 0", g, err)
+	}
+	s1 := byGroup[1][1]
+	s1.AppendTurn(session.Turn{Role: "assistant", Content: "sets a shared value", Structure: &session.Structure{Delta: map[string]json.RawMessage{"user:tier": json.RawMessage(`"silver"`)}}})
+	err = st.Persist(ctx, s1)
+	if !errors.Is(err, cluster.ErrCrossGroup) {
+		t.Errorf("a shared value set from a group 1 tree: got %v, want ErrCrossGroup", err)
+	}
+	got, err := st.Load(ctx, v.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if string(got.Values["user:tier"]) != `"gold"` {
+		t.Errorf("shared value after the refused write: %s, want \"gold\"", got.Values["user:tier"])
+	}
+}
+
+// convergedBut is converged, with the lines skip says are a replica's own
+// (the shapes' blank-node labels) left out of the comparison.
+func (r *rig) convergedBut(t *testing.T, at int64, skip func(string) bool) {
+	t.Helper()
+	var dumps []string
+	for i, a := range r.appliers {
+		waitPosition(t, a.srv.URL, at)
+		dumps = append(dumps, strings.Join(slices.DeleteFunc(strings.Split(dump(t, r.stores[i]), "\n"), skip), "\n"))
+	}
+	for i := 1; i < len(dumps); i++ {
+		if dumps[i] != dumps[0] {
+			t.Fatalf("replica %d holds other quads than replica 0:\n%s", i, diffLines(dumps[0], dumps[i]))
+		}
+	}
+}
