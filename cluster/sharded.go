@@ -431,8 +431,10 @@ func (s *Sharded) PutGraph(ctx context.Context, g rdf.IRI, mediaType string, dat
 }
 
 // LoadQuads adds N-Quads to the group of the sessions whose graphs they
-// name (a stored session's group, else the home group of the first), or
-// to the shared group when they name none. It answers as
+// name: a stored session's group; for new sessions the shared group when
+// they change a shared (app: or user:) value, else the home group of the
+// first, recorded (ontology.Group) in a second record once the quads are
+// in; the shared group when they name no session. It answers as
 // Client.LoadQuads does, and returns ErrCrossGroup for quads of sessions
 // of two groups: an import of several trees is loaded tree by tree.
 func (s *Sharded) LoadQuads(ctx context.Context, nquads []byte) error {
@@ -441,17 +443,28 @@ func (s *Sharded) LoadQuads(ctx context.Context, nquads []byte) error {
 	if err != nil {
 		return fmt.Errorf("load quads: %w", err)
 	}
-	if g < 0 && len(fresh) > 0 {
+	switch {
+	case g < 0 && len(fresh) > 0 && sharedKeyRe.Match(nquads):
+		g = s.shared // its shared values are set in the shared group (admin's import sends them next)
+	case g < 0 && len(fresh) > 0:
 		g = s.HomeGroup(fresh[0])
-	} else if g < 0 {
+	case g < 0:
 		g = s.shared
 	}
 	if err := s.groups[g].LoadQuads(ctx, nquads); err != nil {
 		return err
 	}
-	s.learn(g, fresh...)
+	if len(fresh) > 0 {
+		if err := s.groups[g].Update(ctx, strings.TrimPrefix(groupOps(fresh, g), " ;\n")); err != nil {
+			return err
+		}
+		s.learn(g, fresh...)
+	}
 	return nil
 }
+
+// sharedKeyRe matches a value change of a shared key in N-Quads.
+var sharedKeyRe = regexp.MustCompile(`<` + regexp.QuoteMeta(ontology.Key) + `> "(app|user):`)
 
 // reader returns the Client of the one group a read of query is about, or
 // nil for a read that goes to the audit replica: one naming no session,

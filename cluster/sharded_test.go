@@ -220,6 +220,37 @@ func testSharded(t *testing.T, k *kafkatest.Cluster, srv *fusekitest.Server) {
 		t.Errorf("check of the audit replica: %d findings, first %+v", len(findings), findings[0])
 	}
 
+	// A turn long enough to be staged (a Graph Store PUT ahead of its
+	// update) in a group 1 tree: the PUT goes to group 1 with it.
+	long := byGroup[1][0]
+	long.Append("assistant", strings.Repeat("staged through group 1. ", 8000))
+	if err := st.Persist(ctx, long); err != nil {
+		t.Fatalf("a staged turn in group 1: %v", err)
+	}
+	if got, err := st.Load(ctx, long.ID); err != nil || len(got.Turns) != 3 || len(got.Turns[2].Content) != len(long.Turns[2].Content) {
+		t.Errorf("the staged turn loaded: %v", err)
+	}
+	// A cascade delete of a group 1 root and its fork stays in group 1.
+	if err := st.Delete(ctx, byGroup[1][0].ID, session.DeleteOptions{Cascade: true}); err != nil {
+		t.Fatalf("cascade delete in group 1: %v", err)
+	}
+	if _, err := st.Load(ctx, forks[1].ID); !errors.Is(err, session.ErrNotFound) {
+		t.Errorf("load of a fork deleted with its root: got %v, want ErrNotFound", err)
+	}
+	pos = sh.Positions()
+	sr.groups[1].convergedBut(t, pos[1], func(l string) bool {
+		return strings.HasSuffix(l, "<"+ontology.OntologyGraph+"> .") && strings.Contains(l, "_:")
+	})
+	// The audit replica holds one offset per group's log, each the
+	// group's own.
+	for g, r := range sr.groups {
+		waitPosition(t, sr.auditA[g].srv.URL, pos[g])
+		q := fmt.Sprintf("ASK { GRAPH <%s> { <%s> <%s> ?o } }", ontology.ReplicaGraph, ontology.LogIRI(r.topic, 0), ontology.AppliedOffset)
+		if ok, err := sr.audit.Ask(ctx, q); err != nil || !ok {
+			t.Errorf("audit replica: no offset of group %d's log (%v)", g, err)
+		}
+	}
+
 	// Shared values: a root created with them goes to the shared group
 	// (0); a tree of group 1 may not set one (it would need both logs).
 	v := session.New("sharded")
