@@ -14,6 +14,13 @@ const (
 	EnvTopic    = "TRAILS_KAFKA_TOPIC"   // the log topic; unset: DefaultTopic
 	EnvReplicas = "TRAILS_REPLICAS"      // the replicas' dataset URLs, comma-separated
 	EnvAppliers = "TRAILS_APPLIERS"      // their appliers' base URLs, in the same order
+
+	// With several replica groups (ShardedConfigFromEnv): the groups'
+	// topics, and in EnvReplicas and EnvAppliers each group's list,
+	// the groups separated by ";".
+	EnvTopics        = "TRAILS_KAFKA_TOPICS"   // one topic per group, comma-separated
+	EnvAuditReplica  = "TRAILS_AUDIT_REPLICA"  // the audit replica's dataset URL
+	EnvAuditAppliers = "TRAILS_AUDIT_APPLIERS" // its appliers' base URLs, one per group in order
 )
 
 // ConfigFromEnv returns the Config that the environment gives through
@@ -46,4 +53,51 @@ func list(v string) []string {
 		}
 	}
 	return out
+}
+
+// ShardedConfigFromEnv returns the ShardedConfig that the environment
+// gives through getenv, as scripts/cluster start --groups N prints it:
+// the brokers, a topic per group ($TRAILS_KAFKA_TOPICS), each group's
+// replicas and appliers ($TRAILS_REPLICAS and $TRAILS_APPLIERS, groups
+// separated by ";"), and the audit replica. Without $TRAILS_KAFKA_TOPICS
+// it is the one group of ConfigFromEnv. It returns an error matching
+// kg.ErrConfig naming what is missing or unpaired.
+func ShardedConfigFromEnv(getenv func(string) string) (ShardedConfig, error) {
+	topics := list(getenv(EnvTopics))
+	if len(topics) == 0 {
+		cfg, err := ConfigFromEnv(getenv)
+		if err != nil {
+			return ShardedConfig{}, err
+		}
+		return ShardedConfig{Groups: []Config{cfg}}, nil
+	}
+	datasets, appliers := strings.Split(getenv(EnvReplicas), ";"), strings.Split(getenv(EnvAppliers), ";")
+	if len(datasets) != len(topics) || len(appliers) != len(topics) {
+		return ShardedConfig{}, fmt.Errorf("%w: cluster: $%s names %d topics, $%s %d groups of replicas and $%s %d of appliers: want one each per group, separated by \";\"", kg.ErrConfig, EnvTopics, len(topics), EnvReplicas, len(datasets), EnvAppliers, len(appliers))
+	}
+	var sc ShardedConfig
+	for i, topic := range topics {
+		cfg, err := ConfigFromEnv(func(k string) string {
+			switch k {
+			case EnvTopic:
+				return topic
+			case EnvReplicas:
+				return datasets[i]
+			case EnvAppliers:
+				return appliers[i]
+			}
+			return getenv(k)
+		})
+		if err != nil {
+			return ShardedConfig{}, fmt.Errorf("group %d: %w", i, err)
+		}
+		sc.Groups = append(sc.Groups, cfg)
+	}
+	if a := getenv(EnvAuditReplica); a != "" {
+		sc.Audit = &Audit{Dataset: a, Appliers: list(getenv(EnvAuditAppliers))}
+	}
+	if len(topics) > 1 && (sc.Audit == nil || len(sc.Audit.Appliers) != len(topics)) {
+		return ShardedConfig{}, fmt.Errorf("%w: cluster: %d groups want $%s and one applier per group in $%s", kg.ErrConfig, len(topics), EnvAuditReplica, EnvAuditAppliers)
+	}
+	return sc, nil
 }
