@@ -2,6 +2,7 @@ package cluster
 
 import (
 	"fmt"
+	"strconv"
 	"strings"
 
 	"github.com/trails-kg/trails/kg"
@@ -16,8 +17,8 @@ const (
 	EnvAppliers = "TRAILS_APPLIERS"      // their appliers' base URLs, in the same order
 
 	// With several replica groups (ShardedConfigFromEnv): the groups'
-	// topics, and in EnvReplicas and EnvAppliers each group's list,
-	// the groups separated by ";".
+	// topics, and for group G its replicas and appliers in
+	// EnvReplicas+"_G"+G and EnvAppliers+"_G"+G (TRAILS_REPLICAS_G0, …).
 	EnvTopics        = "TRAILS_KAFKA_TOPICS"   // one topic per group, comma-separated
 	EnvAuditReplica  = "TRAILS_AUDIT_REPLICA"  // the audit replica's dataset URL
 	EnvAuditAppliers = "TRAILS_AUDIT_APPLIERS" // its appliers' base URLs, one per group in order
@@ -57,11 +58,12 @@ func list(v string) []string {
 
 // ShardedConfigFromEnv returns the ShardedConfig that the environment
 // gives through getenv, as scripts/cluster start --groups N prints it:
-// the brokers, a topic per group ($TRAILS_KAFKA_TOPICS), each group's
-// replicas and appliers ($TRAILS_REPLICAS and $TRAILS_APPLIERS, groups
-// separated by ";"), and the audit replica. Without $TRAILS_KAFKA_TOPICS
-// it is the one group of ConfigFromEnv. It returns an error matching
-// kg.ErrConfig naming what is missing or unpaired.
+// the brokers, a topic per group ($TRAILS_KAFKA_TOPICS), group G's
+// replicas and appliers ($TRAILS_REPLICAS_GG and $TRAILS_APPLIERS_GG, as
+// ConfigFromEnv reads them for one group), and the audit replica.
+// Without $TRAILS_KAFKA_TOPICS it is the one group of ConfigFromEnv. It
+// returns an error matching kg.ErrConfig naming what is missing or
+// unpaired.
 func ShardedConfigFromEnv(getenv func(string) string) (ShardedConfig, error) {
 	topics := list(getenv(EnvTopics))
 	if len(topics) == 0 {
@@ -71,25 +73,20 @@ func ShardedConfigFromEnv(getenv func(string) string) (ShardedConfig, error) {
 		}
 		return ShardedConfig{Groups: []Config{cfg}}, nil
 	}
-	datasets, appliers := strings.Split(getenv(EnvReplicas), ";"), strings.Split(getenv(EnvAppliers), ";")
-	if len(datasets) != len(topics) || len(appliers) != len(topics) {
-		return ShardedConfig{}, fmt.Errorf("%w: cluster: $%s names %d topics, $%s %d groups of replicas and $%s %d of appliers: want one each per group, separated by \";\"", kg.ErrConfig, EnvTopics, len(topics), EnvReplicas, len(datasets), EnvAppliers, len(appliers))
-	}
 	var sc ShardedConfig
 	for i, topic := range topics {
+		suffix := "_G" + strconv.Itoa(i)
 		cfg, err := ConfigFromEnv(func(k string) string {
 			switch k {
 			case EnvTopic:
 				return topic
-			case EnvReplicas:
-				return datasets[i]
-			case EnvAppliers:
-				return appliers[i]
+			case EnvReplicas, EnvAppliers:
+				return getenv(k + suffix)
 			}
 			return getenv(k)
 		})
 		if err != nil {
-			return ShardedConfig{}, fmt.Errorf("group %d: %w", i, err)
+			return ShardedConfig{}, fmt.Errorf("group %d ($%s%s, $%s%s): %w", i, EnvReplicas, suffix, EnvAppliers, suffix, err)
 		}
 		sc.Groups = append(sc.Groups, cfg)
 	}

@@ -40,8 +40,10 @@ func TestShardedConfigFromEnv(t *testing.T) {
 	sc, err := cluster.ShardedConfigFromEnv(env(map[string]string{
 		cluster.EnvBrokers:       "127.0.0.1:19092",
 		cluster.EnvTopics:        "trails-g0,trails-g1",
-		cluster.EnvReplicas:      "http://h:3131/trails,http://h:3132/trails;http://h:3133/trails,http://h:3134/trails",
-		cluster.EnvAppliers:      "http://h:3141,http://h:3142;http://h:3143,http://h:3144",
+		"TRAILS_REPLICAS_G0":     "http://h:3131/trails,http://h:3132/trails",
+		"TRAILS_APPLIERS_G0":     "http://h:3141,http://h:3142",
+		"TRAILS_REPLICAS_G1":     "http://h:3133/trails,http://h:3134/trails",
+		"TRAILS_APPLIERS_G1":     "http://h:3143,http://h:3144",
 		cluster.EnvAuditReplica:  "http://h:3130/trails",
 		cluster.EnvAuditAppliers: "http://h:3150,http://h:3151",
 	}))
