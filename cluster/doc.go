@@ -35,4 +35,12 @@
 // same offset: records must not depend on where or when they apply (no
 // NOW(), RAND(), UUID() or blank nodes made by the store; session.Store
 // fills in such values itself for a Client, which tells it so).
+//
+// A Sharded spreads session trees over N replica groups, each a Client of
+// its own topic: it routes each request by the session IRIs in its text,
+// so a tree's writes stay in one group's total order, refuses a write
+// that would need two groups' logs (ErrCrossGroup), and sends reads that
+// span groups to an audit replica that applies every group's topic into
+// one dataset. Reads on a replica that goes silent move to another within
+// a few seconds (Client's reads ping a replica that is slow to answer).
 package cluster
