@@ -199,6 +199,12 @@ func (s *Sharded) Endpoint() string {
 // Replicated returns true, as Client.Replicated.
 func (s *Sharded) Replicated() bool { return true }
 
+// RoutesByTree returns true: each request goes to the log of the tree it
+// names, so a writer must not join writes of several trees in one request
+// (a session.Store's group commit): such a request is refused with
+// ErrCrossGroup when its trees are in two groups.
+func (s *Sharded) RoutesByTree() bool { return true }
+
 // Groups returns the number of replica groups.
 func (s *Sharded) Groups() int { return len(s.groups) }
 
