@@ -77,9 +77,15 @@ func newShardRig(t *testing.T, k *kafkatest.Cluster, srv *fusekitest.Server) *sh
 // client returns a Sharded on the rig, closed when t ends.
 func (sr *shardRig) client(t *testing.T) *cluster.Sharded {
 	t.Helper()
+	return sr.clientWithin(t, 20*time.Second)
+}
+
+// clientWithin is client with each group Client's Timeout.
+func (sr *shardRig) clientWithin(t *testing.T, timeout time.Duration) *cluster.Sharded {
+	t.Helper()
 	cfg := cluster.ShardedConfig{Audit: &cluster.Audit{Dataset: sr.audit.Endpoint()}}
 	for i, r := range sr.groups {
-		cfg.Groups = append(cfg.Groups, cluster.Config{Brokers: r.brokers, Topic: r.topic, Replicas: r.replicas(), Timeout: 20 * time.Second})
+		cfg.Groups = append(cfg.Groups, cluster.Config{Brokers: r.brokers, Topic: r.topic, Replicas: r.replicas(), Timeout: timeout})
 		cfg.Audit.Appliers = append(cfg.Audit.Appliers, sr.auditA[i].srv.URL)
 	}
 	c, err := cluster.OpenSharded(cfg)
@@ -290,5 +296,75 @@ func (r *rig) convergedBut(t *testing.T, at int64, skip func(string) bool) {
 		if dumps[i] != dumps[0] {
 			t.Fatalf("replica %d holds other quads than replica 0:\n%s", i, diffLines(dumps[0], dumps[i]))
 		}
+	}
+}
+
+// testShardedFence: a write whose outcome is lost in group 1 (its
+// appliers stopped, so no replica answers within the Client's Timeout) is
+// fenced, and the fence, which names only the write's gate graph, goes to
+// group 1's log, behind the write: once the appliers run again the write
+// applied and the gate is fenced there, and group 0 holds no fence.
+func testShardedFence(t *testing.T, k *kafkatest.Cluster, srv *fusekitest.Server) {
+	ctx := context.Background()
+	sr := newShardRig(t, k, srv)
+	sh := sr.clientWithin(t, 3*time.Second)
+	st := session.NewStore(sh, session.WithGroupCommit(false))
+	var s *session.Session
+	for s == nil || sh.HomeGroup(s.ID) != 1 {
+		s = session.New("fenced")
+	}
+	s.Append("user", "one")
+	if err := st.Persist(ctx, s); err != nil {
+		t.Fatal(err)
+	}
+	g1 := sr.groups[1]
+	for _, a := range g1.appliers {
+		a.stop(t)
+	}
+	s.Append("assistant", "two, its answer lost")
+	err := st.Persist(ctx, s)
+	if err == nil {
+		t.Fatal("persist with group 1's appliers stopped: got nil, want an unknown outcome")
+	}
+	t.Logf("persist with group 1's appliers stopped: %v", err)
+	for i := range g1.appliers {
+		g1.appliers[i] = g1.start(t, g1.stores[i], g1.appliers[i].srv)
+	}
+	fenced := func(store *kg.Client) int {
+		t.Helper()
+		res, err := store.Select(ctx, fmt.Sprintf("SELECT ?gate WHERE { GRAPH <%s> { ?gate <%s> ?at } }", ontology.FencesGraph, ontology.FencedAt))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return len(res.Solutions)
+	}
+	pos := sh.Positions()
+	for g, r := range sr.groups {
+		for _, a := range r.appliers {
+			waitPosition(t, a.srv.URL, pos[g])
+		}
+	}
+	// The fence's outcome was lost too (3 s): its record is in the log
+	// after the write's, which this client's position does not count.
+	for i, store := range g1.stores {
+		deadline := time.Now().Add(20 * time.Second)
+		for fenced(store) == 0 && time.Now().Before(deadline) {
+			time.Sleep(200 * time.Millisecond)
+		}
+		if n := fenced(store); n == 0 {
+			t.Errorf("group 1, replica %d: no fence, want the lost write's gate fenced", i)
+		}
+	}
+	for i, store := range sr.groups[0].stores {
+		if n := fenced(store); n != 0 {
+			t.Errorf("group 0, replica %d: %d fences, want none (the fence belongs to group 1's log)", i, n)
+		}
+	}
+	got, err := session.NewStore(sr.client(t), session.WithGroupCommit(false)).Load(ctx, s.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(got.Turns) != 2 {
+		t.Errorf("after the appliers restarted: %d turns, want 2 (the write was in the log before its fence)", len(got.Turns))
 	}
 }
