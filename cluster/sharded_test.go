@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -367,4 +368,79 @@ func testShardedFence(t *testing.T, k *kafkatest.Cluster, srv *fusekitest.Server
 	if len(got.Turns) != 2 {
 		t.Errorf("after the appliers restarted: %d turns, want 2 (the write was in the log before its fence)", len(got.Turns))
 	}
+}
+
+// testShardedWriters: eight writers share one Sharded, each appending to a
+// tree of its own (trees of both groups), with a fork each: every
+// acknowledged append loads, each group's replicas hold the same quads,
+// and the audit replica lists every tree.
+func testShardedWriters(t *testing.T, k *kafkatest.Cluster, srv *fusekitest.Server) {
+	ctx := context.Background()
+	sr := newShardRig(t, k, srv)
+	sh := sr.client(t)
+	st := session.NewStore(sh, session.WithGroupCommit(false))
+	const writers, appends = 8, 5
+	var wg sync.WaitGroup
+	ids := make([]string, writers)
+	forks := make([]string, writers)
+	errs := make(chan error, writers)
+	for w := range writers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			s := session.New(fmt.Sprintf("writer-%d", w))
+			ids[w] = s.ID
+			for i := range appends {
+				s.Append("user", fmt.Sprintf("writer %d, turn %d", w, i))
+				if err := st.Persist(ctx, s); err != nil {
+					errs <- fmt.Errorf("writer %d, turn %d: %w", w, i, err)
+					return
+				}
+			}
+			f, err := st.Fork(ctx, s.ID, 2)
+			if err == nil {
+				f.Append("assistant", "forked")
+				err = st.Persist(ctx, f)
+				forks[w] = f.ID
+			}
+			if err != nil {
+				errs <- fmt.Errorf("writer %d, fork: %w", w, err)
+			}
+		}()
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Error(err)
+	}
+	groups := map[int]int{}
+	for w, id := range ids {
+		got, err := st.Load(ctx, id)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(got.Turns) != appends {
+			t.Errorf("writer %d: %d turns, want %d", w, len(got.Turns), appends)
+		}
+		g, err := sh.Group(ctx, id)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if fg, err := sh.Group(ctx, forks[w]); err != nil || fg != g {
+			t.Errorf("writer %d: fork in group %d (%v), its root in %d", w, fg, err, g)
+		}
+		groups[g]++
+	}
+	pos := sh.Positions()
+	for g, r := range sr.groups {
+		r.convergedBut(t, pos[g], func(string) bool { return false })
+	}
+	list, err := st.List(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(list) != 2*writers {
+		t.Errorf("listed through the audit replica: %d sessions, want %d", len(list), 2*writers)
+	}
+	t.Logf("trees per group: %v; positions %v", groups, pos)
 }
