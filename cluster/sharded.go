@@ -436,35 +436,101 @@ func (s *Sharded) PutGraph(ctx context.Context, g rdf.IRI, mediaType string, dat
 	return nil
 }
 
-// LoadQuads adds N-Quads to the group of the sessions whose graphs they
-// name: a stored session's group; for new sessions the shared group when
-// they change a shared (app: or user:) value, else the home group of the
-// first, recorded (ontology.Group) in a second record once the quads are
-// in; the shared group when they name no session. It answers as
-// Client.LoadQuads does, and returns ErrCrossGroup for quads of sessions
-// of two groups: an import of several trees is loaded tree by tree.
+// LoadQuads adds N-Quads to the groups of the session trees they hold.
+// Sessions named on one line (a fork's link to its parent, a PROV record)
+// are one tree; each tree goes to the group of a stored session of it,
+// else to the shared group when its quads change a shared (app: or user:)
+// value (admin's import sets the values there next), else to the home
+// group of its first session. Lines naming no session go to every group
+// that takes some of the quads. Each group's part is one record (a group
+// holds its trees whole or not at all), sent in group order, followed by
+// a record of the groups of the sessions created; an import stopped
+// between two groups' records is completed by running it again (adding
+// quads that are there changes nothing). It answers as Client.LoadQuads
+// does, and returns ErrCrossGroup for a tree whose stored sessions are in
+// two groups.
 func (s *Sharded) LoadQuads(ctx context.Context, nquads []byte) error {
-	ids := sessionIDs(string(nquads))
-	g, fresh, err := s.route(ctx, ids)
-	if err != nil {
-		return fmt.Errorf("load quads: %w", err)
+	lines := strings.SplitAfter(string(nquads), "\n")
+	up := map[string]string{} // union-find of session ids on a line together
+	var find func(string) string
+	find = func(id string) string {
+		if p, ok := up[id]; ok && p != id {
+			r := find(p)
+			up[id] = r
+			return r
+		}
+		up[id] = id
+		return id
 	}
-	switch {
-	case g < 0 && len(fresh) > 0 && sharedKeyRe.Match(nquads):
-		g = s.shared // its shared values are set in the shared group (admin's import sends them next)
-	case g < 0 && len(fresh) > 0:
-		g = s.HomeGroup(fresh[0])
-	case g < 0:
-		g = s.shared
+	lineIDs := make([][]string, len(lines))
+	var order []string // ids in order of first mention
+	for i, l := range lines {
+		ids := sessionIDs(l)
+		lineIDs[i] = ids
+		for _, id := range ids {
+			if _, ok := up[id]; !ok {
+				order = append(order, id)
+			}
+			up[find(id)] = find(ids[0])
+		}
 	}
-	if err := s.groups[g].LoadQuads(ctx, nquads); err != nil {
-		return err
+	trees := map[string][]string{} // root of a tree: its ids in order
+	var roots []string
+	for _, id := range order {
+		r := find(id)
+		if _, ok := trees[r]; !ok {
+			roots = append(roots, r)
+		}
+		trees[r] = append(trees[r], id)
 	}
-	if len(fresh) > 0 {
-		if err := s.groups[g].Update(ctx, strings.TrimPrefix(groupOps(fresh, g), " ;\n")); err != nil {
+	shares := map[string]bool{}
+	for i, l := range lines {
+		if len(lineIDs[i]) > 0 && sharedKeyRe.MatchString(l) {
+			shares[find(lineIDs[i][0])] = true
+		}
+	}
+	groupOf := map[string]int{} // root: its group
+	fresh := map[int][]string{} // group: sessions this load creates
+	for _, r := range roots {
+		g, created, err := s.route(ctx, trees[r])
+		if err != nil {
 			return err
 		}
-		s.learn(g, fresh...)
+		switch {
+		case g < 0 && shares[r]:
+			g = s.shared
+		case g < 0:
+			g = s.HomeGroup(trees[r][0])
+		}
+		groupOf[r] = g
+		fresh[g] = append(fresh[g], created...)
+	}
+	parts := make([]strings.Builder, len(s.groups))
+	var common strings.Builder
+	for i, l := range lines {
+		if len(lineIDs[i]) == 0 {
+			common.WriteString(l)
+			continue
+		}
+		parts[groupOf[find(lineIDs[i][0])]].WriteString(l)
+	}
+	if len(roots) == 0 {
+		parts[s.shared].WriteString(common.String())
+		common.Reset()
+	}
+	for g := range parts {
+		if parts[g].Len() == 0 {
+			continue
+		}
+		if err := s.groups[g].LoadQuads(ctx, []byte(parts[g].String()+common.String())); err != nil {
+			return fmt.Errorf("group %d: %w", g, err)
+		}
+		if len(fresh[g]) > 0 {
+			if err := s.groups[g].Update(ctx, strings.TrimPrefix(groupOps(fresh[g], g), " ;\n")); err != nil {
+				return fmt.Errorf("group %d: %w", g, err)
+			}
+			s.learn(g, fresh[g]...)
+		}
 	}
 	return nil
 }

@@ -1,6 +1,7 @@
 package cluster_test
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -443,4 +444,81 @@ func testShardedWriters(t *testing.T, k *kafkatest.Cluster, srv *fusekitest.Serv
 		t.Errorf("listed through the audit replica: %d sessions, want %d", len(list), 2*writers)
 	}
 	t.Logf("trees per group: %v; positions %v", groups, pos)
+}
+
+// testShardedImport: an import of several trees (made on a store of
+// their own and exported) through a Sharded puts each tree in its home
+// group, a fork with its root, and records their groups; check through
+// the audit replica finds nothing.
+func testShardedImport(t *testing.T, k *kafkatest.Cluster, srv *fusekitest.Server) {
+	ctx := context.Background()
+	direct := fusekitest.Client(t, kg.Config{Endpoint: srv.Datasets[6], Store: kg.Fuseki})
+	if err := direct.Update(ctx, "DROP ALL", kg.Idempotent()); err != nil {
+		t.Fatal(err)
+	}
+	dst := session.NewStore(direct)
+	sr := newShardRig(t, k, srv)
+	sh := sr.client(t)
+	if _, err := admin.New(sh).Init(ctx); err != nil {
+		t.Fatal(err)
+	}
+	type tree struct{ root, fork string }
+	var trees []tree
+	home := map[int]int{}
+	for home[0] < 2 || home[1] < 2 {
+		s := session.New("imported")
+		s.Append("user", "made elsewhere")
+		s.Append("assistant", "and imported")
+		if err := dst.Persist(ctx, s); err != nil {
+			t.Fatal(err)
+		}
+		f, err := dst.Fork(ctx, s.ID, 1)
+		if err != nil {
+			t.Fatal(err)
+		}
+		f.Append("assistant", "a fork, imported with its root")
+		if err := dst.Persist(ctx, f); err != nil {
+			t.Fatal(err)
+		}
+		trees = append(trees, tree{s.ID, f.ID})
+		home[sh.HomeGroup(s.ID)]++
+	}
+	var nq bytes.Buffer
+	if _, err := admin.New(direct).Export(ctx, &nq, admin.NQuads); err != nil {
+		t.Fatal(err)
+	}
+	stats, err := admin.New(sh).Import(ctx, &nq, admin.NQuads, nil)
+	if err != nil {
+		t.Fatalf("import through the Sharded: %v", err)
+	}
+	t.Logf("imported %d sessions in %d batches; trees by home group %v", stats.Sessions, stats.Batches, home)
+	pos := sh.Positions()
+	for g, r := range sr.groups {
+		r.convergedBut(t, pos[g], func(l string) bool {
+			return strings.HasSuffix(l, "<"+ontology.OntologyGraph+"> .") && strings.Contains(l, "_:")
+		})
+	}
+	for _, tr := range trees {
+		g := sh.HomeGroup(tr.root)
+		for _, id := range []string{tr.root, tr.fork} {
+			if !holds(t, sr.groups[g].stores[0], id) || holds(t, sr.groups[1-g].stores[0], id) {
+				t.Errorf("session %s of a tree whose home is group %d: in group 0 %v, in group 1 %v", id, g, holds(t, sr.groups[0].stores[0], id), holds(t, sr.groups[1].stores[0], id))
+			}
+			q := fmt.Sprintf("ASK { GRAPH <%s> { <%s> <%s> \"%d\"^^<http://www.w3.org/2001/XMLSchema#nonNegativeInteger> } }", ontology.ReplicaGraph, ontology.SessionIRI(id), ontology.Group, g)
+			if ok, err := sr.groups[g].stores[0].Ask(ctx, q); err != nil || !ok {
+				t.Errorf("session %s: trails:group %d not recorded (%v)", id, g, err)
+			}
+		}
+		got, err := session.NewStore(sh, session.WithGroupCommit(false)).Load(ctx, tr.fork)
+		if err != nil || len(got.Turns) != 2 {
+			t.Errorf("imported fork %s loaded through the Sharded: %v", tr.fork, err)
+		}
+	}
+	findings, err := admin.New(sh).Check(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(findings) != 0 {
+		t.Errorf("check after the import: %d findings, first %+v", len(findings), findings[0])
+	}
 }
