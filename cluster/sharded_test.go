@@ -522,3 +522,74 @@ func testShardedImport(t *testing.T, k *kafkatest.Cluster, srv *fusekitest.Serve
 		t.Errorf("check after the import: %d findings, first %+v", len(findings), findings[0])
 	}
 }
+
+// testShardedGroupAdded: a group added to a running cluster. Writers with
+// one group (group 0 alone) create trees; writers configured with both
+// groups then find those trees in group 0 (their recorded group, not
+// their hash over two groups), append and fork there, and spread new
+// trees over both groups.
+func testShardedGroupAdded(t *testing.T, k *kafkatest.Cluster, srv *fusekitest.Server) {
+	ctx := context.Background()
+	sr := newShardRig(t, k, srv)
+	g0 := sr.groups[0]
+	one, err := cluster.OpenSharded(cluster.ShardedConfig{Groups: []cluster.Config{{Brokers: g0.brokers, Topic: g0.topic, Replicas: g0.replicas(), Timeout: 20 * time.Second}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(one.Close)
+	st1 := session.NewStore(one, session.WithGroupCommit(false))
+	var old []*session.Session
+	for range 4 {
+		s := session.New("before")
+		s.Append("user", "written with one group")
+		if err := st1.Persist(ctx, s); err != nil {
+			t.Fatal(err)
+		}
+		old = append(old, s)
+	}
+	two := sr.client(t) // both groups: the one added and the old
+	st2 := session.NewStore(two, session.WithGroupCommit(false))
+	moved := 0
+	for _, s := range old {
+		if two.HomeGroup(s.ID) != 0 {
+			moved++ // its hash over two groups says 1: it must stay in 0
+		}
+		got, err := st2.Load(ctx, s.ID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got.Append("assistant", "appended once there were two groups")
+		if err := st2.Persist(ctx, got); err != nil {
+			t.Fatalf("append to a tree of the first group: %v", err)
+		}
+		f, err := st2.Fork(ctx, s.ID, 1)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := st2.Persist(ctx, f); err != nil {
+			t.Fatal(err)
+		}
+		for _, id := range []string{s.ID, f.ID} {
+			if g, err := two.Group(ctx, id); err != nil || g != 0 {
+				t.Errorf("session %s of a tree made with one group: group %d (%v), want 0", id, g, err)
+			}
+			if holds(t, sr.groups[1].stores[0], id) {
+				t.Errorf("session %s of a tree made with one group is in the group added", id)
+			}
+		}
+	}
+	spread := map[int]int{}
+	for spread[1] == 0 {
+		s := session.New("after")
+		s.Append("user", "written with two groups")
+		if err := st2.Persist(ctx, s); err != nil {
+			t.Fatal(err)
+		}
+		g, err := two.Group(ctx, s.ID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		spread[g]++
+	}
+	t.Logf("old trees whose hash over two groups is 1: %d of %d; new trees by group: %v", moved, len(old), spread)
+}
