@@ -43,6 +43,8 @@ var (
 // stable replaces in res's arguments and output what varies between runs:
 // each old of the pairs old, new of repl by its new, sizes by <SIZE>,
 // seconds by <S> s, the time of a backup's name by _<DATE>.
+var restoredRE = regexp.MustCompile(`restored \d+ quads`)
+
 func stable(res result, repl ...string) result {
 	r := strings.NewReplacer(repl...)
 	fix := func(s string) string {
@@ -54,6 +56,9 @@ func stable(res result, repl ...string) result {
 			return "<SIZE>"
 		})
 		s = secondsRE.ReplaceAllString(s, "<S> s")
+		// The vocabulary is in the dataset: its quads count with every term
+		// added to the ontology (the export's equality is the test).
+		s = restoredRE.ReplaceAllString(s, "restored <N> quads")
 		return backupTime.ReplaceAllString(s, "_<DATE>.nq.gz")
 	}
 	res.args = slices.Clone(res.args)
