@@ -101,14 +101,25 @@ func WithMaxChildren(n int) StoreOption {
 	return func(st *Store) { st.maxKids = max(n, 0) }
 }
 
-// NewStore returns a Store over the dataset of c.
+// NewStore returns a Store over the dataset of c. Group commit is on
+// (WithGroupCommit) unless c routes each request by the session tree it
+// names (a RoutesByTree method that returns true, as *cluster.Sharded
+// has): one request must then stay inside one tree's group.
 func NewStore(c Querier, opts ...StoreOption) *Store {
 	st := &Store{c: c, clock: now, maxDepth: MaxForkDepth, maxKids: DefaultMaxChildren, batch: &batcher{}}
 	for _, o := range opts {
 		o(st)
 	}
+	if r, ok := c.(treeRouted); ok && r.RoutesByTree() {
+		st.batch = nil
+	}
 	return st
 }
+
+// treeRouted is what a Querier may tell of how it routes requests: by the
+// session tree each names (package cluster's Sharded), where a request
+// carrying several trees' writes could span groups.
+type treeRouted interface{ RoutesByTree() bool }
 
 // With returns a copy of st with opts applied on top of st's own: the
 // copy shares st's client and, unless opts turn it off, st's group commit
