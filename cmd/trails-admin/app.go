@@ -184,6 +184,9 @@ func (a *app) kg(ctx context.Context) (storeClient, error) {
 // cluster returns the client of the scale-out cluster that the
 // environment names (--store kafka), checking that a replica answers.
 func (a *app) cluster(ctx context.Context) (storeClient, error) {
+	if os.Getenv(cluster.EnvTopics) != "" {
+		return a.sharded(ctx)
+	}
 	cfg, err := cluster.ConfigFromEnv(os.Getenv)
 	if err != nil {
 		return nil, usageErrorf("--store kafka: %v", err)
@@ -201,6 +204,38 @@ func (a *app) cluster(ctx context.Context) (storeClient, error) {
 			return nil, fmt.Errorf("the replica at %s refused the credentials (give --user and --password, or set $TRAILS_USER and $TRAILS_PASSWORD): %w", c.Endpoint(), err)
 		case errors.Is(err, kg.ErrUnavailable):
 			return nil, fmt.Errorf("no replica of the cluster answers ($%s, $%s; start it with scripts/cluster start): %w", cluster.EnvReplicas, cluster.EnvAppliers, err)
+		}
+		return nil, fmt.Errorf("%s: %w", c.Endpoint(), err)
+	}
+	a.client = c
+	return c, nil
+}
+
+// sharded returns the client of a cluster of several replica groups
+// ($TRAILS_KAFKA_TOPICS, as scripts/cluster start --groups N prints it):
+// each session tree's writes go to its group's log, whole-dataset reads
+// to the audit replica (cluster.Sharded). A session.Store on it commits
+// no group of writes (NewStore turns group commit off).
+func (a *app) sharded(ctx context.Context) (storeClient, error) {
+	cfg, err := cluster.ShardedConfigFromEnv(os.Getenv)
+	if err != nil {
+		return nil, usageErrorf("--store kafka: %v", err)
+	}
+	store := kg.Config{Username: a.conn.user, Password: a.conn.password, Timeout: a.conn.timeout}
+	for i := range cfg.Groups {
+		cfg.Groups[i].Timeout, cfg.Groups[i].Store = a.conn.timeout, store
+	}
+	if cfg.Audit != nil {
+		cfg.Audit.Store = store
+	}
+	c, err := cluster.OpenSharded(cfg)
+	if err != nil {
+		return nil, usageErrorf("--store kafka: %v", err)
+	}
+	if _, err := c.Ask(ctx, "ASK {}"); err != nil {
+		c.Close()
+		if errors.Is(err, kg.ErrUnavailable) {
+			return nil, fmt.Errorf("no replica of the cluster's audit replica answers ($%s; start it with scripts/cluster start --groups N): %w", cluster.EnvTopics, err)
 		}
 		return nil, fmt.Errorf("%s: %w", c.Endpoint(), err)
 	}
