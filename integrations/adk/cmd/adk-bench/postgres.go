@@ -95,7 +95,13 @@ func startPostgres(ctx context.Context, bin string) (_ *postgres, err error) {
 		gid, _ := strconv.Atoi(u.Gid)
 		cred = &syscall.Credential{Uid: uint32(uid), Gid: uint32(gid)}
 	}
-	dir, err := os.MkdirTemp("", "adk-bench-postgres-")
+	parent := os.TempDir()
+	if cred != nil && !traversable(parent) {
+		// The user postgres must reach its directory: a private $TMPDIR
+		// (CI's is mode 0700, root's) would refuse it ("permission denied").
+		parent = "/tmp"
+	}
+	dir, err := os.MkdirTemp(parent, "adk-bench-postgres-")
 	if err != nil {
 		return nil, err
 	}
@@ -201,4 +207,18 @@ func freePort() (int, error) {
 func tail(b []byte) string {
 	lines := bytes.Split(bytes.TrimSpace(b), []byte("\n"))
 	return string(bytes.Join(lines[max(0, len(lines)-20):], []byte("\n")))
+}
+
+// traversable reports whether every directory from / down to dir lets
+// other users through (the execute bit for others).
+func traversable(dir string) bool {
+	for d := filepath.Clean(dir); ; d = filepath.Dir(d) {
+		fi, err := os.Stat(d)
+		if err != nil || fi.Mode().Perm()&0o001 == 0 {
+			return false
+		}
+		if d == filepath.Dir(d) {
+			return true
+		}
+	}
 }
