@@ -48,11 +48,14 @@ type result struct {
 
 // command returns the command that runs the binary with args: TRAILS_*
 // variables of the caller's environment are dropped, TRAILS_ENDPOINT is
-// r's, stdin is empty.
+// r's, TRAILS_DATA and TRAILS_RUN_DIR name no directory, stdin is empty.
 func (r runner) command(ctx context.Context, args ...string) (*exec.Cmd, *bytes.Buffer, *bytes.Buffer) {
 	cmd := exec.CommandContext(ctx, bin, args...)
 	env := slices.DeleteFunc(os.Environ(), func(kv string) bool { return strings.HasPrefix(kv, "TRAILS_") })
-	cmd.Env = append(append(env, "TRAILS_ENDPOINT="+r.endpoint), r.env...)
+	// Where a local Fuseki keeps its databases and run files (local.go):
+	// nowhere, so that a developer's own (scripts/demo's) is never found.
+	none := filepath.Join(os.TempDir(), "trails-admin-e2e-no-local-fuseki")
+	cmd.Env = append(append(env, "TRAILS_ENDPOINT="+r.endpoint, "TRAILS_DATA="+none, "TRAILS_RUN_DIR="+none), r.env...)
 	cmd.Stdin = nil // /dev/null
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
