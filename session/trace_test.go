@@ -81,6 +81,7 @@ func attr(s tracetest.SpanStub, k string) string {
 // each store request under it is a client span with the database
 // semantic conventions.
 func TestTraceCalls(t *testing.T) {
+	fusekitest.RequireDirect(t, "it expects each call's store requests as kg spans, which a cluster sends as log records")
 	exp, _ := recordTelemetry(t)
 	st, _, c := newStore(t)
 	bg := context.Background()
@@ -237,6 +238,7 @@ func TestTraceCalls(t *testing.T) {
 // span named after their query, with db.operation.batch.size and links to
 // the spans of the writes other than the one it is a child of.
 func TestTraceBatch(t *testing.T) {
+	fusekitest.RequireDirect(t, "it needs group commit's batches of kg requests, which a cluster sends as log records")
 	exp, _ := recordTelemetry(t)
 	st, _, _ := newStore(t)
 	ctx := context.Background()
