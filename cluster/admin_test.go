@@ -21,11 +21,11 @@ import (
 	"github.com/trails-kg/trails/session"
 )
 
-// testAdmin: trails-admin with --store kafka (TRAILS_STORE=kafka and the
-// settings scripts/cluster prints) writes through the log and reads a
-// replica: the demo's sessions, the ontology of init, and a clean check,
-// with both replicas the same.
-func testAdmin(t *testing.T, k *kafkatest.Cluster, srv *fusekitest.Server) {
+// adminCommand builds trails-admin from the checkout and returns a
+// function that runs it with env and returns its standard output,
+// failing t when it exits other than 0, and the binary's path.
+func adminCommand(t *testing.T, env []string) (func(args ...string) string, string) {
+	t.Helper()
 	root, err := fusekitest.RepoRoot()
 	if err != nil {
 		t.Fatal(err)
@@ -36,16 +36,7 @@ func testAdmin(t *testing.T, k *kafkatest.Cluster, srv *fusekitest.Server) {
 	if out, err := build.CombinedOutput(); err != nil {
 		t.Fatalf("go build ./cmd/trails-admin: %v\n%s", err, out)
 	}
-	r := newRig(t, k, srv, 3)
-	var datasets, appliers []string
-	for _, rp := range r.replicas() {
-		datasets, appliers = append(datasets, rp.Dataset), append(appliers, rp.Applier)
-	}
-	env := slices.DeleteFunc(os.Environ(), func(kv string) bool { return strings.HasPrefix(kv, "TRAILS_") })
-	env = append(env, "TRAILS_STORE=kafka",
-		cluster.EnvBrokers+"="+strings.Join(r.brokers, ","), cluster.EnvTopic+"="+r.topic,
-		cluster.EnvReplicas+"="+strings.Join(datasets, ","), cluster.EnvAppliers+"="+strings.Join(appliers, ","))
-	admin := func(args ...string) string {
+	return func(args ...string) string {
 		t.Helper()
 		cmd := exec.Command(bin, args...)
 		cmd.Env = env
@@ -55,7 +46,24 @@ func testAdmin(t *testing.T, k *kafkatest.Cluster, srv *fusekitest.Server) {
 			t.Fatalf("trails-admin %s: %v\n%s%s", strings.Join(args, " "), err, stdout.String(), stderr.String())
 		}
 		return stdout.String()
+	}, bin
+}
+
+// testAdmin: trails-admin with --store kafka (TRAILS_STORE=kafka and the
+// settings scripts/cluster prints) writes through the log and reads a
+// replica: the demo's sessions, the ontology of init, and a clean check,
+// with both replicas the same.
+func testAdmin(t *testing.T, k *kafkatest.Cluster, srv *fusekitest.Server) {
+	r := newRig(t, k, srv, 3)
+	var datasets, appliers []string
+	for _, rp := range r.replicas() {
+		datasets, appliers = append(datasets, rp.Dataset), append(appliers, rp.Applier)
 	}
+	env := slices.DeleteFunc(os.Environ(), func(kv string) bool { return strings.HasPrefix(kv, "TRAILS_") })
+	env = append(env, "TRAILS_STORE=kafka",
+		cluster.EnvBrokers+"="+strings.Join(r.brokers, ","), cluster.EnvTopic+"="+r.topic,
+		cluster.EnvReplicas+"="+strings.Join(datasets, ","), cluster.EnvAppliers+"="+strings.Join(appliers, ","))
+	admin, bin := adminCommand(t, env)
 	admin("init")
 	admin("demo", "--principal", "cluster-demo")
 	var sessions []struct{ ID string }

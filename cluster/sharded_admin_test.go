@@ -1,11 +1,8 @@
 package cluster_test
 
 import (
-	"bytes"
 	"encoding/json"
 	"os"
-	"os/exec"
-	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -20,16 +17,6 @@ import (
 // clean check, the demo's tree in one group's replicas only, and every
 // session listed through the audit replica.
 func testShardedAdmin(t *testing.T, k *kafkatest.Cluster, srv *fusekitest.Server) {
-	root, err := fusekitest.RepoRoot()
-	if err != nil {
-		t.Fatal(err)
-	}
-	bin := filepath.Join(t.TempDir(), "trails-admin")
-	build := exec.Command("go", "build", "-o", bin, "./cmd/trails-admin")
-	build.Dir = root
-	if out, err := build.CombinedOutput(); err != nil {
-		t.Fatalf("go build ./cmd/trails-admin: %v\n%s", err, out)
-	}
 	sr := newShardRig(t, k, srv)
 	env := slices.DeleteFunc(os.Environ(), func(kv string) bool { return strings.HasPrefix(kv, "TRAILS_") })
 	env = append(env, "TRAILS_STORE=kafka", cluster.EnvBrokers+"="+strings.Join(sr.groups[0].brokers, ","),
@@ -46,17 +33,7 @@ func testShardedAdmin(t *testing.T, k *kafkatest.Cluster, srv *fusekitest.Server
 		env = append(env, cluster.EnvReplicas+suffix+"="+strings.Join(datasets, ","), cluster.EnvAppliers+suffix+"="+strings.Join(appliers, ","))
 	}
 	env = append(env, cluster.EnvTopics+"="+strings.Join(topics, ","), cluster.EnvAuditAppliers+"="+strings.Join(auditA, ","))
-	admin := func(args ...string) string {
-		t.Helper()
-		cmd := exec.Command(bin, args...)
-		cmd.Env = env
-		var stdout, stderr bytes.Buffer
-		cmd.Stdout, cmd.Stderr = &stdout, &stderr
-		if err := cmd.Run(); err != nil {
-			t.Fatalf("trails-admin %s: %v\n%s%s", strings.Join(args, " "), err, stdout.String(), stderr.String())
-		}
-		return stdout.String()
-	}
+	admin, _ := adminCommand(t, env)
 	admin("init")
 	admin("demo", "--principal", "sharded-demo")
 	var sessions []struct{ ID string }
