@@ -63,3 +63,20 @@ func BenchmarkDirCheckpoint(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkServerAdd measures one Client.Add to a Server on the loopback
+// interface: the round trip, the server's signature check, the write and
+// the fsync.
+func BenchmarkServerAdd(b *testing.B) {
+	ws, wv, _ := keyPair(b, "witness.example")
+	writer, _, writerV := keyPair(b, "agent-a.example")
+	srv := newWitnessServer(b, "", ws, wv, "writer "+writerV+"\n")
+	c := newClient(b, srv.url)
+	msg := sign(b, statement(1), writer)
+	ctx := context.Background()
+	for b.Loop() {
+		if _, err := c.Add(ctx, msg); err != nil {
+			b.Fatal(err)
+		}
+	}
+}

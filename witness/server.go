@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/transparency-dev/formats/log"
+	"golang.org/x/mod/sumdb/note"
 )
 
 // Server is a witness as a process of its own: an http.Handler over a Dir
@@ -46,6 +47,7 @@ import (
 type Server struct {
 	d         *Dir
 	keys      *KeyList
+	verifiers note.Verifiers // keys.Verifiers(), made once
 	log       *slog.Logger
 	mux       *http.ServeMux
 	m         metrics
@@ -83,7 +85,7 @@ func NewServer(d *Dir, cfg ServerConfig) (*Server, error) {
 	if cfg.Keys == nil {
 		return nil, fmt.Errorf("new server: %w: no key list", ErrMalformed)
 	}
-	s := &Server{d: d, keys: cfg.Keys, log: cfg.Logger, mux: http.NewServeMux()}
+	s := &Server{d: d, keys: cfg.Keys, verifiers: cfg.Keys.Verifiers(), log: cfg.Logger, mux: http.NewServeMux()}
 	if s.log == nil {
 		s.log = slog.Default()
 	}
@@ -233,7 +235,7 @@ func (s *Server) add(w http.ResponseWriter, r *http.Request) {
 		s.refuse(w, r, fmt.Errorf("add: %w: reading the entry: %w", ErrMalformed, err))
 		return
 	}
-	st, sig, err := Open(entry, s.keys.Verifiers())
+	st, sig, err := Open(entry, s.verifiers)
 	if err != nil {
 		s.refuse(w, r, fmt.Errorf("add: %w", err))
 		return

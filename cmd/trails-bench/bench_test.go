@@ -82,7 +82,7 @@ func TestOnlySigning(t *testing.T) {
 	if strings.Contains(report, "\n## 9. ") {
 		t.Errorf("the report of -only signing has section 9:\n%s", report)
 	}
-	checkTargets(t, report, []string{tSignAppend, tSignLoop, tSignDirAppend, tSignDirLoop})
+	checkTargets(t, report, []string{tSpoolAppend, tSpoolLoop, tSignAppend, tSignLoop, tSignDirAppend, tSignDirLoop})
 }
 
 // checkTargets checks that for each of cols a table has a column and the

@@ -61,6 +61,7 @@ type plan struct {
 	signTurns   int // each Store's session before its single-turn appends
 	signAppends int // single-turn appends per run through each Store
 	signOps     int // witness.Sign and Dir.Add calls timed alone
+	signLoops   int // agent loops per run through each signing Store
 }
 
 // persistPlan is one batch size of the persist scenario.
@@ -123,6 +124,7 @@ func fullPlan() plan {
 		signTurns:   200,
 		signAppends: 100,
 		signOps:     500,
+		signLoops:   60,
 	}
 }
 
@@ -169,5 +171,6 @@ func shortPlan() plan {
 		signTurns:        10,
 		signAppends:      4,
 		signOps:          10,
+		signLoops:        2,
 	}
 }

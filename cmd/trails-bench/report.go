@@ -83,6 +83,8 @@ const (
 	tSignLoop      = "signing over HTTP: agent loop p50 ≤ +5%"
 	tSignDirAppend = "signing, local Dir: append p50 ≤ +5%"
 	tSignDirLoop   = "signing, local Dir: agent loop p50 ≤ +5%"
+	tSpoolAppend   = "signing over HTTP, spooled: append p50 ≤ +5%"
+	tSpoolLoop     = "signing over HTTP, spooled: agent loop p50 ≤ +5%"
 )
 
 // The wide tree's targets.
@@ -94,7 +96,7 @@ const (
 
 // targetColumns lists every target column, in report order.
 var targetColumns = []string{tForkTriples, tTrips, tFlat, tFloor, tNaive, tPersist, tScaling, tRSS,
-	tWideRoots, tWideTree, tWideBranch, tWideExport, tWideDelete, tTail, tLoop, tBigTurn, tStateTrips, tStateFloor, tAppend, tSignAppend, tSignLoop, tSignDirAppend, tSignDirLoop}
+	tWideRoots, tWideTree, tWideBranch, tWideExport, tWideDelete, tTail, tLoop, tBigTurn, tStateTrips, tStateFloor, tAppend, tSpoolAppend, tSpoolLoop, tSignAppend, tSignLoop, tSignDirAppend, tSignDirLoop}
 
 // The section headings; the CI test checks that each appears.
 var sections = []string{
