@@ -206,8 +206,8 @@ func (s *Spool) open() error {
 
 // Add writes entry to the spool and returns once it is on disk; it
 // reaches the witness in the background. The index it returns is the
-// entry's number among those this Spool took since it was opened (from
-// 0), not its index in the witness's log.
+// entry's number in this Spool (from 0, after the entries it found
+// pending when it was opened), not its index in the witness's log.
 //
 // It returns ErrMalformed for an empty entry, ErrTooLarge for one over
 // MaxEntrySize, ErrClosed after Close, and the error of writing or
@@ -367,7 +367,7 @@ func (s *Spool) forward(ctx context.Context) {
 func (s *Spool) fail(err error) {
 	s.log.Error("witness spool: forwarding stopped", "dir", s.dir, "err", err)
 	s.mu.Lock()
-	s.failed = err
+	s.failed, s.stats.LastError = err, err
 	s.mu.Unlock()
 }
 
