@@ -349,6 +349,7 @@ func TestCluster(t *testing.T) {
 	t.Run("sharded import", func(t *testing.T) { testShardedImport(t, k, srv) })
 	t.Run("sharded group added", func(t *testing.T) { testShardedGroupAdded(t, k, srv) })
 	t.Run("sharded trails-admin", func(t *testing.T) { testShardedAdmin(t, k, srv) })
+	t.Run("sharded verify and audit", func(t *testing.T) { testShardedVerify(t, k, srv) })
 	t.Run("refusal in flight at a restart", func(t *testing.T) { testRefusalInFlight(t, k, srv) })
 	t.Run("passed into a batch", func(t *testing.T) { testPassedIntoBatch(t, k, srv) })
 
