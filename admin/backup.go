@@ -14,6 +14,7 @@ import (
 	"strings"
 
 	"github.com/knakk/rdf"
+	"github.com/trails-kg/trails/internal/telemetry"
 	"github.com/trails-kg/trails/kg"
 	"github.com/trails-kg/trails/rdfio"
 	"github.com/trails-kg/trails/session"
@@ -40,7 +41,9 @@ type BackupStats struct {
 // kg.ErrNotFound for a dataset the server does not have, or another kg
 // sentinel; or the error of ctx, after which the backup may go on in the
 // server.
-func (s *Server) Backup(ctx context.Context) (BackupStats, error) {
+func (s *Server) Backup(ctx context.Context) (_ BackupStats, err error) {
+	ctx, call := telemetry.Start(ctx, "admin.Backup", "")
+	defer func() { call.End(err) }()
 	var st BackupStats
 	before, err := s.backups(ctx)
 	if err != nil {
@@ -129,7 +132,9 @@ type RestoreStats struct {
 // a backup that does not parse, with its line; ErrNotEmpty for a dataset
 // holding data without replace; the error of r; the error of ctx; or a
 // store error wrapping the kg error.
-func (ds *Dataset) Restore(ctx context.Context, r io.ReadSeeker, replace bool, progress func(done, total int)) (RestoreStats, error) {
+func (ds *Dataset) Restore(ctx context.Context, r io.ReadSeeker, replace bool, progress func(done, total int)) (_ RestoreStats, err error) {
+	ctx, call := telemetry.Start(ctx, "admin.Restore", "")
+	defer func() { call.End(err) }()
 	st, err := ds.restore(ctx, r, replace, progress)
 	if err != nil {
 		return st, fmt.Errorf("restore: %w", err)

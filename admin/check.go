@@ -11,6 +11,7 @@ import (
 	"strings"
 
 	"github.com/knakk/rdf"
+	"github.com/trails-kg/trails/internal/telemetry"
 	"github.com/trails-kg/trails/kg"
 	"github.com/trails-kg/trails/ontology"
 	"github.com/trails-kg/trails/session"
@@ -160,7 +161,9 @@ var ErrSHACLNotRun = errors.New("admin: shacl rule not run: the store has no SHA
 // error, with no findings. On a store whose profile has no SHACL endpoint
 // it runs every other rule and returns their findings with an error
 // matching ErrSHACLNotRun (and kg.ErrUnsupported).
-func (ds *Dataset) Check(ctx context.Context) ([]Finding, error) {
+func (ds *Dataset) Check(ctx context.Context) (_ []Finding, err error) {
+	ctx, call := telemetry.Start(ctx, "admin.Check", "")
+	defer func() { call.End(err) }()
 	var all []Finding
 	var notRun error
 	for _, r := range []struct {

@@ -11,6 +11,7 @@ import (
 	"slices"
 	"syscall"
 
+	"github.com/trails-kg/trails/internal/telemetry"
 	"github.com/trails-kg/trails/session"
 )
 
@@ -49,9 +50,10 @@ type CompactStats struct {
 // compacted); a *kg.Error matching kg.ErrNotFound for a dataset the server
 // does not have, or another kg sentinel; or the error of ctx, after which
 // the compaction may go on in the server.
-func (s *Server) Compact(ctx context.Context, dir string) (CompactStats, error) {
+func (s *Server) Compact(ctx context.Context, dir string) (_ CompactStats, err error) {
+	ctx, call := telemetry.Start(ctx, "admin.Compact", "")
+	defer func() { call.End(err) }()
 	st := CompactStats{Dir: dir, Before: -1, After: -1}
-	var err error
 	if dir != "" {
 		if st.From, st.Before, err = measure(dir); err != nil {
 			return st, fmt.Errorf("compact: %w", err)

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/knakk/rdf"
+	"github.com/trails-kg/trails/internal/telemetry"
 	"github.com/trails-kg/trails/kg"
 	"github.com/trails-kg/trails/ontology"
 	"github.com/trails-kg/trails/prov"
@@ -29,7 +30,9 @@ const expireBatch = 50
 //
 // It returns session.ErrCorrupt for an expiry that is not a date and
 // time, or a store error wrapping the kg error.
-func (ds *Dataset) PlanExpire(ctx context.Context, now time.Time) ([]session.Step, error) {
+func (ds *Dataset) PlanExpire(ctx context.Context, now time.Time) (_ []session.Step, err error) {
+	ctx, call := telemetry.Start(ctx, "admin.PlanExpire", "")
+	defer func() { call.End(err) }()
 	due, err := ds.due(ctx, now)
 	if err != nil {
 		return nil, fmt.Errorf("plan expire: %w", err)
@@ -105,7 +108,9 @@ type ExpireOptions struct {
 // It returns session.ErrCorrupt for an expiry that is not a date and time,
 // the context's error when interrupted between batches, or a store error
 // wrapping the kg error.
-func (ds *Dataset) Expire(ctx context.Context, now time.Time, opts ExpireOptions) (int, error) {
+func (ds *Dataset) Expire(ctx context.Context, now time.Time, opts ExpireOptions) (_ int, err error) {
+	ctx, call := telemetry.Start(ctx, "admin.Expire", "")
+	defer func() { call.End(err) }()
 	by, progress := opts.By, opts.Progress
 	due, err := ds.due(ctx, now)
 	if err != nil {

@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/knakk/rdf"
+	"github.com/trails-kg/trails/internal/telemetry"
 	"github.com/trails-kg/trails/kg"
 	"github.com/trails-kg/trails/ontology"
 	"github.com/trails-kg/trails/rdfio"
@@ -145,7 +146,9 @@ var (
 // an id is not stored, ErrCorrupt when stored data cannot be exported (a
 // blank node in a Trails graph), for JSONL the errors of Load (a missing
 // ancestor, ...), the error of w, or a store error wrapping the kg error.
-func (ds *Dataset) Export(ctx context.Context, w io.Writer, f Format, ids ...string) (ExportStats, error) {
+func (ds *Dataset) Export(ctx context.Context, w io.Writer, f Format, ids ...string) (_ ExportStats, err error) {
+	ctx, call := telemetry.Start(ctx, "admin.Export", oneSession(ids))
+	defer func() { call.End(err) }()
 	stats, err := ds.export(ctx, w, f, ids)
 	if err != nil {
 		return stats, fmt.Errorf("export: %w", err)

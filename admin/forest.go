@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 
+	"github.com/trails-kg/trails/internal/telemetry"
 	"github.com/trails-kg/trails/session"
 )
 
@@ -16,7 +17,9 @@ import (
 //
 // It returns ErrCorrupt when stored metadata cannot be read, or a store
 // error wrapping the kg error.
-func (ds *Dataset) Forest(ctx context.Context) ([]*session.Node, error) {
+func (ds *Dataset) Forest(ctx context.Context) (_ []*session.Node, err error) {
+	ctx, call := telemetry.Start(ctx, "admin.Forest", "")
+	defer func() { call.End(err) }()
 	infos, err := ds.st.List(ctx) // every session, Cycle marked
 	if err != nil {
 		return nil, fmt.Errorf("forest: %w", err)

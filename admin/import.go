@@ -17,6 +17,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/knakk/rdf"
+	"github.com/trails-kg/trails/internal/telemetry"
 	"github.com/trails-kg/trails/kg"
 	"github.com/trails-kg/trails/ontology"
 	"github.com/trails-kg/trails/rdfio"
@@ -116,7 +117,9 @@ type importGraph struct {
 // and, joined with any of these or alone, errors matching
 // session.ErrNotWitnessed for sessions written whose statements did not
 // reach the witness (WithSigning).
-func (ds *Dataset) Import(ctx context.Context, r io.Reader, f Format, progress func(done, total int)) (ImportStats, error) {
+func (ds *Dataset) Import(ctx context.Context, r io.Reader, f Format, progress func(done, total int)) (_ ImportStats, err error) {
+	ctx, call := telemetry.Start(ctx, "admin.Import", "")
+	defer func() { call.End(err) }()
 	stats, err := ds.importRDF(ctx, r, f, progress)
 	if err != nil {
 		return stats, fmt.Errorf("import: %w", err)

@@ -5,6 +5,7 @@ import (
 	"context"
 	"fmt"
 
+	"github.com/trails-kg/trails/internal/telemetry"
 	"github.com/trails-kg/trails/kg"
 	"github.com/trails-kg/trails/ontology"
 )
@@ -14,7 +15,9 @@ import (
 // that auditors can query the terms' labels and comments next to the data.
 // Running it again changes nothing. It returns the number of bytes of
 // Turtle loaded, or a store error wrapping the kg error.
-func (ds *Dataset) Init(ctx context.Context) (int, error) {
+func (ds *Dataset) Init(ctx context.Context) (_ int, err error) {
+	ctx, call := telemetry.Start(ctx, "admin.Init", "")
+	defer func() { call.End(err) }()
 	var b bytes.Buffer
 	b.Write(ontology.Vocabulary)
 	b.WriteString("\n")

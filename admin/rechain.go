@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 
+	"github.com/trails-kg/trails/internal/telemetry"
 	"github.com/trails-kg/trails/ontology"
 	"github.com/trails-kg/trails/session"
 )
@@ -47,7 +48,9 @@ var qUnchained = query("unchained.rq")
 // whose statements did not reach the witness. A session whose history
 // does not load (ErrParentMissing, ErrCorrupt) is skipped and listed in
 // Skipped.
-func (ds *Dataset) Rechain(ctx context.Context, progress func(done, total int)) (RechainStats, error) {
+func (ds *Dataset) Rechain(ctx context.Context, progress func(done, total int)) (_ RechainStats, err error) {
+	ctx, call := telemetry.Start(ctx, "admin.Rechain", "")
+	defer func() { call.End(err) }()
 	stats := RechainStats{Skipped: map[string]error{}}
 	res, err := ds.c.Select(ctx, qUnchained)
 	if err != nil {

@@ -11,6 +11,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/trails-kg/trails/internal/telemetry"
 	"github.com/trails-kg/trails/kg"
 	"github.com/trails-kg/trails/session"
 )
@@ -182,7 +183,9 @@ func parseTaskTime(v string) (time.Time, error) {
 // (ErrUnsupported); Fuseki answers 400 "Dataset not found" for an unknown
 // dataset, returned as a *kg.Error matching kg.ErrNotFound; other
 // failures are *kg.Error values matching their kg sentinels.
-func (s *Server) do(ctx context.Context, op, method, u string) ([]byte, error) {
+func (s *Server) do(ctx context.Context, op, method, u string) (_ []byte, err error) {
+	ctx, r := telemetry.StartRequest(ctx, string(kg.Fuseki), op, "", u)
+	defer func() { r.End(ctx, err) }()
 	req, err := http.NewRequestWithContext(ctx, method, u, nil)
 	if err != nil {
 		return nil, &kg.Error{Op: op, Err: err}

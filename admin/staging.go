@@ -8,6 +8,7 @@ import (
 
 	"github.com/google/uuid"
 	"github.com/knakk/rdf"
+	"github.com/trails-kg/trails/internal/telemetry"
 	"github.com/trails-kg/trails/kg"
 	"github.com/trails-kg/trails/ontology"
 )
@@ -90,7 +91,9 @@ func (ds *Dataset) checkStaging(ctx context.Context) ([]Finding, error) {
 //
 // It returns an error wrapping the kg error of a failed request, or a
 // context error.
-func (ds *Dataset) SweepStaging(ctx context.Context, olderThan time.Duration) (int, error) {
+func (ds *Dataset) SweepStaging(ctx context.Context, olderThan time.Duration) (_ int, err error) {
+	ctx, call := telemetry.Start(ctx, "admin.SweepStaging", "")
+	defer func() { call.End(err) }()
 	gs, err := ds.stagingGraphs(ctx, qCheckStaging, olderThan)
 	if err != nil {
 		return 0, err

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/knakk/rdf"
+	"github.com/trails-kg/trails/internal/telemetry"
 	"github.com/trails-kg/trails/kg"
 	"github.com/trails-kg/trails/ontology"
 	"github.com/trails-kg/trails/session"
@@ -191,7 +192,9 @@ var (
 // witness.ErrCosignatures when opts.Cosigners cosigners did not cosign
 // it, the witness's and the store's errors, and session.ErrInvalid when
 // opts.Keys names no witness key or opts.Witness is nil.
-func (ds *Dataset) Verify(ctx context.Context, opts VerifyOptions) (*VerifyReport, error) {
+func (ds *Dataset) Verify(ctx context.Context, opts VerifyOptions) (_ *VerifyReport, err error) {
+	ctx, call := telemetry.Start(ctx, "admin.Verify", "")
+	defer func() { call.End(err) }()
 	if opts.Witness == nil || opts.Keys == nil || opts.Keys.Witness == nil {
 		return nil, fmt.Errorf("verify: %w: a witness and a key list naming the witness key are needed", session.ErrInvalid)
 	}
