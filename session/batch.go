@@ -3,14 +3,12 @@ package session
 import (
 	"context"
 	"errors"
-	"strconv"
 	"strings"
 	"sync"
 
 	"github.com/knakk/rdf"
 	"github.com/trails-kg/trails/internal/telemetry"
 	"github.com/trails-kg/trails/kg"
-	"github.com/trails-kg/trails/ontology"
 )
 
 // Group commit (issue 21): one TDB2 write transaction costs about the same
@@ -119,26 +117,6 @@ func (w write) batched(r rdf.IRI) string {
 		return w.update
 	}
 	return w.update + receiptOps(w.ack, r)
-}
-
-// receiptOps returns the operations that end a batch member with ack
-// graph ack: they write its receipt, {r} trails:applied {ack}, into
-// receipt graph r if the ack graph holds its quad (the member's condition
-// held), then drop the ack graph. No PREFIX (see share-value.ru).
-func receiptOps(ack, r rdf.IRI) string {
-	a, _ := kg.Term(ack)
-	g, _ := kg.Term(r)
-	p, _ := kg.Term(kg.MustIRI(ontology.Applied))
-	return " ;\nINSERT { GRAPH " + g + " { " + g + " " + p + " " + a + " } } WHERE { GRAPH " + a + " { " + a + " " + a + " " + a + " } } ;\nDROP SILENT GRAPH " + a + "\n"
-}
-
-// receiptPattern is the group graph pattern that holds when the member
-// with ack graph ack has its receipt in receipt graph r.
-func receiptPattern(ack, r rdf.IRI) string {
-	a, _ := kg.Term(ack)
-	g, _ := kg.Term(r)
-	p, _ := kg.Term(kg.MustIRI(ontology.Applied))
-	return "{ GRAPH " + g + " { " + g + " " + p + " " + a + " } }"
 }
 
 // batcher gathers the writes of one Store into shared requests. Safe for
@@ -465,192 +443,4 @@ func (st *Store) update(ctx context.Context, u string, release bool, opts ...kg.
 		defer st.next()
 	}
 	return st.c.Update(ctx, u, opts...)
-}
-
-// checks asks in one query whether group's writes applied, and returns
-// which did: a write with an ack by its receipt in receipt graph r, one
-// without by its check. A write with neither reads as not confirmed.
-func (st *Store) checks(ctx context.Context, group []*pending, r rdf.IRI) ([]bool, error) {
-	applied := make([]bool, len(group))
-	pro := prologue{}
-	var q strings.Builder
-	for i, p := range group {
-		var pattern string
-		switch {
-		case p.w.ack != (rdf.IRI{}):
-			pattern = receiptPattern(p.w.ack, r)
-		case p.w.check == "":
-			continue
-		}
-		if pattern != "" {
-			if q.Len() > 0 {
-				q.WriteString("\nUNION\n")
-			}
-			q.WriteString("{ " + pattern + " BIND(" + strconv.Itoa(i) + " AS ?trailsMember) }")
-			continue
-		}
-		body, _, ok := pro.join(p.w.check)
-		pattern, found := askPattern(body)
-		if !ok || !found { // not one of ours: asked alone
-			var err error
-			if applied[i], err = st.c.Ask(ctx, p.w.check); err != nil {
-				return nil, err
-			}
-			continue
-		}
-		if q.Len() > 0 {
-			q.WriteString("\nUNION\n")
-		}
-		q.WriteString("{ {\n" + pattern + "\n} BIND(" + strconv.Itoa(i) + " AS ?trailsMember) }")
-	}
-	if q.Len() == 0 {
-		return applied, nil
-	}
-	res, err := st.c.Select(named(ctx, "checks"), pro.String()+"SELECT DISTINCT ?trailsMember WHERE {\n"+q.String()+"\n}")
-	if err != nil {
-		return nil, err
-	}
-	for _, row := range res.Solutions {
-		if i, err := row.Int("trailsMember"); err == nil && i >= 0 && i < len(applied) {
-			applied[i] = true
-		}
-	}
-	return applied, nil
-}
-
-// takeReceipts takes the receipt graphs waiting to be dropped and
-// returns the operations that drop them, for the request about to be
-// sent to carry; the caller gives them back (keepReceipts) when that
-// request did not succeed.
-func (st *Store) takeReceipts() (ops string, gs []rdf.IRI) {
-	b := st.batch
-	if b == nil {
-		return "", nil
-	}
-	b.mu.Lock()
-	gs, b.receipts = b.receipts, nil
-	b.mu.Unlock()
-	var sb strings.Builder
-	for _, g := range gs {
-		t, _ := kg.Term(g)
-		sb.WriteString(" ;\nDROP SILENT GRAPH " + t + "\n")
-	}
-	return sb.String(), gs
-}
-
-// keepReceipts gives receipt graphs gs to the next request to drop.
-func (st *Store) keepReceipts(gs []rdf.IRI) {
-	b := st.batch
-	if b == nil || len(gs) == 0 {
-		return
-	}
-	b.mu.Lock()
-	b.receipts = append(b.receipts, gs...)
-	b.mu.Unlock()
-}
-
-// askPattern returns the group graph pattern of ASK query body (the query
-// without its prologue): what follows ASK and an optional WHERE, when it
-// is one group ending the query.
-func askPattern(body string) (string, bool) {
-	s := strings.TrimSpace(body)
-	if !hasKeyword(s, "ASK") {
-		return "", false
-	}
-	s = strings.TrimSpace(s[len("ASK"):])
-	if hasKeyword(s, "WHERE") {
-		s = strings.TrimSpace(s[len("WHERE"):])
-	}
-	if !strings.HasPrefix(s, "{") || !strings.HasSuffix(s, "}") {
-		return "", false
-	}
-	return s, true
-}
-
-// hasKeyword reports whether s starts with keyword kw (any case) followed
-// by a space or a brace.
-func hasKeyword(s, kw string) bool {
-	if len(s) <= len(kw) || !strings.EqualFold(s[:len(kw)], kw) {
-		return false
-	}
-	c := s[len(kw)]
-	return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '{'
-}
-
-// prologue gathers the PREFIX declarations of the texts joined into one
-// request. SPARQL allows a prologue before each operation of an update,
-// but Oxigraph (0.5.13) refuses one after a ";": so the joined request
-// declares every prefix once, at its start. Texts that bind one prefix
-// name to different IRIs cannot be joined.
-type prologue struct {
-	names []string // in order of first declaration
-	iris  map[string]string
-}
-
-// join reads the prologue of SPARQL text q (leading comments and PREFIX
-// declarations) into pro and returns the rest of q. It reports false,
-// changing nothing, when q declares a BASE or binds a prefix pro binds
-// otherwise.
-func (pro *prologue) join(q string) (body string, decls int, ok bool) {
-	var names, iris []string
-	s := q
-	for {
-		s = strings.TrimLeft(s, " \t\r\n")
-		switch {
-		case strings.HasPrefix(s, "#"):
-			if i := strings.IndexByte(s, '\n'); i >= 0 {
-				s = s[i+1:]
-			} else {
-				s = ""
-			}
-			continue
-		case hasKeyword(s, "PREFIX"):
-			rest := strings.TrimLeft(s[len("PREFIX"):], " \t\r\n")
-			colon := strings.IndexByte(rest, ':')
-			if colon < 0 || strings.ContainsAny(rest[:colon], " \t\r\n<>{}") {
-				return q, 0, false
-			}
-			name := rest[:colon]
-			rest = strings.TrimLeft(rest[colon+1:], " \t\r\n")
-			end := strings.IndexByte(rest, '>')
-			if !strings.HasPrefix(rest, "<") || end < 0 {
-				return q, 0, false
-			}
-			names, iris = append(names, name), append(iris, rest[:end+1])
-			s = rest[end+1:]
-			continue
-		case hasKeyword(s, "BASE"):
-			return q, 0, false
-		}
-		break
-	}
-	for i, n := range names {
-		if have, ok := pro.iris[n]; ok && have != iris[i] {
-			return q, 0, false
-		}
-		for j := range i {
-			if names[j] == n && iris[j] != iris[i] {
-				return q, 0, false
-			}
-		}
-	}
-	if pro.iris == nil {
-		pro.iris = map[string]string{}
-	}
-	for i, n := range names {
-		if _, ok := pro.iris[n]; !ok {
-			pro.names = append(pro.names, n)
-			pro.iris[n] = iris[i]
-		}
-	}
-	return s, len(names), true
-}
-
-// String returns the declarations, one a line.
-func (pro *prologue) String() string {
-	var b strings.Builder
-	for _, n := range pro.names {
-		b.WriteString("PREFIX " + n + ": " + pro.iris[n] + "\n")
-	}
-	return b.String()
 }
