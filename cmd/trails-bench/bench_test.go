@@ -16,7 +16,7 @@ import (
 // TestMain lets the test binary stand in for trails-bench as the
 // peak-memory child, which the command starts by re-executing itself.
 func TestMain(m *testing.M) {
-	if len(os.Args) > 1 && os.Args[1] == childFlag {
+	if len(os.Args) > 1 && (os.Args[1] == childFlag || os.Args[1] == applierChildFlag) {
 		os.Exit(exitCode(run(context.Background(), os.Args[1:], os.Stdout, os.Stderr)))
 	}
 	os.Exit(m.Run())
@@ -85,6 +85,37 @@ func TestOnlySigning(t *testing.T) {
 	checkTargets(t, report, []string{tSpoolAppend, tSpoolLoop, tSignAppend, tSignLoop, tSignDirAppend, tSignDirLoop})
 }
 
+// TestOnlyShards runs scenario 12 alone at tiny sizes (-only shards: one
+// and two groups, a window of a second) and checks that the report has
+// its section and its targets, each judged. It needs root and cgroup v1
+// (the groups' CPU caps), as the scenario does. It asserts nothing about
+// time.
+func TestOnlyShards(t *testing.T) {
+	t.Setenv(fusekitest.EnvScratch, t.TempDir())
+	var stdout, stderr bytes.Buffer
+	if err := run(context.Background(), []string{"-short", "-only", "shards"}, &stdout, &stderr); err != nil {
+		t.Fatalf("trails-bench -short -only shards: %v\n%s", err, stderr.String())
+	}
+	report := stdout.String()
+	for _, s := range []string{"## Targets", "## 12. Shards: capacity of replica groups (issue 38)"} {
+		if !strings.Contains(report, "\n"+s+"\n") {
+			t.Errorf("no section %q in the report:\n%s", s, report)
+		}
+	}
+	if strings.Contains(report, "\n## 10. ") {
+		t.Errorf("the report of -only shards has section 10:\n%s", report)
+	}
+	checkTargets(t, report, shardsColumns)
+	for _, row := range []string{"| " + tShardsLost + " |", "| " + tShardsSame + " |"} {
+		if l := lineStarting(report, row); !strings.HasSuffix(l, "| meets |") {
+			t.Errorf("Targets row %q: got %q, want it met (a short run loses nothing either)", row, l)
+		}
+	}
+	if left, err := filepath.Glob(filepath.Join(cgroupCPU, "trails-bench-*")); err != nil || len(left) > 0 {
+		t.Errorf("cgroups left after the run: %v (%v)", left, err)
+	}
+}
+
 // checkTargets checks that for each of cols a table has a column and the
 // Targets table a row ending in its verdict.
 func checkTargets(tb testing.TB, report string, cols []string) {
@@ -140,7 +171,7 @@ func TestUsage(t *testing.T) {
 		{name: "argument", args: []string{"now"}, code: exitUsage, stderr: "takes flags only"},
 		{name: "data not empty", args: []string{"-data", full}, code: exitUsage, stderr: "not empty"},
 		{name: "child without arguments", args: []string{childFlag}, code: exitUsage, stderr: childFlag},
-		{name: "only what", args: []string{"-only", "everything"}, code: exitUsage, stderr: "wide, tail, agent, cluster and signing"},
+		{name: "only what", args: []string{"-only", "everything"}, code: exitUsage, stderr: "wide, tail, agent, cluster, signing and shards"},
 		{name: "only cluster without Kafka", args: []string{"-only", "cluster"}, env: map[string]string{"TRAILS_KAFKA_BROKERS": ""}, code: exitUsage, stderr: "scripts/cluster start --kafka-only"},
 		{name: "applier child without arguments", args: []string{applierChildFlag}, code: exitUsage, stderr: applierChildFlag},
 		{name: "only agent without its markers", args: []string{"-only", "agent", "-o", filepath.Join(full, "x")}, code: exitUsage, stderr: "trails-bench:agent:begin"},

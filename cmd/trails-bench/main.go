@@ -4,9 +4,11 @@
 // a naive chain walker, a flat session and a hand-written floor query,
 // Persist against raw INSERT DATA, load cost as the store grows, the
 // client's allocations and peak memory, loads per second under concurrent
-// readers and a writer, and what signing each write and adding it to a
-// witness add to an append. It prints a markdown report with one
-// column per target saying "meets" or "misses". Run "trails-bench -h".
+// readers and a writer, what signing each write and adding it to a
+// witness add to an append, and (-only shards) the write capacity of
+// replica groups sharded by session tree. It prints a markdown report
+// with one column per target saying "meets" or "misses". Run
+// "trails-bench -h".
 package main
 
 import (

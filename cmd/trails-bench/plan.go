@@ -62,6 +62,13 @@ type plan struct {
 	signAppends int // single-turn appends per run through each Store
 	signOps     int // witness.Sign and Dir.Add calls timed alone
 	signLoops   int // agent loops per run through each signing Store
+
+	shardWriters  int           // writers of the shards scenario, a tree each
+	shardGroups   []int         // the numbers of replica groups measured capped
+	shardUncapped []int         // those measured uncapped too
+	shardWarm     time.Duration // appends before each configuration's windows
+	shardWindow   time.Duration // one timed window
+	shardWindows  int           // windows per configuration; its rate is their median
 }
 
 // persistPlan is one batch size of the persist scenario.
@@ -125,6 +132,14 @@ func fullPlan() plan {
 		signAppends: 100,
 		signOps:     500,
 		signLoops:   60,
+		// Three clusters (1, 2, 4 groups), five configurations: some
+		// 7 minutes with the starts and the checks.
+		shardWriters:  64,
+		shardGroups:   []int{1, 2, 4},
+		shardUncapped: []int{1, 2},
+		shardWarm:     10 * time.Second,
+		shardWindow:   10 * time.Second,
+		shardWindows:  3,
 	}
 }
 
@@ -172,5 +187,11 @@ func shortPlan() plan {
 		signAppends:      4,
 		signOps:          10,
 		signLoops:        2,
+		shardWriters:     64,
+		shardGroups:      []int{1, 2},
+		shardUncapped:    []int{1, 2},
+		shardWarm:        time.Second,
+		shardWindow:      time.Second,
+		shardWindows:     1,
 	}
 }

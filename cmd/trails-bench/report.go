@@ -37,6 +37,7 @@ type results struct {
 	Agent         *agentResult   `json:"agent"`
 	Cluster       *clusterResult `json:"cluster,omitempty"`
 	Signing       *signingResult `json:"signing"`
+	Shards        *shardsResult  `json:"shards,omitempty"`
 	Targets       []target       `json:"targets"`
 	Summary       string         `json:"summary"` // of the targets, as the report writes it under them
 	Phases        []phase        `json:"phases"`
@@ -185,8 +186,8 @@ func forkOK(rows []forkRow) bool {
 }
 
 // judge computes the targets from the measurements: all of them, or the
-// wide tree's, the tail loads', the agent scenarios', the cluster's or
-// signing's alone after -only.
+// wide tree's, the tail loads', the agent scenarios', the cluster's,
+// signing's or the shards' alone after -only.
 func (r *results) judge() {
 	var ts []target
 	if r.Only == "" {
@@ -216,6 +217,9 @@ func (r *results) judge() {
 		ts = append(ts, c.judge()...)
 	}
 	if s := r.Signing; s != nil {
+		ts = append(ts, s.judge()...)
+	}
+	if s := r.Shards; s != nil {
 		ts = append(ts, s.judge()...)
 	}
 	r.Targets = ts
@@ -333,6 +337,9 @@ func (r *results) markdown(w io.Writer) {
 		c.markdown(w)
 	}
 	if s := r.Signing; s != nil {
+		s.markdown(w)
+	}
+	if s := r.Shards; s != nil {
 		s.markdown(w)
 	}
 

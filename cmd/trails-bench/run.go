@@ -32,7 +32,7 @@ const (
 	exitInterrupted = 130
 )
 
-const usageText = `Usage: trails-bench [-short] [-only wide|tail|agent|cluster|signing] [-o FILE] [-data DIR] [-json]
+const usageText = `Usage: trails-bench [-short] [-only wide|tail|agent|cluster|signing|shards] [-o FILE] [-data DIR] [-json]
                     [-trails-admin FILE] [-cpuprofile FILE] [-memprofile FILE]
 
 Starts a Fuseki of its own (TDB2 on disk, fuseki/trails.ttl) from the cached
@@ -79,6 +79,18 @@ Flags:
              and as a witness.Dir in the benchmark's process, both beside
              the TDB2 database; witness.Sign and each witness's Add (an
              fsync) timed alone; a minute or two
+  -only shards
+             run scenario 12 alone: issue 38's capacity of replica
+             groups sharded by session tree, at 1, 2 and 4 groups, each
+             group's Fuseki and applier in a cgroup v1 CPU cgroup capped
+             to 0.35 of a core (/sys/fs/cgroup/cpu/trails-bench-gK; it
+             needs root and cgroup v1, and fails without them, never
+             running uncapped instead), and uncapped at 1 and 2 groups;
+             64 writers through cluster.Sharded; then every acknowledged
+             append read back and each group's replica compared with the
+             audit replica. It starts its own Kafka broker (one node,
+             from the jars of scripts/cluster fetch), replicas and
+             appliers; some 8 minutes
   -o FILE    write the report to FILE instead of stdout; if FILE has the
              lines <!-- trails-bench:begin --> and <!-- trails-bench:end -->,
              only the text between them is replaced; with -only wide the
@@ -175,13 +187,18 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	if fs.NArg() > 0 {
 		return usageErrorf("unexpected argument %q: trails-bench takes flags only", fs.Arg(0))
 	}
-	if *only != "" && !slices.Contains([]string{"wide", "tail", "agent", "cluster", "signing"}, *only) {
-		return usageErrorf("-only %q: the scenarios that run alone are wide, tail, agent, cluster and signing", *only)
+	if *only != "" && !slices.Contains([]string{"wide", "tail", "agent", "cluster", "signing", "shards"}, *only) {
+		return usageErrorf("-only %q: the scenarios that run alone are wide, tail, agent, cluster, signing and shards", *only)
 	}
 	var cenv clusterEnv
 	if *only == "cluster" {
 		var err error
 		if cenv, err = clusterEnvFromOS(); err != nil {
+			return err
+		}
+	}
+	if *only == "shards" {
+		if err := checkCgroups(); err != nil {
 			return err
 		}
 	}
@@ -373,7 +390,13 @@ func (b *bench) all(ctx context.Context, r *results, dir string, cenv clusterEnv
 		r.Signing, err = b.signing(ctx, dir, b.adminBin)
 		return err
 	}}
+	shardsStep := step{"12. shards (groups capped and not, read back, replicas compared)", func() (err error) {
+		r.Shards, err = b.shards(ctx)
+		return err
+	}}
 	switch r.Only {
+	case "shards":
+		steps = []step{steps[0], shardsStep}
 	case "cluster":
 		steps = []step{steps[0], clusterStep}
 	case "wide":
