@@ -15,8 +15,10 @@ import (
 	"unicode/utf8"
 
 	"github.com/knakk/rdf"
+	"github.com/trails-kg/trails/internal/telemetry"
 	"github.com/trails-kg/trails/kg"
 	"github.com/trails-kg/trails/ontology"
+	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kgo"
 )
 
@@ -80,6 +82,7 @@ type Applier struct {
 	cfg   ApplierConfig
 	topic string
 	log   rdf.IRI // the partition's IRI, subject of its applied offset
+	tel   telemetry.Replica
 
 	mu       sync.Mutex
 	applied  int64              // the last offset applied, -1 for none
@@ -143,6 +146,7 @@ func NewApplier(cfg ApplierConfig) (*Applier, error) {
 		a.cfg.BatchBytes = DefaultBatchBytes
 	}
 	a.log = kg.MustIRI(ontology.LogIRI(a.topic, 0))
+	a.tel = telemetry.NewReplica(a.topic, cfg.Store.Endpoint())
 	return a, nil
 }
 
@@ -189,6 +193,11 @@ func (a *Applier) Run(ctx context.Context) error {
 		return fmt.Errorf("applier: %w", err)
 	}
 	defer cl.Close()
+	unobserve, err := a.tel.Observe(a.Position, func(ctx context.Context) (int64, error) { return lastOffset(ctx, cl, a.topic) })
+	if err != nil {
+		return fmt.Errorf("applier: %w", err)
+	}
+	defer unobserve()
 	a.logf("applier: applying %s/0 from offset %d to %s", a.topic, stored+1, a.cfg.Store.Endpoint())
 	for {
 		fs := cl.PollRecords(ctx, a.cfg.BatchRecords)
@@ -361,7 +370,9 @@ func header(r *kgo.Record, key string) string {
 // nil. It returns the store's *kg.Error when it refused the request while
 // the offset was prev, ctx's error, or an error when another applier
 // moved the offset elsewhere.
-func (a *Applier) send(ctx context.Context, prev, last int64, texts []string, rf *refusal) error {
+func (a *Applier) send(ctx context.Context, prev, last int64, texts []string, rf *refusal) (err error) {
+	start := a.tel.StartApply(ctx)
+	defer func() { a.tel.ApplyDone(ctx, start, err) }()
 	var b strings.Builder
 	b.WriteString(a.guard(prev, last))
 	if rf != nil {
@@ -383,6 +394,11 @@ func (a *Applier) send(ctx context.Context, prev, last int64, texts []string, rf
 				a.refused[last] = rf
 			}
 			a.mu.Unlock()
+			if rf != nil {
+				a.tel.Records(ctx, 0, 1)
+			} else {
+				a.tel.Records(ctx, len(texts), 0)
+			}
 			return nil
 		}
 		if ctx.Err() != nil {
@@ -400,6 +416,7 @@ func (a *Applier) send(ctx context.Context, prev, last int64, texts []string, rf
 				a.mu.Lock()
 				maps.Copy(a.refused, rfs)
 				a.mu.Unlock()
+				a.tel.Records(ctx, int(last-prev)-len(rfs), len(rfs))
 				return nil // passed: applied, or refused as its marker says
 			}
 			err = merr
@@ -413,6 +430,25 @@ func (a *Applier) send(ctx context.Context, prev, last int64, texts []string, rf
 			return err
 		}
 	}
+}
+
+// lastOffset returns the offset of the last record of partition 0 of
+// topic (-1 for an empty log), as Kafka tells it within 2 s.
+func lastOffset(ctx context.Context, cl *kgo.Client, topic string) (int64, error) {
+	ctx, cancel := context.WithTimeout(ctx, 2*time.Second)
+	defer cancel()
+	ends, err := kadm.NewClient(cl).ListEndOffsets(ctx, topic)
+	if err != nil {
+		return 0, err
+	}
+	o, ok := ends.Lookup(topic, 0)
+	if !ok {
+		return 0, fmt.Errorf("no end offset of %s/0", topic)
+	}
+	if o.Err != nil {
+		return 0, o.Err
+	}
+	return o.Offset - 1, nil
 }
 
 // marker returns the update that writes the refusal marker of the record

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/knakk/rdf"
+	"github.com/trails-kg/trails/internal/telemetry"
 	"github.com/trails-kg/trails/kg"
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kgo"
@@ -215,17 +216,25 @@ func (c *Client) LoadQuads(ctx context.Context, nquads []byte) error {
 
 // write sends rec as one record to partition 0 of the log and waits for a
 // replica to apply it; op names the request in errors.
-func (c *Client) write(ctx context.Context, op string, rec *kgo.Record) error {
+func (c *Client) write(ctx context.Context, op string, rec *kgo.Record) (err error) {
 	if len(rec.Value) > MaxRecordBytes {
 		return &kg.Error{Op: op, Status: http.StatusRequestEntityTooLarge, Body: fmt.Sprintf("%d bytes: the log takes records of at most %d bytes", len(rec.Value), MaxRecordBytes)}
 	}
 	ctx, cancel := context.WithTimeout(ctx, c.timeout)
 	defer cancel()
+	text := "" // an update's first line names it (telemetry.QueryName)
+	if len(rec.Headers) == 0 {
+		text = string(rec.Value[:min(len(rec.Value), 80)])
+	}
+	ctx, send := telemetry.StartSend(ctx, c.topic, op, text, len(rec.Value))
+	defer func() { send.End(err) }()
 	rec.Topic, rec.Partition = c.topic, 0
 	res, err := c.log.ProduceSync(ctx, rec).First()
 	if err != nil {
+		send.Sent(ctx, -1, err)
 		return &kg.Error{Op: op, Err: fmt.Errorf("log: %w", err)}
 	}
+	send.Sent(ctx, res.Offset, nil)
 	o, err := c.outcome(ctx, res.Offset)
 	if err != nil {
 		return &kg.Error{Op: op, Err: fmt.Errorf("log offset %d: %w", res.Offset, err)}

@@ -361,6 +361,7 @@ func TestCluster(t *testing.T) {
 	t.Run("replica copied from files", func(t *testing.T) { testReplicaCopied(t, fx) })
 	t.Run("replica cut off", func(t *testing.T) { testCutOff(t, fx) })
 	t.Run("writer killed", func(t *testing.T) { testWriterKilled(t, fx) })
+	t.Run("metrics", func(t *testing.T) { testMetrics(t, k, fx) })
 
 	// Last: it leaves a node restarted.
 	t.Run("broker killed", func(t *testing.T) { testBrokerKilled(t, k, srv) })

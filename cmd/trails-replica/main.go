@@ -18,14 +18,8 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/twmb/franz-go/pkg/kadm"
-	"github.com/twmb/franz-go/pkg/kgo"
-	"go.opentelemetry.io/otel"
-	"go.opentelemetry.io/otel/metric"
-
 	"github.com/trails-kg/trails/cluster"
 	"github.com/trails-kg/trails/internal/service"
-	"github.com/trails-kg/trails/internal/telemetry"
 	"github.com/trails-kg/trails/kg"
 )
 
@@ -64,7 +58,9 @@ Writers (cluster.Client) learn their records' outcomes from its HTTP service:
   GET /position?atLeast=N&wait=5s   {"position": P}
   GET /outcome?offset=N&wait=5s     {"offset": N, "position": P, "outcome": "applied"|"refused"|"unknown"|"pending"}
   GET /metrics                      its metrics, in the Prometheus text format
-                                    (trails_replica_lag: records not yet applied)
+                                    (trails_replica_lag: records not yet applied;
+                                    trails_replica_records_total: records applied
+                                    and refused; trails_replica_apply_duration_seconds)
 It logs to stderr with log/slog (-log-format text or json).
 It stops on SIGINT or SIGTERM. A new replica starts on an empty dataset: from
 the log's first record, or with -from from a copy of a running replica's
@@ -115,11 +111,6 @@ a replica restarted with it resumes from its own offset.
 	if err != nil {
 		return err
 	}
-	stopGauges, err := gauges(a, strings.Split(*brokers, ","), *topic)
-	if err != nil {
-		return err
-	}
-	defer stopGauges()
 	ln, err := net.Listen("tcp", *listen)
 	if err != nil {
 		return fmt.Errorf("%w: listen: %v", kg.ErrConfig, err)
@@ -143,51 +134,4 @@ func envOr(k, def string) string {
 		return v
 	}
 	return def
-}
-
-// gauges registers the replica's gauges (internal/telemetry): the offset
-// a has applied and its lag behind the log's last record, which each
-// reading asks Kafka for (within 2 s; the lag is left out when Kafka does
-// not answer). stop releases the Kafka client.
-func gauges(a *cluster.Applier, brokers []string, topic string) (stop func(), err error) {
-	cl, err := kgo.NewClient(kgo.SeedBrokers(brokers...))
-	if err != nil {
-		return nil, fmt.Errorf("%w: brokers: %v", kg.ErrConfig, err)
-	}
-	adm := kadm.NewClient(cl)
-	meter := otel.Meter(telemetry.ScopeName)
-	applied, err := meter.Int64ObservableGauge(telemetry.MetricReplicaApplied, metric.WithUnit("{offset}"),
-		metric.WithDescription("Offset of the last log record the replica applied (-1 for none)."))
-	if err != nil {
-		cl.Close()
-		return nil, err
-	}
-	lag, err := meter.Int64ObservableGauge(telemetry.MetricReplicaLag, metric.WithUnit("{record}"),
-		metric.WithDescription("Log records the replica has yet to apply: the log's last offset less the applied one."))
-	if err != nil {
-		cl.Close()
-		return nil, err
-	}
-	reg, err := meter.RegisterCallback(func(ctx context.Context, o metric.Observer) error {
-		pos := a.Position()
-		o.ObserveInt64(applied, pos)
-		ctx, cancel := context.WithTimeout(ctx, 2*time.Second)
-		defer cancel()
-		ends, err := adm.ListEndOffsets(ctx, topic)
-		if err != nil {
-			return nil // no reading of the lag this time
-		}
-		if end, ok := ends.Lookup(topic, 0); ok && end.Err == nil {
-			o.ObserveInt64(lag, max(end.Offset-1-pos, 0))
-		}
-		return nil
-	}, applied, lag)
-	if err != nil {
-		cl.Close()
-		return nil, err
-	}
-	return func() {
-		reg.Unregister()
-		cl.Close()
-	}, nil
 }
