@@ -16,6 +16,7 @@ import (
 
 	"github.com/trails-kg/trails/admin"
 	"github.com/trails-kg/trails/cluster"
+	"github.com/trails-kg/trails/internal/render"
 	"github.com/trails-kg/trails/internal/termsafe"
 	"github.com/trails-kg/trails/kg"
 	"github.com/trails-kg/trails/prov"
@@ -299,7 +300,7 @@ func (a *app) reader(ctx context.Context) (*prov.Reader, error) {
 
 // table returns a tabwriter on stdout for aligned text output.
 func (a *app) table() *tabwriter.Writer {
-	return tabwriter.NewWriter(a.stdout, 0, 4, 2, ' ', 0)
+	return render.Table(a.stdout)
 }
 
 // json writes v to stdout as indented JSON.

@@ -5,13 +5,10 @@ import (
 	"errors"
 	"flag"
 	"fmt"
-	"strconv"
 	"strings"
-	"time"
 
-	"github.com/knakk/rdf"
+	"github.com/trails-kg/trails/internal/render"
 	"github.com/trails-kg/trails/internal/termsafe"
-	"github.com/trails-kg/trails/ontology"
 	"github.com/trails-kg/trails/prov"
 )
 
@@ -109,7 +106,7 @@ func (c *auditCmd) run(ctx context.Context, a *app, args []string) error {
 			rows[i] = map[string]any{}
 			for _, v := range res.Vars {
 				if t, ok := s[v]; ok {
-					rows[i][v] = jsonValue(t)
+					rows[i][v] = render.TermJSON(t)
 				}
 			}
 		}
@@ -124,57 +121,12 @@ func (c *auditCmd) run(ctx context.Context, a *app, args []string) error {
 	for _, s := range res.Solutions {
 		cells := make([]string, len(res.Vars))
 		for i, v := range res.Vars {
-			cells[i] = cell(s[v])
+			cells[i] = render.Cell(s[v])
 		}
 		fmt.Fprintln(tw, strings.Join(cells, "\t"))
 	}
 	return tw.Flush()
 }
-
-// jsonValue is a term as JSON: numbers and booleans typed, the rest as
-// strings (IRIs whole).
-func jsonValue(t rdf.Term) any {
-	if l, ok := t.(rdf.Literal); ok {
-		switch l.DataType.String() {
-		case xsdInteger:
-			if n, err := strconv.Atoi(l.String()); err == nil {
-				return n
-			}
-		case xsdBoolean:
-			return l.String() == "true"
-		}
-	}
-	return t.String()
-}
-
-// cell is a term in a table: Trails' own IRIs without their common base
-// (session/ID, activity/deletion/ID, ...), other values on one line; both
-// escaped (termsafe.String).
-func cell(t rdf.Term) string {
-	if t == nil {
-		return "-"
-	}
-	if iri, ok := t.(rdf.IRI); ok {
-		return termsafe.String(strings.TrimPrefix(strings.TrimPrefix(iri.String(), ontology.SessionBase), idBase))
-	}
-	if l, ok := t.(rdf.Literal); ok && l.DataType.String() == xsdDateTime {
-		// One width for every time, whatever its fraction of a second.
-		if tm, err := time.Parse(time.RFC3339Nano, l.String()); err == nil {
-			return tm.UTC().Format("2006-01-02T15:04:05.000Z")
-		}
-	}
-	if v := oneLine(t.String()); v != "" {
-		return v
-	}
-	return "-"
-}
-
-const (
-	idBase      = "https://w3id.org/trails/id/"
-	xsdInteger  = "http://www.w3.org/2001/XMLSchema#integer"
-	xsdBoolean  = "http://www.w3.org/2001/XMLSchema#boolean"
-	xsdDateTime = "http://www.w3.org/2001/XMLSchema#dateTime"
-)
 
 func (c *auditCmd) list(a *app) error {
 	qs := prov.Queries()
@@ -197,14 +149,4 @@ func (c *auditCmd) list(a *app) error {
 		tw.Flush()
 	}
 	return nil
-}
-
-// oneLine shortens a value for a table cell: line breaks shown as ⏎,
-// other control and bidi characters escaped, at most 60 characters.
-func oneLine(s string) string {
-	s = termsafe.String(strings.ReplaceAll(s, "\n", "⏎"))
-	if r := []rune(s); len(r) > 60 {
-		return string(r[:59]) + "…"
-	}
-	return s
 }

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/trails-kg/trails/admin"
+	"github.com/trails-kg/trails/internal/render"
 	"github.com/trails-kg/trails/internal/termsafe"
 )
 
@@ -75,7 +76,7 @@ func (c *checkCmd) run(ctx context.Context, a *app, args []string) error {
 		fmt.Fprintf(a.stderr, "shacl: not run: the store (%s) has no SHACL endpoint; the other rules ran (validate an export with pySHACL for the shapes)\n", a.client.Store())
 	}
 	if len(findings) > 0 {
-		fmt.Fprintf(a.stderr, "%s\n", plural(len(findings), "finding"))
+		fmt.Fprintf(a.stderr, "%s\n", render.Plural(len(findings), "finding"))
 		return errFindings
 	}
 	fmt.Fprintln(a.stderr, "no findings")

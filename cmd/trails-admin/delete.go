@@ -6,6 +6,7 @@ import (
 	"flag"
 	"fmt"
 
+	"github.com/trails-kg/trails/internal/render"
 	"github.com/trails-kg/trails/internal/termsafe"
 	"github.com/trails-kg/trails/session"
 )
@@ -67,7 +68,7 @@ func (c *deleteCmd) run(ctx context.Context, a *app, args []string) error {
 		if kerr != nil {
 			return kerr
 		}
-		fmt.Fprintf(a.stderr, "trails-admin: not deleting %s: it has %s:\n", termsafe.String(id), plural(len(kids), "fork"))
+		fmt.Fprintf(a.stderr, "trails-admin: not deleting %s: it has %s:\n", termsafe.String(id), render.Plural(len(kids), "fork"))
 		for _, k := range kids {
 			fmt.Fprintf(a.stderr, "  %s  %s  @%d\n", termsafe.String(k.ID), termsafe.String(k.Branch), k.ForkedAt)
 		}
@@ -123,9 +124,9 @@ func (c *deleteCmd) report(a *app, steps []session.Step, done int, dryRun bool) 
 		case i >= done:
 			mark = "pending"
 		}
-		what := "delete " + termsafe.String(s.Session) + " (" + plural(s.Turns, "turn") + ")"
+		what := "delete " + termsafe.String(s.Session) + " (" + render.Plural(s.Turns, "turn") + ")"
 		if s.Action == "detach" {
-			what = "detach " + termsafe.String(s.Session) + " (copy " + plural(s.Turns, "inherited turn") + ")"
+			what = "detach " + termsafe.String(s.Session) + " (copy " + render.Plural(s.Turns, "inherited turn") + ")"
 		}
 		fmt.Fprintf(a.stdout, "%s %s\n", mark, what)
 	}

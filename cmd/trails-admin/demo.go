@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/trails-kg/trails/internal/render"
 	"github.com/trails-kg/trails/internal/termsafe"
 	"github.com/trails-kg/trails/kg"
 	"github.com/trails-kg/trails/prov"
@@ -154,7 +155,7 @@ func (c *demoCmd) run(ctx context.Context, a *app, args []string) error {
 		return err
 	}
 	fmt.Fprintf(out, "The fork tree (trails-admin tree %s):\n", root.ID)
-	if err := renderText(out, []*session.Node{tree}); err != nil {
+	if err := treeText(out, []*session.Node{tree}); err != nil {
 		return err
 	}
 
@@ -163,7 +164,7 @@ func (c *demoCmd) run(ctx context.Context, a *app, args []string) error {
 		return err
 	}
 	fmt.Fprintf(out, "\nReplay of the first fork, with the merged result (trails-admin replay %s):\n", forkA.ID)
-	if err := a.writeTurns(turns); err != nil {
+	if err := render.Turns(a.stdout, turns); err != nil {
 		return err
 	}
 

@@ -5,6 +5,7 @@ import (
 	"flag"
 	"fmt"
 
+	"github.com/trails-kg/trails/internal/render"
 	"github.com/trails-kg/trails/internal/termsafe"
 	"github.com/trails-kg/trails/session"
 )
@@ -81,9 +82,9 @@ func (c *detachCmd) run(ctx context.Context, a *app, args []string) error {
 	if c.dryRun {
 		verb = "would copy"
 	}
-	fmt.Fprintf(a.stdout, "%s %s %s into %s and cut its link to %s:\n", prefix(c.dryRun), verb, plural(r.Copied, "inherited turn"), termsafe.String(id), termsafe.String(r.Parent))
+	fmt.Fprintf(a.stdout, "%s %s %s into %s and cut its link to %s:\n", prefix(c.dryRun), verb, render.Plural(r.Copied, "inherited turn"), termsafe.String(id), termsafe.String(r.Parent))
 	for _, anc := range sortedKeys(r.From) {
-		fmt.Fprintf(a.stdout, "  %s from %s\n", plural(r.From[anc], "turn"), termsafe.String(anc))
+		fmt.Fprintf(a.stdout, "  %s from %s\n", render.Plural(r.From[anc], "turn"), termsafe.String(anc))
 	}
 	return nil
 }

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"unicode/utf8"
 
+	"github.com/trails-kg/trails/internal/render"
 	"github.com/trails-kg/trails/internal/termsafe"
 	"github.com/trails-kg/trails/session"
 )
@@ -35,14 +36,14 @@ func (c *diffCmd) flags(fs *flag.FlagSet) {
 
 // diffJSON is the JSON form of a comparison (stable names).
 type diffJSON struct {
-	A          string     `json:"a"`
-	B          string     `json:"b"`
-	Common     string     `json:"common"`
-	Divergence int        `json:"divergence"`
-	Copied     int        `json:"copied"`
-	Shared     []turnJSON `json:"shared"`
-	ATail      []turnJSON `json:"a_tail"`
-	BTail      []turnJSON `json:"b_tail"`
+	A          string        `json:"a"`
+	B          string        `json:"b"`
+	Common     string        `json:"common"`
+	Divergence int           `json:"divergence"`
+	Copied     int           `json:"copied"`
+	Shared     []render.Turn `json:"shared"`
+	ATail      []render.Turn `json:"a_tail"`
+	BTail      []render.Turn `json:"b_tail"`
 }
 
 func (c *diffCmd) run(ctx context.Context, a *app, args []string) error {
@@ -59,7 +60,7 @@ func (c *diffCmd) run(ctx context.Context, a *app, args []string) error {
 	}
 	if c.json {
 		return a.json(diffJSON{A: args[0], B: args[1], Common: cmp.Common, Divergence: cmp.Divergence, Copied: cmp.Copied,
-			Shared: toTurnsJSON(cmp.Shared), ATail: toTurnsJSON(cmp.A), BTail: toTurnsJSON(cmp.B)})
+			Shared: render.NewTurns(cmp.Shared), ATail: render.NewTurns(cmp.A), BTail: render.NewTurns(cmp.B)})
 	}
 	writeDiff(a.stdout, termsafe.String(args[0]), termsafe.String(args[1]), cmp, c.blocks)
 	return nil
@@ -85,8 +86,8 @@ const (
 // "*", its value shown where it differs.
 func writeDiff(w io.Writer, a, b string, cmp *session.Comparison, blocks bool) {
 	la, lb := cmp.Divergence+len(cmp.A), cmp.Divergence+len(cmp.B)
-	fmt.Fprintf(w, diffLabel, "a", a+"  "+plural(la, "turn"))
-	fmt.Fprintf(w, diffLabel, "b", b+"  "+plural(lb, "turn"))
+	fmt.Fprintf(w, diffLabel, "a", a+"  "+render.Plural(la, "turn"))
+	fmt.Fprintf(w, diffLabel, "b", b+"  "+render.Plural(lb, "turn"))
 	common := termsafe.String(cmp.Common)
 	switch {
 	case common == "" && cmp.Copied > 0:
@@ -104,10 +105,10 @@ func writeDiff(w io.Writer, a, b string, cmp *session.Comparison, blocks bool) {
 	var div string
 	switch {
 	case len(cmp.A) == 0 && len(cmp.B) == 0:
-		div = fmt.Sprintf("none: the same %s", plural(la, "turn"))
+		div = fmt.Sprintf("none: the same %s", render.Plural(la, "turn"))
 	default:
 		div = fmt.Sprintf("at turn %d: %s shared, then %d only in a and %d only in b",
-			cmp.Divergence, plural(cmp.Divergence, "turn"), len(cmp.A), len(cmp.B))
+			cmp.Divergence, render.Plural(cmp.Divergence, "turn"), len(cmp.A), len(cmp.B))
 	}
 	fmt.Fprintf(w, diffLabel, "divergence", div)
 	if cmp.Copied > 0 {

@@ -55,11 +55,3 @@ func exitCode(err error) int {
 		return exitFailure
 	}
 }
-
-// plural returns "1 turn", "2 turns".
-func plural(n int, noun string) string {
-	if n == 1 {
-		return fmt.Sprintf("%d %s", n, noun)
-	}
-	return fmt.Sprintf("%d %ss", n, noun)
-}

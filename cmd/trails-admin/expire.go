@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/trails-kg/trails/admin"
+	"github.com/trails-kg/trails/internal/render"
 	"github.com/trails-kg/trails/internal/termsafe"
 	"github.com/trails-kg/trails/session"
 )
@@ -67,7 +68,7 @@ func (c *expireCmd) run(ctx context.Context, a *app, args []string) error {
 	}})
 	p.finish()
 	if err != nil {
-		fmt.Fprintf(a.stderr, "expired %s before the error; run the same command again to finish\n", plural(n, "session"))
+		fmt.Fprintf(a.stderr, "expired %s before the error; run the same command again to finish\n", render.Plural(n, "session"))
 		return err
 	}
 	return c.report(a, now, nil, n, false)
@@ -94,9 +95,9 @@ func (c *expireCmd) report(a *app, now time.Time, due []string, n int, dryRun bo
 		for _, id := range due {
 			fmt.Fprintf(a.stdout, "would expire %s\n", termsafe.String(id))
 		}
-		fmt.Fprintf(a.stdout, "would expire %s at %s\n", plural(n, "session"), now.UTC().Format(time.RFC3339Nano))
+		fmt.Fprintf(a.stdout, "would expire %s at %s\n", render.Plural(n, "session"), now.UTC().Format(time.RFC3339Nano))
 		return nil
 	}
-	fmt.Fprintf(a.stdout, "expired %s at %s\n", plural(n, "session"), now.UTC().Format(time.RFC3339Nano))
+	fmt.Fprintf(a.stdout, "expired %s at %s\n", render.Plural(n, "session"), now.UTC().Format(time.RFC3339Nano))
 	return nil
 }

@@ -5,6 +5,7 @@ import (
 	"context"
 	"flag"
 	"fmt"
+	"github.com/trails-kg/trails/internal/render"
 	"io"
 	"os"
 	"path/filepath"
@@ -57,10 +58,10 @@ func (c *exportCmd) run(ctx context.Context, a *app, args []string) error {
 	}
 	// The two counts differ for the same data, so each says what it counts.
 	msg := fmt.Sprintf("exported %s: %s (each session's own, as stored: a fork's inherited prefix is its ancestors'), %s",
-		plural(stats.Sessions, "session"), plural(stats.Turns, "stored turn"), plural(stats.Quads, "quad"))
+		render.Plural(stats.Sessions, "session"), render.Plural(stats.Turns, "stored turn"), render.Plural(stats.Quads, "quad"))
 	if f == admin.JSONL {
 		msg = fmt.Sprintf("exported %s: %s, one per turn of each session's effective history (a fork's inherited turns again under the fork)",
-			plural(stats.Sessions, "session"), plural(stats.Turns, "line"))
+			render.Plural(stats.Sessions, "session"), render.Plural(stats.Turns, "line"))
 	}
 	fmt.Fprintln(a.stderr, msg)
 	return nil

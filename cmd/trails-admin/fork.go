@@ -5,12 +5,9 @@ import (
 	"errors"
 	"flag"
 	"fmt"
-	"net/url"
 	"strconv"
-	"strings"
 
-	"github.com/trails-kg/trails/internal/termsafe"
-	"github.com/trails-kg/trails/ontology"
+	"github.com/trails-kg/trails/internal/render"
 	"github.com/trails-kg/trails/prov"
 	"github.com/trails-kg/trails/session"
 )
@@ -117,25 +114,13 @@ func (c *forkCmd) run(ctx context.Context, a *app, args []string) error {
 	if f.Kind == session.KindWorker {
 		label += ", a worker"
 	}
-	fmt.Fprintf(a.stderr, "forked %s at %d as %s (%s): it inherits %s\n", f.ParentID, f.ForkedAt, f.ID, label, plural(f.ForkedAt, "turn"))
+	fmt.Fprintf(a.stderr, "forked %s at %d as %s (%s): it inherits %s\n", f.ParentID, f.ForkedAt, f.ID, label, render.Plural(f.ForkedAt, "turn"))
 	return nil
-}
-
-// forkRecJSON is the JSON form of the metadata of the fork that made a
-// session (stable names).
-type forkRecJSON struct {
-	Type           string `json:"type"`
-	CreatedBy      string `json:"created_by"`
-	Reason         string `json:"reason"`
-	NextSteps      string `json:"next_steps"`
-	ContextSummary string `json:"context_summary"`
-	Anchor         string `json:"anchor"` // the anchor's IRI, "" when not forked at an anchor
-	Turn           string `json:"turn"`   // the turn's IRI, "" when not forked before a turn
 }
 
 // forkRecord returns the metadata PROV records of the fork that made
 // session id, nil when no fork did (a root).
-func (a *app) forkRecord(ctx context.Context, id string) (*forkRecJSON, error) {
+func (a *app) forkRecord(ctx context.Context, id string) (*render.ForkRecord, error) {
 	r, err := a.reader(ctx)
 	if err != nil {
 		return nil, err
@@ -147,44 +132,5 @@ func (a *app) forkRecord(ctx context.Context, id string) (*forkRecJSON, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &forkRecJSON{Type: rec.Type, CreatedBy: rec.CreatedBy, Reason: rec.Reason, NextSteps: rec.NextSteps,
-		ContextSummary: rec.ContextSummary, Anchor: rec.Anchor, Turn: rec.Turn}, nil
-}
-
-// writeForkRecord prints, for show, how the session was forked when PROV
-// records more than the defaults (an explicit fork by a user at an index).
-func (a *app) writeForkRecord(rec *forkRecJSON) {
-	if rec == nil || *rec == (forkRecJSON{Type: prov.DefaultForkType, CreatedBy: prov.DefaultCreatedBy}) {
-		return
-	}
-	how := fmt.Sprintf("%s, created by %s", termsafe.String(rec.Type), termsafe.String(rec.CreatedBy))
-	switch {
-	case rec.Anchor != "":
-		name := rec.Anchor[strings.LastIndex(rec.Anchor, ontology.AnchorPath)+len(ontology.AnchorPath):]
-		if n, err := url.PathUnescape(name); err == nil {
-			name = n
-		}
-		how += ", at anchor " + termsafe.String(name)
-	case rec.Turn != "":
-		how += ", before turn " + termsafe.String(rec.Turn)
-	}
-	a.writeField("fork", how)
-	a.writeField("reason", rec.Reason)
-	a.writeField("intention", rec.NextSteps)
-	a.writeField("context", rec.ContextSummary)
-}
-
-// writeField prints "label     value" for show, continuation lines
-// indented under the value, each escaped (termsafe.Lines); nothing for an
-// empty value.
-func (a *app) writeField(label, value string) {
-	if value == "" {
-		return
-	}
-	for i, l := range termsafe.Lines(value) {
-		if i > 0 {
-			label = ""
-		}
-		fmt.Fprintf(a.stdout, "%-9s %s\n", label, l)
-	}
+	return render.NewForkRecord(rec), nil
 }

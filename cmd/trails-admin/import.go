@@ -5,6 +5,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"github.com/trails-kg/trails/internal/render"
 	"os"
 	"path/filepath"
 	"strings"
@@ -75,22 +76,22 @@ func (c *importCmd) run(ctx context.Context, a *app, args []string) error {
 		// Stopped between batches (or in one, which may or may not have
 		// landed): say what is written for sure.
 		fmt.Fprintf(a.stdout, "stopped after %d of %d batches: imported %s (%s written)\n",
-			stats.Batches, stats.Planned, plural(stats.Quads, "quad"), plural(stats.Sessions, "session"))
+			stats.Batches, stats.Planned, render.Plural(stats.Quads, "quad"), render.Plural(stats.Sessions, "session"))
 		return fmt.Errorf("%w; run the same command again to finish", err)
 	}
 	switch {
 	case stats.Quads == 0 && stats.Unchanged > 0:
-		fmt.Fprintf(a.stdout, "nothing to import: all %s are stored as in the file\n", plural(stats.Unchanged, "session"))
+		fmt.Fprintf(a.stdout, "nothing to import: all %s are stored as in the file\n", render.Plural(stats.Unchanged, "session"))
 	case stats.Quads == 0:
 		fmt.Fprintln(a.stdout, "nothing to import: the store holds everything in the file")
 	case stats.Unchanged > 0:
 		fmt.Fprintf(a.stdout, "imported %s (%s written, %d stored as in the file already)\n",
-			plural(stats.Quads, "quad"), plural(stats.Sessions, "session"), stats.Unchanged)
+			render.Plural(stats.Quads, "quad"), render.Plural(stats.Sessions, "session"), stats.Unchanged)
 	default:
-		fmt.Fprintf(a.stdout, "imported %s (%s written)\n", plural(stats.Quads, "quad"), plural(stats.Sessions, "session"))
+		fmt.Fprintf(a.stdout, "imported %s (%s written)\n", render.Plural(stats.Quads, "quad"), render.Plural(stats.Sessions, "session"))
 	}
 	if a.signer != nil {
-		fmt.Fprintf(a.stderr, "signed the heads of %s written\n", plural(stats.Signed, "session"))
+		fmt.Fprintf(a.stderr, "signed the heads of %s written\n", render.Plural(stats.Signed, "session"))
 	}
 	return err // nil, or statements not witnessed (the import is stored)
 }

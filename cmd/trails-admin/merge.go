@@ -5,8 +5,8 @@ import (
 	"flag"
 	"fmt"
 	"slices"
-	"strconv"
 
+	"github.com/trails-kg/trails/internal/render"
 	"github.com/trails-kg/trails/internal/termsafe"
 	"github.com/trails-kg/trails/kg"
 	"github.com/trails-kg/trails/session"
@@ -51,19 +51,13 @@ func (c *mergeCmd) flags(fs *flag.FlagSet) {
 
 // mergeJSON is the JSON form of a merge (stable names).
 type mergeJSON struct {
-	Child     string         `json:"child"`
-	Parent    string         `json:"parent"`
-	Status    string         `json:"status"`
-	First     int            `json:"first"` // the range reference: the fork's turns first..last
-	Last      int            `json:"last"`
-	Artifacts []artifactJSON `json:"artifacts"`
-	Turn      turnJSON       `json:"turn"`
-}
-
-// artifactJSON is an artifact: one of iri and text is set.
-type artifactJSON struct {
-	IRI  string `json:"iri,omitempty"`
-	Text string `json:"text,omitempty"`
+	Child     string            `json:"child"`
+	Parent    string            `json:"parent"`
+	Status    string            `json:"status"`
+	First     int               `json:"first"` // the range reference: the fork's turns first..last
+	Last      int               `json:"last"`
+	Artifacts []render.Artifact `json:"artifacts"`
+	Turn      render.Turn       `json:"turn"`
 }
 
 func (c *mergeCmd) run(ctx context.Context, a *app, args []string) error {
@@ -100,54 +94,10 @@ func (c *mergeCmd) run(ctx context.Context, a *app, args []string) error {
 	}
 	rec := recs[i]
 	if c.json {
-		arts := make([]artifactJSON, len(rec.Artifacts))
-		for i, x := range rec.Artifacts {
-			arts[i] = artifactJSON{IRI: x.IRI, Text: x.Text}
-		}
 		return a.json(mergeJSON{Child: rec.Child, Parent: info.ParentID, Status: string(rec.Status), First: rec.First, Last: rec.Last,
-			Artifacts: arts, Turn: turnJSON{ID: t.ID, Index: t.Index, Role: t.Role, Content: t.Content, Branch: t.Branch, Created: t.Created}})
+			Artifacts: render.NewArtifacts(rec.Artifacts), Turn: render.Turn{ID: t.ID, Index: t.Index, Role: t.Role, Content: t.Content, Branch: t.Branch, Created: t.Created}})
 	}
 	fmt.Fprintf(a.stdout, "merged %s into %s as turn %d: %s, the fork's turns %d-%d, %s\n",
-		termsafe.String(rec.Child), termsafe.String(info.ParentID), t.Index, termsafe.String(string(rec.Status)), rec.First, rec.Last, plural(len(rec.Artifacts), "artifact"))
+		termsafe.String(rec.Child), termsafe.String(info.ParentID), t.Index, termsafe.String(string(rec.Status)), rec.First, rec.Last, render.Plural(len(rec.Artifacts), "artifact"))
 	return nil
-}
-
-// mergeRecJSON is a merge turn of a session as show prints it (stable
-// names).
-type mergeRecJSON struct {
-	Turn      int            `json:"turn"`
-	Child     string         `json:"child"`
-	Status    string         `json:"status"`
-	First     int            `json:"first"`
-	Last      int            `json:"last"`
-	Artifacts []artifactJSON `json:"artifacts"`
-}
-
-func toMergesJSON(recs []session.MergeRecord) []mergeRecJSON {
-	out := make([]mergeRecJSON, len(recs))
-	for k, r := range recs {
-		arts := make([]artifactJSON, len(r.Artifacts))
-		for i, x := range r.Artifacts {
-			arts[i] = artifactJSON{IRI: x.IRI, Text: x.Text}
-		}
-		out[k] = mergeRecJSON{Turn: r.Index, Child: r.Child, Status: string(r.Status), First: r.First, Last: r.Last, Artifacts: arts}
-	}
-	return out
-}
-
-// writeMerges prints the merge turns a session holds, one line each: the
-// turn, the fork's result and its artifacts (a text one quoted, with Go's
-// escapes).
-func (a *app) writeMerges(recs []session.MergeRecord) {
-	for _, r := range recs {
-		fmt.Fprintf(a.stdout, "merge     turn %d: %s, fork %s turns %d-%d", r.Index, termsafe.String(string(r.Status)), termsafe.String(r.Child), r.First, r.Last)
-		for _, x := range r.Artifacts {
-			if x.IRI != "" {
-				fmt.Fprintf(a.stdout, ", <%s>", termsafe.String(x.IRI))
-			} else {
-				fmt.Fprintf(a.stdout, ", %s", strconv.Quote(x.Text)) // escapes every control and bidi character
-			}
-		}
-		fmt.Fprintln(a.stdout)
-	}
 }

@@ -5,6 +5,7 @@ import (
 	"flag"
 	"fmt"
 
+	"github.com/trails-kg/trails/internal/render"
 	"github.com/trails-kg/trails/internal/termsafe"
 )
 
@@ -60,7 +61,7 @@ func (c *orphansCmd) run(ctx context.Context, a *app, args []string) error {
 		tw.Flush()
 	}
 	if len(orphans) > 0 {
-		fmt.Fprintf(a.stderr, "%s orphaned: restore the missing ancestors from a backup (trails-admin import), or delete the orphans\n", plural(len(orphans), "session"))
+		fmt.Fprintf(a.stderr, "%s orphaned: restore the missing ancestors from a backup (trails-admin import), or delete the orphans\n", render.Plural(len(orphans), "session"))
 		return errFindings
 	}
 	return nil

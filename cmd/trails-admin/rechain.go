@@ -8,6 +8,7 @@ import (
 	"maps"
 	"slices"
 
+	"github.com/trails-kg/trails/internal/render"
 	"github.com/trails-kg/trails/internal/termsafe"
 	"github.com/trails-kg/trails/session"
 )
@@ -46,10 +47,10 @@ func (c *rechainCmd) run(ctx context.Context, a *app, args []string) error {
 	stats, err := ds.Rechain(ctx, func(done, total int) { p.update(done, total, "") })
 	p.finish()
 	if a.signer != nil {
-		fmt.Fprintf(a.stderr, "signed %s\n", plural(stats.Signed, "session head"))
+		fmt.Fprintf(a.stderr, "signed %s\n", render.Plural(stats.Signed, "session head"))
 	}
 	if err != nil && !errors.Is(err, session.ErrNotWitnessed) {
-		fmt.Fprintf(a.stderr, "stopped after %d of %s; run the same command again to finish\n", stats.Sessions+len(stats.Skipped), plural(stats.Total, "session"))
+		fmt.Fprintf(a.stderr, "stopped after %d of %s; run the same command again to finish\n", stats.Sessions+len(stats.Skipped), render.Plural(stats.Total, "session"))
 		return err
 	}
 	skipped := slices.Sorted(maps.Keys(stats.Skipped))
@@ -75,7 +76,7 @@ func (c *rechainCmd) run(ctx context.Context, a *app, args []string) error {
 		fmt.Fprintln(a.stdout, "nothing to do: every stored turn has its digest")
 		return nil
 	}
-	fmt.Fprintf(a.stdout, "chained %s of %s\n", plural(stats.Turns, "turn"), plural(stats.Sessions, "session"))
+	fmt.Fprintf(a.stdout, "chained %s of %s\n", render.Plural(stats.Turns, "turn"), render.Plural(stats.Sessions, "session"))
 	for _, id := range skipped {
 		fmt.Fprintf(a.stdout, "skipped %s: %s\n", termsafe.String(id), termsafe.String(stats.Skipped[id].Error()))
 	}

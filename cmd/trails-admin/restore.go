@@ -5,6 +5,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"github.com/trails-kg/trails/internal/render"
 	"io"
 	"os"
 
@@ -57,7 +58,7 @@ func (c *restoreCmd) run(ctx context.Context, a *app, args []string) error {
 	case errors.Is(err, admin.ErrNotEmpty):
 		return fmt.Errorf("%w; give --replace to drop its data first", err)
 	case err != nil && st.Batches > 0:
-		fmt.Fprintf(a.stdout, "stopped after %d of %d batches: %s loaded\n", st.Batches, st.Planned, plural(st.Quads, "quad"))
+		fmt.Fprintf(a.stdout, "stopped after %d of %d batches: %s loaded\n", st.Batches, st.Planned, render.Plural(st.Quads, "quad"))
 		return fmt.Errorf("%w; run the same command with --replace to restore it whole", err)
 	case err != nil:
 		return err
@@ -73,7 +74,7 @@ func (c *restoreCmd) run(ctx context.Context, a *app, args []string) error {
 	if st.Batches == 1 {
 		batches = "batch"
 	}
-	fmt.Fprintf(a.stdout, "restored %s in %d %s%s\n", plural(st.Quads, "quad"), st.Batches, batches, dropped)
+	fmt.Fprintf(a.stdout, "restored %s in %d %s%s\n", render.Plural(st.Quads, "quad"), st.Batches, batches, dropped)
 	fmt.Fprintln(a.stderr, "check it with: trails-admin check")
 	return nil
 }

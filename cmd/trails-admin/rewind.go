@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/trails-kg/trails/internal/render"
 	"github.com/trails-kg/trails/internal/termsafe"
 	"github.com/trails-kg/trails/session"
 )
@@ -79,11 +80,11 @@ func (c *rewindCmd) run(ctx context.Context, a *app, args []string) error {
 	}
 	if c.json {
 		return a.json(rewindJSON{Session: id, Archive: r.Archive, To: r.To, Moved: r.Moved,
-			Anchors: nonNil(r.Anchors), Reparented: nonNil(r.Reparented)})
+			Anchors: render.Tags(r.Anchors), Reparented: render.Tags(r.Reparented)})
 	}
 	archive := termsafe.String(r.Archive)
 	fmt.Fprintf(a.stdout, "rewound %s to %s; archive %s holds the %s after them (trails-admin replay %s)\n",
-		termsafe.String(id), plural(r.To, "turn"), archive, plural(r.Moved, "abandoned turn"), archive)
+		termsafe.String(id), render.Plural(r.To, "turn"), archive, render.Plural(r.Moved, "abandoned turn"), archive)
 	for _, name := range r.Anchors {
 		fmt.Fprintf(a.stdout, "  moved anchor %s to the archive\n", termsafe.String(name))
 	}
@@ -135,7 +136,7 @@ func (c *rewindsCmd) run(ctx context.Context, a *app, args []string) error {
 	if c.json {
 		out := make([]rewindRecJSON, len(recs))
 		for i, r := range recs {
-			out[i] = rewindRecJSON{Archive: r.Archive, To: r.To, Reparented: nonNil(r.Reparented), Principal: r.Principal, Reason: r.Reason, Time: r.Time}
+			out[i] = rewindRecJSON{Archive: r.Archive, To: r.To, Reparented: render.Tags(r.Reparented), Principal: r.Principal, Reason: r.Reason, Time: r.Time}
 		}
 		return a.json(out)
 	}

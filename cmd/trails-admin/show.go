@@ -7,10 +7,9 @@ import (
 	"flag"
 	"fmt"
 	"strconv"
-	"strings"
 	"time"
 
-	"github.com/trails-kg/trails/admin"
+	"github.com/trails-kg/trails/internal/render"
 	"github.com/trails-kg/trails/internal/termsafe"
 	"github.com/trails-kg/trails/session"
 )
@@ -86,27 +85,6 @@ func (c *showCmd) failed(id string, err error) error {
 	return fmt.Errorf("%s %s: %w", c.name(), termsafe.Cut(id, termsafe.MaxQuoted), err)
 }
 
-// turnJSON is the JSON form of a turn (stable names), with the
-// structured fields of a structured turn inlined (admin.StructureJSON).
-type turnJSON struct {
-	ID      string    `json:"id,omitempty"` // the turn's IRI (Turn.ID), for fork --turn
-	Index   int       `json:"index"`
-	Role    string    `json:"role"`
-	Content string    `json:"content"`
-	Branch  string    `json:"branch"`
-	Created time.Time `json:"created"`
-	*admin.StructureJSON
-}
-
-func toTurnsJSON(turns []session.Turn) []turnJSON {
-	out := make([]turnJSON, len(turns))
-	for i, t := range turns {
-		out[i] = turnJSON{ID: t.ID, Index: t.Index, Role: t.Role, Content: t.Content, Branch: t.Branch, Created: t.Created,
-			StructureJSON: toStructureJSON(t)}
-	}
-	return out
-}
-
 func (c *showCmd) run(ctx context.Context, a *app, args []string) error {
 	if len(args) != 1 {
 		return usageErrorf("%s needs one session id; try: trails-admin %s -h", c.name(), c.name())
@@ -129,9 +107,9 @@ func (c *showCmd) run(ctx context.Context, a *app, args []string) error {
 			return err
 		}
 		if c.json {
-			return a.json(toTurnsJSON(turns))
+			return a.json(render.NewTurns(turns))
 		}
-		return a.writeTurns(turns)
+		return render.Turns(a.stdout, turns)
 	}
 	info, err := st.Info(ctx, id)
 	if err != nil {
@@ -156,15 +134,15 @@ func (c *showCmd) run(ctx context.Context, a *app, args []string) error {
 	}
 	if c.json {
 		return a.json(struct {
-			Session infoJSON                   `json:"session"`
+			Session render.Info                `json:"session"`
 			App     string                     `json:"app,omitempty"`
 			Values  map[string]json.RawMessage `json:"values,omitempty"` // the state as of the last turn
-			Fork    *forkRecJSON               `json:"fork"`
-			Anchors []anchorJSON               `json:"anchors"`
-			Merges  []mergeRecJSON             `json:"merges"`
+			Fork    *render.ForkRecord         `json:"fork"`
+			Anchors []render.Anchor            `json:"anchors"`
+			Merges  []render.Merge             `json:"merges"`
 			From    int                        `json:"from,omitempty"` // with --last: the index of the first turn
-			Turns   []turnJSON                 `json:"turns"`
-		}{toInfoJSON(info), s.App, s.Values, rec, toAnchorsJSON(s.Anchors), toMergesJSON(merges), s.From, toTurnsJSON(s.Turns)})
+			Turns   []render.Turn              `json:"turns"`
+		}{render.NewInfo(info), s.App, s.Values, rec, render.NewAnchors(s.Anchors), render.NewMerges(merges), s.From, render.NewTurns(s.Turns)})
 	}
 	fmt.Fprintf(a.stdout, "session   %s\nprincipal %s\n", termsafe.String(info.ID), termsafe.String(info.Principal))
 	if s.App != "" {
@@ -172,39 +150,16 @@ func (c *showCmd) run(ctx context.Context, a *app, args []string) error {
 	}
 	fmt.Fprintf(a.stdout, "branch    %s\nkind      %s\n", termsafe.String(info.Branch), termsafe.String(string(info.Kind)))
 	if info.ParentID != "" {
-		fmt.Fprintf(a.stdout, "parent    %s (forked at %d, %s)\n", termsafe.String(info.ParentID), info.ForkedAt, plural(s.Depth(), "ancestor"))
+		fmt.Fprintf(a.stdout, "parent    %s (forked at %d, %s)\n", termsafe.String(info.ParentID), info.ForkedAt, render.Plural(s.Depth(), "ancestor"))
 	}
-	a.writeForkRecord(rec)
+	render.ForkRecordText(a.stdout, rec)
 	fmt.Fprintf(a.stdout, "turns     %d (%d own)\ncreated   %s\n", info.Turns, info.OwnTurns, info.Created.Format(time.RFC3339))
-	a.writeTagsAndAnchors(info, s)
-	a.writeMerges(merges)
-	a.writeValues(s.Values)
+	render.TagsAndAnchors(a.stdout, info, s)
+	render.Merges(a.stdout, merges)
+	render.Values(a.stdout, s.Values)
 	if c.last > 0 {
-		fmt.Fprintf(a.stdout, "tail      the last %s, from turn %d\n", plural(len(s.Turns), "turn"), s.From)
+		fmt.Fprintf(a.stdout, "tail      the last %s, from turn %d\n", render.Plural(len(s.Turns), "turn"), s.From)
 	}
 	fmt.Fprintln(a.stdout)
-	return a.writeTurns(s.Turns)
-}
-
-// writeTurns prints turns one per line, with index, branch and role, the
-// content's further lines indented under its first, then a structured
-// turn's parts, one line each (writeItems). Branch and role are printed
-// on one line, and every field escaped (termsafe), so that only a turn
-// starts a line with an index and only a part has a label in the role
-// column: stored text cannot forge a turn or a part, or act on the
-// terminal.
-func (a *app) writeTurns(turns []session.Turn) error {
-	for _, t := range turns {
-		lines := termsafe.Lines(t.Content)
-		line := fmt.Sprintf("%4d  %-13s  %-9s  %s", t.Index, termsafe.String(t.Branch), termsafe.String(t.Role), lines[0])
-		if t.Structured() {
-			line = strings.TrimRight(line, " ") // a model's turn often has no text, only parts
-		}
-		fmt.Fprintln(a.stdout, line)
-		for _, l := range lines[1:] {
-			fmt.Fprintf(a.stdout, "%4s  %-13s  %-9s  %s\n", "", "", "", l)
-		}
-		a.writeItems(t)
-	}
-	return nil
+	return render.Turns(a.stdout, s.Turns)
 }

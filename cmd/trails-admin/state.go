@@ -7,6 +7,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/trails-kg/trails/internal/render"
 	"github.com/trails-kg/trails/internal/termsafe"
 	"github.com/trails-kg/trails/session"
 )
@@ -117,7 +118,7 @@ func (c *stateCmd) run(ctx context.Context, a *app, args []string) error {
 			fmt.Fprintf(a.stdout, "%s: %s -> %s\n", termsafe.String(id), termsafe.String(string(tr.From)), termsafe.String(string(tr.To)))
 		}
 		if len(tr.Flagged) > 0 {
-			fmt.Fprintf(a.stdout, "flagged %s for cancellation: %s\n", plural(len(tr.Flagged), "descendant"), termsafe.String(strings.Join(tr.Flagged, ", ")))
+			fmt.Fprintf(a.stdout, "flagged %s for cancellation: %s\n", render.Plural(len(tr.Flagged), "descendant"), termsafe.String(strings.Join(tr.Flagged, ", ")))
 		}
 	}
 	tw := a.table()

@@ -4,6 +4,7 @@ import (
 	"context"
 	"flag"
 	"fmt"
+	"github.com/trails-kg/trails/internal/render"
 	"time"
 
 	"github.com/trails-kg/trails/admin"
@@ -48,6 +49,6 @@ func (c *sweepCmd) run(ctx context.Context, a *app, args []string) error {
 			Removed int `json:"removed"`
 		}{n})
 	}
-	fmt.Fprintf(a.stdout, "removed %s\n", plural(n, "staging graph"))
+	fmt.Fprintf(a.stdout, "removed %s\n", render.Plural(n, "staging graph"))
 	return nil
 }

@@ -12,6 +12,7 @@ import (
 	"strings"
 
 	"github.com/trails-kg/trails/admin"
+	"github.com/trails-kg/trails/internal/render"
 	"github.com/trails-kg/trails/internal/termsafe"
 	"github.com/trails-kg/trails/session"
 	"github.com/trails-kg/trails/witness"
@@ -176,16 +177,16 @@ func (c *verifyCmd) run(ctx context.Context, a *app, args []string) error {
 		}
 		tw.Flush()
 	}
-	fmt.Fprintf(a.stderr, "%s verified of %s, against %s", plural(rep.Verified, "session"), plural(rep.Sessions, "session"), entries(rep.Size))
+	fmt.Fprintf(a.stderr, "%s verified of %s, against %s", render.Plural(rep.Verified, "session"), render.Plural(rep.Sessions, "session"), entries(rep.Size))
 	if rep.Deleted > 0 {
-		fmt.Fprintf(a.stderr, "; %s deleted with a signed deletion", plural(rep.Deleted, "session"))
+		fmt.Fprintf(a.stderr, "; %s deleted with a signed deletion", render.Plural(rep.Deleted, "session"))
 	}
 	fmt.Fprintln(a.stderr)
 	if c.mark {
-		fmt.Fprintf(a.stderr, "marked %s\n", plural(rep.Marked, "session"))
+		fmt.Fprintf(a.stderr, "marked %s\n", render.Plural(rep.Marked, "session"))
 	}
 	if len(rep.Findings) > 0 {
-		fmt.Fprintf(a.stderr, "%s\n", plural(len(rep.Findings), "finding"))
+		fmt.Fprintf(a.stderr, "%s\n", render.Plural(len(rep.Findings), "finding"))
 		return errFindings
 	}
 	fmt.Fprintln(a.stderr, "no findings")

@@ -1,17 +1,15 @@
-package main
+package render
 
 import (
 	"regexp"
 	"strings"
 	"testing"
-
-	"github.com/trails-kg/trails/internal/fusekitest"
 )
 
 // TestGraphLabels: a stored value cannot end a Graphviz string or a
 // Mermaid label, add a line break of its own, or reach the terminal raw.
 func TestGraphLabels(t *testing.T) {
-	fusekitest.Parallel(t)
+	t.Parallel()
 	evil := "x\"];\n  evil [label=\"\\\\n\x1b]0;t\x07\u202e<b>#1"
 	t.Run("dot", func(t *testing.T) {
 		got := dotString("…1234abcd", evil)
