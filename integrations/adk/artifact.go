@@ -16,6 +16,7 @@ import (
 	"google.golang.org/genai"
 
 	"github.com/trails-kg/trails/integrations/adk/adkcore"
+	"github.com/trails-kg/trails/internal/telemetry"
 	"github.com/trails-kg/trails/kg"
 	"github.com/trails-kg/trails/ontology"
 	trails "github.com/trails-kg/trails/session"
@@ -249,7 +250,12 @@ func checkRequest(op string, isNil bool, validate func() error) error {
 // req.Version is not above every version of the file, session.ErrConflict
 // of Trails when other saves kept winning the race for the next version
 // (retry), or a store error.
-func (a *ArtifactService) Save(ctx context.Context, req *artifact.SaveRequest) (*artifact.SaveResponse, error) {
+func (a *ArtifactService) Save(ctx context.Context, req *artifact.SaveRequest) (_ *artifact.SaveResponse, err error) {
+	ctx, call := telemetry.Start(ctx, "adk.ArtifactService.Save", "")
+	defer func() { call.End(err) }()
+	if req != nil {
+		call.SetSession(req.SessionID)
+	}
 	if err := checkRequest("save artifact", req == nil, func() error { return req.Validate() }); err != nil {
 		return nil, err
 	}
@@ -470,7 +476,12 @@ func (a *ArtifactService) lookup(ctx context.Context, app, user, session, name s
 // negative version, ErrNoArtifact (which matches fs.ErrNotExist, as ADK's
 // services' errors do) when there is no such version (never saved, or
 // deleted), or a store error.
-func (a *ArtifactService) Load(ctx context.Context, req *artifact.LoadRequest) (*artifact.LoadResponse, error) {
+func (a *ArtifactService) Load(ctx context.Context, req *artifact.LoadRequest) (_ *artifact.LoadResponse, err error) {
+	ctx, call := telemetry.Start(ctx, "adk.ArtifactService.Load", "")
+	defer func() { call.End(err) }()
+	if req != nil {
+		call.SetSession(req.SessionID)
+	}
 	if err := checkRequest("load artifact", req == nil, func() error { return req.Validate() }); err != nil {
 		return nil, err
 	}
@@ -498,7 +509,12 @@ func (a *ArtifactService) Load(ctx context.Context, req *artifact.LoadRequest) (
 // It returns ErrInvalid for a request ADK's validation refuses or a
 // negative version, session.ErrConflict of Trails when saves or deletes
 // kept changing the log meanwhile (retry), or a store error.
-func (a *ArtifactService) Delete(ctx context.Context, req *artifact.DeleteRequest) error {
+func (a *ArtifactService) Delete(ctx context.Context, req *artifact.DeleteRequest) (err error) {
+	ctx, call := telemetry.Start(ctx, "adk.ArtifactService.Delete", "")
+	defer func() { call.End(err) }()
+	if req != nil {
+		call.SetSession(req.SessionID)
+	}
 	if err := checkRequest("delete artifact", req == nil, func() error { return req.Validate() }); err != nil {
 		return err
 	}
@@ -506,7 +522,6 @@ func (a *ArtifactService) Delete(ctx context.Context, req *artifact.DeleteReques
 		return fmt.Errorf("delete artifact %s: %w: version %d", req.FileName, ErrInvalid, req.Version)
 	}
 	k := keyOf(req.AppName, req.UserID, req.SessionID, req.FileName)
-	var err error
 	for range 5 {
 		if err = a.delete(ctx, k, req.FileName, req.Version); !errors.Is(err, trails.ErrConflict) {
 			break
@@ -564,7 +579,12 @@ func (a *ArtifactService) delete(ctx context.Context, k logKey, name string, v i
 //
 // It returns ErrInvalid for a request ADK's validation refuses, or a
 // store error.
-func (a *ArtifactService) List(ctx context.Context, req *artifact.ListRequest) (*artifact.ListResponse, error) {
+func (a *ArtifactService) List(ctx context.Context, req *artifact.ListRequest) (_ *artifact.ListResponse, err error) {
+	ctx, call := telemetry.Start(ctx, "adk.ArtifactService.List", "")
+	defer func() { call.End(err) }()
+	if req != nil {
+		call.SetSession(req.SessionID)
+	}
 	if err := checkRequest("list artifacts", req == nil, func() error { return req.Validate() }); err != nil {
 		return nil, err
 	}
@@ -588,7 +608,12 @@ func (a *ArtifactService) List(ctx context.Context, req *artifact.ListRequest) (
 // It returns ErrInvalid for a request ADK's validation refuses,
 // ErrNoArtifact (which matches fs.ErrNotExist) when the file has none, or
 // a store error.
-func (a *ArtifactService) Versions(ctx context.Context, req *artifact.VersionsRequest) (*artifact.VersionsResponse, error) {
+func (a *ArtifactService) Versions(ctx context.Context, req *artifact.VersionsRequest) (_ *artifact.VersionsResponse, err error) {
+	ctx, call := telemetry.Start(ctx, "adk.ArtifactService.Versions", "")
+	defer func() { call.End(err) }()
+	if req != nil {
+		call.SetSession(req.SessionID)
+	}
 	if err := checkRequest("artifact versions", req == nil, func() error { return req.Validate() }); err != nil {
 		return nil, err
 	}
@@ -615,7 +640,12 @@ func (a *ArtifactService) Versions(ctx context.Context, req *artifact.VersionsRe
 // It returns ErrInvalid for a request ADK's validation refuses or a
 // negative version, ErrNoArtifact (which matches fs.ErrNotExist) when
 // there is no such version, or a store error.
-func (a *ArtifactService) GetArtifactVersion(ctx context.Context, req *artifact.GetArtifactVersionRequest) (*artifact.GetArtifactVersionResponse, error) {
+func (a *ArtifactService) GetArtifactVersion(ctx context.Context, req *artifact.GetArtifactVersionRequest) (_ *artifact.GetArtifactVersionResponse, err error) {
+	ctx, call := telemetry.Start(ctx, "adk.ArtifactService.GetArtifactVersion", "")
+	defer func() { call.End(err) }()
+	if req != nil {
+		call.SetSession(req.SessionID)
+	}
 	if err := checkRequest("get artifact version", req == nil, func() error { return req.Validate() }); err != nil {
 		return nil, err
 	}

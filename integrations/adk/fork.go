@@ -10,6 +10,7 @@ import (
 	"google.golang.org/adk/v2/session"
 
 	"github.com/trails-kg/trails/integrations/adk/adkcore"
+	"github.com/trails-kg/trails/internal/telemetry"
 	trails "github.com/trails-kg/trails/session"
 )
 
@@ -84,7 +85,9 @@ func (p Point) index(evs []*session.Event) (int, error) {
 // for an empty Point, the errors of Trails' Store.Fork
 // (session.ErrTooManyChildren, ErrForkDepth, ErrConflict when k was
 // rewound below at meanwhile, ...), or a store error.
-func (s *SessionService) Fork(ctx context.Context, k Key, at Point, reason string) (*Session, error) {
+func (s *SessionService) Fork(ctx context.Context, k Key, at Point, reason string) (_ *Session, err error) {
+	ctx, call := telemetry.Start(ctx, "adk.SessionService.Fork", k.SessionID)
+	defer func() { call.End(err) }()
 	tid := adkcore.TrailsID(k.AppName, k.UserID, k.SessionID)
 	tag := adkcore.AppTag(k.AppName)
 	opts := []trails.ForkOption{trails.WithTags(tag), trails.ForkIf(func(principal, app string, tags []string) bool {
@@ -152,7 +155,9 @@ func (s *SessionService) forkLoaded(ctx context.Context, k Key, at Point, opts [
 // for an empty Point, the errors of Trails' Rewind (session.ErrInvalid
 // for a position before the fork point or at the end, ErrConflict when k
 // changed meanwhile, ...), or a store error.
-func (s *SessionService) Rewind(ctx context.Context, k Key, to Point, reason string) (*Session, string, error) {
+func (s *SessionService) Rewind(ctx context.Context, k Key, to Point, reason string) (_ *Session, _ string, err error) {
+	ctx, call := telemetry.Start(ctx, "adk.SessionService.Rewind", k.SessionID)
+	defer func() { call.End(err) }()
 	cur, err := s.load(ctx, k.AppName, k.UserID, k.SessionID, trails.Tail{})
 	if err != nil {
 		return nil, "", fmt.Errorf("rewind %s: %w", k.SessionID, err)
@@ -188,7 +193,9 @@ type ForkInfo struct {
 // made and the archives of its rewinds.
 //
 // It returns ErrNotFound when k is not found, or a store error.
-func (s *SessionService) Forks(ctx context.Context, k Key) ([]ForkInfo, error) {
+func (s *SessionService) Forks(ctx context.Context, k Key) (_ []ForkInfo, err error) {
+	ctx, call := telemetry.Start(ctx, "adk.SessionService.Forks", k.SessionID)
+	defer func() { call.End(err) }()
 	tid := adkcore.TrailsID(k.AppName, k.UserID, k.SessionID)
 	info, err := s.core.St.Info(ctx, tid)
 	switch {

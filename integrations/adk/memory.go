@@ -15,6 +15,7 @@ import (
 	"google.golang.org/adk/v2/session"
 
 	"github.com/trails-kg/trails/integrations/adk/adkcore"
+	"github.com/trails-kg/trails/internal/telemetry"
 	"github.com/trails-kg/trails/kg"
 	"github.com/trails-kg/trails/ontology"
 	trails "github.com/trails-kg/trails/session"
@@ -102,7 +103,12 @@ func NewMemoryService(c trails.Querier, opts ...MemoryOption) *MemoryService {
 // stored),
 // ErrDiverged when the value's events are not the stored ones (nothing is
 // stored), ErrNotFound when a *Session was deleted, or a store error.
-func (m *MemoryService) AddSessionToMemory(ctx context.Context, s session.Session) error {
+func (m *MemoryService) AddSessionToMemory(ctx context.Context, s session.Session) (err error) {
+	ctx, call := telemetry.Start(ctx, "adk.MemoryService.AddSessionToMemory", "")
+	defer func() { call.End(err) }()
+	if s != nil {
+		call.SetSession(s.ID())
+	}
 	if s == nil {
 		return fmt.Errorf("add session to memory: %w: nil session", ErrInvalid)
 	}
@@ -136,7 +142,6 @@ func (m *MemoryService) AddSessionToMemory(ctx context.Context, s session.Sessio
 	// A race with another writer (a create or an append of the same
 	// session) is retried from a fresh load; three tries are plenty for
 	// the writers of one session.
-	var err error
 	for range 3 {
 		if err = m.store(ctx, app, user, id, turns); !errors.Is(err, trails.ErrConflict) && !errors.Is(err, ErrExists) {
 			break
@@ -230,7 +235,9 @@ func (m *MemoryService) turn(ev *session.Event) (trails.Turn, error) {
 //
 // It returns ErrInvalid for a nil request or an empty app name or user
 // id, or a store error.
-func (m *MemoryService) SearchMemory(ctx context.Context, req *memory.SearchRequest) (*memory.SearchResponse, error) {
+func (m *MemoryService) SearchMemory(ctx context.Context, req *memory.SearchRequest) (_ *memory.SearchResponse, err error) {
+	ctx, call := telemetry.Start(ctx, "adk.MemoryService.SearchMemory", "")
+	defer func() { call.End(err) }()
 	if req == nil || req.AppName == "" || req.UserID == "" {
 		return nil, fmt.Errorf("search memory: %w: app name and user id are required", ErrInvalid)
 	}

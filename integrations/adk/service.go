@@ -20,6 +20,7 @@ import (
 	"google.golang.org/adk/v2/session"
 
 	"github.com/trails-kg/trails/integrations/adk/adkcore"
+	"github.com/trails-kg/trails/internal/telemetry"
 	trails "github.com/trails-kg/trails/session"
 )
 
@@ -86,7 +87,12 @@ func NewSessionService(st *trails.Store, opts ...Option) *SessionService {
 // value is not JSON, ErrExists when the id is taken (also by a session
 // deleted since: Trails does not bring a deleted session back), or a
 // store error.
-func (s *SessionService) Create(ctx context.Context, req *session.CreateRequest) (*session.CreateResponse, error) {
+func (s *SessionService) Create(ctx context.Context, req *session.CreateRequest) (_ *session.CreateResponse, err error) {
+	ctx, call := telemetry.Start(ctx, "adk.SessionService.Create", "")
+	defer func() { call.End(err) }()
+	if req != nil {
+		call.SetSession(req.SessionID)
+	}
 	if req == nil {
 		return nil, fmt.Errorf("create: %w: nil request", ErrInvalid)
 	}
@@ -103,7 +109,12 @@ func (s *SessionService) Create(ctx context.Context, req *session.CreateRequest)
 //
 // It returns ErrInvalid for a nil request or an empty field, ErrNotFound when no session
 // of that app and user has the id, or a store error.
-func (s *SessionService) Get(ctx context.Context, req *session.GetRequest) (*session.GetResponse, error) {
+func (s *SessionService) Get(ctx context.Context, req *session.GetRequest) (_ *session.GetResponse, err error) {
+	ctx, call := telemetry.Start(ctx, "adk.SessionService.Get", "")
+	defer func() { call.End(err) }()
+	if req != nil {
+		call.SetSession(req.SessionID)
+	}
 	if req == nil {
 		return nil, fmt.Errorf("get: %w: nil request", ErrInvalid)
 	}
@@ -130,7 +141,9 @@ func (s *SessionService) load(ctx context.Context, app, user, id string, t trail
 //
 // It returns ErrInvalid for a nil request or an empty app name, or a
 // store error.
-func (s *SessionService) List(ctx context.Context, req *session.ListRequest) (*session.ListResponse, error) {
+func (s *SessionService) List(ctx context.Context, req *session.ListRequest) (_ *session.ListResponse, err error) {
+	ctx, call := telemetry.Start(ctx, "adk.SessionService.List", "")
+	defer func() { call.End(err) }()
 	if req == nil {
 		return nil, fmt.Errorf("list: %w: nil request", ErrInvalid)
 	}
@@ -154,7 +167,12 @@ func (s *SessionService) List(ctx context.Context, req *session.ListRequest) (*s
 //
 // It returns ErrInvalid for a nil request or an empty field, or a store
 // error.
-func (s *SessionService) Delete(ctx context.Context, req *session.DeleteRequest) error {
+func (s *SessionService) Delete(ctx context.Context, req *session.DeleteRequest) (err error) {
+	ctx, call := telemetry.Start(ctx, "adk.SessionService.Delete", "")
+	defer func() { call.End(err) }()
+	if req != nil {
+		call.SetSession(req.SessionID)
+	}
 	if req == nil {
 		return fmt.Errorf("delete: %w: nil request", ErrInvalid)
 	}
@@ -173,7 +191,12 @@ func (s *SessionService) Delete(ctx context.Context, req *session.DeleteRequest)
 // It returns ErrInvalid for a nil session or event or a state value that
 // is not JSON, ErrForeignSession for a session value of another service,
 // ErrNotFound when the session is no longer stored, or a store error.
-func (s *SessionService) AppendEvent(ctx context.Context, cur session.Session, event *session.Event) error {
+func (s *SessionService) AppendEvent(ctx context.Context, cur session.Session, event *session.Event) (err error) {
+	ctx, call := telemetry.Start(ctx, "adk.SessionService.AppendEvent", "")
+	defer func() { call.End(err) }()
+	if cur != nil {
+		call.SetSession(cur.ID())
+	}
 	if cur == nil || event == nil {
 		return fmt.Errorf("append event: %w: nil session or event", ErrInvalid)
 	}

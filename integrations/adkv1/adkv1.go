@@ -25,6 +25,7 @@ import (
 	"google.golang.org/adk/session"
 
 	"github.com/trails-kg/trails/integrations/adk/adkcore"
+	"github.com/trails-kg/trails/internal/telemetry"
 	trails "github.com/trails-kg/trails/session"
 )
 
@@ -131,7 +132,12 @@ func notFound(err error) error {
 // It returns ErrInvalid for a nil request, an empty app name or user id
 // or a state value that is not JSON, ErrExists when the id is taken (also
 // by a session deleted since), or a store error.
-func (s *SessionService) Create(ctx context.Context, req *session.CreateRequest) (*session.CreateResponse, error) {
+func (s *SessionService) Create(ctx context.Context, req *session.CreateRequest) (_ *session.CreateResponse, err error) {
+	ctx, call := telemetry.Start(ctx, "adkv1.SessionService.Create", "")
+	defer func() { call.End(err) }()
+	if req != nil {
+		call.SetSession(req.SessionID)
+	}
 	if req == nil {
 		return nil, fmt.Errorf("create: %w: nil request", ErrInvalid)
 	}
@@ -149,7 +155,12 @@ func (s *SessionService) Create(ctx context.Context, req *session.CreateRequest)
 // It returns ErrInvalid for a nil request or an empty field, ErrNotFound
 // (with session.ErrNotFound of ADK) when no session of that app and user
 // has the id, or a store error.
-func (s *SessionService) Get(ctx context.Context, req *session.GetRequest) (*session.GetResponse, error) {
+func (s *SessionService) Get(ctx context.Context, req *session.GetRequest) (_ *session.GetResponse, err error) {
+	ctx, call := telemetry.Start(ctx, "adkv1.SessionService.Get", "")
+	defer func() { call.End(err) }()
+	if req != nil {
+		call.SetSession(req.SessionID)
+	}
 	if req == nil {
 		return nil, fmt.Errorf("get: %w: nil request", ErrInvalid)
 	}
@@ -166,7 +177,9 @@ func (s *SessionService) Get(ctx context.Context, req *session.GetRequest) (*ses
 //
 // It returns ErrInvalid for a nil request or an empty app name, or a
 // store error.
-func (s *SessionService) List(ctx context.Context, req *session.ListRequest) (*session.ListResponse, error) {
+func (s *SessionService) List(ctx context.Context, req *session.ListRequest) (_ *session.ListResponse, err error) {
+	ctx, call := telemetry.Start(ctx, "adkv1.SessionService.List", "")
+	defer func() { call.End(err) }()
 	if req == nil {
 		return nil, fmt.Errorf("list: %w: nil request", ErrInvalid)
 	}
@@ -187,7 +200,12 @@ func (s *SessionService) List(ctx context.Context, req *session.ListRequest) (*s
 //
 // It returns ErrInvalid for a nil request or an empty field, or a store
 // error.
-func (s *SessionService) Delete(ctx context.Context, req *session.DeleteRequest) error {
+func (s *SessionService) Delete(ctx context.Context, req *session.DeleteRequest) (err error) {
+	ctx, call := telemetry.Start(ctx, "adkv1.SessionService.Delete", "")
+	defer func() { call.End(err) }()
+	if req != nil {
+		call.SetSession(req.SessionID)
+	}
 	if req == nil {
 		return fmt.Errorf("delete: %w: nil request", ErrInvalid)
 	}
@@ -206,7 +224,12 @@ func (s *SessionService) Delete(ctx context.Context, req *session.DeleteRequest)
 // is not JSON, ErrForeignSession for a session value of another service,
 // ErrNotFound (with session.ErrNotFound of ADK) when the session is no
 // longer stored, or a store error.
-func (s *SessionService) AppendEvent(ctx context.Context, cur session.Session, event *session.Event) error {
+func (s *SessionService) AppendEvent(ctx context.Context, cur session.Session, event *session.Event) (err error) {
+	ctx, call := telemetry.Start(ctx, "adkv1.SessionService.AppendEvent", "")
+	defer func() { call.End(err) }()
+	if cur != nil {
+		call.SetSession(cur.ID())
+	}
 	if cur == nil || event == nil {
 		return fmt.Errorf("append event: %w: nil session or event", ErrInvalid)
 	}

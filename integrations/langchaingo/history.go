@@ -52,6 +52,7 @@ import (
 	"github.com/google/uuid"
 	"github.com/tmc/langchaingo/llms"
 	"github.com/tmc/langchaingo/schema"
+	"github.com/trails-kg/trails/internal/telemetry"
 	"github.com/trails-kg/trails/session"
 )
 
@@ -142,7 +143,9 @@ func (h *History) SessionID() string { return h.id }
 // It returns an error wrapping session.ErrCorrupt for a raw copy it cannot
 // read, the errors of session.Store.Load (session.ErrParentMissing, ...),
 // or a store error.
-func (h *History) Messages(ctx context.Context) ([]llms.ChatMessage, error) {
+func (h *History) Messages(ctx context.Context) (_ []llms.ChatMessage, err error) {
+	ctx, call := telemetry.Start(ctx, "langchaingo.History.Messages", h.id)
+	defer func() { call.End(err) }()
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	s, _, err := h.read(ctx)
@@ -172,7 +175,9 @@ func (h *History) Messages(ctx context.Context) ([]llms.ChatMessage, error) {
 // other errors of session.Store.Persist, or a store error. Nothing is
 // stored when it fails, except that a store error may hide a write that
 // landed: Messages tells.
-func (h *History) AddMessage(ctx context.Context, m llms.ChatMessage) error {
+func (h *History) AddMessage(ctx context.Context, m llms.ChatMessage) (err error) {
+	ctx, call := telemetry.Start(ctx, "langchaingo.History.AddMessage", h.id)
+	defer func() { call.End(err) }()
 	t, err := turnOf(m)
 	if err != nil {
 		return fmt.Errorf("add message: %w", err)
@@ -227,7 +232,9 @@ func (h *History) Clear(ctx context.Context) error {
 // the history holds the kept prefix and the error says why (the archive
 // holds what was replaced). It returns the errors of AddMessage for a
 // message it cannot store (then nothing changes) and those of Clear.
-func (h *History) SetMessages(ctx context.Context, msgs []llms.ChatMessage) error {
+func (h *History) SetMessages(ctx context.Context, msgs []llms.ChatMessage) (err error) {
+	ctx, call := telemetry.Start(ctx, "langchaingo.History.SetMessages", h.id)
+	defer func() { call.End(err) }()
 	op := "set messages"
 	if msgs == nil {
 		op = "clear"

@@ -24,6 +24,7 @@ import (
 	"github.com/google/jsonschema-go/jsonschema"
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/trails-kg/trails/internal/telemetry"
 	"github.com/trails-kg/trails/internal/termsafe"
 	"github.com/trails-kg/trails/kg"
 	"github.com/trails-kg/trails/prov"
@@ -144,7 +145,8 @@ var (
 // output schema from Out (JSON values, json.RawMessage, as any JSON),
 // unless t has one. A result carries Out as structured content and the
 // text as text content; an error, a panic included, is a tool error whose
-// message is escaped and cut (toolError).
+// message is escaped and cut (toolError). Each call is a span named "mcp."
+// and the tool's name (mcp.append_turn), its error recorded.
 func addTool[In, Out any](srv *sdk.Server, t *sdk.Tool, h handler[In, Out]) {
 	if t.OutputSchema == nil {
 		s, err := jsonschema.For[Out](&jsonschema.ForOptions{TypeSchemas: map[reflect.Type]*jsonschema.Schema{
@@ -155,7 +157,10 @@ func addTool[In, Out any](srv *sdk.Server, t *sdk.Tool, h handler[In, Out]) {
 		}
 		t.OutputSchema = s
 	}
+	span := "mcp." + t.Name // the call's span, a child of the caller's context
 	sdk.AddTool(srv, t, func(ctx context.Context, _ *sdk.CallToolRequest, in In) (res *sdk.CallToolResult, out Out, err error) {
+		ctx, call := telemetry.Start(ctx, span, "")
+		defer func() { call.End(err) }()
 		defer func() {
 			if p := recover(); p != nil {
 				var zero Out

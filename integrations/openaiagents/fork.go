@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 
+	"github.com/trails-kg/trails/internal/telemetry"
 	"github.com/trails-kg/trails/session"
 )
 
@@ -21,7 +22,9 @@ import (
 // errors of session.Store.Fork (session.ErrInvalid for at out of range
 // 0..the number of items, session.ErrTooManyChildren,
 // session.ErrForkDepth, ...), or a store error.
-func (s *Session) Fork(ctx context.Context, at int, opts ...session.ForkOption) (*Session, error) {
+func (s *Session) Fork(ctx context.Context, at int, opts ...session.ForkOption) (_ *Session, err error) {
+	ctx, call := telemetry.Start(ctx, "openaiagents.Session.Fork", s.id)
+	defer func() { call.End(err) }()
 	f, err := s.st.Fork(ctx, s.id, at, opts...)
 	if err != nil {
 		return nil, fmt.Errorf("fork: %w", err)

@@ -46,6 +46,7 @@ import (
 
 	"github.com/google/uuid"
 	"github.com/nlpodyssey/openai-agents-go/memory"
+	"github.com/trails-kg/trails/internal/telemetry"
 	"github.com/trails-kg/trails/session"
 )
 
@@ -138,7 +139,9 @@ func (s *Session) SessionID(context.Context) string { return s.id }
 // It returns an error wrapping session.ErrCorrupt for a raw copy it
 // cannot read, the errors of session.Store.Load and LoadTail
 // (session.ErrParentMissing, ...), or a store error.
-func (s *Session) GetItems(ctx context.Context, limit int) ([]memory.TResponseInputItem, error) {
+func (s *Session) GetItems(ctx context.Context, limit int) (_ []memory.TResponseInputItem, err error) {
+	ctx, call := telemetry.Start(ctx, "openaiagents.Session.GetItems", s.id)
+	defer func() { call.End(err) }()
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	ts, _, err := s.read(ctx, max(limit, 0))
@@ -171,7 +174,9 @@ func (s *Session) GetItems(ctx context.Context, limit int) ([]memory.TResponseIn
 // is in a terminal state, the other errors of session.Store.Persist, or a
 // store error. Nothing is stored when it fails, except that a store error
 // may hide a write that landed: GetItems tells.
-func (s *Session) AddItems(ctx context.Context, items []memory.TResponseInputItem) error {
+func (s *Session) AddItems(ctx context.Context, items []memory.TResponseInputItem) (err error) {
+	ctx, call := telemetry.Start(ctx, "openaiagents.Session.AddItems", s.id)
+	defer func() { call.End(err) }()
 	if len(items) == 0 {
 		return nil
 	}
@@ -214,7 +219,9 @@ func (s *Session) AddItems(ctx context.Context, items []memory.TResponseInputIte
 // rewind another process may append: then the rewind moves that item too
 // (into the archive, where nothing is lost), and PopItem returns
 // session.ErrConflict saying so.
-func (s *Session) PopItem(ctx context.Context) (*memory.TResponseInputItem, error) {
+func (s *Session) PopItem(ctx context.Context) (_ *memory.TResponseInputItem, err error) {
+	ctx, call := telemetry.Start(ctx, "openaiagents.Session.PopItem", s.id)
+	defer func() { call.End(err) }()
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	ts, stored, err := s.current(ctx)
@@ -247,7 +254,9 @@ func (s *Session) PopItem(ctx context.Context) (*memory.TResponseInputItem, erro
 // (nothing is changed), session.ErrConflict when another writer changed
 // the session since this Session last read it, the errors of
 // session.Store.Rewind (session.ErrState, ...), or a store error.
-func (s *Session) ClearSession(ctx context.Context) error {
+func (s *Session) ClearSession(ctx context.Context) (err error) {
+	ctx, call := telemetry.Start(ctx, "openaiagents.Session.ClearSession", s.id)
+	defer func() { call.End(err) }()
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	ts, stored, err := s.current(ctx)
