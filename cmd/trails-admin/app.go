@@ -12,11 +12,11 @@ import (
 	"sort"
 	"strings"
 	"text/tabwriter"
-	"time"
 
 	"github.com/trails-kg/trails/admin"
 	"github.com/trails-kg/trails/cluster"
 	"github.com/trails-kg/trails/internal/render"
+	"github.com/trails-kg/trails/internal/storeflags"
 	"github.com/trails-kg/trails/internal/termsafe"
 	"github.com/trails-kg/trails/kg"
 	"github.com/trails-kg/trails/prov"
@@ -78,53 +78,26 @@ const storeKafka = "kafka"
 // that reads or writes the whole dataset, unless --timeout was given.
 func (a *app) longRequests() {
 	if !a.timeoutSet {
-		a.conn.timeout = longWork
+		a.conn.Timeout = longWork
 	}
 }
 
 // defaultEndpoint is the dataset of a local Fuseki started by scripts/fuseki
 // on its default port.
-const defaultEndpoint = "http://127.0.0.1:3030/trails"
+const defaultEndpoint = storeflags.DefaultEndpoint
 
 // connFlags are the connection flags every command takes, and the store's
-// limits (--max-children).
-type connFlags struct {
-	endpoint, user, password string
-	store                    string // kg.Store (fuseki, oxigraph or generic), or storeKafka
-	queryURL, updateURL      string // kg.Config's overrides of the store's endpoints
-	graphStoreURL            string
-	timeout                  time.Duration
-	maxChildren              int // session.WithMaxChildren
-}
+// limits (--max-children): storeflags.Flags, whose Store may also be
+// storeKafka.
+type connFlags struct{ storeflags.Flags }
 
 // defaultConn returns the connection settings from the environment.
-func defaultConn() connFlags {
-	return connFlags{
-		endpoint: envOr("TRAILS_ENDPOINT", defaultEndpoint),
-		user:     os.Getenv("TRAILS_USER"),
-		password: os.Getenv("TRAILS_PASSWORD"),
-		timeout:  30 * time.Second,
-
-		store:         envOr("TRAILS_STORE", string(kg.Fuseki)),
-		queryURL:      os.Getenv("TRAILS_QUERY_URL"),
-		updateURL:     os.Getenv("TRAILS_UPDATE_URL"),
-		graphStoreURL: os.Getenv("TRAILS_GRAPH_STORE_URL"),
-
-		maxChildren: session.DefaultMaxChildren,
-	}
-}
+func defaultConn() connFlags { return connFlags{storeflags.FromEnv()} }
 
 // register adds the connection flags to fs, with c's values as defaults.
 func (c *connFlags) register(fs *flag.FlagSet) {
-	fs.StringVar(&c.endpoint, "endpoint", c.endpoint, "dataset URL: Fuseki's dataset, Oxigraph's server ($TRAILS_ENDPOINT)")
-	fs.StringVar(&c.store, "store", c.store, "the store's profile: fuseki, oxigraph, generic, or kafka for the cluster of $TRAILS_KAFKA_BROKERS and $TRAILS_REPLICAS ($TRAILS_STORE)")
-	fs.StringVar(&c.queryURL, "query-url", c.queryURL, "SPARQL query URL, instead of the profile's ($TRAILS_QUERY_URL)")
-	fs.StringVar(&c.updateURL, "update-url", c.updateURL, "SPARQL update URL, instead of the profile's ($TRAILS_UPDATE_URL)")
-	fs.StringVar(&c.graphStoreURL, "graph-store-url", c.graphStoreURL, "Graph Store Protocol URL, instead of the profile's ($TRAILS_GRAPH_STORE_URL)")
-	fs.StringVar(&c.user, "user", c.user, "user name for HTTP basic auth ($TRAILS_USER)")
-	fs.StringVar(&c.password, "password", c.password, "password for HTTP basic auth ($TRAILS_PASSWORD)")
-	fs.DurationVar(&c.timeout, "timeout", c.timeout, "time limit of each request to the store")
-	fs.IntVar(&c.maxChildren, "max-children", c.maxChildren, "the most forks a session may have; a fork beyond is refused (0: no limit)")
+	c.Register(fs, "the store's profile: fuseki, oxigraph, generic, or kafka for the cluster of $TRAILS_KAFKA_BROKERS and $TRAILS_REPLICAS ($TRAILS_STORE)",
+		"password for HTTP basic auth ($TRAILS_PASSWORD)")
 }
 
 // check returns a usage error for values that parse but cannot be used
@@ -133,19 +106,12 @@ func (c *connFlags) register(fs *flag.FlagSet) {
 // neither of which the flag's help promises).
 func (c *connFlags) check(cmd string) error {
 	switch {
-	case c.maxChildren < 0:
-		return usageErrorf("%s: --max-children %d: want a whole number >= 0 (0: no limit); try: trails-admin %s -h", cmd, c.maxChildren, cmd)
-	case c.timeout <= 0:
-		return usageErrorf("%s: --timeout %v: want a duration > 0, such as 30s or 5m; try: trails-admin %s -h", cmd, c.timeout, cmd)
+	case c.MaxChildren < 0:
+		return usageErrorf("%s: --max-children %d: want a whole number >= 0 (0: no limit); try: trails-admin %s -h", cmd, c.MaxChildren, cmd)
+	case c.Timeout <= 0:
+		return usageErrorf("%s: --timeout %v: want a duration > 0, such as 30s or 5m; try: trails-admin %s -h", cmd, c.Timeout, cmd)
 	}
 	return nil
-}
-
-func envOr(k, def string) string {
-	if v := os.Getenv(k); v != "" {
-		return v
-	}
-	return def
 }
 
 // kg returns the client of the store, checking that it answers.
@@ -153,17 +119,10 @@ func (a *app) kg(ctx context.Context) (storeClient, error) {
 	if a.client != nil {
 		return a.client, nil
 	}
-	if a.conn.store == storeKafka {
+	if a.conn.Store == storeKafka {
 		return a.cluster(ctx)
 	}
-	endpoint := a.conn.endpoint
-	if a.conn.store == string(kg.Generic) && endpoint == defaultEndpoint {
-		endpoint = "" // a generic store is its three URLs, not Fuseki's default
-	}
-	c, err := kg.New(kg.Config{
-		Endpoint: endpoint, Username: a.conn.user, Password: a.conn.password, Timeout: a.conn.timeout,
-		Store: kg.Store(a.conn.store), QueryURL: a.conn.queryURL, UpdateURL: a.conn.updateURL, GraphStoreURL: a.conn.graphStoreURL,
-	})
+	c, err := kg.New(a.conn.Config())
 	if err != nil {
 		return nil, usageErrorf("%v", err)
 	}
@@ -192,8 +151,8 @@ func (a *app) cluster(ctx context.Context) (storeClient, error) {
 	if err != nil {
 		return nil, usageErrorf("--store kafka: %v", err)
 	}
-	cfg.Timeout = a.conn.timeout
-	cfg.Store = kg.Config{Username: a.conn.user, Password: a.conn.password, Timeout: a.conn.timeout}
+	cfg.Timeout = a.conn.Timeout
+	cfg.Store = kg.Config{Username: a.conn.User, Password: a.conn.Password, Timeout: a.conn.Timeout}
 	c, err := cluster.Open(cfg)
 	if err != nil {
 		return nil, usageErrorf("--store kafka: %v", err)
@@ -222,9 +181,9 @@ func (a *app) sharded(ctx context.Context) (storeClient, error) {
 	if err != nil {
 		return nil, usageErrorf("--store kafka: %v", err)
 	}
-	store := kg.Config{Username: a.conn.user, Password: a.conn.password, Timeout: a.conn.timeout}
+	store := kg.Config{Username: a.conn.User, Password: a.conn.Password, Timeout: a.conn.Timeout}
 	for i := range cfg.Groups {
-		cfg.Groups[i].Timeout, cfg.Groups[i].Store = a.conn.timeout, store
+		cfg.Groups[i].Timeout, cfg.Groups[i].Store = a.conn.Timeout, store
 	}
 	if cfg.Audit != nil {
 		cfg.Audit.Store = store
@@ -250,7 +209,7 @@ func (a *app) store(ctx context.Context) (*session.Store, error) {
 	if err != nil {
 		return nil, err
 	}
-	opts := []session.StoreOption{session.WithMaxChildren(a.conn.maxChildren)}
+	opts := []session.StoreOption{session.WithMaxChildren(a.conn.MaxChildren)}
 	if a.signer != nil {
 		opts = append(opts, session.WithSigning(a.signer, a.witness))
 	}
@@ -273,12 +232,12 @@ func (a *app) dataset(ctx context.Context) (*admin.Dataset, error) {
 // server returns the admin API of the dataset's server (compact,
 // backup), after checking that the store answers at the endpoint.
 func (a *app) server(ctx context.Context) (*admin.Server, error) {
-	if a.conn.store == storeKafka {
+	if a.conn.Store == storeKafka {
 		return nil, fmt.Errorf("%w: the cluster's replicas are Fuseki datasets of their own: give each replica's --endpoint with --store fuseki", admin.ErrUnsupported)
 	}
 	s, err := admin.NewServer(admin.ServerConfig{
-		Endpoint: a.conn.endpoint, Store: kg.Store(a.conn.store),
-		Username: a.conn.user, Password: a.conn.password, Timeout: a.conn.timeout,
+		Endpoint: a.conn.Endpoint, Store: kg.Store(a.conn.Store),
+		Username: a.conn.User, Password: a.conn.Password, Timeout: a.conn.Timeout,
 	})
 	if err != nil {
 		return nil, err

@@ -56,7 +56,7 @@ func (c *backupCmd) run(ctx context.Context, a *app, args []string) error {
 	out := backupJSON{Dataset: s.Dataset(), Task: st.Task.ID, Seconds: st.Task.Took().Seconds(), File: st.File, Bytes: -1}
 	base := c.base
 	if base == "" {
-		base = localBase(a.conn.endpoint)
+		base = localBase(a.conn.Endpoint)
 	}
 	if base != "" {
 		path := filepath.Join(base, "backups", st.File)

@@ -48,7 +48,7 @@ func (c *compactCmd) run(ctx context.Context, a *app, args []string) error {
 	}
 	db := c.db
 	if db == "" {
-		db = localDatabase(a.conn.endpoint, s.Dataset())
+		db = localDatabase(a.conn.Endpoint, s.Dataset())
 	}
 	p := a.progress("compact")
 	p.update(0, 1, "waiting for the server's task")

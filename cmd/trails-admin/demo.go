@@ -211,9 +211,9 @@ func (c *demoCmd) run(ctx context.Context, a *app, args []string) error {
 	}
 	self := selfCommand(os.Args[0], a.client.Endpoint())
 	switch st := a.client.Store(); {
-	case a.conn.store == storeKafka:
+	case a.conn.Store == storeKafka:
 		self = "TRAILS_STORE=" + storeKafka + " " + selfCommand(os.Args[0], defaultEndpoint) // the rest is in the environment
-	case st != kg.Fuseki && a.conn.queryURL == "" && a.conn.updateURL == "" && a.conn.graphStoreURL == "":
+	case st != kg.Fuseki && a.conn.QueryURL == "" && a.conn.UpdateURL == "" && a.conn.GraphStoreURL == "":
 		self = "TRAILS_STORE=" + string(st) + " " + self
 	}
 	self = termsafe.String(self)

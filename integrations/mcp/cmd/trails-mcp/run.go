@@ -18,6 +18,7 @@ import (
 
 	"github.com/trails-kg/trails/integrations/mcp"
 	"github.com/trails-kg/trails/internal/service"
+	"github.com/trails-kg/trails/internal/storeflags"
 	"github.com/trails-kg/trails/internal/termsafe"
 	"github.com/trails-kg/trails/kg"
 	"github.com/trails-kg/trails/session"
@@ -57,22 +58,13 @@ func exitCode(err error) int {
 	}
 }
 
-// defaultEndpoint is the dataset of a local Fuseki started by
-// scripts/fuseki on its default port (trails-admin's default too).
-const defaultEndpoint = "http://127.0.0.1:3030/trails"
-
 // options are the command line's settings.
 type options struct {
-	endpoint, user, password string
-	store                    string
-	queryURL, updateURL      string
-	graphStoreURL            string
-	timeout                  time.Duration
-	maxChildren              int
-	http                     string // "": stdio
-	metrics                  string // --metrics ADDR: serve /metrics there
-	logFormat                string // --log-format: text or json
-	signKey, witness         string // --sign-key, --witness: sign the writes
+	storeflags.Flags        // the connection flags, trails-admin's
+	http             string // "": stdio
+	metrics          string // --metrics ADDR: serve /metrics there
+	logFormat        string // --log-format: text or json
+	signKey, witness string // --sign-key, --witness: sign the writes
 }
 
 const usageText = `trails-mcp serves a Trails store to MCP clients: list_sessions, show_session,
@@ -105,13 +97,6 @@ Example (Claude Desktop and other clients start it with these settings):
   TRAILS_USER=auditor TRAILS_PASSWORD=... trails-mcp --endpoint http://127.0.0.1:3030/trails
 `
 
-func envOr(k, def string) string {
-	if v := os.Getenv(k); v != "" {
-		return v
-	}
-	return def
-}
-
 // run runs the command line: it serves until stdin closes (stdio) or ctx
 // ends (--http). Diagnostics go to stderr; on stdio, stdout carries the
 // protocol alone.
@@ -132,24 +117,14 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 
 func serve(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) error {
 	o := options{
-		endpoint: envOr("TRAILS_ENDPOINT", defaultEndpoint), user: os.Getenv("TRAILS_USER"), password: os.Getenv("TRAILS_PASSWORD"),
-		store: envOr("TRAILS_STORE", string(kg.Fuseki)), queryURL: os.Getenv("TRAILS_QUERY_URL"),
-		updateURL: os.Getenv("TRAILS_UPDATE_URL"), graphStoreURL: os.Getenv("TRAILS_GRAPH_STORE_URL"),
-		timeout: 30 * time.Second, maxChildren: session.DefaultMaxChildren,
+		Flags:   storeflags.FromEnv(),
 		signKey: os.Getenv("TRAILS_SIGN_KEY"), witness: os.Getenv("TRAILS_WITNESS"),
-		logFormat: envOr("TRAILS_LOG_FORMAT", "text"),
+		logFormat: storeflags.EnvOr("TRAILS_LOG_FORMAT", "text"),
 	}
 	fs := flag.NewFlagSet("trails-mcp", flag.ContinueOnError)
 	fs.SetOutput(io.Discard)
-	fs.StringVar(&o.endpoint, "endpoint", o.endpoint, "dataset URL: Fuseki's dataset, Oxigraph's server ($TRAILS_ENDPOINT)")
-	fs.StringVar(&o.store, "store", o.store, "the store's profile: fuseki, oxigraph or generic ($TRAILS_STORE)")
-	fs.StringVar(&o.queryURL, "query-url", o.queryURL, "SPARQL query URL, instead of the profile's ($TRAILS_QUERY_URL)")
-	fs.StringVar(&o.updateURL, "update-url", o.updateURL, "SPARQL update URL, instead of the profile's ($TRAILS_UPDATE_URL)")
-	fs.StringVar(&o.graphStoreURL, "graph-store-url", o.graphStoreURL, "Graph Store Protocol URL, instead of the profile's ($TRAILS_GRAPH_STORE_URL)")
-	fs.StringVar(&o.user, "user", o.user, "user name for HTTP basic auth ($TRAILS_USER)")
-	fs.StringVar(&o.password, "password", o.password, "password for HTTP basic auth ($TRAILS_PASSWORD; prefer it: the process list shows flags)")
-	fs.DurationVar(&o.timeout, "timeout", o.timeout, "time limit of each request to the store")
-	fs.IntVar(&o.maxChildren, "max-children", o.maxChildren, "the most forks a session may have; a fork beyond is refused (0: no limit)")
+	o.Register(fs, "the store's profile: fuseki, oxigraph or generic ($TRAILS_STORE)",
+		"password for HTTP basic auth ($TRAILS_PASSWORD; prefer it: the process list shows flags)")
 	fs.StringVar(&o.http, "http", "", "serve streamable HTTP on `ADDR` (such as 127.0.0.1:8765) instead of stdio")
 	fs.StringVar(&o.metrics, "metrics", "", "serve the metrics in the Prometheus text format at http://`ADDR`/metrics (such as 127.0.0.1:9464)")
 	fs.StringVar(&o.logFormat, "log-format", o.logFormat, "the format of the log on stderr: text or json ($TRAILS_LOG_FORMAT)")
@@ -165,10 +140,10 @@ func serve(ctx context.Context, args []string, stdin io.Reader, stdout, stderr i
 	switch {
 	case fs.NArg() > 0:
 		return usageErrorf("unexpected argument %s; try: trails-mcp -h", termsafe.Quote(fs.Arg(0)))
-	case o.maxChildren < 0:
-		return usageErrorf("--max-children %d: want a whole number >= 0 (0: no limit); try: trails-mcp -h", o.maxChildren)
-	case o.timeout <= 0:
-		return usageErrorf("--timeout %v: want a duration > 0, such as 30s; try: trails-mcp -h", o.timeout)
+	case o.MaxChildren < 0:
+		return usageErrorf("--max-children %d: want a whole number >= 0 (0: no limit); try: trails-mcp -h", o.MaxChildren)
+	case o.Timeout <= 0:
+		return usageErrorf("--timeout %v: want a duration > 0, such as 30s; try: trails-mcp -h", o.Timeout)
 	}
 	for _, a := range []struct{ flag, addr string }{{"--http", o.http}, {"--metrics", o.metrics}} {
 		if a.addr == "" {
@@ -193,7 +168,7 @@ func serve(ctx context.Context, args []string, stdin io.Reader, stdout, stderr i
 		}
 		defer stop()
 	}
-	opts := []mcp.Option{mcp.WithStoreOptions(session.WithMaxChildren(o.maxChildren))}
+	opts := []mcp.Option{mcp.WithStoreOptions(session.WithMaxChildren(o.MaxChildren))}
 	if o.signKey != "" || o.witness != "" {
 		sign, err := signing(o.signKey, o.witness)
 		if err != nil {
@@ -201,14 +176,7 @@ func serve(ctx context.Context, args []string, stdin io.Reader, stdout, stderr i
 		}
 		opts = append(opts, sign)
 	}
-	endpoint := o.endpoint
-	if o.store == string(kg.Generic) && endpoint == defaultEndpoint {
-		endpoint = "" // a generic store is its three URLs, not Fuseki's default
-	}
-	c, err := kg.New(kg.Config{
-		Endpoint: endpoint, Username: o.user, Password: o.password, Timeout: o.timeout,
-		Store: kg.Store(o.store), QueryURL: o.queryURL, UpdateURL: o.updateURL, GraphStoreURL: o.graphStoreURL,
-	})
+	c, err := kg.New(o.Config())
 	if err != nil {
 		return usageErrorf("%v; try: trails-mcp -h", err)
 	}
