@@ -17,7 +17,7 @@ import (
 // the structured fields of a structured turn inlined as the JSONL export
 // writes them (admin.StructureJSON).
 type Turn struct {
-	ID      string    `json:"id,omitempty" jsonschema:"the turn's IRI (Turn.ID), which a fork takes as its turn"`
+	ID      string    `json:"id,omitempty" jsonschema:"the turn's IRI, which fork_session takes as turn"`
 	Index   int       `json:"index"`
 	Role    string    `json:"role"`
 	Content string    `json:"content"`
