@@ -63,3 +63,21 @@ func BenchmarkNoProvider(b *testing.B) {
 		call.End(nil)
 	}
 }
+
+// BenchmarkNoProviderSend measures what the instrumentation of one write
+// through the log (the cluster profile) costs with no provider installed:
+// its span, the send's duration and, on a replica, the applier's record
+// count and request duration.
+func BenchmarkNoProviderSend(b *testing.B) {
+	ctx := context.Background()
+	r := telemetry.NewReplica("trails", "http://127.0.0.1:3131/trails")
+	b.ReportAllocs()
+	for b.Loop() {
+		sctx, send := telemetry.StartSend(ctx, "trails", "update", "# append: ...", 4096)
+		send.Sent(sctx, 42, nil)
+		send.End(nil)
+		start := r.StartApply(ctx)
+		r.Records(ctx, 1, 0)
+		r.ApplyDone(ctx, start, nil)
+	}
+}
