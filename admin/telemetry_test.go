@@ -113,6 +113,7 @@ func TestTraceDataset(t *testing.T) {
 		t.Fatal(err)
 	}
 	ds := st.Dataset
+	shaclNotRun := false // Check on a store with no SHACL endpoint: its span records the error
 	steps := []struct {
 		call string
 		id   string // the session it names, "" for none
@@ -122,6 +123,7 @@ func TestTraceDataset(t *testing.T) {
 		{"Check", "", func(ctx context.Context) error {
 			_, err := ds.Check(ctx)
 			if errors.Is(err, admin.ErrSHACLNotRun) {
+				shaclNotRun = true
 				return nil
 			}
 			return err
@@ -158,7 +160,7 @@ func TestTraceDataset(t *testing.T) {
 			if got := attrOf(call, "gen_ai.conversation.id"); got != step.id {
 				t.Errorf("gen_ai.conversation.id: got %q, want %q", got, step.id)
 			}
-			if call.Status.Code == codes.Error {
+			if call.Status.Code == codes.Error && !(step.call == "Check" && shaclNotRun) {
 				t.Errorf("status: got %v, want unset", call.Status)
 			}
 		})
