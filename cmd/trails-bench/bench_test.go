@@ -116,6 +116,28 @@ func TestOnlyShards(t *testing.T) {
 	}
 }
 
+// TestShardsNeedCgroups: without a cgroup v1 cpu controller (here a
+// directory that does not exist) -only shards fails at once, saying what
+// it needs, and does not run uncapped.
+func TestShardsNeedCgroups(t *testing.T) {
+	old := cgroupCPU
+	cgroupCPU = filepath.Join(t.TempDir(), "no-cgroup")
+	t.Cleanup(func() { cgroupCPU = old })
+	var stdout, stderr bytes.Buffer
+	err := run(context.Background(), []string{"-short", "-only", "shards"}, &stdout, &stderr)
+	if got := exitCode(err); got != exitFailure {
+		t.Errorf("exit code: got %d, want %d (err %v)", got, exitFailure, err)
+	}
+	for _, want := range []string{"needs root and the cgroup v1 cpu controller", "never runs uncapped"} {
+		if !strings.Contains(stderr.String(), want) {
+			t.Errorf("stderr: got %q, want it to contain %q", stderr.String(), want)
+		}
+	}
+	if stdout.Len() > 0 {
+		t.Errorf("stdout: got %q, want nothing", stdout.String())
+	}
+}
+
 // checkTargets checks that for each of cols a table has a column and the
 // Targets table a row ending in its verdict.
 func checkTargets(tb testing.TB, report string, cols []string) {

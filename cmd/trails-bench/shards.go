@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bufio"
 	"bytes"
 	"cmp"
 	"context"
@@ -56,7 +57,6 @@ const (
 const (
 	shardsScale2   = 1.8
 	shardsScale4   = 3.4
-	cgroupCPU      = "/sys/fs/cgroup/cpu"
 	cgroupPeriodUs = 100000
 	groupQuotaUs   = 35000 // 0.35 of a core per group
 	// auditQuotaUs holds the audit replica (its Fuseki and appliers)
@@ -65,6 +65,10 @@ const (
 	// when it catches up.
 	auditQuotaUs = 5000
 )
+
+// cgroupCPU is where the cgroup v1 cpu controller is mounted (a variable
+// for the test of a machine without one).
+var cgroupCPU = "/sys/fs/cgroup/cpu"
 
 // shardsColumns lists the shards targets, in report order.
 var shardsColumns = []string{tShards2, tShards4, tShardsLost, tShardsSame}
@@ -589,7 +593,7 @@ func (rig *shardRig) start(ctx context.Context, scratch string) error {
 			addr: "127.0.0.1:0",
 			log:  filepath.Join(scratch, fmt.Sprintf("%s-%s.log", rig.tag, name)),
 		}
-		if err := a.start(exe); err != nil {
+		if err := spawnApplier(a, exe); err != nil {
 			return nil, fmt.Errorf("applier %s: %w", name, err)
 		}
 		rig.appliers = append(rig.appliers, a)
@@ -637,6 +641,36 @@ func (rig *shardRig) start(ctx context.Context, scratch string) error {
 		b.logf("shards: %d groups: group %d: topic %s, Fuseki %s, applier %s (cgroup %s)", rig.n, g, rig.topics[g], srvs[g].Endpoint, rig.appliers[g].url(), rig.groups[g].dir)
 	}
 	b.logf("shards: %d groups: audit replica %s (cgroup %s)", rig.n, rig.audit().Endpoint, rig.groups[rig.n].dir)
+	return nil
+}
+
+// spawnApplier starts a as applierProc.start does, but as a child that
+// dies with this process (Pdeathsig): an applier left running would keep
+// its cgroup from being removed.
+func spawnApplier(a *applierProc, exe string) error {
+	lf, err := os.OpenFile(a.log, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
+	if err != nil {
+		return err
+	}
+	defer lf.Close()
+	cmd := exec.Command(exe, append(slices.Clone(a.args), "-listen", a.addr)...)
+	cmd.Stderr = lf
+	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		return err
+	}
+	if err := fusekitest.Spawn(cmd); err != nil {
+		return err
+	}
+	a.cmd, a.done = cmd, make(chan struct{})
+	line, err := bufio.NewReader(out).ReadString('\n')
+	go func() { cmd.Wait(); close(a.done) }() // after the read: Wait closes the pipe
+	if err != nil {
+		a.kill()
+		return fmt.Errorf("the applier exited before serving (its log: %s)", a.log)
+	}
+	a.addr = strings.TrimSpace(line)
 	return nil
 }
 
