@@ -106,19 +106,21 @@ type shardsRun struct {
 	CPU []float64 `json:"cpu_cores"`
 	// What the rest of the machine used over the windows, in cores: the
 	// Kafka broker, this process (the writers) and the audit replica.
-	KafkaCPU, WritersCPU, AuditCPU float64
+	KafkaCPU   float64 `json:"kafka_cores"`
+	WritersCPU float64 `json:"writers_cores"`
+	AuditCPU   float64 `json:"audit_cores"`
 }
 
 // shardsCheck is the consistency check of one cluster after its runs.
 type shardsCheck struct {
-	Groups    int    `json:"groups"`
-	Acked     int    `json:"acked"`
-	Lost      int    `json:"lost"`
-	Graphs    int    `json:"session_graphs"`
-	Quads     int    `json:"quads"` // in the audit replica, offsets left out
-	Identical bool   `json:"identical"`
-	Diff      string `json:"diff,omitempty"`
-	Quiesce   time.Duration
+	Groups    int           `json:"groups"`
+	Acked     int           `json:"acked"`
+	Lost      int           `json:"lost"`
+	Graphs    int           `json:"session_graphs"`
+	Quads     int           `json:"quads"` // in the audit replica, offsets left out
+	Identical bool          `json:"identical"`
+	Diff      string        `json:"diff,omitempty"`
+	Quiesce   time.Duration `json:"quiesce_ns"` // from lifting the caps until every replica had applied every log
 }
 
 // rate returns the capped rate at n groups, 0 if not measured.
@@ -484,6 +486,7 @@ func startBroker(ctx context.Context, scratch string) (*broker, error) {
 	for {
 		select {
 		case <-br.done:
+			br.stop()
 			return nil, fmt.Errorf("the broker exited (its log: %s)", br.log)
 		default:
 		}
@@ -1110,11 +1113,11 @@ func (s *shardsResult) markdown(w io.Writer) {
 		"(its root's id drawn so that the groups have as many trees each), append one turn per `Persist` without pause: "+
 		"first uncapped for %v (the JVMs compile), then for each configuration %v of warm-up and %d windows of %v; "+
 		"appends/s is the median window's, p50 and p99 are over every acknowledged append of the windows, per group is over all windows. "+
-		"**Efficiency** = rate(N) / (N × rate(1)), capped. **Throttled** is the share of CPU periods in which a group's cgroup used its whole quota "+
+		"**× 1 group** = rate(N) / rate(1) and **efficiency** = rate(N) / (N × rate(1)), each row against the 1-group row capped as it is. **Throttled** is the share of CPU periods in which a group's cgroup used its whole quota "+
 		"(near 0%%: the cap did not bind); **cores used** is what processes used over the windows (utime and stime of /proc/PID/stat): "+
-		"each group's, and the rest of the machine's (the broker, this process with its 64 writers, the audit replica), "+
+		"each group's, and the rest of the machine's (the broker, this process with its %d writers, the audit replica), "+
 		"which shows when the %d cores, not the groups, were the limit. The groups' databases share this machine's disk, which no cgroup caps.\n\n",
-		s.Writers, s.Warm, s.Warm, s.Windows, s.Window, runtime.NumCPU())
+		s.Writers, s.Warm, s.Warm, s.Windows, s.Window, s.Writers, runtime.NumCPU())
 	one := s.rate(1, true)
 	var rows [][]string
 	for _, r := range s.Runs {
