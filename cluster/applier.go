@@ -395,9 +395,9 @@ func (a *Applier) send(ctx context.Context, prev, last int64, texts []string, rf
 			}
 			a.mu.Unlock()
 			if rf != nil {
-				a.tel.Records(ctx, 0, 1)
+				a.tel.Records(ctx, int(last-prev)-1, 1)
 			} else {
-				a.tel.Records(ctx, len(texts), 0)
+				a.tel.Records(ctx, int(last-prev), 0) // texts, or a Graph Store record applied before
 			}
 			return nil
 		}
