@@ -43,4 +43,11 @@
 // span groups to an audit replica that applies every group's topic into
 // one dataset. Reads on a replica that goes silent move to another within
 // a few seconds (Client's reads ping a replica that is slow to answer).
+//
+// Through the OpenTelemetry API, a no-op until the program installs a
+// provider, each write of a Client is a producer span "send TOPIC" with
+// the record's offset (messaging.kafka.offset), and a running Applier
+// reports the records it applied and refused, the duration of its
+// requests, its position and its lag behind the log (docs/operations.md
+// lists the names).
 package cluster
