@@ -415,9 +415,12 @@ func startBroker(ctx context.Context, scratch string) (*broker, error) {
 	if err != nil {
 		return nil, err
 	}
-	out, err := exec.CommandContext(ctx, filepath.Join(root, "scripts", "cluster"), "classpath").Output()
+	var errb bytes.Buffer
+	cpCmd := exec.CommandContext(ctx, filepath.Join(root, "scripts", "cluster"), "classpath")
+	cpCmd.Stderr = &errb
+	out, err := cpCmd.Output()
 	if err != nil {
-		return nil, fmt.Errorf("Kafka's classpath (scripts/cluster classpath; needs java and mvn): %w", err)
+		return nil, fmt.Errorf("Kafka's classpath (scripts/cluster classpath; needs java and mvn): %w: %s", err, bytes.TrimSpace(errb.Bytes()))
 	}
 	lines := strings.Split(strings.TrimSpace(string(out)), "\n")
 	cp := strings.TrimSpace(lines[len(lines)-1])
