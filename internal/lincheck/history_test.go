@@ -106,14 +106,16 @@ type config struct {
 	proxy        *proxy             // nil: no proxy
 	kill         *fusekitest.Server // when set, killed with SIGKILL once during the history and restarted
 	restart      *replica           // when set, its applier is killed once during the history, an apply request in flight, and a new one started
+	ownKeysOnly  bool               // turns change no shared (app: or user:) key
 }
 
 // world is one history being recorded: the session ids the clients know,
 // the operations and the clock.
 type world struct {
-	seed   uint64
-	faulty bool // faults are injected
-	start  time.Time
+	seed        uint64
+	faulty      bool // faults are injected
+	ownKeysOnly bool // config.ownKeysOnly
+	start       time.Time
 
 	mu    sync.Mutex
 	ids   []string
@@ -232,6 +234,9 @@ func (c *client) content() string {
 // a shared one.
 func (c *client) delta(v string) (string, map[string]json.RawMessage) {
 	keys := []string{"", "", "k", "user:u", "app:a"}
+	if c.w.ownKeysOnly {
+		keys = keys[:3]
+	}
 	k := keys[c.rng.IntN(len(keys))]
 	if k == "" {
 		return "", nil
@@ -579,6 +584,7 @@ func runHistory(t *testing.T, q admin.Querier, cfg config, seed uint64) stats {
 	t.Helper()
 	w := newWorld(seed)
 	w.faulty = cfg.faults > 0 || cfg.kill != nil || cfg.restart != nil
+	w.ownKeysOnly = cfg.ownKeysOnly
 	st := session.NewStore(q, session.WithMaxChildren(maxChildren))
 	ds := admin.New(q)
 	if cfg.proxy != nil {
