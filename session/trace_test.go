@@ -320,10 +320,11 @@ func TestTraceMetrics(t *testing.T) {
 }
 
 // BenchmarkTracedAppend measures a lone append of one turn (200–2,000
-// characters) with no telemetry provider installed ("none": what a user
-// who installs none pays) and with an in-memory tracer provider that
-// keeps every span ("memory"). Run it alone (a provider, once installed,
-// stays), as
+// characters, "append") and an agent loop's Persist of four structured
+// turns (agentLoop, "loop") with no telemetry provider installed ("none":
+// what a user who installs none pays) and with an in-memory tracer
+// provider that keeps every span ("memory"). Run it alone (a provider,
+// once installed, stays), as
 //
 //	go test ./session -run '^$' -bench TracedAppend -benchtime 400x
 func BenchmarkTracedAppend(b *testing.B) {
@@ -335,12 +336,16 @@ func BenchmarkTracedAppend(b *testing.B) {
 	for i := range texts {
 		texts[i] = realistic(rng)
 	}
-	run := func(b *testing.B) {
+	// One Persist of one turn (the lone append), or of an agent loop's
+	// four structured turns (agentLoop).
+	lone := func(s *session.Session, i int) { s.Append("user", texts[i%len(texts)]) }
+	loop := func(s *session.Session, _ int) { agentLoop(s) }
+	run := func(b *testing.B, add func(*session.Session, int)) {
 		s := session.New("bench-trace")
 		mustPersist(b, st, s)
 		b.ResetTimer()
 		for i := range b.N {
-			s.Append("user", texts[i%len(texts)])
+			add(s, i)
 			if err := st.Persist(ctx, s); err != nil {
 				b.Fatal(err)
 			}
@@ -350,11 +355,13 @@ func BenchmarkTracedAppend(b *testing.B) {
 		if tracingOn {
 			b.Skip("a provider is installed (run the benchmark alone)")
 		}
-		run(b)
+		b.Run("append", func(b *testing.B) { run(b, lone) })
+		b.Run("loop", func(b *testing.B) { run(b, loop) })
 	})
 	b.Run("memory", func(b *testing.B) {
 		exp, _ := recordTelemetry(b)
-		run(b)
+		b.Run("append", func(b *testing.B) { run(b, lone) })
+		b.Run("loop", func(b *testing.B) { run(b, loop) })
 		b.StopTimer()
 		exp.Reset()
 	})
