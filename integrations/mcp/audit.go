@@ -3,15 +3,12 @@ package mcp
 import (
 	"context"
 	"fmt"
-	"strconv"
 	"strings"
-	"text/tabwriter"
 
-	"github.com/knakk/rdf"
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/trails-kg/trails/internal/render"
 	"github.com/trails-kg/trails/internal/termsafe"
-	"github.com/trails-kg/trails/ontology"
 	"github.com/trails-kg/trails/prov"
 )
 
@@ -116,7 +113,7 @@ func (t *tools) audit(ctx context.Context, in AuditInput) (AuditOutput, string, 
 		out.Vars = []string{}
 	}
 	var b strings.Builder
-	tw := tabwriter.NewWriter(&b, 0, 4, 2, ' ', 0)
+	tw := render.Table(&b)
 	fmt.Fprintln(tw, strings.ToUpper(strings.Join(res.Vars, "\t")))
 	for _, s := range res.Solutions[:min(limit, len(res.Solutions))] {
 		row := map[string]any{}
@@ -125,8 +122,8 @@ func (t *tools) audit(ctx context.Context, in AuditInput) (AuditOutput, string, 
 			term, ok := s[v]
 			cells[i] = "-"
 			if ok {
-				row[v] = jsonValue(term)
-				cells[i] = cell(term)
+				row[v] = render.TermJSON(term)
+				cells[i] = form.Cell(term)
 			}
 		}
 		out.Rows = append(out.Rows, row)
@@ -137,40 +134,4 @@ func (t *tools) audit(ctx context.Context, in AuditInput) (AuditOutput, string, 
 		fmt.Fprintf(&b, "(%d of %d rows: give a larger limit for the others)\n", len(out.Rows), out.Total)
 	}
 	return out, b.String(), nil
-}
-
-const (
-	xsdInteger = "http://www.w3.org/2001/XMLSchema#integer"
-	xsdBoolean = "http://www.w3.org/2001/XMLSchema#boolean"
-	idBase     = "https://w3id.org/trails/id/"
-)
-
-// jsonValue is a term as JSON, as trails-admin audit --json writes it:
-// integers and booleans typed, anything else its string (an IRI whole).
-func jsonValue(t rdf.Term) any {
-	if l, ok := t.(rdf.Literal); ok {
-		switch l.DataType.String() {
-		case xsdInteger:
-			if n, err := strconv.Atoi(l.String()); err == nil {
-				return n
-			}
-		case xsdBoolean:
-			return l.String() == "true"
-		}
-	}
-	return t.String()
-}
-
-// cell is a term in the text table: Trails' own IRIs without their
-// common base (session/ID, activity/...), line breaks as ⏎, escaped
-// (termsafe) and cut to 60 characters.
-func cell(t rdf.Term) string {
-	s := t.String()
-	if _, ok := t.(rdf.IRI); ok {
-		s = strings.TrimPrefix(strings.TrimPrefix(s, ontology.SessionBase), idBase)
-	}
-	if s == "" {
-		return "-"
-	}
-	return clip(strings.ReplaceAll(s, "\n", "⏎"), 60)
 }

@@ -7,6 +7,7 @@ import (
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/trails-kg/trails/internal/render"
 	"github.com/trails-kg/trails/internal/termsafe"
 	"github.com/trails-kg/trails/session"
 )
@@ -91,6 +92,6 @@ func (t *tools) fork(ctx context.Context, in ForkInput) (ForkOutput, string, err
 	if f.Kind == session.KindWorker {
 		label += ", a worker"
 	}
-	text := fmt.Sprintf("forked %s at %d as %s (%s): it inherits %s\n", termsafe.String(f.ParentID), f.ForkedAt, termsafe.String(f.ID), label, plural(f.ForkedAt, "turn"))
+	text := fmt.Sprintf("forked %s at %d as %s (%s): it inherits %s\n", termsafe.String(f.ParentID), f.ForkedAt, termsafe.String(f.ID), label, render.Plural(f.ForkedAt, "turn"))
 	return out, text, nil
 }

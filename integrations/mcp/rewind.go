@@ -7,6 +7,7 @@ import (
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/trails-kg/trails/internal/render"
 	"github.com/trails-kg/trails/internal/termsafe"
 	"github.com/trails-kg/trails/session"
 )
@@ -48,7 +49,7 @@ func (t *tools) rewind(ctx context.Context, in RewindInput) (RewindOutput, strin
 	out := RewindOutput{Session: in.ID, Archive: r.Archive, To: r.To, Moved: r.Moved, Anchors: nonNil(r.Anchors), Reparented: nonNil(r.Reparented)}
 	var b strings.Builder
 	archive := termsafe.String(r.Archive)
-	fmt.Fprintf(&b, "rewound %s to %s; archive %s holds the %s after them\n", termsafe.String(in.ID), plural(r.To, "turn"), archive, plural(r.Moved, "abandoned turn"))
+	fmt.Fprintf(&b, "rewound %s to %s; archive %s holds the %s after them\n", termsafe.String(in.ID), render.Plural(r.To, "turn"), archive, render.Plural(r.Moved, "abandoned turn"))
 	for _, name := range r.Anchors {
 		fmt.Fprintf(&b, "  moved anchor %s to the archive\n", termsafe.String(name))
 	}

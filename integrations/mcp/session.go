@@ -5,43 +5,18 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"maps"
-	"slices"
 	"strings"
-	"text/tabwriter"
-	"time"
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"github.com/trails-kg/trails/internal/termsafe"
+	"github.com/trails-kg/trails/internal/render"
 	"github.com/trails-kg/trails/prov"
 	"github.com/trails-kg/trails/session"
 )
 
 // InfoJSON is a session's description as list_sessions and show_session
-// give it: trails-admin sessions --json's fields.
-type InfoJSON struct {
-	ID        string    `json:"id"`
-	Principal string    `json:"principal"`
-	Parent    string    `json:"parent"`
-	ForkedAt  int       `json:"forked_at"`
-	Branch    string    `json:"branch"`
-	Kind      string    `json:"kind" jsonschema:"main, branch or worker"`
-	OwnTurns  int       `json:"own_turns"`
-	Turns     int       `json:"turns"`
-	Created   time.Time `json:"created"`
-	Tags      []string  `json:"tags"`
-	Cycle     bool      `json:"cycle,omitempty" jsonschema:"set on a session on a parent cycle: its own ancestor"`
-}
-
-func toInfoJSON(in session.Info) InfoJSON {
-	tags := in.Tags
-	if tags == nil {
-		tags = []string{}
-	}
-	return InfoJSON{ID: in.ID, Principal: in.Principal, Parent: in.ParentID, ForkedAt: in.ForkedAt, Branch: in.Branch,
-		Kind: string(in.Kind), OwnTurns: in.OwnTurns, Turns: in.Turns, Created: in.Created, Tags: tags, Cycle: in.Cycle}
-}
+// give it: trails-admin sessions --json's fields. It is render.Info.
+type InfoJSON = render.Info
 
 // ListInput is the input of list_sessions.
 type ListInput struct {
@@ -83,41 +58,19 @@ type ShowOutput struct {
 }
 
 // ForkRecordJSON is how PROV records the fork that made a session
-// (trails-admin show --json's fork).
-type ForkRecordJSON struct {
-	Type           string `json:"type"`
-	CreatedBy      string `json:"created_by"`
-	Reason         string `json:"reason"`
-	NextSteps      string `json:"next_steps"`
-	ContextSummary string `json:"context_summary"`
-	Anchor         string `json:"anchor" jsonschema:"the anchor's IRI when forked at an anchor"`
-	Turn           string `json:"turn" jsonschema:"the turn's IRI when forked before a turn"`
-}
+// (trails-admin show --json's fork). It is render.ForkRecord.
+type ForkRecordJSON = render.ForkRecord
 
-// AnchorJSON is a named position of a history.
-type AnchorJSON struct {
-	Name    string            `json:"name"`
-	Index   int               `json:"index"`
-	Session string            `json:"session" jsonschema:"the session that named it"`
-	State   map[string]string `json:"state"`
-	Created time.Time         `json:"created"`
-}
+// AnchorJSON is a named position of a history. It is render.Anchor.
+type AnchorJSON = render.Anchor
 
-// MergeJSON is a merge turn: a fork's result merged into the session.
-type MergeJSON struct {
-	Turn      int            `json:"turn"`
-	Child     string         `json:"child"`
-	Status    string         `json:"status"`
-	First     int            `json:"first"`
-	Last      int            `json:"last"`
-	Artifacts []ArtifactJSON `json:"artifacts"`
-}
+// MergeJSON is a merge turn: a fork's result merged into the session. It
+// is render.Merge.
+type MergeJSON = render.Merge
 
 // ArtifactJSON is an artifact of a merged result: one of iri and text.
-type ArtifactJSON struct {
-	IRI  string `json:"iri,omitempty"`
-	Text string `json:"text,omitempty"`
-}
+// It is render.Artifact.
+type ArtifactJSON = render.Artifact
 
 func (t *tools) addSessionTools(srv *sdk.Server) {
 	addTool(srv, &sdk.Tool{Name: ToolListSessions, Annotations: readOnly,
@@ -152,27 +105,12 @@ func (t *tools) list(ctx context.Context, in ListInput) (ListOutput, string, err
 		return ListOutput{}, "", err
 	}
 	out := ListOutput{Sessions: []InfoJSON{}, Total: len(infos)}
-	for _, info := range infos[:min(limit, len(infos))] {
-		out.Sessions = append(out.Sessions, toInfoJSON(info))
+	infos = infos[:min(limit, len(infos))]
+	for _, info := range infos {
+		out.Sessions = append(out.Sessions, render.NewInfo(info))
 	}
 	var b strings.Builder
-	tw := tabwriter.NewWriter(&b, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "ID\tPRINCIPAL\tPARENT\tFORK\tBRANCH\tKIND\tOWN\tTOTAL\tCREATED\tTAGS")
-	for _, s := range out.Sessions {
-		parent, fork, tags := "-", "-", "-"
-		if s.Parent != "" {
-			parent, fork = termsafe.String(s.Parent), fmt.Sprint(s.ForkedAt)
-		}
-		if s.Cycle {
-			parent += " (cycle)"
-		}
-		if len(s.Tags) > 0 {
-			tags = termsafe.String(strings.Join(s.Tags, ","))
-		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%d\t%d\t%s\t%s\n", termsafe.String(s.ID), termsafe.String(s.Principal), parent, fork,
-			termsafe.String(s.Branch), termsafe.String(s.Kind), s.OwnTurns, s.Turns, s.Created.Format(time.RFC3339), tags)
-	}
-	tw.Flush()
+	form.Sessions(&b, infos)
 	if len(out.Sessions) < out.Total {
 		fmt.Fprintf(&b, "(%d of %d sessions: give a larger limit, or a principal or tags, for the others)\n", len(out.Sessions), out.Total)
 	}
@@ -208,9 +146,11 @@ func (t *tools) show(ctx context.Context, in ShowInput) (ShowOutput, string, err
 	if err != nil {
 		return ShowOutput{}, "", err
 	}
-	out := ShowOutput{Session: toInfoJSON(info), App: s.App, Values: s.Values, Fork: rec, Anchors: toAnchorsJSON(s.Anchors),
-		Merges: toMergesJSON(merges), From: s.From, Turns: toTurnsJSON(s.Turns)}
-	return out, showText(out, s), nil
+	out := ShowOutput{Session: render.NewInfo(info), App: s.App, Values: s.Values, Fork: rec, Anchors: render.NewAnchors(s.Anchors),
+		Merges: render.NewMerges(merges), From: s.From, Turns: render.NewTurns(s.Turns)}
+	var b strings.Builder
+	form.Show(&b, render.Shown{Info: info, Session: s, Fork: rec, Merges: merges, Tail: s.From > 0})
+	return out, b.String(), nil
 }
 
 // forkRecord returns what PROV records of the fork that made session id,
@@ -223,85 +163,5 @@ func (t *tools) forkRecord(ctx context.Context, id string) (*ForkRecordJSON, err
 	if err != nil {
 		return nil, err
 	}
-	return &ForkRecordJSON{Type: rec.Type, CreatedBy: rec.CreatedBy, Reason: rec.Reason, NextSteps: rec.NextSteps,
-		ContextSummary: rec.ContextSummary, Anchor: rec.Anchor, Turn: rec.Turn}, nil
-}
-
-func toAnchorsJSON(m map[string]session.Anchor) []AnchorJSON {
-	out := make([]AnchorJSON, 0, len(m))
-	for _, name := range slices.Sorted(maps.Keys(m)) {
-		an := m[name]
-		state := an.State
-		if state == nil {
-			state = map[string]string{}
-		}
-		out = append(out, AnchorJSON{Name: an.Name, Index: an.Index, Session: an.Session, State: state, Created: an.Created})
-	}
-	slices.SortStableFunc(out, func(x, y AnchorJSON) int { return x.Index - y.Index })
-	return out
-}
-
-func toMergesJSON(recs []session.MergeRecord) []MergeJSON {
-	out := make([]MergeJSON, len(recs))
-	for k, r := range recs {
-		arts := make([]ArtifactJSON, len(r.Artifacts))
-		for i, x := range r.Artifacts {
-			arts[i] = ArtifactJSON{IRI: x.IRI, Text: x.Text}
-		}
-		out[k] = MergeJSON{Turn: r.Index, Child: r.Child, Status: string(r.Status), First: r.First, Last: r.Last, Artifacts: arts}
-	}
-	return out
-}
-
-// showText renders a shown session as trails-admin show prints it: a
-// header of labelled lines, then the turns; every stored value escaped.
-func showText(out ShowOutput, s *session.Session) string {
-	var b strings.Builder
-	field := func(label, value string) {
-		if value == "" {
-			return
-		}
-		for i, l := range termsafe.Lines(value) {
-			if i > 0 {
-				label = ""
-			}
-			fmt.Fprintf(&b, "%-9s %s\n", label, l)
-		}
-	}
-	in := out.Session
-	field("session", in.ID)
-	field("principal", in.Principal)
-	field("app", out.App)
-	field("branch", in.Branch)
-	field("kind", in.Kind)
-	if in.Parent != "" {
-		fmt.Fprintf(&b, "%-9s %s (forked at %d, %s)\n", "parent", termsafe.String(in.Parent), in.ForkedAt, plural(s.Depth(), "ancestor"))
-	}
-	if r := out.Fork; r != nil {
-		field("fork", fmt.Sprintf("%s, created by %s", r.Type, r.CreatedBy))
-		field("anchor", r.Anchor)
-		field("before", r.Turn)
-		field("reason", r.Reason)
-		field("intention", r.NextSteps)
-		field("context", r.ContextSummary)
-	}
-	fmt.Fprintf(&b, "%-9s %d (%d own)\n%-9s %s\n", "turns", in.Turns, in.OwnTurns, "created", in.Created.Format(time.RFC3339))
-	if len(in.Tags) > 0 {
-		field("tags", strings.Join(in.Tags, ", "))
-	}
-	for _, an := range out.Anchors {
-		fmt.Fprintf(&b, "%-9s %s at %d\n", "anchor", termsafe.String(an.Name), an.Index)
-	}
-	for _, m := range out.Merges {
-		fmt.Fprintf(&b, "%-9s turn %d: %s %s, its turns %d-%d\n", "merge", m.Turn, termsafe.String(m.Child), termsafe.String(m.Status), m.First, m.Last)
-	}
-	for _, k := range slices.Sorted(maps.Keys(out.Values)) {
-		fmt.Fprintf(&b, "%-9s %s\n", "values", clip(k+" = "+compactJSON(out.Values[k]), lineWidth))
-	}
-	if out.From > 0 {
-		fmt.Fprintf(&b, "%-9s the last %s, from turn %d\n", "tail", plural(len(out.Turns), "turn"), out.From)
-	}
-	b.WriteString("\n")
-	writeTurns(&b, s.Turns)
-	return b.String()
+	return render.NewForkRecord(rec), nil
 }

@@ -2,13 +2,12 @@ package mcp
 
 import (
 	"context"
-	"fmt"
 	"strings"
 
 	"github.com/google/jsonschema-go/jsonschema"
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"github.com/trails-kg/trails/internal/termsafe"
+	"github.com/trails-kg/trails/internal/render"
 	"github.com/trails-kg/trails/session"
 )
 
@@ -24,20 +23,8 @@ type TreeOutput struct {
 }
 
 // NodeJSON is a session of a fork tree, with its direct forks, oldest
-// first.
-type NodeJSON struct {
-	InfoJSON
-	ParentMissing bool       `json:"parent_missing,omitempty"`
-	Children      []NodeJSON `json:"children"`
-}
-
-func toNodeJSON(n *session.Node) NodeJSON {
-	out := NodeJSON{InfoJSON: toInfoJSON(n.Info), ParentMissing: n.ParentMissing, Children: []NodeJSON{}}
-	for _, c := range n.Children {
-		out.Children = append(out.Children, toNodeJSON(c))
-	}
-	return out
-}
+// first (trails-admin tree --json's node). It is render.Node.
+type NodeJSON = render.Node
 
 // treeSchema is fork_tree's output schema, written out: a node holds
 // nodes, which schema inference cannot follow.
@@ -75,40 +62,6 @@ func (t *tools) tree(ctx context.Context, in TreeInput) (TreeOutput, string, err
 		return TreeOutput{}, "", err
 	}
 	var b strings.Builder
-	writeTree(&b, n, "", true, true)
-	return TreeOutput{Tree: toNodeJSON(n)}, b.String(), nil
-}
-
-// writeTree draws n and its forks as trails-admin tree does: one line
-// each, forks indented under their parent with box-drawing lines, every
-// stored value escaped.
-func writeTree(b *strings.Builder, n *session.Node, prefix string, last, top bool) {
-	branch, next := "", prefix
-	if !top {
-		branch, next = "├── ", prefix+"│   "
-		if last {
-			branch, next = "└── ", prefix+"    "
-		}
-	}
-	id, label := termsafe.String(n.ID), termsafe.String(n.Branch)
-	desc := fmt.Sprintf("%s  %s  %s  %s", id, label, termsafe.String(n.Principal), plural(n.Turns, "turn"))
-	if n.ParentID != "" && !top {
-		desc = fmt.Sprintf("%s  %s  @%d  +%s (%d in all)", id, label, n.ForkedAt, plural(n.OwnTurns, "turn"), n.Turns)
-	}
-	if n.Kind == session.KindWorker {
-		desc += "  worker"
-	}
-	if n.State != "" && n.State != session.StateActive {
-		desc += "  " + termsafe.String(string(n.State))
-	}
-	if n.ParentMissing {
-		desc += fmt.Sprintf("  ORPHAN: parent %s is missing", termsafe.String(n.ParentID))
-	}
-	if n.Cycle {
-		desc += "  CYCLE"
-	}
-	fmt.Fprintf(b, "%s%s%s\n", prefix, branch, desc)
-	for i, c := range n.Children {
-		writeTree(b, c, next, i == len(n.Children)-1, false)
-	}
+	render.TreeText(&b, []*session.Node{n}, nil)
+	return TreeOutput{Tree: render.NewNode(n)}, b.String(), nil
 }

@@ -53,9 +53,14 @@ func Table(w io.Writer) *tabwriter.Writer {
 // parent and fork point ("-" for a root), branch, kind, own and total
 // turns, creation time, and a TAGS column only when a session listed
 // has tags (so that the listing of an untagged dataset reads as it
-// always did). Every stored value is escaped.
-func Sessions(w io.Writer, infos []session.Info) error {
-	tagged := slices.ContainsFunc(infos, func(in session.Info) bool { return len(in.Tags) > 0 })
+// always did). Every stored value is escaped. It is the zero Form's
+// Sessions.
+func Sessions(w io.Writer, infos []session.Info) error { return Form{}.Sessions(w, infos) }
+
+// Sessions writes infos as Sessions does, with a TAGS column always when
+// f.TagsColumn is set.
+func (f Form) Sessions(w io.Writer, infos []session.Info) error {
+	tagged := f.TagsColumn || slices.ContainsFunc(infos, func(in session.Info) bool { return len(in.Tags) > 0 })
 	tw := Table(w)
 	fmt.Fprint(tw, "ID\tPRINCIPAL\tPARENT\tFORK\tBRANCH\tKIND\tOWN\tTOTAL\tCREATED")
 	if tagged {

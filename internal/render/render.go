@@ -5,11 +5,11 @@
 // can act on a terminal or forge a line of another kind.
 //
 // It owns layout only: it reads nothing from a store, parses no flags
-// and writes only to the io.Writer it is given. trails-admin keeps its
-// wiring and prints through it; the tools of package
-// integrations/mcp (trails-mcp) still hold their own copies of the tree,
-// turn and audit-cell forms, a few of which differ in small ways. The
-// library packages (session, prov, kg, admin) must not import it.
+// and writes only to the io.Writer it is given. trails-admin and the
+// tools of package integrations/mcp (trails-mcp) keep their wiring and
+// print through it; where their forms differ in small ways, a Form
+// says which (its zero value is trails-admin's). The library packages
+// (session, prov, kg, admin) must not import it.
 package render
 
 import (

@@ -190,3 +190,89 @@ func Values(w io.Writer, values map[string]json.RawMessage) {
 		fmt.Fprintf(w, "values    %s\n", Clip(k+" = "+CompactJSON(values[k]), LineWidth))
 	}
 }
+
+// Shown is a session as a front end shows it: its description, its
+// history as loaded, the fork record PROV holds of it (nil for a root),
+// the merge turns it holds, and whether only the last turns of its
+// history were loaded (Tail).
+type Shown struct {
+	Info    session.Info
+	Session *session.Session
+	Fork    *ForkRecord
+	Merges  []session.MergeRecord
+	Tail    bool
+}
+
+// Show writes a shown session: a header of labelled lines (id,
+// principal, app, branch, kind, parent, the fork record, turns, creation
+// time, tags, anchors, merges, state values, the tail loaded), an empty
+// line, then its turns (f.Turns). The header is trails-admin show's, or
+// with f.Brief trails-mcp's show_session's. Every stored value is
+// escaped.
+func (f Form) Show(w io.Writer, s Shown) error {
+	info, ss := s.Info, s.Session
+	if f.Brief {
+		Field(w, "session", info.ID)
+		Field(w, "principal", info.Principal)
+		Field(w, "app", ss.App)
+		Field(w, "branch", info.Branch)
+		Field(w, "kind", string(info.Kind))
+	} else {
+		fmt.Fprintf(w, "session   %s\nprincipal %s\n", termsafe.String(info.ID), termsafe.String(info.Principal))
+		if ss.App != "" {
+			fmt.Fprintf(w, "app       %s\n", termsafe.String(ss.App))
+		}
+		fmt.Fprintf(w, "branch    %s\nkind      %s\n", termsafe.String(info.Branch), termsafe.String(string(info.Kind)))
+	}
+	if info.ParentID != "" {
+		fmt.Fprintf(w, "parent    %s (forked at %d, %s)\n", termsafe.String(info.ParentID), info.ForkedAt, Plural(ss.Depth(), "ancestor"))
+	}
+	if f.Brief {
+		briefForkRecord(w, s.Fork)
+	} else {
+		ForkRecordText(w, s.Fork)
+	}
+	fmt.Fprintf(w, "turns     %d (%d own)\ncreated   %s\n", info.Turns, info.OwnTurns, info.Created.Format(time.RFC3339))
+	if f.Brief {
+		briefTagsAnchorsMerges(w, info, ss, s.Merges)
+	} else {
+		TagsAndAnchors(w, info, ss)
+		Merges(w, s.Merges)
+	}
+	Values(w, ss.Values)
+	if s.Tail {
+		fmt.Fprintf(w, "tail      the last %s, from turn %d\n", Plural(len(ss.Turns), "turn"), ss.From)
+	}
+	fmt.Fprintln(w)
+	return f.Turns(w, ss.Turns)
+}
+
+// briefForkRecord writes rec whole, one Field a value: the fork's type
+// and creator, the anchor's and the turn's IRIs, its reason, intention
+// and context. Nothing for nil (a root).
+func briefForkRecord(w io.Writer, rec *ForkRecord) {
+	if rec == nil {
+		return
+	}
+	Field(w, "fork", fmt.Sprintf("%s, created by %s", rec.Type, rec.CreatedBy))
+	Field(w, "anchor", rec.Anchor)
+	Field(w, "before", rec.Turn)
+	Field(w, "reason", rec.Reason)
+	Field(w, "intention", rec.NextSteps)
+	Field(w, "context", rec.ContextSummary)
+}
+
+// briefTagsAnchorsMerges writes the tags of info, the anchors of the
+// history of s (name and index) and the merge turns recs, one short line
+// each, escaped.
+func briefTagsAnchorsMerges(w io.Writer, info session.Info, s *session.Session, recs []session.MergeRecord) {
+	if len(info.Tags) > 0 {
+		Field(w, "tags", strings.Join(info.Tags, ", "))
+	}
+	for _, an := range NewAnchors(s.Anchors) {
+		fmt.Fprintf(w, "anchor    %s at %d\n", termsafe.String(an.Name), an.Index)
+	}
+	for _, r := range recs {
+		fmt.Fprintf(w, "merge     turn %d: %s %s, its turns %d-%d\n", r.Index, termsafe.String(r.Child), termsafe.String(string(r.Status)), r.First, r.Last)
+	}
+}

@@ -40,10 +40,26 @@ func TermJSON(t rdf.Term) any {
 // Cell returns t for a table: Trails' own IRIs without their common base
 // (session/ID, activity/deletion/ID, ...), a time in one width whatever
 // its fraction of a second, other values on one line (OneLine); "-" for
-// nil or an empty value. Every value is escaped (termsafe.String).
-func Cell(t rdf.Term) string {
+// nil or an empty value. Every value is escaped (termsafe.String). It is
+// the zero Form's Cell.
+func Cell(t rdf.Term) string { return Form{}.Cell(t) }
+
+// Cell returns t for a table as Cell does; with f.PlainCells, the term's
+// text as stored, Trails' own IRIs without their common base, line
+// breaks shown as ⏎, escaped and cut to 60 characters (Clip).
+func (f Form) Cell(t rdf.Term) string {
 	if t == nil {
 		return "-"
+	}
+	if f.PlainCells {
+		s := t.String()
+		if _, ok := t.(rdf.IRI); ok {
+			s = strings.TrimPrefix(strings.TrimPrefix(s, ontology.SessionBase), idBase)
+		}
+		if s == "" {
+			return "-"
+		}
+		return Clip(strings.ReplaceAll(s, "\n", "⏎"), 60)
 	}
 	if iri, ok := t.(rdf.IRI); ok {
 		return termsafe.String(strings.TrimPrefix(strings.TrimPrefix(iri.String(), ontology.SessionBase), idBase))

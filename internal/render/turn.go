@@ -70,7 +70,12 @@ func (it Item) Line() string {
 // Items returns the items of t's structured fields, in order: model (and
 // finish reason), token usage, author (and invocation), parts, state
 // changes (by key), metadata (by key), raw copy. None for a plain turn.
-func Items(t session.Turn) []Item {
+// It is the zero Form's Items.
+func Items(t session.Turn) []Item { return Form{}.Items(t) }
+
+// Items returns the items of t's structured fields as Items does, their
+// heads and bodies as f.Words says.
+func (f Form) Items(t session.Turn) []Item {
 	if !t.Structured() {
 		return nil
 	}
@@ -94,17 +99,17 @@ func Items(t session.Turn) []Item {
 		out = append(out, it)
 	}
 	for k, p := range x.Parts {
-		out = append(out, partItem(k, p))
+		out = append(out, f.partItem(k, p))
 	}
 	for _, k := range slices.Sorted(maps.Keys(x.Delta)) {
 		if v := x.Delta[k]; v != nil {
-			out = append(out, Item{Key: "state " + k, Label: "state", Head: k + " =", Body: CompactJSON(v)})
+			out = append(out, Item{Key: "state " + k, Label: "state", Head: f.words(k, "="), Body: CompactJSON(v)})
 		} else {
 			out = append(out, Item{Key: "state " + k, Label: "state", Head: k, Body: "removed"})
 		}
 	}
 	for _, k := range slices.Sorted(maps.Keys(x.Metadata)) {
-		out = append(out, Item{Key: "meta " + k, Label: "meta", Head: k + " =", Body: CompactJSON(x.Metadata[k])})
+		out = append(out, Item{Key: "meta " + k, Label: "meta", Head: f.words(k, "="), Body: CompactJSON(x.Metadata[k])})
 	}
 	if r := x.Raw; r != nil {
 		out = append(out, Item{Key: "raw", Label: "raw", Head: r.Format, Body: Plural(len(r.Data), "byte")})
@@ -113,7 +118,7 @@ func Items(t session.Turn) []Item {
 }
 
 // partItem returns part k, p, as an item.
-func partItem(k int, p session.Part) Item {
+func (f Form) partItem(k int, p session.Part) Item {
 	it := Item{Key: fmt.Sprintf("part %d", k), Label: string(p.Kind)}
 	callID := func() string {
 		if p.CallID == "" {
@@ -121,13 +126,23 @@ func partItem(k int, p session.Part) Item {
 		}
 		return " [" + p.CallID + "]"
 	}
+	call := ""
+	if p.CallID != "" {
+		call = "[" + p.CallID + "]"
+	}
 	switch p.Kind {
 	case session.PartText, session.PartReasoning:
 		it.Body = p.Text
 	case session.PartToolCall:
 		it.Label, it.Head, it.Body = "call", "→ "+p.ToolName+callID(), CompactJSON(p.Arguments)
+		if f.Words {
+			it.Head = f.words("→", p.ToolName, call)
+		}
 	case session.PartToolResult:
 		it.Label, it.Head, it.Body = "result", strings.TrimRight("← "+p.ToolName, " ")+callID(), CompactJSON(p.Result)
+		if f.Words {
+			it.Head = f.words("←", p.ToolName, call)
+		}
 		if p.IsError {
 			it.Head += " error"
 		}
@@ -138,8 +153,21 @@ func partItem(k int, p session.Part) Item {
 		} else {
 			it.Body = Plural(len(p.Data), "byte")
 		}
+	default:
+		if f.Words {
+			it.Body = p.Text
+		}
 	}
 	return it
+}
+
+// words returns ws joined by one space: with f.Words, the empty ones
+// left out.
+func (f Form) words(ws ...string) string {
+	if !f.Words {
+		return strings.Join(ws, " ")
+	}
+	return strings.Join(slices.DeleteFunc(ws, func(w string) bool { return w == "" }), " ")
 }
 
 // usageText is u in words: "812 in, 19 out, 831 total", cached and
@@ -168,19 +196,24 @@ const LineWidth = 80
 // escaped and cut to LineWidth. Branch and role are printed on one line,
 // and every field escaped (termsafe), so that only a turn starts a line
 // with an index and only an item has a label in the role column: stored
-// text cannot forge a turn or a part, or act on the terminal.
-func Turns(w io.Writer, turns []session.Turn) error {
+// text cannot forge a turn or a part, or act on the terminal. It is the
+// zero Form's Turns.
+func Turns(w io.Writer, turns []session.Turn) error { return Form{}.Turns(w, turns) }
+
+// Turns writes turns as Turns does, their first lines trimmed and their
+// items built as f says.
+func (f Form) Turns(w io.Writer, turns []session.Turn) error {
 	for _, t := range turns {
 		lines := termsafe.Lines(t.Content)
 		line := fmt.Sprintf("%4d  %-13s  %-9s  %s", t.Index, termsafe.String(t.Branch), termsafe.String(t.Role), lines[0])
-		if t.Structured() {
+		if f.TrimTurns || t.Structured() {
 			line = strings.TrimRight(line, " ") // a model's turn often has no text, only parts
 		}
 		fmt.Fprintln(w, line)
 		for _, l := range lines[1:] {
 			fmt.Fprintf(w, "%4s  %-13s  %-9s  %s\n", "", "", "", l)
 		}
-		for _, it := range Items(t) {
+		for _, it := range f.Items(t) {
 			fmt.Fprintf(w, "%4s  %-13s  %-9s  %s\n", "", "", it.Label, Clip(it.Line(), LineWidth))
 		}
 	}
