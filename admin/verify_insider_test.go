@@ -3,7 +3,6 @@ package admin_test
 import (
 	"bytes"
 	"context"
-	"crypto/rand"
 	"errors"
 	"slices"
 	"strings"
@@ -12,6 +11,7 @@ import (
 
 	"github.com/knakk/rdf"
 	"github.com/trails-kg/trails/admin"
+	"github.com/trails-kg/trails/internal/keytest"
 	"github.com/trails-kg/trails/internal/storetest"
 	"github.com/trails-kg/trails/kg"
 	"github.com/trails-kg/trails/ontology"
@@ -182,10 +182,7 @@ func TestVerifyCosigners(t *testing.T) {
 	ctx := context.Background()
 	w := newSignedWorld(t)
 	sessionWith(t, w.st, 2)
-	skey, vkey, err := note.GenerateKey(rand.Reader, "cosigner.test")
-	if err != nil {
-		t.Fatal(err)
-	}
+	skey, vkey := keytest.Text(t, "cosigner.test")
 	w.setKeys(t, w.keyText+"cosigner "+vkey+"\n")
 	if _, err := w.ds.Verify(ctx, admin.VerifyOptions{Witness: w.dir, Keys: w.keys, Cosigners: 1}); !errors.Is(err, witness.ErrCosignatures) {
 		t.Fatalf("a checkpoint without cosignature: got %v, want witness.ErrCosignatures", err)

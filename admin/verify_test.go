@@ -3,7 +3,6 @@ package admin_test
 import (
 	"bytes"
 	"context"
-	"crypto/rand"
 	"errors"
 	"fmt"
 	"slices"
@@ -14,6 +13,7 @@ import (
 	"github.com/knakk/rdf"
 	"github.com/trails-kg/trails/admin"
 	"github.com/trails-kg/trails/internal/fusekitest"
+	"github.com/trails-kg/trails/internal/keytest"
 	"github.com/trails-kg/trails/internal/storetest"
 	"github.com/trails-kg/trails/kg"
 	"github.com/trails-kg/trails/ontology"
@@ -36,33 +36,19 @@ type signedWorld struct {
 	signer  note.Signer // the writer key
 }
 
-// newKey returns a new note key pair in text form.
-func newKey(tb testing.TB, name string) (note.Signer, string) {
-	tb.Helper()
-	skey, vkey, err := note.GenerateKey(rand.Reader, name)
-	if err != nil {
-		tb.Fatal(err)
-	}
-	s, err := note.NewSigner(skey)
-	if err != nil {
-		tb.Fatal(err)
-	}
-	return s, vkey
-}
-
 // newSignedWorld wipes the dataset and returns a world whose Store (with
 // opts) signs with a fresh writer key into a fresh local witness, and whose
 // key list trusts the witness key and the writer key with no window.
 func newSignedWorld(tb testing.TB, opts ...session.StoreOption) *signedWorld {
 	tb.Helper()
 	c := fusekitest.Empty(tb)
-	ws, wv := newKey(tb, "witness.test")
+	ws, _, wv := keytest.New(tb, "witness.test")
 	dir, err := witness.OpenDir(context.Background(), tb.TempDir(), ws)
 	if err != nil {
 		tb.Fatal(err)
 	}
 	tb.Cleanup(func() { dir.Close() })
-	signer, vk := newKey(tb, "writer.test")
+	signer, _, vk := keytest.New(tb, "writer.test")
 	w := &signedWorld{c: c, ds: admin.New(c), dir: dir, wv: wv, signer: signer}
 	w.st = session.NewStore(c, append([]session.StoreOption{session.WithSigning(signer, dir)}, opts...)...)
 	w.setKeys(tb, "witness "+wv+"\nwriter "+vk+"\n")
@@ -319,7 +305,7 @@ func TestVerifyAttacks(t *testing.T) {
 		if _, err := w.ds.Import(ctx, &exported, admin.NQuads, nil); err != nil {
 			t.Fatalf("import: %v", err)
 		}
-		own, _ := newKey(t, "writer.test") // the writer's name, not its key
+		own, _, _ := keytest.New(t, "writer.test") // the writer's name, not its key
 		in, err := w.st.Info(ctx, forged.ID)
 		if err != nil {
 			t.Fatal(err)
@@ -395,7 +381,7 @@ func TestVerifyKeyRotation(t *testing.T) {
 	w := newSignedWorld(t, session.WithClock(func() time.Time { return rotation.Add(-time.Hour) }))
 	a := sessionWith(t, w.st, 2)
 	oldKey := strings.Fields(strings.Split(w.keyText, "\n")[1])[1]
-	newSigner, newKey := newKey(t, "writer-2.test")
+	newSigner, _, newKey := keytest.New(t, "writer-2.test")
 	second := session.NewStore(w.c, session.WithSigning(newSigner, w.dir), session.WithClock(func() time.Time { return rotation.Add(time.Hour) }))
 	b := sessionWith(t, second, 1)
 	l := storetest.MustLoad(t, second, a.ID)

@@ -2,19 +2,18 @@ package cluster_test
 
 import (
 	"context"
-	"crypto/rand"
 	"testing"
 	"time"
 
 	"github.com/trails-kg/trails/admin"
 	"github.com/trails-kg/trails/internal/fusekitest"
 	"github.com/trails-kg/trails/internal/kafkatest"
+	"github.com/trails-kg/trails/internal/keytest"
 	"github.com/trails-kg/trails/kg"
 	"github.com/trails-kg/trails/ontology"
 	"github.com/trails-kg/trails/prov"
 	"github.com/trails-kg/trails/session"
 	"github.com/trails-kg/trails/witness"
-	"golang.org/x/mod/sumdb/note"
 )
 
 // testShardedVerify: a signed writer on two groups leaves trees in both
@@ -29,19 +28,8 @@ func testShardedVerify(t *testing.T, k *kafkatest.Cluster, srv *fusekitest.Serve
 	if _, err := admin.New(sh).Init(ctx); err != nil {
 		t.Fatal(err)
 	}
-	noteKey := func(name string) (note.Signer, string) {
-		skey, vkey, err := note.GenerateKey(rand.Reader, name)
-		if err != nil {
-			t.Fatal(err)
-		}
-		s, err := note.NewSigner(skey)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return s, vkey
-	}
-	ws, wv := noteKey("witness.test")
-	writer, vk := noteKey("writer.test")
+	ws, _, wv := keytest.New(t, "witness.test")
+	writer, _, vk := keytest.New(t, "writer.test")
 	dir, err := witness.OpenDir(ctx, t.TempDir(), ws)
 	if err != nil {
 		t.Fatal(err)

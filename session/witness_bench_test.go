@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/trails-kg/trails/internal/fusekitest"
+	"github.com/trails-kg/trails/internal/keytest"
 	"github.com/trails-kg/trails/kg"
 	"github.com/trails-kg/trails/session"
 	"github.com/trails-kg/trails/witness"
@@ -39,13 +40,13 @@ func (w *timedWitness) Add(ctx context.Context, entry []byte) (uint64, error) {
 func BenchmarkSignedAppend(b *testing.B) {
 	ctx := context.Background()
 	c := fusekitest.Client(b, kg.Config{Endpoint: diskEndpoint(b)})
-	ws, _ := newKeyPair(b, "witness.bench")
+	ws, _, _ := keytest.New(b, "witness.bench")
 	d, err := witness.OpenDir(ctx, b.TempDir(), ws)
 	if err != nil {
 		b.Fatal(err)
 	}
 	b.Cleanup(func() { d.Close() })
-	ks, _ := newKeyPair(b, "writer.bench")
+	ks, _, _ := keytest.New(b, "writer.bench")
 	w := &timedWitness{next: d}
 	stores := []*session.Store{session.NewStore(c), session.NewStore(c, session.WithSigning(ks, w))}
 	rng := rand.New(rand.NewPCG(5, 6))

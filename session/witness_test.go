@@ -2,8 +2,6 @@ package session_test
 
 import (
 	"context"
-	"crypto/ed25519"
-	"crypto/rand"
 	"errors"
 	"fmt"
 	"strings"
@@ -12,31 +10,13 @@ import (
 
 	"github.com/trails-kg/trails/internal/clustertest"
 	"github.com/trails-kg/trails/internal/fusekitest"
+	"github.com/trails-kg/trails/internal/keytest"
 	"github.com/trails-kg/trails/kg"
 	"github.com/trails-kg/trails/ontology"
 	"github.com/trails-kg/trails/session"
 	"github.com/trails-kg/trails/witness"
 	"golang.org/x/mod/sumdb/note"
 )
-
-// newKeyPair returns a new ed25519 note signer named name and its
-// verifier.
-func newKeyPair(tb testing.TB, name string) (note.Signer, note.Verifier) {
-	tb.Helper()
-	pub, priv, err := ed25519.GenerateKey(rand.Reader)
-	if err != nil {
-		tb.Fatal(err)
-	}
-	s, err := witness.NewSigner(name, priv)
-	if err != nil {
-		tb.Fatal(err)
-	}
-	v, err := witness.NewVerifier(name, pub)
-	if err != nil {
-		tb.Fatal(err)
-	}
-	return s, v
-}
 
 // recorder is a Witness that keeps the entries it adds to another, for
 // a test to read them per write.
@@ -98,13 +78,13 @@ func (e *signed) track(tb testing.TB, entries [][]byte) {
 // a new key and adds them to a new witness.Dir.
 func newSigned(tb testing.TB, opts ...session.StoreOption) *signed {
 	tb.Helper()
-	ws, wv := newKeyPair(tb, "witness.test")
+	ws, wv, _ := keytest.New(tb, "witness.test")
 	d, err := witness.OpenDir(context.Background(), tb.TempDir(), ws)
 	if err != nil {
 		tb.Fatalf("OpenDir: %v", err)
 	}
 	tb.Cleanup(func() { d.Close() })
-	ks, kv := newKeyPair(tb, "writer.test")
+	ks, kv, _ := keytest.New(tb, "writer.test")
 	rec := &recorder{next: d}
 	st, _, c := newStore(tb, append(opts, session.WithSigning(ks, rec))...)
 	return &signed{st: st, c: c, rec: rec, dir: d, writer: kv, witness: wv, last: map[string]witness.HeadRef{}}
@@ -440,7 +420,7 @@ func notWitnessed(t *testing.T, c *kg.Client, v note.Verifier, err error, kind w
 // signed statement to add again.
 func TestSigningWitnessFails(t *testing.T) {
 	ctx := context.Background()
-	ks, kv := newKeyPair(t, "writer.test")
+	ks, kv, _ := keytest.New(t, "writer.test")
 	st, _, c := newStore(t, session.WithSigning(ks, &failing{}))
 
 	s := session.New("signer")
@@ -478,8 +458,8 @@ func TestSigningWitnessFails(t *testing.T) {
 // would have had.
 func TestSigningEntryAddedAgain(t *testing.T) {
 	ctx := context.Background()
-	ks, kv := newKeyPair(t, "writer.test")
-	ws, wv := newKeyPair(t, "witness.test")
+	ks, kv, _ := keytest.New(t, "writer.test")
+	ws, wv, _ := keytest.New(t, "witness.test")
 	d, err := witness.OpenDir(ctx, t.TempDir(), ws)
 	if err != nil {
 		t.Fatal(err)
@@ -666,7 +646,7 @@ func TestSigningPosition(t *testing.T) {
 		{"later", 12345, "kafka:12345"},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
-			ks, kv := newKeyPair(t, "writer.test")
+			ks, kv, _ := keytest.New(t, "writer.test")
 			w := &failing{}
 			st := session.NewStore(&positioned{Client: c, at: tt.at}, session.WithSigning(ks, w))
 			s := session.New("signer")

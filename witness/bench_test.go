@@ -4,6 +4,7 @@ import (
 	"context"
 	"testing"
 
+	"github.com/trails-kg/trails/internal/keytest"
 	"github.com/trails-kg/trails/witness"
 	"golang.org/x/mod/sumdb/note"
 )
@@ -11,7 +12,7 @@ import (
 // BenchmarkSign measures what a writer adds to each acknowledged write to
 // sign its head.
 func BenchmarkSign(b *testing.B) {
-	writer, _ := newKey(b, "writer.example")
+	writer, _, _ := keytest.New(b, "writer.example")
 	s := statement(1)
 	for b.Loop() {
 		if _, err := witness.Sign(s, writer); err != nil {
@@ -22,7 +23,7 @@ func BenchmarkSign(b *testing.B) {
 
 // BenchmarkOpen measures what verify spends per statement.
 func BenchmarkOpen(b *testing.B) {
-	writer, v := newKey(b, "writer.example")
+	writer, v, _ := keytest.New(b, "writer.example")
 	msg := sign(b, statement(1), writer)
 	known := note.VerifierList(v)
 	for b.Loop() {
@@ -35,8 +36,8 @@ func BenchmarkOpen(b *testing.B) {
 // BenchmarkDirAdd measures one Add to a local directory witness, fsync
 // included.
 func BenchmarkDirAdd(b *testing.B) {
-	writer, _ := newKey(b, "writer.example")
-	ws, _ := newKey(b, "witness.example")
+	writer, _, _ := keytest.New(b, "writer.example")
+	ws, _, _ := keytest.New(b, "witness.example")
 	d := openDir(b, b.TempDir(), ws)
 	msg := sign(b, statement(1), writer)
 	ctx := context.Background()
@@ -49,8 +50,8 @@ func BenchmarkDirAdd(b *testing.B) {
 
 // BenchmarkDirCheckpoint measures a checkpoint after each Add.
 func BenchmarkDirCheckpoint(b *testing.B) {
-	writer, _ := newKey(b, "writer.example")
-	ws, _ := newKey(b, "witness.example")
+	writer, _, _ := keytest.New(b, "writer.example")
+	ws, _, _ := keytest.New(b, "witness.example")
 	d := openDir(b, b.TempDir(), ws)
 	msg := sign(b, statement(1), writer)
 	ctx := context.Background()
@@ -68,8 +69,8 @@ func BenchmarkDirCheckpoint(b *testing.B) {
 // interface: the round trip, the server's signature check, the write and
 // the fsync.
 func BenchmarkServerAdd(b *testing.B) {
-	ws, wv, _ := keyPair(b, "witness.example")
-	writer, _, writerV := keyPair(b, "agent-a.example")
+	ws, wv, _ := keytest.New(b, "witness.example")
+	writer, _, writerV := keytest.New(b, "agent-a.example")
 	srv := newWitnessServer(b, "", ws, wv, "writer "+writerV+"\n")
 	c := newClient(b, srv.url)
 	msg := sign(b, statement(1), writer)

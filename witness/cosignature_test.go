@@ -11,6 +11,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/trails-kg/trails/internal/keytest"
 	"github.com/trails-kg/trails/witness"
 	"golang.org/x/mod/sumdb/note"
 )
@@ -21,8 +22,8 @@ import (
 // line, or who edits a cosigned checkpoint.
 func TestVerifyCosignatures(t *testing.T) {
 	ctx := context.Background()
-	ws, wv, wvkey := keyPair(t, "witness.example")
-	writer, _, _ := keyPair(t, "agent-a.example")
+	ws, wv, wvkey := keytest.New(t, "witness.example")
+	writer, _, _ := keytest.New(t, "agent-a.example")
 	d := openDir(t, t.TempDir(), ws)
 	if _, err := d.Add(ctx, sign(t, statement(0), writer)); err != nil {
 		t.Fatal(err)
@@ -30,8 +31,8 @@ func TestVerifyCosignatures(t *testing.T) {
 	signed := checkpoint(t, d)
 	text := noteText(t, signed)
 
-	c1s, c1v := genKey(t, "cosigner-1.example")
-	c2s, c2v := genKey(t, "cosigner-2.example")
+	c1s, c1v := keytest.Text(t, "cosigner-1.example")
+	c2s, c2v := keytest.Text(t, "cosigner-2.example")
 	keys, err := witness.ParseKeyList([]byte("witness " + wvkey + "\ncosigner " + c1v + "\ncosigner " + c2v + "\n"))
 	if err != nil {
 		t.Fatal(err)
@@ -97,11 +98,11 @@ func TestVerifyCosignatures(t *testing.T) {
 // and only the checkpoint they cosign.
 func TestDirAddCosignatures(t *testing.T) {
 	ctx := context.Background()
-	ws, _, _ := keyPair(t, "witness.example")
-	writer, _, _ := keyPair(t, "agent-a.example")
+	ws, _, _ := keytest.New(t, "witness.example")
+	writer, _, _ := keytest.New(t, "agent-a.example")
 	d := openDir(t, t.TempDir(), ws)
 	signed := checkpoint(t, d)
-	cs, cv := genKey(t, "cosigner.example")
+	cs, cv := keytest.Text(t, "cosigner.example")
 	s, err := witness.NewCosignatureSigner(cs)
 	if err != nil {
 		t.Fatal(err)
@@ -143,7 +144,7 @@ func TestDirAddCosignatures(t *testing.T) {
 
 // TestKeyListCosigners: cosigner lines of a key list.
 func TestKeyListCosigners(t *testing.T) {
-	_, vkey := genKey(t, "cosigner.example")
+	_, vkey := keytest.Text(t, "cosigner.example")
 	// The same key as a transparency-dev witness publishes it: algorithm
 	// 4, its hash over that.
 	f := strings.SplitN(vkey, "+", 3)

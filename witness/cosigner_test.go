@@ -10,6 +10,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/trails-kg/trails/internal/keytest"
 	"github.com/trails-kg/trails/witness"
 	"github.com/transparency-dev/formats/log"
 	"golang.org/x/mod/sumdb/note"
@@ -36,7 +37,7 @@ func newCosigner(tb testing.TB, state, skey string, logs ...note.Verifier) *cosi
 	}
 	var vkey string // known for a new key only
 	if skey == "" {
-		skey, vkey = genKey(tb, "cosigner.example")
+		skey, vkey = keytest.Text(tb, "cosigner.example")
 	}
 	signer, err := witness.NewCosignatureSigner(skey)
 	if err != nil {
@@ -68,8 +69,8 @@ func newCosigner(tb testing.TB, state, skey string, logs ...note.Verifier) *cosi
 // so the second auditor's VerifyCosignatures fails.
 func TestSplitViewCaughtByCosigner(t *testing.T) {
 	ctx := context.Background()
-	ws, wv, wvkey := keyPair(t, "witness.example")
-	writer, _, writerV := keyPair(t, "agent-a.example")
+	ws, wv, wvkey := keytest.New(t, "witness.example")
+	writer, _, writerV := keytest.New(t, "agent-a.example")
 	cosigner := newCosigner(t, "", "", wv)
 	keyText := "witness " + wvkey + "\nwriter " + writerV + "\ncosigner " + cosigner.vkey + "\n"
 	client := &witness.CosignerClient{URL: cosigner.url}
@@ -201,9 +202,9 @@ func encodeProof(p [][]byte) string {
 // and answers with tlog-witness's statuses.
 func TestCosignerRefuses(t *testing.T) {
 	ctx := context.Background()
-	ws, wv, _ := keyPair(t, "witness.example")
-	other, _, _ := keyPair(t, "witness.example") // same origin, another key
-	writer, _, _ := keyPair(t, "agent-a.example")
+	ws, wv, _ := keytest.New(t, "witness.example")
+	other, _, _ := keytest.New(t, "witness.example") // same origin, another key
+	writer, _, _ := keytest.New(t, "agent-a.example")
 	cs := newCosigner(t, "", "", wv)
 	d := openDir(t, t.TempDir(), ws)
 	for i := range 4 {

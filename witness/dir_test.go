@@ -9,6 +9,7 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/trails-kg/trails/internal/keytest"
 	"github.com/trails-kg/trails/witness"
 	"github.com/transparency-dev/formats/log"
 	"golang.org/x/mod/sumdb/note"
@@ -16,8 +17,8 @@ import (
 
 func TestDirProofs(t *testing.T) {
 	ctx := context.Background()
-	writer, _ := newKey(t, "writer.example")
-	ws, wv := newKey(t, "witness.example")
+	writer, _, _ := keytest.New(t, "writer.example")
+	ws, wv, _ := keytest.New(t, "witness.example")
 	d := openDir(t, t.TempDir(), ws)
 
 	const n = 37
@@ -67,8 +68,8 @@ func TestDirProofs(t *testing.T) {
 }
 
 func TestDirReopen(t *testing.T) {
-	writer, _ := newKey(t, "writer.example")
-	ws, _ := newKey(t, "witness.example")
+	writer, _, _ := keytest.New(t, "writer.example")
+	ws, _, _ := keytest.New(t, "witness.example")
 	dir := t.TempDir()
 	d := openDir(t, dir, ws)
 	addRange(t, d, writer, 0, 10)
@@ -96,8 +97,8 @@ func TestDirReopen(t *testing.T) {
 
 func TestDirTornWrite(t *testing.T) {
 	ctx := context.Background()
-	writer, _ := newKey(t, "writer.example")
-	ws, _ := newKey(t, "witness.example")
+	writer, _, _ := keytest.New(t, "writer.example")
+	ws, _, _ := keytest.New(t, "witness.example")
 	next := record(sign(t, statement(5), writer))
 	for _, tc := range []struct {
 		name string
@@ -144,8 +145,8 @@ func TestDirTornWrite(t *testing.T) {
 // witness's key, while the witness goes on writing.
 func TestDirReadOnly(t *testing.T) {
 	ctx := context.Background()
-	writer, v := newKey(t, "writer.example")
-	ws, wv := newKey(t, "witness.example")
+	writer, v, _ := keytest.New(t, "writer.example")
+	ws, wv, _ := keytest.New(t, "witness.example")
 	dir := t.TempDir()
 	if _, err := witness.OpenDirReadOnly(ctx, dir); !errors.Is(err, witness.ErrCorrupt) {
 		t.Errorf("OpenDirReadOnly of an empty directory: got %v, want ErrCorrupt", err)
@@ -181,7 +182,7 @@ func TestDirReadOnly(t *testing.T) {
 }
 
 func TestDirHeader(t *testing.T) {
-	ws, _ := newKey(t, "witness.example")
+	ws, _, _ := keytest.New(t, "witness.example")
 	for _, tc := range []struct {
 		name, log string
 		want      error
@@ -207,8 +208,8 @@ func TestDirHeader(t *testing.T) {
 }
 
 func TestDirDamage(t *testing.T) {
-	writer, _ := newKey(t, "writer.example")
-	ws, _ := newKey(t, "witness.example")
+	writer, _, _ := keytest.New(t, "writer.example")
+	ws, _, _ := keytest.New(t, "witness.example")
 	for _, tc := range []struct {
 		name       string
 		checkpoint bool // whether a checkpoint covers all 5 records
@@ -244,8 +245,8 @@ func TestDirDamage(t *testing.T) {
 // next Audit names it.
 func TestDirTamper(t *testing.T) {
 	ctx := context.Background()
-	writer, _ := newKey(t, "writer.example")
-	ws, wv := newKey(t, "witness.example")
+	writer, _, _ := keytest.New(t, "writer.example")
+	ws, wv, _ := keytest.New(t, "witness.example")
 	edit := func(recs [][]byte, i int) {
 		e := bytes.Replace(recs[i][8:], []byte("turns "), []byte("turns 1"), 1)
 		recs[i] = record(e)
@@ -350,8 +351,8 @@ func TestDirTamper(t *testing.T) {
 
 func TestDirConcurrent(t *testing.T) {
 	ctx := context.Background()
-	writer, _ := newKey(t, "writer.example")
-	ws, wv := newKey(t, "witness.example")
+	writer, _, _ := keytest.New(t, "writer.example")
+	ws, wv, _ := keytest.New(t, "witness.example")
 	dir := t.TempDir()
 	// Two Dirs on one directory stand for two processes: each has its own
 	// open file, so they exclude each other by flock as processes do.
@@ -406,9 +407,9 @@ func TestDirConcurrent(t *testing.T) {
 
 func TestDirErrors(t *testing.T) {
 	ctx := context.Background()
-	writer, _ := newKey(t, "writer.example")
-	ws, _ := newKey(t, "witness.example")
-	other, _ := newKey(t, "witness.example")
+	writer, _, _ := keytest.New(t, "writer.example")
+	ws, _, _ := keytest.New(t, "witness.example")
+	other, _, _ := keytest.New(t, "witness.example")
 	dir := t.TempDir()
 	d := openDir(t, dir, ws)
 	addRange(t, d, writer, 0, 3)

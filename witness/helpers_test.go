@@ -2,8 +2,6 @@ package witness_test
 
 import (
 	"context"
-	"crypto/ed25519"
-	"crypto/rand"
 	"encoding/binary"
 	"fmt"
 	"hash/crc32"
@@ -15,24 +13,6 @@ import (
 	"github.com/trails-kg/trails/witness"
 	"golang.org/x/mod/sumdb/note"
 )
-
-// newKey returns a new signer and its verifier, named name.
-func newKey(tb testing.TB, name string) (note.Signer, note.Verifier) {
-	tb.Helper()
-	pub, priv, err := ed25519.GenerateKey(rand.Reader)
-	if err != nil {
-		tb.Fatal(err)
-	}
-	s, err := witness.NewSigner(name, priv)
-	if err != nil {
-		tb.Fatal(err)
-	}
-	v, err := witness.NewVerifier(name, pub)
-	if err != nil {
-		tb.Fatal(err)
-	}
-	return s, v
-}
 
 // openDir opens the witness in dir, closed when the test ends.
 func openDir(tb testing.TB, dir string, s note.Signer) *witness.Dir {

@@ -1,33 +1,23 @@
 package witness_test
 
 import (
-	"crypto/rand"
 	"errors"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/trails-kg/trails/internal/keytest"
 	"github.com/trails-kg/trails/witness"
 	"golang.org/x/mod/sumdb/note"
 )
-
-// genKey returns a new key pair in note's text forms.
-func genKey(tb testing.TB, name string) (skey, vkey string) {
-	tb.Helper()
-	skey, vkey, err := note.GenerateKey(rand.Reader, name)
-	if err != nil {
-		tb.Fatal(err)
-	}
-	return skey, vkey
-}
 
 // TestKeyListRotation: a rotated writer key keeps the statements it
 // signed in its window valid, and is not trusted for later ones; the new
 // key is trusted from the rotation on.
 func TestKeyListRotation(t *testing.T) {
-	oldS, oldV := genKey(t, "agent-a")
-	newS, newV := genKey(t, "agent-a-2")
-	_, witV := genKey(t, "witness.example")
+	oldS, oldV := keytest.Text(t, "agent-a")
+	newS, newV := keytest.Text(t, "agent-a-2")
+	_, witV := keytest.Text(t, "witness.example")
 	text := "# the auditors' keys\n\n" +
 		"witness " + witV + "\n" +
 		"writer " + oldV + " until 2026-11-20T00:00:00Z\n" +
@@ -65,16 +55,16 @@ func TestKeyListRotation(t *testing.T) {
 			t.Errorf("key %s at %s: Trusts %v, want %v", signer.Name(), tc.at.Format(time.RFC3339), got, tc.want)
 		}
 	}
-	stranger, _ := newKey(t, "agent-a")
+	stranger, _, _ := keytest.New(t, "agent-a")
 	if _, _, err := witness.Open(sign(t, statement(1), stranger), l.Verifiers()); !errors.Is(err, witness.ErrUnknownKey) {
 		t.Errorf("a key not listed, named as a listed one: got %v, want ErrUnknownKey", err)
 	}
 }
 
 func TestKeyListRefuses(t *testing.T) {
-	_, v := genKey(t, "agent-a")
-	_, w := genKey(t, "witness.example")
-	_, w2 := genKey(t, "witness.other")
+	_, v := keytest.Text(t, "agent-a")
+	_, w := keytest.Text(t, "witness.example")
+	_, w2 := keytest.Text(t, "witness.other")
 	for _, tc := range []struct{ name, text, line string }{
 		{"unknown word", "reader " + v, "line 1"},
 		{"no key", "writer", "line 1"},

@@ -16,14 +16,15 @@ import (
 	"testing"
 	"time"
 
+	"github.com/trails-kg/trails/internal/keytest"
 	"github.com/trails-kg/trails/witness"
 )
 
 // TestDirWaitsForLock holds the log file's lock as another process would
 // and checks that Add waits for it, until its context ends.
 func TestDirWaitsForLock(t *testing.T) {
-	writer, _ := newKey(t, "writer.example")
-	ws, _ := newKey(t, "witness.example")
+	writer, _, _ := keytest.New(t, "writer.example")
+	ws, _, _ := keytest.New(t, "witness.example")
 	dir := t.TempDir()
 	d := openDir(t, dir, ws)
 	f, err := os.Open(filepath.Join(dir, witness.LogFile))
@@ -64,7 +65,7 @@ func TestDirProcesses(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	writer, _ := newKey(t, "writer.example")
+	writer, _, _ := keytest.New(t, "writer.example")
 	dir := t.TempDir()
 	const each = 20
 	var children []*exec.Cmd
@@ -126,7 +127,7 @@ func TestDirChild(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	writer, _ := newKey(t, "writer.example")
+	writer, _, _ := keytest.New(t, "writer.example")
 	d := openDir(t, dir, ws)
 	for i := from; i < from+n; i++ {
 		if _, err := d.Add(context.Background(), sign(t, statement(i), writer)); err != nil {

@@ -14,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/trails-kg/trails/internal/keytest"
 	"github.com/trails-kg/trails/witness"
 	"golang.org/x/mod/sumdb/note"
 )
@@ -64,22 +65,6 @@ func newClient(tb testing.TB, url string) *witness.Client {
 	return c
 }
 
-// keyPair returns a new key pair named name: its signer, its verifier and
-// the verifier's text form (for a key list).
-func keyPair(tb testing.TB, name string) (note.Signer, note.Verifier, string) {
-	tb.Helper()
-	skey, vkey := genKey(tb, name)
-	s, err := note.NewSigner(skey)
-	if err != nil {
-		tb.Fatal(err)
-	}
-	v, err := note.NewVerifier(vkey)
-	if err != nil {
-		tb.Fatal(err)
-	}
-	return s, v, vkey
-}
-
 // TestServerWriterWithoutWitnessKey: a writer that holds its own key and
 // not the witness's appends statements through the HTTP witness, and
 // verifies the witness's checkpoints with its public key only; an auditor
@@ -87,8 +72,8 @@ func keyPair(tb testing.TB, name string) (note.Signer, note.Verifier, string) {
 // Server, such a writer could not even open the witness.
 func TestServerWriterWithoutWitnessKey(t *testing.T) {
 	ctx := context.Background()
-	ws, wv, _ := keyPair(t, "witness.example")
-	writer, _, writerV := keyPair(t, "agent-a.example")
+	ws, wv, _ := keytest.New(t, "witness.example")
+	writer, _, writerV := keytest.New(t, "agent-a.example")
 	srv := newWitnessServer(t, "", ws, wv, "writer "+writerV+"\n")
 	if _, err := srv.s.Sign(ctx); err != nil {
 		t.Fatal(err)
@@ -161,10 +146,10 @@ func TestServerWriterWithoutWitnessKey(t *testing.T) {
 // and HTTP status, and the log stays empty.
 func TestServerRefusesUntrustedEntries(t *testing.T) {
 	ctx := context.Background()
-	ws, wv, _ := keyPair(t, "witness.example")
-	writer, _, writerV := keyPair(t, "agent-a.example")
-	retired, _, retiredV := keyPair(t, "agent-old.example")
-	attacker, _, _ := keyPair(t, "agent-a.example") // same name, another key
+	ws, wv, _ := keytest.New(t, "witness.example")
+	writer, _, writerV := keytest.New(t, "agent-a.example")
+	retired, _, retiredV := keytest.New(t, "agent-old.example")
+	attacker, _, _ := keytest.New(t, "agent-a.example") // same name, another key
 	srv := newWitnessServer(t, "", ws, wv, "writer "+writerV+"\nwriter "+retiredV+" until 2026-01-01T00:00:00Z\n")
 	c := newClient(t, srv.url)
 
@@ -230,8 +215,8 @@ func TestServerRefusesUntrustedEntries(t *testing.T) {
 // checkpoint it serves stays the one its operator had it sign.
 func TestServerSignsOnlyForItsOperator(t *testing.T) {
 	ctx := context.Background()
-	ws, wv, _ := keyPair(t, "witness.example")
-	writer, _, writerV := keyPair(t, "agent-a.example")
+	ws, wv, _ := keytest.New(t, "witness.example")
+	writer, _, writerV := keytest.New(t, "agent-a.example")
 	srv := newWitnessServer(t, "", ws, wv, "writer "+writerV+"\n")
 	if _, err := srv.s.Sign(ctx); err != nil {
 		t.Fatal(err)
@@ -277,8 +262,8 @@ func TestServerSignsOnlyForItsOperator(t *testing.T) {
 // TestClientErrors: a Client's failures match the package's sentinels.
 func TestClientErrors(t *testing.T) {
 	ctx := context.Background()
-	ws, wv, _ := keyPair(t, "witness.example")
-	_, _, writerV := keyPair(t, "agent-a.example")
+	ws, wv, _ := keytest.New(t, "witness.example")
+	_, _, writerV := keytest.New(t, "agent-a.example")
 	srv := newWitnessServer(t, "", ws, wv, "writer "+writerV+"\n")
 	c := newClient(t, srv.url)
 	if _, err := c.Checkpoint(ctx); !errors.Is(err, witness.ErrNoCheckpoint) {
@@ -321,8 +306,8 @@ func mustReadOnly(tb testing.TB, dir string) *witness.Dir {
 func TestServerRun(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	ws, wv, _ := keyPair(t, "witness.example")
-	writer, _, writerV := keyPair(t, "agent-a.example")
+	ws, wv, _ := keytest.New(t, "witness.example")
+	writer, _, writerV := keytest.New(t, "agent-a.example")
 	srv := newWitnessServer(t, "", ws, wv, "writer "+writerV+"\n")
 	done := make(chan error)
 	go func() { done <- srv.s.Run(ctx, 10*time.Millisecond) }()

@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/trails-kg/trails/internal/keytest"
 	"github.com/trails-kg/trails/witness"
 	"golang.org/x/mod/sumdb/note"
 )
@@ -42,8 +43,8 @@ type spoolWorld struct {
 
 func newSpoolWorld(tb testing.TB) *spoolWorld {
 	tb.Helper()
-	ws, wv, _ := keyPair(tb, "witness.example")
-	writer, _, writerV := keyPair(tb, "agent-a.example")
+	ws, wv, _ := keytest.New(tb, "witness.example")
+	writer, _, writerV := keytest.New(tb, "agent-a.example")
 	srv := newWitnessServer(tb, "", ws, wv, "writer "+writerV+"\n")
 	g := &gate{h: srv.s}
 	hs := httptest.NewServer(g)
@@ -202,7 +203,7 @@ func TestSpoolRefused(t *testing.T) {
 	w := newSpoolWorld(t)
 	dir := t.TempDir()
 	sp := w.openSpool(t, dir)
-	stranger, _, _ := keyPair(t, "stranger.example")
+	stranger, _, _ := keytest.New(t, "stranger.example")
 	bad := sign(t, statement(0), stranger)
 	good := w.entry(t, 1)
 	for _, e := range [][]byte{bad, good} {

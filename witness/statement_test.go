@@ -7,13 +7,14 @@ import (
 	"testing"
 	"time"
 
+	"github.com/trails-kg/trails/internal/keytest"
 	"github.com/trails-kg/trails/witness"
 	"golang.org/x/mod/sumdb/note"
 )
 
 func TestSignOpen(t *testing.T) {
-	writer, v := newKey(t, "writer.example")
-	_, other := newKey(t, "other.example")
+	writer, v, _ := keytest.New(t, "writer.example")
+	_, other, _ := keytest.New(t, "other.example")
 	known := note.VerifierList(other, v)
 	for _, tc := range []struct {
 		name string
@@ -62,9 +63,9 @@ func TestStatementText(t *testing.T) {
 }
 
 func TestOpenRefuses(t *testing.T) {
-	writer, v := newKey(t, "writer.example")
-	impostor, _ := newKey(t, "writer.example") // same name, another key
-	stranger, _ := newKey(t, "stranger.example")
+	writer, v, _ := keytest.New(t, "writer.example")
+	impostor, _, _ := keytest.New(t, "writer.example") // same name, another key
+	stranger, _, _ := keytest.New(t, "stranger.example")
 	known := note.VerifierList(v)
 	good := sign(t, statement(4), writer)
 	signText := func(text string) []byte {
@@ -200,7 +201,7 @@ func FuzzUnmarshal(f *testing.F) {
 // TestStatementV2: version 2 names the head a statement replaces and the
 // session's fork link; its text is canonical, and version 1 still reads.
 func TestStatementV2(t *testing.T) {
-	writer, v := newKey(t, "writer.example")
+	writer, v, _ := keytest.New(t, "writer.example")
 	known := note.VerifierList(v)
 	s := statement(4)
 	s.Version, s.Replaces, s.Prev = 2, true, witness.HeadRef{Turns: 4, Chain: "sha256:77"}

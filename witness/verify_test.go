@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/trails-kg/trails/internal/keytest"
 	"github.com/trails-kg/trails/witness"
 	"github.com/transparency-dev/formats/log"
 	"golang.org/x/mod/sumdb/note"
@@ -15,9 +16,9 @@ import (
 
 func TestLatestHeads(t *testing.T) {
 	ctx := context.Background()
-	writer, v := newKey(t, "writer.example")
-	rotated, v2 := newKey(t, "writer.example") // a later key of the same writer
-	ws, wv := newKey(t, "witness.example")
+	writer, v, _ := keytest.New(t, "writer.example")
+	rotated, v2, _ := keytest.New(t, "writer.example") // a later key of the same writer
+	ws, wv, _ := keytest.New(t, "witness.example")
 	d := openDir(t, t.TempDir(), ws)
 	addRange(t, d, writer, 0, 7) // sessions 0, 1, 2, last at 6, 4, 5
 	del := statement(4)
@@ -56,9 +57,9 @@ func TestLatestHeads(t *testing.T) {
 
 func TestHeadsRefuses(t *testing.T) {
 	ctx := context.Background()
-	writer, v := newKey(t, "writer.example")
-	stranger, _ := newKey(t, "stranger.example")
-	ws, wv := newKey(t, "witness.example")
+	writer, v, _ := keytest.New(t, "writer.example")
+	stranger, _, _ := keytest.New(t, "stranger.example")
+	ws, wv, _ := keytest.New(t, "witness.example")
 	d := openDir(t, t.TempDir(), ws)
 	addRange(t, d, writer, 0, 3)
 	if _, err := d.Add(ctx, sign(t, statement(3), stranger)); err != nil {
@@ -115,9 +116,9 @@ func TestHeadsRefuses(t *testing.T) {
 }
 
 func TestOpenCheckpoint(t *testing.T) {
-	ws, wv := newKey(t, "witness.example")
-	impostor, _ := newKey(t, "witness.example")
-	_, other := newKey(t, "other.example")
+	ws, wv, _ := keytest.New(t, "witness.example")
+	impostor, _, _ := keytest.New(t, "witness.example")
+	_, other, _ := keytest.New(t, "other.example")
 	good := checkpoint(t, openDir(t, t.TempDir(), ws))
 	forged := checkpoint(t, openDir(t, t.TempDir(), impostor))
 	for _, tc := range []struct {
@@ -145,8 +146,8 @@ func TestOpenCheckpoint(t *testing.T) {
 // of each.
 func TestAuditFork(t *testing.T) {
 	ctx := context.Background()
-	writer, _ := newKey(t, "writer.example")
-	ws, wv := newKey(t, "witness.example")
+	writer, _, _ := keytest.New(t, "writer.example")
+	ws, wv, _ := keytest.New(t, "witness.example")
 	a := openDir(t, t.TempDir(), ws)
 	addRange(t, a, writer, 0, 5)
 	b := openDir(t, t.TempDir(), ws)

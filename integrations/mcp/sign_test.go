@@ -2,16 +2,15 @@ package mcp_test
 
 import (
 	"context"
-	"crypto/rand"
 	"testing"
 
 	"github.com/trails-kg/trails/admin"
 	trailsmcp "github.com/trails-kg/trails/integrations/mcp"
 	"github.com/trails-kg/trails/internal/fusekitest"
+	"github.com/trails-kg/trails/internal/keytest"
 	"github.com/trails-kg/trails/internal/storetest"
 	"github.com/trails-kg/trails/session"
 	"github.com/trails-kg/trails/witness"
-	"golang.org/x/mod/sumdb/note"
 )
 
 // TestSigning: a server built WithSigning signs what fork_session and
@@ -21,19 +20,8 @@ func TestSigning(t *testing.T) {
 	fusekitest.Parallel(t)
 	ctx := context.Background()
 	c := fusekitest.Empty(t)
-	key := func(name string) (note.Signer, string) {
-		skey, vkey, err := note.GenerateKey(rand.Reader, name)
-		if err != nil {
-			t.Fatal(err)
-		}
-		s, err := note.NewSigner(skey)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return s, vkey
-	}
-	ws, wv := key("witness.test")
-	signer, vk := key("writer.test")
+	ws, _, wv := keytest.New(t, "witness.test")
+	signer, _, vk := keytest.New(t, "writer.test")
 	dir, err := witness.OpenDir(ctx, t.TempDir(), ws)
 	if err != nil {
 		t.Fatal(err)
