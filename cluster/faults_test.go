@@ -31,6 +31,7 @@ import (
 	"github.com/trails-kg/trails/cluster"
 	"github.com/trails-kg/trails/internal/fusekitest"
 	"github.com/trails-kg/trails/internal/kafkatest"
+	"github.com/trails-kg/trails/internal/proc"
 	"github.com/trails-kg/trails/internal/storetest"
 	"github.com/trails-kg/trails/kg"
 	"github.com/trails-kg/trails/ontology"
@@ -163,7 +164,7 @@ func newFaultRig(t *testing.T, fx *faultEnv) *faultRig {
 			p.resume()
 			p.kill()
 			if t.Failed() {
-				t.Logf("--- replica %d's applier log (tail) ---\n%s", i, tailOf(p.log, 30))
+				t.Logf("--- replica %d's applier log (tail) ---\n%s", i, proc.Tail(p.log, 30))
 			}
 		}
 	})
@@ -257,14 +258,14 @@ func (p *replicaProc) launch() error {
 		select {
 		case <-p.exited:
 			p.cmd = nil
-			return fmt.Errorf("trails-replica exited: %s\n%s", cmd.ProcessState, tailOf(p.log, 20))
+			return fmt.Errorf("trails-replica exited: %s\n%s", cmd.ProcessState, proc.Tail(p.log, 20))
 		default:
 		}
 		if b, _ := os.ReadFile(p.log); bytes.Contains(b[bytes.LastIndex(b, []byte("=== started at")):], []byte("serving positions on")) {
 			return nil
 		}
 		if time.Now().After(deadline) {
-			return fmt.Errorf("trails-replica does not serve on %s\n%s", p.addr, tailOf(p.log, 20))
+			return fmt.Errorf("trails-replica does not serve on %s\n%s", p.addr, proc.Tail(p.log, 20))
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
@@ -311,7 +312,7 @@ func (p *replicaProc) startedFrom(t *testing.T) int64 {
 			return n
 		}
 		if time.Now().After(deadline) {
-			t.Fatalf("trails-replica did not say where it resumed:\n%s", tailOf(p.log, 20))
+			t.Fatalf("trails-replica did not say where it resumed:\n%s", proc.Tail(p.log, 20))
 		}
 		time.Sleep(50 * time.Millisecond)
 	}
@@ -1018,19 +1019,6 @@ func testWriterKilled(t *testing.T, fx *faultEnv) {
 	}
 	t.Logf("the new writer's first append was acknowledged %v after the kill; %d appends in flight at the kill landed whole", firstAck.Round(time.Millisecond), landed)
 	r.check(t, want)
-}
-
-// tailOf returns the last n lines of the file at path.
-func tailOf(path string, n int) string {
-	b, err := os.ReadFile(path)
-	if err != nil {
-		return "(" + err.Error() + ")"
-	}
-	lines := strings.Split(strings.TrimRight(string(b), "\n"), "\n")
-	if len(lines) > n {
-		lines = lines[len(lines)-n:]
-	}
-	return strings.Join(lines, "\n")
 }
 
 // freePort returns a port free on 127.0.0.1 a moment ago.

@@ -26,6 +26,7 @@ import (
 
 	"github.com/trails-kg/trails/internal/fusekitest"
 	"github.com/trails-kg/trails/internal/kafkatest"
+	"github.com/trails-kg/trails/internal/proc"
 	"github.com/trails-kg/trails/internal/telemetry"
 	"github.com/trails-kg/trails/kg"
 )
@@ -203,7 +204,7 @@ func testReplicaMetrics(t *testing.T, k *kafkatest.Cluster, fx *faultEnv) {
 	t.Cleanup(func() {
 		p.kill()
 		if t.Failed() {
-			t.Logf("--- trails-replica's log (tail) ---\n%s", tailOf(p.log, 30))
+			t.Logf("--- trails-replica's log (tail) ---\n%s", proc.Tail(p.log, 30))
 		}
 	})
 

@@ -17,6 +17,7 @@ import (
 	"github.com/trails-kg/trails/cluster"
 	"github.com/trails-kg/trails/internal/fusekitest"
 	"github.com/trails-kg/trails/internal/kafkatest"
+	"github.com/trails-kg/trails/internal/proc"
 	"github.com/trails-kg/trails/kg"
 	"github.com/trails-kg/trails/ontology"
 	"github.com/trails-kg/trails/session"
@@ -429,7 +430,7 @@ func testRefusalAtKill(t *testing.T, fx *faultEnv) {
 		p.resume()
 		p.kill()
 		if t.Failed() {
-			t.Logf("--- the applier's log (tail) ---\n%s", tailOf(p.log, 30))
+			t.Logf("--- the applier's log (tail) ---\n%s", proc.Tail(p.log, 30))
 		}
 	})
 	cc, err := cluster.Open(cluster.Config{Brokers: r.brokers, Topic: r.topic, Replicas: []cluster.Replica{{Dataset: f.Endpoint, Applier: p.url()}}, Timeout: 60 * time.Second})

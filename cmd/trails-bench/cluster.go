@@ -31,6 +31,7 @@ import (
 
 	"github.com/trails-kg/trails/cluster"
 	"github.com/trails-kg/trails/internal/fusekitest"
+	"github.com/trails-kg/trails/internal/proc"
 	"github.com/trails-kg/trails/kg"
 	"github.com/trails-kg/trails/session"
 )
@@ -896,20 +897,9 @@ func (rig *clusterRig) waitApplied(ctx context.Context, i int, off int64, within
 		if time.Now().After(deadline) {
 			return fmt.Errorf("applier %d has not applied offset %d after %v", i, off, within)
 		}
-		if err := sleepCtx(ctx, 100*time.Millisecond); err != nil {
+		if err := proc.Sleep(ctx, 100*time.Millisecond); err != nil {
 			return err
 		}
-	}
-}
-
-func sleepCtx(ctx context.Context, d time.Duration) error {
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-t.C:
-		return nil
-	case <-ctx.Done():
-		return ctx.Err()
 	}
 }
 
@@ -1200,7 +1190,7 @@ func (rig *clusterRig) settle(ctx context.Context) error {
 		if time.Now().After(deadline) {
 			return fmt.Errorf("%s/0 has not had 3 replicas in sync for 5 minutes", rig.topic)
 		}
-		if err := sleepCtx(ctx, 500*time.Millisecond); err != nil {
+		if err := proc.Sleep(ctx, 500*time.Millisecond); err != nil {
 			return err
 		}
 	}
@@ -1277,7 +1267,7 @@ func startWriting(ctx context.Context, p *writerPool, contents []string) *writin
 							s = got
 							break
 						}
-						sleepCtx(ctx, 200*time.Millisecond)
+						proc.Sleep(ctx, 200*time.Millisecond)
 					}
 				}
 			}
@@ -1297,7 +1287,7 @@ func (w *writing) stop() error {
 func (w *writing) steady(ctx context.Context, within time.Duration) error {
 	deadline := time.Now().Add(within)
 	for {
-		if err := sleepCtx(ctx, time.Second); err != nil {
+		if err := proc.Sleep(ctx, time.Second); err != nil {
 			return err
 		}
 		w.mu.Lock()
@@ -1349,7 +1339,7 @@ func (w *writing) trial(ctx context.Context, kill func() error) (trialResult, er
 		if time.Since(t0) > failoverGiveUp {
 			return r, fmt.Errorf("no append acknowledged within %v of the kill", failoverGiveUp)
 		}
-		if err := sleepCtx(ctx, 10*time.Millisecond); err != nil {
+		if err := proc.Sleep(ctx, 10*time.Millisecond); err != nil {
 			return r, err
 		}
 	}
@@ -1370,7 +1360,7 @@ func (w *writing) trial(ctx context.Context, kill func() error) (trialResult, er
 		if time.Since(t0) > failoverGiveUp {
 			return r, fmt.Errorf("%d of %d writers have not ended an append begun within %v of the kill", w.n-len(done), w.n, failoverGiveUp)
 		}
-		if err := sleepCtx(ctx, 10*time.Millisecond); err != nil {
+		if err := proc.Sleep(ctx, 10*time.Millisecond); err != nil {
 			return r, err
 		}
 	}

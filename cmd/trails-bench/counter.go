@@ -6,6 +6,8 @@ import (
 	"net/http"
 	"sync/atomic"
 	"time"
+
+	"github.com/trails-kg/trails/internal/proc"
 )
 
 // counter is an http.RoundTripper that counts the requests (SPARQL round
@@ -59,12 +61,8 @@ type delayed struct {
 }
 
 func (t *delayed) RoundTrip(r *http.Request) (*http.Response, error) {
-	tm := time.NewTimer(t.d)
-	defer tm.Stop()
-	select {
-	case <-tm.C:
-	case <-r.Context().Done():
-		return nil, r.Context().Err()
+	if err := proc.Sleep(r.Context(), t.d); err != nil {
+		return nil, err
 	}
 	return t.next.RoundTrip(r)
 }

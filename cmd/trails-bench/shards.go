@@ -29,6 +29,7 @@ import (
 
 	"github.com/trails-kg/trails/cluster"
 	"github.com/trails-kg/trails/internal/fusekitest"
+	"github.com/trails-kg/trails/internal/proc"
 	"github.com/trails-kg/trails/kg"
 	"github.com/trails-kg/trails/ontology"
 	"github.com/trails-kg/trails/session"
@@ -565,7 +566,7 @@ func (rig *shardRig) start(ctx context.Context, scratch string) error {
 			return fmt.Errorf("create topics %s: %w", strings.Join(rig.topics, ","), err)
 		}
 		rig.adm.DeleteTopics(ctx, rig.topics...)
-		if err := sleepCtx(ctx, time.Second); err != nil {
+		if err := proc.Sleep(ctx, time.Second); err != nil {
 			return err
 		}
 	}

@@ -18,6 +18,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/trails-kg/trails/internal/proc"
 	"github.com/trails-kg/trails/kg"
 )
 
@@ -228,18 +229,18 @@ func (s *Server) Start() error {
 		}
 		s.Kill()
 		switch {
-		case restart && !strings.Contains(s.logTail(), "ddress already in use"):
+		case restart && !strings.Contains(proc.Tail(s.Log, 30), "ddress already in use"):
 			// A restart on the database of a killed server (a crash test)
 			// whose java exited at once: seen once on a loaded machine,
 			// without a word in the log. Try again on the same port.
 			time.Sleep(time.Second)
-		case s.opts.Port != 0 || !strings.Contains(s.logTail(), "ddress already in use"):
+		case s.opts.Port != 0 || !strings.Contains(proc.Tail(s.Log, 30), "ddress already in use"):
 			try = 3
 		default:
 			s.Port = 0 // a free port was taken between the probe and java: pick another
 		}
 	}
-	return fmt.Errorf("%s did not start: %v\n--- %s (tail) ---\n%s", s.store(), err, s.Log, s.logTail())
+	return fmt.Errorf("%s did not start: %v\n--- %s (tail) ---\n%s", s.store(), err, s.Log, proc.Tail(s.Log, 30))
 }
 
 func (s *Server) waitReady() error {
@@ -370,15 +371,6 @@ func (s *Server) signal(sig syscall.Signal, grace time.Duration) error {
 		<-s.exited
 		return fmt.Errorf("%s did not stop on %v within %v; killed", s.store(), sig, grace)
 	}
-}
-
-func (s *Server) logTail() string {
-	b, _ := os.ReadFile(s.Log)
-	lines := strings.Split(strings.TrimRight(string(b), "\n"), "\n")
-	if len(lines) > 30 {
-		lines = lines[len(lines)-30:]
-	}
-	return strings.Join(lines, "\n")
 }
 
 // withDatasets returns the configuration conf (fuseki/trails.ttl) with n

@@ -37,6 +37,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/trails-kg/trails/internal/fusekitest"
+	"github.com/trails-kg/trails/internal/proc"
 )
 
 // MaxMessageBytes is the largest record batch the brokers and the topics
@@ -376,7 +377,7 @@ func (c *Cluster) wait(timeout time.Duration, ready func(context.Context, *node)
 		var last error
 		for _, n := range running {
 			if !n.running() {
-				return fmt.Errorf("node %d exited\n--- %s (tail) ---\n%s", n.id, n.log, tail(n.log, 30))
+				return fmt.Errorf("node %d exited\n--- %s (tail) ---\n%s", n.id, n.log, proc.Tail(n.log, 30))
 			}
 			ctx, cancel := context.WithTimeout(context.Background(), 3*time.Second)
 			err := ready(ctx, n)
@@ -393,7 +394,7 @@ func (c *Cluster) wait(timeout time.Duration, ready func(context.Context, *node)
 			var b strings.Builder
 			fmt.Fprintf(&b, "not ready within %v: %v", timeout, last)
 			for _, n := range running {
-				fmt.Fprintf(&b, "\n--- %s (tail) ---\n%s", n.log, tail(n.log, 15))
+				fmt.Fprintf(&b, "\n--- %s (tail) ---\n%s", n.log, proc.Tail(n.log, 15))
 			}
 			return errors.New(b.String())
 		}
@@ -565,7 +566,7 @@ func (c *Cluster) close() {
 	}
 	if c.tb != nil && c.tb.Failed() {
 		for _, n := range c.nodes {
-			c.tb.Logf("kafkatest: --- %s (tail) ---\n%s", n.log, tail(n.log, 20))
+			c.tb.Logf("kafkatest: --- %s (tail) ---\n%s", n.log, proc.Tail(n.log, 20))
 		}
 	}
 	if c.dir == "" || os.Getenv(fusekitest.EnvKeepLogs) != "" {
@@ -603,19 +604,6 @@ func classpath(root string) (string, error) {
 		return "", fmt.Errorf("scripts/cluster classpath printed no Kafka jar: %q", cp)
 	}
 	return cp, nil
-}
-
-// tail returns the last n lines of the file at path.
-func tail(path string, n int) string {
-	b, err := os.ReadFile(path)
-	if err != nil {
-		return "(" + err.Error() + ")"
-	}
-	lines := strings.Split(strings.TrimRight(string(b), "\n"), "\n")
-	if len(lines) > n {
-		lines = lines[len(lines)-n:]
-	}
-	return strings.Join(lines, "\n")
 }
 
 // freePorts returns n distinct ports free on 127.0.0.1 a moment ago,

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -18,6 +17,7 @@ import (
 	"time"
 
 	"github.com/trails-kg/trails/internal/fusekitest"
+	"github.com/trails-kg/trails/internal/proc"
 )
 
 // postgresBins is where Debian's package postgresql puts the binaries of
@@ -123,7 +123,7 @@ func startPostgres(ctx context.Context, bin string) (_ *postgres, err error) {
 	initdb := exec.CommandContext(ctx, filepath.Join(bin, "initdb"), "-D", data, "-A", "trust", "-U", "postgres", "-E", "UTF8", "--locale=C.UTF-8", "--no-sync")
 	initdb.Dir, initdb.SysProcAttr = dir, &syscall.SysProcAttr{Credential: cred}
 	if out, err := initdb.CombinedOutput(); err != nil {
-		return nil, fmt.Errorf("postgres: initdb: %w\n%s", err, tail(out))
+		return nil, fmt.Errorf("postgres: initdb: %w\n%s", err, proc.LastLines(out, 20))
 	}
 	if p.Port, err = freePort(); err != nil {
 		return nil, err
@@ -153,14 +153,14 @@ func startPostgres(ctx context.Context, bin string) (_ *postgres, err error) {
 		select {
 		case <-p.exited:
 			b, _ := os.ReadFile(p.Log)
-			return nil, fmt.Errorf("postgres: the server exited while starting (%v); its log:\n%s", p.cmd.ProcessState, tail(b))
+			return nil, fmt.Errorf("postgres: the server exited while starting (%v); its log:\n%s", p.cmd.ProcessState, proc.LastLines(b, 20))
 		case <-ctx.Done():
 			return nil, ctx.Err()
 		case <-time.After(100 * time.Millisecond):
 		}
 		if time.Now().After(deadline) {
 			b, _ := os.ReadFile(p.Log)
-			return nil, fmt.Errorf("postgres: not accepting connections on port %d after 60 s; its log:\n%s", p.Port, tail(b))
+			return nil, fmt.Errorf("postgres: not accepting connections on port %d after 60 s; its log:\n%s", p.Port, proc.LastLines(b, 20))
 		}
 	}
 }
@@ -201,12 +201,6 @@ func freePort() (int, error) {
 	}
 	defer l.Close()
 	return l.Addr().(*net.TCPAddr).Port, nil
-}
-
-// tail returns the last lines of a log or a command's output.
-func tail(b []byte) string {
-	lines := bytes.Split(bytes.TrimSpace(b), []byte("\n"))
-	return string(bytes.Join(lines[max(0, len(lines)-20):], []byte("\n")))
 }
 
 // traversable reports whether every directory from / down to dir lets
