@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bufio"
 	"bytes"
 	"context"
 	"encoding/json"
@@ -10,10 +9,8 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"regexp"
-	"runtime"
 	"runtime/pprof"
 	"slices"
 	"strings"
@@ -139,12 +136,6 @@ func exitCode(err error) int {
 	}
 }
 
-// Markers of the generated part of an output file.
-const (
-	beginMarker = "<!-- trails-bench:begin -->"
-	endMarker   = "<!-- trails-bench:end -->"
-)
-
 // run is the command: it parses args, runs the benchmark and writes the
 // report. Errors are also printed to stderr.
 func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
@@ -204,8 +195,8 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	}
 	if *only != "" && *out != "" {
 		old, err := os.ReadFile(*out)
-		if err == nil && !bytes.Contains(old, []byte("<!-- trails-bench:"+*only+":end -->")) {
-			return usageErrorf("-o %s: the file has no lines <!-- trails-bench:%s:begin --> and <!-- trails-bench:%s:end -->, between which the report of -only %s goes", *out, *only, *only, *only)
+		if m := markers(*only); err == nil && !m.In(old) {
+			return usageErrorf("-o %s: the file has no lines %s and %s, between which the report of -only %s goes", *out, m.Begin, m.End, *only)
 		}
 	}
 	if *cpuProfile != "" {
@@ -432,19 +423,22 @@ type phase struct {
 // markers of its own, which the file must have (it would otherwise replace
 // a full report).
 func writeReport(path string, report []byte, only string) error {
-	begin, end := beginMarker, endMarker
-	if only != "" {
-		begin, end = "<!-- trails-bench:"+only+":begin -->", "<!-- trails-bench:"+only+":end -->"
+	return benchreport.WriteFile(path, report, markers(only), only != "", false)
+}
+
+// Markers of the generated part of an output file.
+const (
+	beginMarker = "<!-- trails-bench:begin -->"
+	endMarker   = "<!-- trails-bench:end -->"
+)
+
+// markers returns the lines between which the report of a run with -only
+// only ("" for a full run) goes.
+func markers(only string) benchreport.Markers {
+	if only == "" {
+		return benchreport.Markers{Begin: beginMarker, End: endMarker}
 	}
-	old, err := os.ReadFile(path)
-	if err == nil {
-		if doc, ok := benchreport.Replace(old, begin, end, report); ok {
-			report = doc
-		} else if only != "" {
-			return fmt.Errorf("%s has no lines %s and %s, between which the report of -only %s goes", path, begin, end, only)
-		}
-	}
-	return os.WriteFile(path, report, 0o644)
+	return benchreport.NewMarkers("trails-bench:" + only)
 }
 
 // machine describes where the benchmark ran.
@@ -460,39 +454,16 @@ type machine struct {
 }
 
 func describeMachine(srv *fusekitest.Server) machine {
-	m := machine{CPUs: runtime.NumCPU(), Go: runtime.Version(), CPUModel: "unknown CPU", Java: "java (unknown version)", Fuseki: "unknown version"}
-	if f, err := os.Open("/proc/cpuinfo"); err == nil {
-		sc := bufio.NewScanner(f)
-		for sc.Scan() {
-			if k, v, ok := strings.Cut(sc.Text(), ":"); ok && strings.TrimSpace(k) == "model name" {
-				m.CPUModel = strings.TrimSpace(v)
-				break
-			}
-		}
-		f.Close()
-	}
+	e := benchreport.Environment(srv.Log)
+	m := machine{CPUs: e.CPUs, CPUModel: e.CPUModel, OS: e.OS, Go: e.Go, Java: "java (unknown version)", Fuseki: e.Fuseki, Source: e.Source}
 	if n, err := memTotal(); err == nil {
 		m.MemBytes = n
 	}
-	m.OS = runtime.GOOS + "/" + runtime.GOARCH
-	if b, err := os.ReadFile("/proc/sys/kernel/osrelease"); err == nil {
-		m.OS = "Linux " + strings.TrimSpace(string(b)) + " " + runtime.GOARCH
-	}
-	if out, err := exec.Command("java", "-version").CombinedOutput(); err == nil {
-		lines := strings.Split(strings.TrimSpace(string(out)), "\n")
-		if len(lines) > 1 {
-			m.Java = strings.TrimSpace(lines[0]) + " (" + strings.TrimSpace(lines[1]) + ")"
-		} else if len(lines) == 1 {
-			m.Java = strings.TrimSpace(lines[0])
-		}
-	}
-	if out, err := exec.Command("git", "describe", "--always", "--dirty").Output(); err == nil {
-		m.Source = strings.TrimSpace(string(out))
-	}
-	if log, err := os.ReadFile(srv.Log); err == nil {
-		if v := regexp.MustCompile(`Fuseki[^\n]*?(\d+\.\d+\.\d+)`).FindSubmatch(log); v != nil {
-			m.Fuseki = string(v[1])
-		}
+	switch {
+	case len(e.Java) > 1:
+		m.Java = e.Java[0] + " (" + e.Java[1] + ")"
+	case len(e.Java) == 1:
+		m.Java = e.Java[0]
 	}
 	if m.Fuseki == "unknown version" {
 		if root, err := fusekitest.RepoRoot(); err == nil {

@@ -7,10 +7,15 @@
 package benchreport
 
 import (
+	"bufio"
 	"bytes"
+	"errors"
 	"fmt"
 	"io"
 	"os"
+	"os/exec"
+	"regexp"
+	"runtime"
 	"strings"
 )
 
@@ -153,3 +158,96 @@ func Replace(doc []byte, begin, end string, report []byte) ([]byte, bool) {
 	b.Write(doc[j:])
 	return b.Bytes(), true
 }
+
+// Markers are the two lines of a file (BENCHMARKS.md) between which a
+// bench's report goes.
+type Markers struct {
+	Begin, End string
+}
+
+// NewMarkers returns the markers "<!-- name:begin -->" and
+// "<!-- name:end -->": NewMarkers("trails-bench:wide").
+func NewMarkers(name string) Markers {
+	return Markers{Begin: "<!-- " + name + ":begin -->", End: "<!-- " + name + ":end -->"}
+}
+
+// In reports whether doc has m's lines, Begin before End.
+func (m Markers) In(doc []byte) bool {
+	i, j := bytes.Index(doc, []byte(m.Begin)), bytes.Index(doc, []byte(m.End))
+	return i >= 0 && j > i
+}
+
+// WriteFile writes report into the file at path between m's lines (-o
+// FILE), replacing what was between them. A file without them is
+// replaced whole, unless required, which makes it an error. A file that
+// does not exist is made: with wrap, of m's lines around report; else of
+// report alone.
+func WriteFile(path string, report []byte, m Markers, required, wrap bool) error {
+	old, err := os.ReadFile(path)
+	switch {
+	case errors.Is(err, os.ErrNotExist) && wrap:
+		old, err = []byte(m.Begin+"\n"+m.End+"\n"), nil
+	case errors.Is(err, os.ErrNotExist):
+		return os.WriteFile(path, report, 0o644)
+	}
+	if err != nil {
+		return err
+	}
+	doc, ok := Replace(old, m.Begin, m.End, report)
+	if !ok {
+		if required {
+			return fmt.Errorf("%s has no lines %s and %s, between which the report goes", path, m.Begin, m.End)
+		}
+		doc = report
+	}
+	return os.WriteFile(path, doc, 0o644)
+}
+
+// Env is what the benches' reports say of the machine and the software
+// they ran on, each bench in its own words.
+type Env struct {
+	CPUs     int
+	CPUModel string   // "unknown CPU" where /proc/cpuinfo does not say
+	OS       string   // "Linux RELEASE ARCH", or GOOS/GOARCH
+	Go       string   // runtime.Version
+	Java     []string // the lines java -version printed, trimmed; none where it did not run
+	Fuseki   string   // the version Fuseki's log gives, "unknown version" where it gives none
+	Source   string   // git describe --always --dirty of the checkout, "" outside one
+}
+
+// Environment returns the machine's and the software's description, the
+// Fuseki version read from its log at fusekiLog.
+func Environment(fusekiLog string) Env {
+	e := Env{CPUs: runtime.NumCPU(), Go: runtime.Version(), CPUModel: "unknown CPU", Fuseki: "unknown version",
+		OS: runtime.GOOS + "/" + runtime.GOARCH}
+	if f, err := os.Open("/proc/cpuinfo"); err == nil {
+		sc := bufio.NewScanner(f)
+		for sc.Scan() {
+			if k, v, ok := strings.Cut(sc.Text(), ":"); ok && strings.TrimSpace(k) == "model name" {
+				e.CPUModel = strings.TrimSpace(v)
+				break
+			}
+		}
+		f.Close()
+	}
+	if b, err := os.ReadFile("/proc/sys/kernel/osrelease"); err == nil {
+		e.OS = "Linux " + strings.TrimSpace(string(b)) + " " + runtime.GOARCH
+	}
+	if out, err := exec.Command("java", "-version").CombinedOutput(); err == nil {
+		for _, l := range strings.Split(strings.TrimSpace(string(out)), "\n") {
+			e.Java = append(e.Java, strings.TrimSpace(l))
+		}
+	}
+	if out, err := exec.Command("git", "describe", "--always", "--dirty").Output(); err == nil {
+		e.Source = strings.TrimSpace(string(out))
+	}
+	if b, err := os.ReadFile(fusekiLog); err == nil {
+		if v := fusekiVersion.FindSubmatch(b); v != nil {
+			e.Fuseki = string(v[1])
+		}
+	}
+	return e
+}
+
+// fusekiVersion finds the version in Fuseki's start-up lines.
+var fusekiVersion = regexp.MustCompile(`Fuseki[^\n]*?(\d+\.\d+\.\d+)`)

@@ -2,6 +2,8 @@ package benchreport_test
 
 import (
 	"bytes"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -73,3 +75,49 @@ func TestReplace(t *testing.T) {
 		t.Errorf("LoadLine: got %q", benchreport.LoadLine("1.0 2.0 3.0", "0.5 1.5 2.5"))
 	}
 }
+
+// TestWriteFile: a report goes between the markers; a file without them
+// is replaced or refused (required); a missing one is made, wrapped in
+// the markers or not.
+func TestWriteFile(t *testing.T) {
+	t.Parallel()
+	m := benchreport.NewMarkers("b")
+	tests := []struct {
+		name           string
+		old            *string
+		required, wrap bool
+		want           string
+		wantErr        bool
+	}{
+		{name: "between", old: ptr("x\n<!-- b:begin -->\nold\n<!-- b:end -->\ny\n"), want: "x\n<!-- b:begin -->\nnew\n<!-- b:end -->\ny\n"},
+		{name: "no markers", old: ptr("notes\n"), want: "new\n"},
+		{name: "no markers, required", old: ptr("notes\n"), required: true, wantErr: true},
+		{name: "missing", want: "new\n"},
+		{name: "missing, wrapped", wrap: true, want: "<!-- b:begin -->\nnew\n<!-- b:end -->\n"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			path := filepath.Join(t.TempDir(), "BENCHMARKS.md")
+			if tt.old != nil {
+				if err := os.WriteFile(path, []byte(*tt.old), 0o644); err != nil {
+					t.Fatal(err)
+				}
+			}
+			err := benchreport.WriteFile(path, []byte("new\n"), m, tt.required, tt.wrap)
+			if (err != nil) != tt.wantErr {
+				t.Fatalf("got error %v, want an error: %v", err, tt.wantErr)
+			}
+			if tt.wantErr {
+				return
+			}
+			if got, _ := os.ReadFile(path); string(got) != tt.want {
+				t.Errorf("got %q, want %q", got, tt.want)
+			}
+		})
+	}
+	if !m.In([]byte(m.Begin+"\n"+m.End)) || m.In([]byte(m.End+"\n"+m.Begin)) {
+		t.Errorf("In: want the markers found only in order")
+	}
+}
+
+func ptr(s string) *string { return &s }

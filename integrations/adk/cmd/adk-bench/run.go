@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bufio"
 	"bytes"
 	"context"
 	"encoding/json"
@@ -11,10 +10,7 @@ import (
 	"io"
 	"net/http"
 	"os"
-	"os/exec"
 	"path/filepath"
-	"regexp"
-	"runtime"
 	"runtime/debug"
 	"strings"
 	"time"
@@ -95,6 +91,9 @@ const (
 	endMarker   = "<!-- adk-bench:end -->"
 )
 
+// markers are the lines between which the report goes.
+var markers = benchreport.Markers{Begin: beginMarker, End: endMarker}
+
 // usageError is a mistake on the command line.
 type usageError struct{ msg string }
 
@@ -151,7 +150,7 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		return usageErrorf("unexpected argument %q: adk-bench takes flags only", fs.Arg(0))
 	}
 	if *out != "" {
-		if old, err := os.ReadFile(*out); err == nil && !hasMarkers(old) {
+		if old, err := os.ReadFile(*out); err == nil && !markers.In(old) {
 			return usageErrorf("-o %s: the file has no lines %s and %s, between which the report goes", *out, beginMarker, endMarker)
 		}
 	}
@@ -288,27 +287,10 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	return writeReport(*out, buf.Bytes())
 }
 
-// hasMarkers reports whether b has the begin and end markers, in order.
-func hasMarkers(b []byte) bool {
-	i, j := bytes.Index(b, []byte(beginMarker)), bytes.Index(b, []byte(endMarker))
-	return i >= 0 && j > i
-}
-
 // writeReport writes report into path between the markers, or as a new
 // file with the markers around it.
 func writeReport(path string, report []byte) error {
-	old, err := os.ReadFile(path)
-	if errors.Is(err, os.ErrNotExist) {
-		old, err = []byte(beginMarker+"\n"+endMarker+"\n"), nil
-	}
-	if err != nil {
-		return err
-	}
-	doc, ok := benchreport.Replace(old, beginMarker, endMarker, report)
-	if !ok {
-		return fmt.Errorf("%s has no lines %s and %s", path, beginMarker, endMarker)
-	}
-	return os.WriteFile(path, doc, 0o644)
+	return benchreport.WriteFile(path, report, markers, true, true)
 }
 
 // phase is one step of the run and how long it took.
@@ -331,34 +313,14 @@ type machine struct {
 }
 
 func describeMachine(srv *fusekitest.Server, pg *postgres) machine {
-	m := machine{CPUs: runtime.NumCPU(), Go: runtime.Version(), CPUModel: "unknown CPU", Java: "java (unknown version)",
-		Fuseki: "unknown version", Postgres: "PostgreSQL (unknown version)", OS: runtime.GOOS + "/" + runtime.GOARCH, Modules: map[string]string{}}
+	e := benchreport.Environment(srv.Log)
+	m := machine{CPUs: e.CPUs, CPUModel: e.CPUModel, OS: e.OS, Go: e.Go, Java: "java (unknown version)",
+		Fuseki: e.Fuseki, Postgres: "PostgreSQL (unknown version)", Source: e.Source, Modules: map[string]string{}}
 	if pg.Version != "" {
 		m.Postgres = pg.Version
 	}
-	if f, err := os.Open("/proc/cpuinfo"); err == nil {
-		sc := bufio.NewScanner(f)
-		for sc.Scan() {
-			if k, v, ok := strings.Cut(sc.Text(), ":"); ok && strings.TrimSpace(k) == "model name" {
-				m.CPUModel = strings.TrimSpace(v)
-				break
-			}
-		}
-		f.Close()
-	}
-	if b, err := os.ReadFile("/proc/sys/kernel/osrelease"); err == nil {
-		m.OS = "Linux " + strings.TrimSpace(string(b)) + " " + runtime.GOARCH
-	}
-	if out, err := exec.Command("java", "-version").CombinedOutput(); err == nil {
-		m.Java = strings.TrimSpace(strings.SplitN(string(out), "\n", 2)[0])
-	}
-	if out, err := exec.Command("git", "describe", "--always", "--dirty").Output(); err == nil {
-		m.Source = strings.TrimSpace(string(out))
-	}
-	if b, err := os.ReadFile(srv.Log); err == nil {
-		if v := regexp.MustCompile(`Fuseki[^\n]*?(\d+\.\d+\.\d+)`).FindSubmatch(b); v != nil {
-			m.Fuseki = string(v[1])
-		}
+	if len(e.Java) > 0 {
+		m.Java = e.Java[0]
 	}
 	if bi, ok := debug.ReadBuildInfo(); ok {
 		for _, d := range bi.Deps {
