@@ -1,9 +1,11 @@
 // Package benchreport renders what the markdown reports of trails-bench
 // and adk-bench share: the table of an issue's targets with the summary
 // line generated from it ("12 of 14 targets met; missed: ..."), the
-// machine's load average, and the replacing of a report between two
-// marker lines of a file such as BENCHMARKS.md. A summary is never
-// written by hand: it is computed from the targets it sums up.
+// machine's load average and description (Environment), and the writing
+// of a report between two marker lines of a file such as BENCHMARKS.md
+// (Markers, WriteFile). A summary is never written by hand: it is
+// computed from the targets it sums up. Each bench keeps its own words
+// for what it reports; this package holds only what is the same.
 package benchreport
 
 import (
