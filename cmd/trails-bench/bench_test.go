@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"github.com/knakk/rdf"
+	"github.com/trails-kg/trails/internal/exit"
 	"github.com/trails-kg/trails/internal/fusekitest"
 	"github.com/trails-kg/trails/kg"
 	"github.com/trails-kg/trails/ontology"
@@ -17,7 +18,7 @@ import (
 // peak-memory child, which the command starts by re-executing itself.
 func TestMain(m *testing.M) {
 	if len(os.Args) > 1 && (os.Args[1] == childFlag || os.Args[1] == applierChildFlag) {
-		os.Exit(exitCode(run(context.Background(), os.Args[1:], os.Stdout, os.Stderr)))
+		os.Exit(exit.Code(run(context.Background(), os.Args[1:], os.Stdout, os.Stderr)))
 	}
 	os.Exit(m.Run())
 }
@@ -125,8 +126,8 @@ func TestShardsNeedCgroups(t *testing.T) {
 	t.Cleanup(func() { cgroupCPU = old })
 	var stdout, stderr bytes.Buffer
 	err := run(context.Background(), []string{"-short", "-only", "shards"}, &stdout, &stderr)
-	if got := exitCode(err); got != exitFailure {
-		t.Errorf("exit code: got %d, want %d (err %v)", got, exitFailure, err)
+	if got := exit.Code(err); got != exit.Failure {
+		t.Errorf("exit code: got %d, want %d (err %v)", got, exit.Failure, err)
 	}
 	for _, want := range []string{"needs root and the cgroup v1 cpu controller", "never runs uncapped"} {
 		if !strings.Contains(stderr.String(), want) {
@@ -188,15 +189,15 @@ func TestUsage(t *testing.T) {
 		stderr string // a part of it
 		env    map[string]string
 	}{
-		{name: "help", args: []string{"-h"}, code: exitOK, stdout: "Usage: trails-bench"},
-		{name: "unknown flag", args: []string{"-bogus"}, code: exitUsage, stderr: "Run \"trails-bench -h\""},
-		{name: "argument", args: []string{"now"}, code: exitUsage, stderr: "takes flags only"},
-		{name: "data not empty", args: []string{"-data", full}, code: exitUsage, stderr: "not empty"},
-		{name: "child without arguments", args: []string{childFlag}, code: exitUsage, stderr: childFlag},
-		{name: "only what", args: []string{"-only", "everything"}, code: exitUsage, stderr: "wide, tail, agent, cluster, signing and shards"},
-		{name: "only cluster without Kafka", args: []string{"-only", "cluster"}, env: map[string]string{"TRAILS_KAFKA_BROKERS": ""}, code: exitUsage, stderr: "scripts/cluster start --kafka-only"},
-		{name: "applier child without arguments", args: []string{applierChildFlag}, code: exitUsage, stderr: applierChildFlag},
-		{name: "only agent without its markers", args: []string{"-only", "agent", "-o", filepath.Join(full, "x")}, code: exitUsage, stderr: "trails-bench:agent:begin"},
+		{name: "help", args: []string{"-h"}, code: exit.OK, stdout: "Usage: trails-bench"},
+		{name: "unknown flag", args: []string{"-bogus"}, code: exit.Usage, stderr: "Run \"trails-bench -h\""},
+		{name: "argument", args: []string{"now"}, code: exit.Usage, stderr: "takes flags only"},
+		{name: "data not empty", args: []string{"-data", full}, code: exit.Usage, stderr: "not empty"},
+		{name: "child without arguments", args: []string{childFlag}, code: exit.Usage, stderr: childFlag},
+		{name: "only what", args: []string{"-only", "everything"}, code: exit.Usage, stderr: "wide, tail, agent, cluster, signing and shards"},
+		{name: "only cluster without Kafka", args: []string{"-only", "cluster"}, env: map[string]string{"TRAILS_KAFKA_BROKERS": ""}, code: exit.Usage, stderr: "scripts/cluster start --kafka-only"},
+		{name: "applier child without arguments", args: []string{applierChildFlag}, code: exit.Usage, stderr: applierChildFlag},
+		{name: "only agent without its markers", args: []string{"-only", "agent", "-o", filepath.Join(full, "x")}, code: exit.Usage, stderr: "trails-bench:agent:begin"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -205,7 +206,7 @@ func TestUsage(t *testing.T) {
 			}
 			var stdout, stderr bytes.Buffer
 			err := run(context.Background(), tt.args, &stdout, &stderr)
-			if got := exitCode(err); got != tt.code {
+			if got := exit.Code(err); got != tt.code {
 				t.Errorf("exit code: got %d, want %d (err %v)", got, tt.code, err)
 			}
 			if !strings.Contains(stdout.String(), tt.stdout) {

@@ -15,6 +15,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/trails-kg/trails/internal/exit"
 	"github.com/trails-kg/trails/kg"
 	"github.com/trails-kg/trails/session"
 )
@@ -146,7 +147,7 @@ func (b *bench) peakRSS(ctx context.Context) (rssResult, error) {
 // rssChild is the child's side of peakRSS.
 func rssChild(ctx context.Context, args []string, stdout io.Writer) error {
 	if len(args) != 2 {
-		return usageErrorf("%s ENDPOINT ID", childFlag)
+		return exit.Usagef("%s ENDPOINT ID", childFlag)
 	}
 	base, err := procStatus("VmRSS")
 	if err != nil {

@@ -30,6 +30,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/trails-kg/trails/cluster"
+	"github.com/trails-kg/trails/internal/exit"
 	"github.com/trails-kg/trails/internal/fusekitest"
 	"github.com/trails-kg/trails/internal/proc"
 	"github.com/trails-kg/trails/kg"
@@ -76,14 +77,14 @@ type clusterEnv struct {
 func clusterEnvFromOS() (clusterEnv, error) {
 	v := os.Getenv("TRAILS_KAFKA_BROKERS")
 	if v == "" {
-		return clusterEnv{}, usageErrorf("-only cluster needs the Kafka nodes of scripts/cluster in TRAILS_KAFKA_BROKERS: run\n  set -a; eval \"$(scripts/cluster start --kafka-only)\"; set +a\nfirst")
+		return clusterEnv{}, exit.Usagef("-only cluster needs the Kafka nodes of scripts/cluster in TRAILS_KAFKA_BROKERS: run\n  set -a; eval \"$(scripts/cluster start --kafka-only)\"; set +a\nfirst")
 	}
 	env := clusterEnv{brokers: strings.Split(v, ",")}
 	for _, b := range env.brokers {
 		_, p, err := net.SplitHostPort(b)
 		n, err2 := strconv.Atoi(p)
 		if err != nil || err2 != nil {
-			return clusterEnv{}, usageErrorf("TRAILS_KAFKA_BROKERS: %q is not host:port", b)
+			return clusterEnv{}, exit.Usagef("TRAILS_KAFKA_BROKERS: %q is not host:port", b)
 		}
 		if env.base == 0 || n < env.base {
 			env.base = n
@@ -92,7 +93,7 @@ func clusterEnvFromOS() (clusterEnv, error) {
 	if p := os.Getenv("TRAILS_KAFKA_PORT"); p != "" {
 		n, err := strconv.Atoi(p)
 		if err != nil {
-			return clusterEnv{}, usageErrorf("TRAILS_KAFKA_PORT: %q is not a port", p)
+			return clusterEnv{}, exit.Usagef("TRAILS_KAFKA_PORT: %q is not a port", p)
 		}
 		env.base = n
 	}
@@ -1493,10 +1494,10 @@ func applierChild(ctx context.Context, args []string, stdout, stderr io.Writer) 
 	dataset := fs.String("dataset", "", "")
 	listen := fs.String("listen", "127.0.0.1:0", "")
 	if err := fs.Parse(args); err != nil {
-		return usageErrorf("%s: %v", applierChildFlag, err)
+		return exit.Usagef("%s: %v", applierChildFlag, err)
 	}
 	if *brokers == "" || *dataset == "" {
-		return usageErrorf("%s -brokers HOST:PORT,... -dataset URL [-topic NAME] [-listen ADDR]", applierChildFlag)
+		return exit.Usagef("%s -brokers HOST:PORT,... -dataset URL [-topic NAME] [-listen ADDR]", applierChildFlag)
 	}
 	tr := &applyTracer{next: http.DefaultTransport}
 	store, err := kg.New(kg.Config{Endpoint: *dataset, Timeout: 5 * time.Minute, HTTPClient: &http.Client{Transport: tr}})

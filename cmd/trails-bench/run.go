@@ -18,15 +18,8 @@ import (
 
 	"github.com/trails-kg/trails/admin"
 	"github.com/trails-kg/trails/internal/benchreport"
+	"github.com/trails-kg/trails/internal/exit"
 	"github.com/trails-kg/trails/internal/fusekitest"
-)
-
-// Exit codes, listed in the usage text.
-const (
-	exitOK          = 0
-	exitFailure     = 1
-	exitUsage       = 2
-	exitInterrupted = 130
 )
 
 const usageText = `Usage: trails-bench [-short] [-only wide|tail|agent|cluster|signing|shards] [-o FILE] [-data DIR] [-json]
@@ -112,35 +105,11 @@ Exit codes: 0 the report was written (whether targets were met or not),
 1 failure, 2 usage, 130 interrupted.
 `
 
-// usageError is a mistake on the command line.
-type usageError struct{ msg string }
-
-func (e *usageError) Error() string { return e.msg }
-
-func usageErrorf(format string, args ...any) error {
-	return &usageError{msg: fmt.Sprintf(format, args...)}
-}
-
-// exitCode maps the error run returned to the process's exit code.
-func exitCode(err error) int {
-	var ue *usageError
-	switch {
-	case err == nil:
-		return exitOK
-	case errors.As(err, &ue):
-		return exitUsage
-	case errors.Is(err, context.Canceled):
-		return exitInterrupted
-	default:
-		return exitFailure
-	}
-}
-
 // run is the command: it parses args, runs the benchmark and writes the
 // report. Errors are also printed to stderr.
 func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	err := runBench(ctx, args, stdout, stderr)
-	var ue *usageError
+	var ue *exit.UsageError
 	switch {
 	case err == nil:
 	case errors.As(err, &ue):
@@ -173,13 +142,13 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 			fmt.Fprint(stdout, usageText)
 			return nil
 		}
-		return usageErrorf("%v", err)
+		return exit.Usagef("%v", err)
 	}
 	if fs.NArg() > 0 {
-		return usageErrorf("unexpected argument %q: trails-bench takes flags only", fs.Arg(0))
+		return exit.Usagef("unexpected argument %q: trails-bench takes flags only", fs.Arg(0))
 	}
 	if *only != "" && !slices.Contains([]string{"wide", "tail", "agent", "cluster", "signing", "shards"}, *only) {
-		return usageErrorf("-only %q: the scenarios that run alone are wide, tail, agent, cluster, signing and shards", *only)
+		return exit.Usagef("-only %q: the scenarios that run alone are wide, tail, agent, cluster, signing and shards", *only)
 	}
 	var cenv clusterEnv
 	if *only == "cluster" {
@@ -196,7 +165,7 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	if *only != "" && *out != "" {
 		old, err := os.ReadFile(*out)
 		if m := markers(*only); err == nil && !m.In(old) {
-			return usageErrorf("-o %s: the file has no lines %s and %s, between which the report of -only %s goes", *out, m.Begin, m.End, *only)
+			return exit.Usagef("-o %s: the file has no lines %s and %s, between which the report of -only %s goes", *out, m.Begin, m.End, *only)
 		}
 	}
 	if *cpuProfile != "" {
@@ -225,7 +194,7 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	dir := *data
 	if dir != "" {
 		if ents, err := os.ReadDir(dir); err == nil && len(ents) > 0 {
-			return usageErrorf("-data %s: not empty; give a new or empty directory (the scenarios count what the store holds)", dir)
+			return exit.Usagef("-data %s: not empty; give a new or empty directory (the scenarios count what the store holds)", dir)
 		}
 	} else {
 		tmp, err := os.MkdirTemp("", "trails-bench-")

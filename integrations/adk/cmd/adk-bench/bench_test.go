@@ -11,6 +11,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/trails-kg/trails/internal/exit"
 	"github.com/trails-kg/trails/ontology"
 )
 
@@ -189,16 +190,16 @@ func TestUsage(t *testing.T) {
 		stdout string // a part of it
 		stderr string // a part of it
 	}{
-		{name: "help", args: []string{"-h"}, code: exitOK, stdout: "Usage: adk-bench"},
-		{name: "unknown flag", args: []string{"-bogus"}, code: exitUsage, stderr: "Run \"adk-bench -h\""},
-		{name: "argument", args: []string{"now"}, code: exitUsage, stderr: "takes flags only"},
-		{name: "file without markers", args: []string{"-o", noMarkers}, code: exitUsage, stderr: "has no lines"},
+		{name: "help", args: []string{"-h"}, code: exit.OK, stdout: "Usage: adk-bench"},
+		{name: "unknown flag", args: []string{"-bogus"}, code: exit.Usage, stderr: "Run \"adk-bench -h\""},
+		{name: "argument", args: []string{"now"}, code: exit.Usage, stderr: "takes flags only"},
+		{name: "file without markers", args: []string{"-o", noMarkers}, code: exit.Usage, stderr: "has no lines"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			var stdout, stderr bytes.Buffer
 			err := run(context.Background(), tt.args, &stdout, &stderr)
-			if got := exitCode(err); got != tt.code {
+			if got := exit.Code(err); got != tt.code {
 				t.Errorf("exit code: got %d, want %d (err %v)", got, tt.code, err)
 			}
 			if !strings.Contains(stdout.String(), tt.stdout) {

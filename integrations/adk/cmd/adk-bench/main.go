@@ -19,11 +19,13 @@ import (
 	"os"
 	"os/signal"
 	"syscall"
+
+	"github.com/trails-kg/trails/internal/exit"
 )
 
 func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	err := run(ctx, os.Args[1:], os.Stdout, os.Stderr)
 	stop()
-	os.Exit(exitCode(err))
+	os.Exit(exit.Code(err))
 }

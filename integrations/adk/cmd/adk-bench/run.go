@@ -23,17 +23,10 @@ import (
 
 	"github.com/trails-kg/trails/integrations/adk"
 	"github.com/trails-kg/trails/internal/benchreport"
+	"github.com/trails-kg/trails/internal/exit"
 	"github.com/trails-kg/trails/internal/fusekitest"
 	"github.com/trails-kg/trails/kg"
 	trails "github.com/trails-kg/trails/session"
-)
-
-// Exit codes, listed in the usage text.
-const (
-	exitOK          = 0
-	exitFailure     = 1
-	exitUsage       = 2
-	exitInterrupted = 130
 )
 
 const usageText = `Usage: adk-bench [-short] [-o FILE] [-json]
@@ -94,35 +87,11 @@ const (
 // markers are the lines between which the report goes.
 var markers = benchreport.Markers{Begin: beginMarker, End: endMarker}
 
-// usageError is a mistake on the command line.
-type usageError struct{ msg string }
-
-func (e *usageError) Error() string { return e.msg }
-
-func usageErrorf(format string, args ...any) error {
-	return &usageError{msg: fmt.Sprintf(format, args...)}
-}
-
-// exitCode maps the error run returned to the process's exit code.
-func exitCode(err error) int {
-	var ue *usageError
-	switch {
-	case err == nil:
-		return exitOK
-	case errors.As(err, &ue):
-		return exitUsage
-	case errors.Is(err, context.Canceled):
-		return exitInterrupted
-	default:
-		return exitFailure
-	}
-}
-
 // run is the command: it parses args, runs the benchmark and writes the
 // report. Errors are also printed to stderr.
 func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	err := runBench(ctx, args, stdout, stderr)
-	var ue *usageError
+	var ue *exit.UsageError
 	switch {
 	case err == nil:
 	case errors.As(err, &ue):
@@ -144,14 +113,14 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 			fmt.Fprint(stdout, usageText)
 			return nil
 		}
-		return usageErrorf("%v", err)
+		return exit.Usagef("%v", err)
 	}
 	if fs.NArg() > 0 {
-		return usageErrorf("unexpected argument %q: adk-bench takes flags only", fs.Arg(0))
+		return exit.Usagef("unexpected argument %q: adk-bench takes flags only", fs.Arg(0))
 	}
 	if *out != "" {
 		if old, err := os.ReadFile(*out); err == nil && !markers.In(old) {
-			return usageErrorf("-o %s: the file has no lines %s and %s, between which the report goes", *out, beginMarker, endMarker)
+			return exit.Usagef("-o %s: the file has no lines %s and %s, between which the report goes", *out, beginMarker, endMarker)
 		}
 	}
 	p := fullPlan()

@@ -17,6 +17,7 @@ import (
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/trails-kg/trails/integrations/mcp"
+	"github.com/trails-kg/trails/internal/exit"
 	"github.com/trails-kg/trails/internal/service"
 	"github.com/trails-kg/trails/internal/storeflags"
 	"github.com/trails-kg/trails/internal/termsafe"
@@ -25,38 +26,6 @@ import (
 	"github.com/trails-kg/trails/witness"
 	"golang.org/x/mod/sumdb/note"
 )
-
-// Exit codes, listed in the usage text.
-const (
-	exitOK          = 0
-	exitFailure     = 1
-	exitUsage       = 2
-	exitInterrupted = 130
-)
-
-// usageError is a mistake on the command line.
-type usageError struct{ msg string }
-
-func (e *usageError) Error() string { return e.msg }
-
-func usageErrorf(format string, args ...any) error {
-	return &usageError{msg: fmt.Sprintf(format, args...)}
-}
-
-// exitCode maps the error run returned to the process's exit code.
-func exitCode(err error) int {
-	var ue *usageError
-	switch {
-	case err == nil:
-		return exitOK
-	case errors.As(err, &ue):
-		return exitUsage
-	case errors.Is(err, context.Canceled):
-		return exitInterrupted
-	default:
-		return exitFailure
-	}
-}
 
 // options are the command line's settings.
 type options struct {
@@ -102,7 +71,7 @@ Example (Claude Desktop and other clients start it with these settings):
 // protocol alone.
 func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) error {
 	err := serve(ctx, args, stdin, stdout, stderr)
-	var ue *usageError
+	var ue *exit.UsageError
 	switch {
 	case err == nil:
 	case errors.As(err, &ue):
@@ -135,27 +104,27 @@ func serve(ctx context.Context, args []string, stdin io.Reader, stdout, stderr i
 			writeUsage(stdout, fs)
 			return nil
 		}
-		return usageErrorf("%v; try: trails-mcp -h", err)
+		return exit.Usagef("%v; try: trails-mcp -h", err)
 	}
 	switch {
 	case fs.NArg() > 0:
-		return usageErrorf("unexpected argument %s; try: trails-mcp -h", termsafe.Quote(fs.Arg(0)))
+		return exit.Usagef("unexpected argument %s; try: trails-mcp -h", termsafe.Quote(fs.Arg(0)))
 	case o.MaxChildren < 0:
-		return usageErrorf("--max-children %d: want a whole number >= 0 (0: no limit); try: trails-mcp -h", o.MaxChildren)
+		return exit.Usagef("--max-children %d: want a whole number >= 0 (0: no limit); try: trails-mcp -h", o.MaxChildren)
 	case o.Timeout <= 0:
-		return usageErrorf("--timeout %v: want a duration > 0, such as 30s; try: trails-mcp -h", o.Timeout)
+		return exit.Usagef("--timeout %v: want a duration > 0, such as 30s; try: trails-mcp -h", o.Timeout)
 	}
 	for _, a := range []struct{ flag, addr string }{{"--http", o.http}, {"--metrics", o.metrics}} {
 		if a.addr == "" {
 			continue
 		}
 		if _, port, err := net.SplitHostPort(a.addr); err != nil || !validPort(port) {
-			return usageErrorf("%s %s: want HOST:PORT, such as 127.0.0.1:8765; try: trails-mcp -h", a.flag, termsafe.Quote(a.addr))
+			return exit.Usagef("%s %s: want HOST:PORT, such as 127.0.0.1:8765; try: trails-mcp -h", a.flag, termsafe.Quote(a.addr))
 		}
 	}
 	logger, err := service.NewLogger(stderr, o.logFormat)
 	if err != nil {
-		return usageErrorf("%v; try: trails-mcp -h", err)
+		return exit.Usagef("%v; try: trails-mcp -h", err)
 	}
 	metrics, err := service.Metrics()
 	if err != nil {
@@ -178,7 +147,7 @@ func serve(ctx context.Context, args []string, stdin io.Reader, stdout, stderr i
 	}
 	c, err := kg.New(o.Config())
 	if err != nil {
-		return usageErrorf("%v; try: trails-mcp -h", err)
+		return exit.Usagef("%v; try: trails-mcp -h", err)
 	}
 	// A client may start the server before the store: say what is wrong,
 	// and serve anyway (each tool reports the store's errors itself).
@@ -269,19 +238,19 @@ func writeUsage(w io.Writer, fs *flag.FlagSet) {
 // directory cannot be appended to without the witness's own key).
 func signing(keyFile, witnessURL string) (mcp.Option, error) {
 	if keyFile == "" || witnessURL == "" {
-		return nil, usageErrorf("--sign-key and --witness go together ($TRAILS_SIGN_KEY, $TRAILS_WITNESS): give both to sign what the server writes, or neither; try: trails-mcp -h")
+		return nil, exit.Usagef("--sign-key and --witness go together ($TRAILS_SIGN_KEY, $TRAILS_WITNESS): give both to sign what the server writes, or neither; try: trails-mcp -h")
 	}
 	text, err := os.ReadFile(keyFile)
 	if err != nil {
-		return nil, usageErrorf("--sign-key: %v", err)
+		return nil, exit.Usagef("--sign-key: %v", err)
 	}
 	signer, err := note.NewSigner(strings.TrimSpace(string(text)))
 	if err != nil {
-		return nil, usageErrorf("--sign-key %s: not a secret note key (PRIVATE+KEY+..., as trails-admin keygen writes to PREFIX.key): %v", termsafe.Quote(keyFile), err)
+		return nil, exit.Usagef("--sign-key %s: not a secret note key (PRIVATE+KEY+..., as trails-admin keygen writes to PREFIX.key): %v", termsafe.Quote(keyFile), err)
 	}
 	w, err := witness.NewClient(witnessURL, nil)
 	if err != nil {
-		return nil, usageErrorf("--witness: %v (the URL of trails-admin witness serve; a witness directory cannot be appended to without the witness's key)", err)
+		return nil, exit.Usagef("--witness: %v (the URL of trails-admin witness serve; a witness directory cannot be appended to without the witness's key)", err)
 	}
 	return mcp.WithSigning(signer, w), nil
 }
