@@ -251,6 +251,7 @@ func checkRequest(op string, isNil bool, validate func() error) error {
 // of Trails when other saves kept winning the race for the next version
 // (retry), or a store error.
 func (a *ArtifactService) Save(ctx context.Context, req *artifact.SaveRequest) (_ *artifact.SaveResponse, err error) {
+	adkCtx := ctx // ADK's own context (agent, invocation, tool call): the span's wraps it
 	ctx, call := telemetry.Start(ctx, "adk.ArtifactService.Save", "")
 	defer func() { call.End(err) }()
 	if req != nil {
@@ -264,7 +265,7 @@ func (a *ArtifactService) Save(ctx context.Context, req *artifact.SaveRequest) (
 	}
 	k := keyOf(req.AppName, req.UserID, req.SessionID, req.FileName)
 	r := record{File: req.FileName, Session: req.SessionID, MIMEType: mimeOf(req.Part)}
-	turn, err := artifactTurn(ctx, r, req.Part)
+	turn, err := artifactTurn(adkCtx, r, req.Part)
 	if err != nil {
 		return nil, fmt.Errorf("save artifact %s: %w", req.FileName, err)
 	}
@@ -375,6 +376,15 @@ func (a *ArtifactService) prov(ctx context.Context, k logKey, v version, prev st
 	return a.c.Update(ctx, u, kg.Idempotent())
 }
 
+// invocationOf returns the invocation id ctx tells when it is ADK's
+// context of an agent or a tool, else "".
+func invocationOf(ctx context.Context) string {
+	if c, ok := ctx.(interface{ InvocationID() string }); ok && adkcore.Short(c.InvocationID()) {
+		return c.InvocationID()
+	}
+	return ""
+}
+
 // toolWrapper is the type of the context ADK gives a tool (agent's
 // toolContextWrapper): the only one whose FunctionCallID answers; a
 // callback's context logs a complaint when asked.
@@ -389,9 +399,7 @@ func artifactTurn(ctx context.Context, r record, p *genai.Part) (trails.Turn, er
 	if c, ok := ctx.(interface{ AgentName() string }); ok && adkcore.Short(c.AgentName()) {
 		x.Author = c.AgentName()
 	}
-	if c, ok := ctx.(interface{ InvocationID() string }); ok && adkcore.Short(c.InvocationID()) {
-		x.InvocationID = c.InvocationID()
-	}
+	x.InvocationID = invocationOf(ctx)
 	if c, ok := ctx.(interface{ FunctionCallID() string }); ok && fmt.Sprintf("%T", ctx) == toolWrapper && adkcore.Short(c.FunctionCallID()) {
 		r.CallID = c.FunctionCallID()
 	}
@@ -510,6 +518,7 @@ func (a *ArtifactService) Load(ctx context.Context, req *artifact.LoadRequest) (
 // negative version, session.ErrConflict of Trails when saves or deletes
 // kept changing the log meanwhile (retry), or a store error.
 func (a *ArtifactService) Delete(ctx context.Context, req *artifact.DeleteRequest) (err error) {
+	inv := invocationOf(ctx) // ADK's own context: the span's wraps it
 	ctx, call := telemetry.Start(ctx, "adk.ArtifactService.Delete", "")
 	defer func() { call.End(err) }()
 	if req != nil {
@@ -523,7 +532,7 @@ func (a *ArtifactService) Delete(ctx context.Context, req *artifact.DeleteReques
 	}
 	k := keyOf(req.AppName, req.UserID, req.SessionID, req.FileName)
 	for range 5 {
-		if err = a.delete(ctx, k, req.FileName, req.Version); !errors.Is(err, trails.ErrConflict) {
+		if err = a.delete(ctx, k, req.FileName, req.Version, inv); !errors.Is(err, trails.ErrConflict) {
 			break
 		}
 	}
@@ -534,9 +543,9 @@ func (a *ArtifactService) Delete(ctx context.Context, req *artifact.DeleteReques
 }
 
 // delete appends to log k the turn deleting version v of file name (all
-// of them when 0), if it has any; ErrConflict of Trails when the log
-// changed meanwhile.
-func (a *ArtifactService) delete(ctx context.Context, k logKey, name string, v int64) error {
+// of them when 0), if it has any, in invocation inv ("" for none);
+// ErrConflict of Trails when the log changed meanwhile.
+func (a *ArtifactService) delete(ctx context.Context, k logKey, name string, v int64, inv string) error {
 	ts, err := a.st.LoadTail(ctx, k.id(), trails.Tail{Last: 1})
 	if errors.Is(err, trails.ErrNotFound) {
 		return nil
@@ -564,10 +573,7 @@ func (a *ArtifactService) delete(ctx context.Context, k logKey, name string, v i
 	if len(r.Deleted) == 0 {
 		return nil
 	}
-	x := &trails.Structure{}
-	if c, ok := ctx.(interface{ InvocationID() string }); ok && adkcore.Short(c.InvocationID()) {
-		x.InvocationID = c.InvocationID()
-	}
+	x := &trails.Structure{InvocationID: inv}
 	meta, _ := json.Marshal(r) // plain fields: always marshals
 	x.Metadata = map[string]json.RawMessage{metaArtifact: meta}
 	ts.AppendTurn(trails.Turn{Role: roleArtifact, Structure: x})
