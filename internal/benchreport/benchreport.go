@@ -11,6 +11,7 @@ package benchreport
 import (
 	"bufio"
 	"bytes"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -253,3 +254,19 @@ func Environment(fusekiLog string) Env {
 
 // fusekiVersion finds the version in Fuseki's start-up lines.
 var fusekiVersion = regexp.MustCompile(`Fuseki[^\n]*?(\d+\.\d+\.\d+)`)
+
+// Render returns the report of a run: v as indented JSON (-json) when
+// asJSON, else the markdown that markdown writes.
+func Render(asJSON bool, v any, markdown func(io.Writer)) ([]byte, error) {
+	var buf bytes.Buffer
+	if !asJSON {
+		markdown(&buf)
+		return buf.Bytes(), nil
+	}
+	enc := json.NewEncoder(&buf)
+	enc.SetIndent("", "  ")
+	if err := enc.Encode(v); err != nil {
+		return nil, err
+	}
+	return buf.Bytes(), nil
+}

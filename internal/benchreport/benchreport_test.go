@@ -2,6 +2,7 @@ package benchreport_test
 
 import (
 	"bytes"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -121,3 +122,22 @@ func TestWriteFile(t *testing.T) {
 }
 
 func ptr(s string) *string { return &s }
+
+// TestRender: -json gives the value indented; otherwise the markdown.
+func TestRender(t *testing.T) {
+	t.Parallel()
+	md := func(w io.Writer) { io.WriteString(w, "# report\n") }
+	for _, tt := range []struct {
+		name   string
+		asJSON bool
+		want   string
+	}{
+		{"markdown", false, "# report\n"},
+		{"json", true, "{\n  \"a\": 1\n}\n"},
+	} {
+		got, err := benchreport.Render(tt.asJSON, map[string]int{"a": 1}, md)
+		if err != nil || string(got) != tt.want {
+			t.Errorf("%s: got %q, %v, want %q", tt.name, got, err, tt.want)
+		}
+	}
+}

@@ -1,9 +1,7 @@
 package main
 
 import (
-	"bytes"
 	"context"
-	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
@@ -239,21 +237,15 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	r.judge()
 	b.logf("done in %v", r.Wall.Round(time.Second))
 
-	var buf bytes.Buffer
-	if *asJSON {
-		enc := json.NewEncoder(&buf)
-		enc.SetIndent("", "  ")
-		if err := enc.Encode(r); err != nil {
-			return err
-		}
-	} else {
-		r.markdown(&buf)
-	}
-	if *out == "" {
-		_, err := stdout.Write(buf.Bytes())
+	report, err := benchreport.Render(*asJSON, r, r.markdown)
+	if err != nil {
 		return err
 	}
-	return writeReport(*out, buf.Bytes())
+	if *out == "" {
+		_, err := stdout.Write(report)
+		return err
+	}
+	return writeReport(*out, report)
 }
 
 // writeReport writes report into path between the markers, or as a new
