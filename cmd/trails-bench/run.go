@@ -106,16 +106,7 @@ Exit codes: 0 the report was written (whether targets were met or not),
 // run is the command: it parses args, runs the benchmark and writes the
 // report. Errors are also printed to stderr.
 func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	err := runBench(ctx, args, stdout, stderr)
-	var ue *exit.UsageError
-	switch {
-	case err == nil:
-	case errors.As(err, &ue):
-		fmt.Fprintf(stderr, "trails-bench: %v\nRun \"trails-bench -h\" for the usage.\n", err)
-	default:
-		fmt.Fprintf(stderr, "trails-bench: %v\n", err)
-	}
-	return err
+	return exit.Report(stderr, "trails-bench", runBench(ctx, args, stdout, stderr))
 }
 
 func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) error {

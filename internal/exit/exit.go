@@ -5,13 +5,15 @@
 // whose table has more rows (3: the store unreachable or refused), keeps
 // its own.
 //
-// It prints nothing and exits nothing: main calls os.Exit(exit.Code(err)).
+// It exits nothing (main calls os.Exit(exit.Code(err))) and writes only
+// to the writer Report is given.
 package exit
 
 import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 )
 
 // The exit codes.
@@ -49,4 +51,19 @@ func Code(err error) int {
 	default:
 		return Failure
 	}
+}
+
+// Report writes err, if not nil, to stderr as command name says it:
+// "name: err", and after a usage error a line saying how to get the
+// usage ("Run "name -h" for the usage."). It returns err.
+func Report(stderr io.Writer, name string, err error) error {
+	var ue *UsageError
+	switch {
+	case err == nil:
+	case errors.As(err, &ue):
+		fmt.Fprintf(stderr, "%s: %v\nRun \"%s -h\" for the usage.\n", name, err, name)
+	default:
+		fmt.Fprintf(stderr, "%s: %v\n", name, err)
+	}
+	return err
 }

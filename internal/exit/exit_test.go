@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"testing"
 
 	"github.com/trails-kg/trails/internal/exit"
@@ -31,5 +32,28 @@ func TestCode(t *testing.T) {
 	}
 	if got, want := exit.Usagef("-x %d", 1).Error(), "-x 1"; got != want {
 		t.Errorf("message: got %q, want %q", got, want)
+	}
+}
+
+// TestReport: a usage error says how to get the usage; another error is
+// one line; nil writes nothing.
+func TestReport(t *testing.T) {
+	t.Parallel()
+	for _, tt := range []struct {
+		name string
+		err  error
+		want string
+	}{
+		{"usage", exit.Usagef("bad -x"), "cmd: bad -x\nRun \"cmd -h\" for the usage.\n"},
+		{"failure", errors.New("boom"), "cmd: boom\n"},
+		{"nil", nil, ""},
+	} {
+		var b strings.Builder
+		if err := exit.Report(&b, "cmd", tt.err); err != tt.err {
+			t.Errorf("%s: returned %v, want %v", tt.name, err, tt.err)
+		}
+		if b.String() != tt.want {
+			t.Errorf("%s: got %q, want %q", tt.name, b.String(), tt.want)
+		}
 	}
 }

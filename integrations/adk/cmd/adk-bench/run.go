@@ -88,16 +88,7 @@ var markers = benchreport.Markers{Begin: beginMarker, End: endMarker}
 // run is the command: it parses args, runs the benchmark and writes the
 // report. Errors are also printed to stderr.
 func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	err := runBench(ctx, args, stdout, stderr)
-	var ue *exit.UsageError
-	switch {
-	case err == nil:
-	case errors.As(err, &ue):
-		fmt.Fprintf(stderr, "adk-bench: %v\nRun \"adk-bench -h\" for the usage.\n", err)
-	default:
-		fmt.Fprintf(stderr, "adk-bench: %v\n", err)
-	}
-	return err
+	return exit.Report(stderr, "adk-bench", runBench(ctx, args, stdout, stderr))
 }
 
 func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) error {
