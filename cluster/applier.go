@@ -15,6 +15,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/knakk/rdf"
+	"github.com/trails-kg/trails/internal/proc"
 	"github.com/trails-kg/trails/internal/telemetry"
 	"github.com/trails-kg/trails/kg"
 	"github.com/trails-kg/trails/ontology"
@@ -173,7 +174,7 @@ func (a *Applier) Run(ctx context.Context) error {
 			return fmt.Errorf("applier: read the applied offset: %w", err)
 		}
 		a.logf("applier: read the applied offset: %v (retrying)", err)
-		if err := sleep(ctx, time.Second); err != nil {
+		if err := proc.Sleep(ctx, time.Second); err != nil {
 			return err
 		}
 	}
@@ -319,7 +320,7 @@ func (a *Applier) applyGraphStore(ctx context.Context, r *kgo.Record, op string)
 			break
 		}
 		a.logf("applier: apply offset %d (%s): %v (retrying)", r.Offset, op, err)
-		if err := sleep(ctx, backoff(attempt)); err != nil {
+		if err := proc.Sleep(ctx, backoff(attempt)); err != nil {
 			return err
 		}
 	}
@@ -426,7 +427,7 @@ func (a *Applier) send(ctx context.Context, prev, last int64, texts []string, rf
 			return err // refused while at prev: the records' fault
 		}
 		a.logf("applier: apply offsets %d..%d: %v (retrying)", prev+1, last, err)
-		if err := sleep(ctx, backoff(attempt)); err != nil {
+		if err := proc.Sleep(ctx, backoff(attempt)); err != nil {
 			return err
 		}
 	}
@@ -756,18 +757,6 @@ func termOf(t rdf.Term) string {
 		panic("cluster: " + err.Error())
 	}
 	return s
-}
-
-// sleep waits d or until ctx ends (its error).
-func sleep(ctx context.Context, d time.Duration) error {
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-t.C:
-		return nil
-	case <-ctx.Done():
-		return ctx.Err()
-	}
 }
 
 // quickFailover returns the options that let a Kafka client find a

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/knakk/rdf"
+	"github.com/trails-kg/trails/internal/proc"
 	"github.com/trails-kg/trails/internal/telemetry"
 	"github.com/trails-kg/trails/kg"
 	"github.com/twmb/franz-go/pkg/kadm"
@@ -274,7 +275,7 @@ func (c *Client) outcome(ctx context.Context, off int64) (Outcome, error) {
 		if err := ctx.Err(); err != nil {
 			return Outcome{}, fmt.Errorf("%w (last: %v)", err, last)
 		}
-		if err := sleep(ctx, backoff(attempt)); err != nil {
+		if err := proc.Sleep(ctx, backoff(attempt)); err != nil {
 			return Outcome{}, fmt.Errorf("%w (last: %v)", err, last)
 		}
 	}
@@ -380,7 +381,7 @@ func (c *Client) reader(ctx context.Context) (int, error) {
 		if err := ctx.Err(); err != nil {
 			return 0, &kg.Error{Op: "select", Err: fmt.Errorf("no replica at offset %d: %w (last: %v)", at, err, last)}
 		}
-		if err := sleep(ctx, backoff(attempt)); err != nil {
+		if err := proc.Sleep(ctx, backoff(attempt)); err != nil {
 			return 0, &kg.Error{Op: "select", Err: fmt.Errorf("no replica at offset %d: %w (last: %v)", at, err, last)}
 		}
 	}

@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/knakk/rdf"
+	"github.com/trails-kg/trails/internal/proc"
 	"github.com/trails-kg/trails/kg"
 	"github.com/trails-kg/trails/ontology"
 )
@@ -596,7 +597,7 @@ func (s *Sharded) auditAt(ctx context.Context) error {
 			if ctx.Err() != nil {
 				return &kg.Error{Op: "select", Err: fmt.Errorf("audit replica, group %d: %w (last: %v)", i, ctx.Err(), err)}
 			}
-			if err := sleep(ctx, backoff(attempt)); err != nil {
+			if err := proc.Sleep(ctx, backoff(attempt)); err != nil {
 				return &kg.Error{Op: "select", Err: fmt.Errorf("audit replica, group %d: %w", i, err)}
 			}
 		}

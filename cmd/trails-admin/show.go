@@ -7,7 +7,6 @@ import (
 	"flag"
 	"fmt"
 	"strconv"
-	"time"
 
 	"github.com/trails-kg/trails/internal/render"
 	"github.com/trails-kg/trails/internal/termsafe"
@@ -144,22 +143,5 @@ func (c *showCmd) run(ctx context.Context, a *app, args []string) error {
 			Turns   []render.Turn              `json:"turns"`
 		}{render.NewInfo(info), s.App, s.Values, rec, render.NewAnchors(s.Anchors), render.NewMerges(merges), s.From, render.NewTurns(s.Turns)})
 	}
-	fmt.Fprintf(a.stdout, "session   %s\nprincipal %s\n", termsafe.String(info.ID), termsafe.String(info.Principal))
-	if s.App != "" {
-		fmt.Fprintf(a.stdout, "app       %s\n", termsafe.String(s.App))
-	}
-	fmt.Fprintf(a.stdout, "branch    %s\nkind      %s\n", termsafe.String(info.Branch), termsafe.String(string(info.Kind)))
-	if info.ParentID != "" {
-		fmt.Fprintf(a.stdout, "parent    %s (forked at %d, %s)\n", termsafe.String(info.ParentID), info.ForkedAt, render.Plural(s.Depth(), "ancestor"))
-	}
-	render.ForkRecordText(a.stdout, rec)
-	fmt.Fprintf(a.stdout, "turns     %d (%d own)\ncreated   %s\n", info.Turns, info.OwnTurns, info.Created.Format(time.RFC3339))
-	render.TagsAndAnchors(a.stdout, info, s)
-	render.Merges(a.stdout, merges)
-	render.Values(a.stdout, s.Values)
-	if c.last > 0 {
-		fmt.Fprintf(a.stdout, "tail      the last %s, from turn %d\n", render.Plural(len(s.Turns), "turn"), s.From)
-	}
-	fmt.Fprintln(a.stdout)
-	return render.Turns(a.stdout, s.Turns)
+	return render.Form{}.Show(a.stdout, render.Shown{Info: info, Session: s, Fork: rec, Merges: merges, Tail: c.last > 0})
 }
