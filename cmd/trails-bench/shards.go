@@ -511,13 +511,7 @@ func startBroker(ctx context.Context, scratch string) (*broker, error) {
 // stop stops the broker (SIGTERM, SIGKILL after 20 s) and removes its data.
 func (br *broker) stop() {
 	if br.cmd != nil && br.cmd.Process != nil {
-		br.cmd.Process.Signal(syscall.SIGTERM)
-		select {
-		case <-br.done:
-		case <-time.After(20 * time.Second):
-			br.cmd.Process.Kill()
-			<-br.done
-		}
+		proc.Stop(br.cmd.Process, br.done, syscall.SIGTERM, 20*time.Second)
 		br.cmd = nil
 	}
 	os.RemoveAll(br.dir)

@@ -357,20 +357,10 @@ func (s *Server) signal(sig syscall.Signal, grace time.Duration) error {
 	if s.cmd == nil || s.cmd.Process == nil {
 		return nil
 	}
-	select {
-	case <-s.exited:
-		return nil
-	default:
-	}
-	s.cmd.Process.Signal(sig)
-	select {
-	case <-s.exited:
-		return nil
-	case <-time.After(grace):
-		s.cmd.Process.Kill()
-		<-s.exited
+	if proc.Stop(s.cmd.Process, s.exited, sig, grace) {
 		return fmt.Errorf("%s did not stop on %v within %v; killed", s.store(), sig, grace)
 	}
+	return nil
 }
 
 // withDatasets returns the configuration conf (fuseki/trails.ttl) with n

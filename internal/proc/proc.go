@@ -1,7 +1,8 @@
-// Package proc holds the two small helpers that the programs and test
+// Package proc holds the small helpers that the programs and test
 // harnesses which start and watch child processes (Fuseki, Kafka, the
-// appliers, PostgreSQL) share: a wait that a context can cut short, and
-// the last lines of a log, for an error message.
+// appliers, PostgreSQL) share: a wait that a context can cut short, a
+// stop that signals and then kills, and the last lines of a log, for an
+// error message.
 //
 // It owns no process and starts none: it imports only the standard
 // library, so that commands, benchmarks and test-support packages alike
@@ -14,6 +15,30 @@ import (
 	"os"
 	"time"
 )
+
+// Stop asks process p to stop with sig and waits until exited is closed
+// (the caller closes it when its Wait returns); after grace it kills p and
+// waits again. It reports whether p had to be killed. A nil p, or one
+// that has exited already, is left alone.
+func Stop(p *os.Process, exited <-chan struct{}, sig os.Signal, grace time.Duration) (killed bool) {
+	if p == nil {
+		return false
+	}
+	select {
+	case <-exited:
+		return false
+	default:
+	}
+	p.Signal(sig)
+	select {
+	case <-exited:
+		return false
+	case <-time.After(grace):
+		p.Kill()
+		<-exited
+		return true
+	}
+}
 
 // Sleep waits d, or until ctx ends; it returns ctx's error if ctx ended
 // first, nil otherwise.

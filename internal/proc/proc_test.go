@@ -4,7 +4,9 @@ import (
 	"context"
 	"errors"
 	"os"
+	"os/exec"
 	"path/filepath"
+	"syscall"
 	"testing"
 	"time"
 
@@ -58,5 +60,36 @@ func TestSleep(t *testing.T) {
 	cancel()
 	if err := proc.Sleep(ctx, time.Hour); !errors.Is(err, context.Canceled) {
 		t.Errorf("ended context: got %v, want context.Canceled", err)
+	}
+}
+
+// TestStop: a process that stops on the signal is not killed; one that
+// ignores it is killed after the grace period; one already gone is left
+// alone.
+func TestStop(t *testing.T) {
+	start := func(script string) (*exec.Cmd, chan struct{}) {
+		t.Helper()
+		cmd := exec.Command("sh", "-c", script)
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		done := make(chan struct{})
+		go func() { cmd.Wait(); close(done) }()
+		return cmd, done
+	}
+	cmd, done := start("sleep 30")
+	if proc.Stop(cmd.Process, done, syscall.SIGTERM, 10*time.Second) {
+		t.Error("a process that stops on SIGTERM: killed")
+	}
+	cmd, done = start(`trap "" TERM; while :; do sleep 0.05; done`)
+	time.Sleep(100 * time.Millisecond) // the trap set
+	if !proc.Stop(cmd.Process, done, syscall.SIGTERM, 200*time.Millisecond) {
+		t.Error("a process that ignores SIGTERM: not killed")
+	}
+	if proc.Stop(cmd.Process, done, syscall.SIGTERM, time.Second) {
+		t.Error("a process already gone: killed again")
+	}
+	if proc.Stop(nil, nil, syscall.SIGTERM, time.Second) {
+		t.Error("no process: killed")
 	}
 }

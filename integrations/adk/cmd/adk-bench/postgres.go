@@ -176,15 +176,8 @@ func (p *postgres) DSN() string {
 // the first error and does its work once.
 func (p *postgres) Stop() error {
 	p.once.Do(func() {
-		if p.cmd != nil && p.cmd.Process != nil {
-			p.cmd.Process.Signal(syscall.SIGINT)
-			select {
-			case <-p.exited:
-			case <-time.After(30 * time.Second):
-				p.cmd.Process.Kill()
-				<-p.exited
-				p.err = errors.New("postgres: killed after 30 s without shutting down")
-			}
+		if p.cmd != nil && proc.Stop(p.cmd.Process, p.exited, syscall.SIGINT, 30*time.Second) {
+			p.err = errors.New("postgres: killed after 30 s without shutting down")
 		}
 		if err := os.RemoveAll(p.dir); p.err == nil {
 			p.err = err
