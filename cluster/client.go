@@ -91,7 +91,7 @@ func Open(cfg Config) (*Client, error) {
 	if len(cfg.Replicas) == 0 {
 		return nil, fmt.Errorf("%w: cluster: no replicas", kg.ErrConfig)
 	}
-	c := &Client{topic: cfg.Topic, timeout: cfg.Timeout, last: -1, prefAt: -1, readFrom: -1, http: &http.Client{}}
+	c := &Client{topic: cfg.Topic, timeout: cfg.Timeout, last: -1, prefAt: -1, readFrom: -1, http: &http.Client{Transport: applierTransport}}
 	if c.topic == "" {
 		c.topic = DefaultTopic
 	}
@@ -402,6 +402,17 @@ func (c *Client) logEnd(ctx context.Context) int64 {
 	}
 	return o.Offset - 1
 }
+
+// applierTransport carries the requests of every Client and Sharded of
+// the process to the appliers (outcomes, positions): http.DefaultTransport's
+// settings, but keeping up to 64 idle connections to each applier, where
+// the default keeps 2 and concurrent writers waiting for their outcomes
+// opened a new connection each.
+var applierTransport = func() *http.Transport {
+	t := http.DefaultTransport.(*http.Transport).Clone()
+	t.MaxIdleConnsPerHost = 64
+	return t
+}()
 
 // read runs f on a replica at or past this Client's position, and on
 // another when that one is unavailable or silent (see watch).

@@ -139,7 +139,7 @@ func OpenSharded(cfg ShardedConfig) (*Sharded, error) {
 	if cfg.Shared < 0 || cfg.Shared >= len(cfg.Groups) {
 		return nil, fmt.Errorf("%w: cluster: shared group %d of %d groups", kg.ErrConfig, cfg.Shared, len(cfg.Groups))
 	}
-	s := &Sharded{shared: cfg.Shared, http: &http.Client{}, timeout: DefaultTimeout, tree: map[string]int{}, staging: map[string]stagingEntry{}}
+	s := &Sharded{shared: cfg.Shared, http: &http.Client{Transport: applierTransport}, timeout: DefaultTimeout, tree: map[string]int{}, staging: map[string]stagingEntry{}}
 	seen := map[string]bool{}
 	for i, gc := range cfg.Groups {
 		topic := gc.Topic
