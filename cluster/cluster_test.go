@@ -345,6 +345,7 @@ func TestCluster(t *testing.T) {
 	t.Run("silent replica", func(t *testing.T) { testSilentReplica(t, k, srv) })
 	t.Run("sharded", func(t *testing.T) { testSharded(t, k, srv) })
 	t.Run("sharded fence", func(t *testing.T) { testShardedFence(t, k, srv) })
+	t.Run("sharded values", func(t *testing.T) { testShardedValues(t, k, srv) })
 	t.Run("sharded writers", func(t *testing.T) { testShardedWriters(t, k, srv) })
 	t.Run("sharded import", func(t *testing.T) { testShardedImport(t, k, srv) })
 	t.Run("sharded group added", func(t *testing.T) { testShardedGroupAdded(t, k, srv) })

@@ -39,7 +39,10 @@
 // A Sharded spreads session trees over N replica groups, each a Client of
 // its own topic: it routes each request by the session IRIs in its text,
 // so a tree's writes stay in one group's total order, refuses a write
-// that would need two groups' logs (ErrCrossGroup), and sends reads that
+// that would need two groups' logs at once (ErrCrossGroup), sends the
+// shared values a tree outside the shared group sets as a second record
+// behind the tree's write (Reshare completes them after a writer's
+// death), and sends reads that
 // span groups to an audit replica that applies every group's topic into
 // one dataset. Reads on a replica that goes silent move to another within
 // a few seconds (Client's reads ping a replica that is slow to answer).

@@ -7,3 +7,10 @@ func Prefer(c *Client, i int) {
 	defer c.mu.Unlock()
 	c.pref, c.prefAt = i, c.last
 }
+
+// DieBeforeShare makes each write of shared values across groups stop
+// after its first record, as a writer that dies there, until restore.
+func DieBeforeShare() (restore func()) {
+	beforeShare = func() bool { return true }
+	return func() { beforeShare = nil }
+}

@@ -60,7 +60,10 @@ type Audit struct {
 // ontology.Group in the replica graph; a session created in a request
 // that names a stored session (a fork naming its parent) takes that
 // session's group. A write that would need two groups' logs at once is
-// refused with ErrCrossGroup: nothing is written. Reads of one group's
+// refused with ErrCrossGroup: nothing is written. A write that sets
+// shared values (app: or user:) from a tree outside the shared group is
+// two records, the tree's write and then the values', with an outbox
+// that Reshare completes after a writer's death (sharedvalues.go). Reads of one group's
 // trees go to that group's replicas, reads that span groups to the audit
 // replica, at or past every group's last write of this client.
 //
@@ -76,9 +79,10 @@ type Sharded struct {
 	http          *http.Client
 	timeout       time.Duration
 
-	mu      sync.Mutex
-	tree    map[string]int          // session id: its group, as learnt
-	staging map[string]stagingEntry // staging uuid: where it goes
+	mu       sync.Mutex
+	tree     map[string]int          // session id: its group, as learnt
+	staging  map[string]stagingEntry // staging uuid: where it goes
+	reshared bool                    // Reshare ran since the last write of shared values across groups that did not finish
 }
 
 // stagingEntry is a staging graph (ontology.StagingBase and a uuid) that
@@ -101,10 +105,10 @@ type stagedPut struct {
 // than a write and the fence after it take.
 const stagingKept = 10 * time.Minute
 
-// ErrCrossGroup: a write names sessions of two replica groups, or sets a
-// shared value (app: or user:) from a tree outside the group of shared
-// values (ShardedConfig.Shared), or a Graph Store request holds sessions
-// of two groups. Sharded refuses it before it reaches a log, since no
+// ErrCrossGroup: a write names sessions of two replica groups, or writes
+// shared values (app: or user:) from a tree outside the group of shared
+// values (ShardedConfig.Shared) otherwise than through session's marked
+// operations, or a Graph Store request holds sessions of two groups. Sharded refuses it before it reaches a log, since no
 // write may need two groups' logs at once: the error is a *kg.Error with
 // HTTP status 400 (kg.ErrBadRequest, as a store's refusal of a request it
 // cannot take, which a session.Store returns as it is) whose Err is
@@ -333,7 +337,7 @@ func (s *Sharded) Update(ctx context.Context, update string, opts ...kg.UpdateOp
 		g = s.stagingGroup(update)
 	}
 	if shares && g != s.shared {
-		return crossGroup(fmt.Sprintf("it sets a shared value from session %s of group %d; shared values are written in group %d", ids[0], g, s.shared))
+		return s.updateAcross(ctx, g, fresh, update, opts...)
 	}
 	if err := s.sendStaged(ctx, g, update); err != nil {
 		return err

@@ -260,7 +260,8 @@ func testSharded(t *testing.T, k *kafkatest.Cluster, srv *fusekitest.Server) {
 	}
 
 	// Shared values: a root created with them goes to the shared group
-	// (0); a tree of group 1 may not set one (it would need both logs).
+	// (0); a tree of group 1 sets one through both logs, in order
+	// (sharedvalues.go), and every tree of the principal sees it.
 	v := session.New("sharded")
 	v.Initial = map[string]json.RawMessage{"user:tier": json.RawMessage(`"gold"`)}
 	v.Append("user", "with a shared value")
@@ -272,16 +273,152 @@ func testSharded(t *testing.T, k *kafkatest.Cluster, srv *fusekitest.Server) {
 	}
 	s1 := byGroup[1][1]
 	s1.AppendTurn(session.Turn{Role: "assistant", Content: "sets a shared value", Structure: &session.Structure{Delta: map[string]json.RawMessage{"user:tier": json.RawMessage(`"silver"`)}}})
-	err = st.Persist(ctx, s1)
-	if !errors.Is(err, cluster.ErrCrossGroup) {
-		t.Errorf("a shared value set from a group 1 tree: got %v, want ErrCrossGroup", err)
+	if err := st.Persist(ctx, s1); err != nil {
+		t.Fatalf("a shared value set from a group 1 tree: %v", err)
 	}
-	got, err := st.Load(ctx, v.ID)
+	sharedValueIs(t, st, "user:tier", `"silver"`, v.ID, s1.ID)
+	outboxEmpty(t, sr, sh)
+}
+
+// sharedValueIs checks that each session of ids loads with key at want
+// (JSON), through st.
+func sharedValueIs(t *testing.T, st *session.Store, key, want string, ids ...string) {
+	t.Helper()
+	for _, id := range ids {
+		got, err := st.Load(context.Background(), id)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if string(got.Values[key]) != want {
+			t.Errorf("session %s: %s = %s, want %s", id, key, got.Values[key], want)
+		}
+	}
+}
+
+// outboxEntries returns the outbox entries (ontology.PendingShare) of
+// store.
+func outboxEntries(t *testing.T, store *kg.Client) int {
+	t.Helper()
+	res, err := store.Select(context.Background(), fmt.Sprintf("SELECT ?c WHERE { GRAPH <%s> { ?c <%s> ?op } }", ontology.ReplicaGraph, ontology.PendingShare))
 	if err != nil {
 		t.Fatal(err)
 	}
-	if string(got.Values["user:tier"]) != `"gold"` {
-		t.Errorf("shared value after the refused write: %s, want \"gold\"", got.Values["user:tier"])
+	return len(res.Solutions)
+}
+
+// outboxEmpty checks that no replica of sr holds an outbox entry once it
+// applied each log up to the last write of the clients.
+func outboxEmpty(t *testing.T, sr *shardRig, clients ...*cluster.Sharded) {
+	t.Helper()
+	for g, r := range sr.groups {
+		end := int64(-1)
+		for _, c := range clients {
+			end = max(end, c.Positions()[g])
+		}
+		for i, a := range r.appliers {
+			waitPosition(t, a.srv.URL, end)
+			if n := outboxEntries(t, r.stores[i]); n != 0 {
+				t.Errorf("group %d, replica %d: %d outbox entries left, want none", g, i, n)
+			}
+		}
+		waitPosition(t, sr.auditA[g].srv.URL, end)
+	}
+	if n := outboxEntries(t, sr.audit); n != 0 {
+		t.Errorf("audit replica: %d outbox entries left, want none", n)
+	}
+}
+
+// testShardedValues: shared values set from trees outside the shared
+// group (issue 38). A fork of a group 1 tree that starts with a shared
+// value sets it; a write whose values' record cannot apply in time (the
+// shared group's appliers stopped) is acknowledged with its value in
+// group 1's outbox, and the value arrives once the group is back; a
+// writer that dies between its records leaves its values in the outbox,
+// and their replay by Reshare sets them, but never undoes a newer value.
+func testShardedValues(t *testing.T, k *kafkatest.Cluster, srv *fusekitest.Server) {
+	ctx := context.Background()
+	sr := newShardRig(t, k, srv)
+	sh := sr.client(t)
+	st := session.NewStore(sh, session.WithGroupCommit(false))
+	var root *session.Session
+	for root == nil || sh.HomeGroup(root.ID) != 1 {
+		root = session.New("values")
+	}
+	root.Append("user", "a tree of group 1")
+	if err := st.Persist(ctx, root); err != nil {
+		t.Fatal(err)
+	}
+	f, err := root.Fork(1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.AppendTurn(session.Turn{Role: "assistant", Content: "a fork's first turn sets a shared value", Structure: &session.Structure{Delta: map[string]json.RawMessage{"user:mode": json.RawMessage(`"fast"`)}}})
+	if err := st.Persist(ctx, f); err != nil {
+		t.Fatalf("a fork of a group 1 tree setting a shared value: %v", err)
+	}
+	if g, err := sh.Group(ctx, f.ID); err != nil || g != 1 {
+		t.Errorf("the fork: group %d (%v), want its parent's, 1", g, err)
+	}
+	sharedValueIs(t, st, "user:mode", `"fast"`, root.ID, f.ID)
+
+	// A write whose values' record times out: the shared group's
+	// appliers stopped, a writer with a 3 s timeout.
+	late := sr.clientWithin(t, 3*time.Second)
+	lst := session.NewStore(late, session.WithGroupCommit(false))
+	ls, err := lst.Load(ctx, root.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Each writer runs Reshare before its first write of shared values
+	// across groups, not after: neither replays the outbox on its own
+	// below.
+	g0 := sr.groups[0]
+	for _, a := range g0.appliers {
+		a.stop(t)
+	}
+	ls.AppendTurn(session.Turn{Role: "assistant", Content: "sets a shared value while group 0 is down", Structure: &session.Structure{Delta: map[string]json.RawMessage{"user:mode": json.RawMessage(`"slow"`)}}})
+	if err := lst.Persist(ctx, ls); err != nil {
+		t.Fatalf("a shared value set while the shared group's appliers are stopped: %v, want it acknowledged (its value waits in the outbox)", err)
+	}
+	for i, store := range sr.groups[1].stores {
+		waitPosition(t, sr.groups[1].appliers[i].srv.URL, late.Positions()[1])
+		if n := outboxEntries(t, store); n != 1 {
+			t.Errorf("group 1, replica %d: %d outbox entries, want 1 (the value not yet shared)", i, n)
+		}
+	}
+	for i := range g0.appliers {
+		g0.appliers[i] = g0.start(t, g0.stores[i], g0.appliers[i].srv)
+	}
+	// The values' record was in group 0's log: it applies once the
+	// appliers run again.
+	sharedValueIs(t, st, "user:mode", `"slow"`, root.ID, f.ID)
+
+	// A writer that dies between its write and its values' record: its
+	// entries stay in the outbox. Then a newer value of one key; the
+	// outbox replayed sets the other key and leaves the newer value.
+	restore := cluster.DieBeforeShare()
+	ls.AppendTurn(session.Turn{Role: "assistant", Content: "its writer dies before the values' record", Structure: &session.Structure{Delta: map[string]json.RawMessage{
+		"user:mode": json.RawMessage(`"stale"`), "user:lang": json.RawMessage(`"pt"`)}}})
+	err = lst.Persist(ctx, ls)
+	restore()
+	if err != nil {
+		t.Fatal(err)
+	}
+	sharedValueIs(t, st, "user:mode", `"slow"`, root.ID)
+	sharedValueIs(t, st, "user:lang", ``, root.ID)
+	f.AppendTurn(session.Turn{Role: "assistant", Content: "a newer value", Structure: &session.Structure{Delta: map[string]json.RawMessage{"user:mode": json.RawMessage(`"newest"`)}}})
+	if err := st.Persist(ctx, f); err != nil {
+		t.Fatal(err)
+	}
+	n, err := late.Reshare(ctx)
+	if err != nil || n != 2 {
+		t.Errorf("Reshare: %d entries completed (%v), want 2", n, err)
+	}
+	sharedValueIs(t, st, "user:mode", `"newest"`, root.ID, f.ID)
+	sharedValueIs(t, st, "user:lang", `"pt"`, root.ID, f.ID)
+	outboxEmpty(t, sr, sh, late)
+	if n, err := late.Reshare(ctx); err != nil || n != 0 {
+		t.Errorf("Reshare again: %d entries (%v), want 0", n, err)
 	}
 }
 

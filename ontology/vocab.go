@@ -369,6 +369,14 @@ const (
 	// subject (trails:group): fixed when the session's tree was created,
 	// the same for every session of a tree.
 	Group = NS + "group"
+	// PendingShare, in ReplicaGraph, is an outbox entry of a sharded
+	// cluster (cluster.Sharded): its subject is a value change (of an
+	// app: or user: key) a session of a group other than the group of
+	// shared values stored, its value the marked share-value operation
+	// that sets the shared value from it in the group of shared values
+	// (trails:pendingShare). Written with the change, removed once that
+	// operation applied.
+	PendingShare = NS + "pendingShare"
 
 	// VerifiedTurns, in VerifiedGraph, is the own turn count of the head
 	// a session last verified at (trails:verifiedTurns).
@@ -404,7 +412,7 @@ func Terms() []string {
 		ToolCall, ToolCallID, ToolName, Arguments, Result, IsError, MIMEType, Data, DataIRI,
 		App, AppClass, Changes, ValueChange, Key, Scope, Value, Removed, AtIndex,
 		SharedValue, ValueOf, ChangedAt, SharedAt, FencedAt, Applied, AppliedOffset,
-		RefusedIn, RefusedOffset, RefusalStatus, RefusalMessage, Group,
+		RefusedIn, RefusedOffset, RefusalStatus, RefusalMessage, Group, PendingShare,
 		VerifiedTurns, VerifiedHead, VerifiedChain, VerifiedEntry, VerifiedAt,
 	}
 }

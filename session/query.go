@@ -88,3 +88,13 @@ func invalidTerm(err error) error {
 	}
 	return err
 }
+
+// termOrPanic serializes an IRI the package made itself and checked: an
+// error is a bug.
+func termOrPanic(t rdf.Term) string {
+	s, err := kg.Term(t)
+	if err != nil {
+		panic(err)
+	}
+	return s
+}

@@ -11,6 +11,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/knakk/rdf"
+	"github.com/trails-kg/trails/internal/sharemark"
 	"github.com/trails-kg/trails/internal/termsafe"
 	"github.com/trails-kg/trails/kg"
 	"github.com/trails-kg/trails/ontology"
@@ -160,7 +161,8 @@ func addApp(d *kg.Data, g rdf.IRI, s *Session) {
 // shared values follow the order the store acknowledged their changes in,
 // and a retry never undoes a newer change. Empty when nothing is shared.
 // The changes are marked with the store's time, or with now when it is not
-// nil (replicated).
+// nil (replicated). Each operation is marked (internal/sharemark) for a
+// Querier that sends it to another log than the change's (cluster.Sharded).
 func shareValues(g rdf.IRI, s *Session, created time.Time, turns []Turn, now rdf.Term) string {
 	var b strings.Builder
 	add := func(owner string, at time.Time, d map[string]json.RawMessage) {
@@ -184,7 +186,10 @@ func shareValues(g rdf.IRI, s *Session, created time.Time, turns []Turn, now rdf
 				tmpl, p["now"] = uShareValueAt, now
 			}
 			b.WriteString(" ;\n")
-			b.WriteString(bindOrPanic("share-value", tmpl, p))
+			b.WriteString(sharemark.Mark(sharemark.Op{
+				G: termOrPanic(g), Owner: termOrPanic(p["owner"]), Change: termOrPanic(p["change"]), Node: termOrPanic(p["node"]),
+				Text: bindOrPanic("share-value", tmpl, p),
+			}))
 		}
 	}
 	if !created.IsZero() {
