@@ -21,8 +21,14 @@ var (
 	uExpire    = query("expire.ru")
 )
 
-// expireBatch is how many sessions one Expire update moves.
+// expireBatch is how many sessions one Expire update moves; one on a
+// Querier that sends each request to the log of the session tree it
+// names (treeRouted).
 const expireBatch = 50
+
+// treeRouted is a Querier that routes each request by the session tree it
+// names (*cluster.Sharded): a request must name one tree.
+type treeRouted interface{ RoutesByTree() bool }
 
 // PlanExpire returns the sessions Expire(ctx, now) would mark expired, the
 // earliest expiry first, as steps with Action "expire", without changing
@@ -97,7 +103,8 @@ type ExpireOptions struct {
 // swap on its state, a trails:StateChange PROV record (with the reason
 // "TTL ended at …"), and, expired being terminal like completed and
 // failed, its active or suspended descendants flagged for cancellation.
-// Sessions go in batches of 50, one atomic update per batch; a session
+// Sessions go in batches of 50, one atomic update per batch (one session
+// a batch on a Querier that routes by session tree, cluster.Sharded); a session
 // whose state or expiry changed since Expire read it is left alone, and
 // Expire is idempotent: a second run with the same now marks none. opts
 // name the principal recorded and the progress function (the zero value:
@@ -118,11 +125,15 @@ func (ds *Dataset) Expire(ctx context.Context, now time.Time, opts ExpireOptions
 	}
 	tmpl := body(uExpire)
 	expired := 0
-	for lo := 0; lo < len(due); lo += expireBatch {
+	per := expireBatch
+	if r, ok := ds.c.(treeRouted); ok && r.RoutesByTree() {
+		per = 1 // a request per session: each goes to its tree's log
+	}
+	for lo := 0; lo < len(due); lo += per {
 		if err := ctx.Err(); err != nil {
 			return expired, fmt.Errorf("expire: stopped after %d of %d sessions: %w", lo, len(due), err)
 		}
-		batch := due[lo:min(lo+expireBatch, len(due))]
+		batch := due[lo:min(lo+per, len(due))]
 		n, err := ds.expireBatch(ctx, tmpl, batch, now, by)
 		expired += n
 		if err != nil {

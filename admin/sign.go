@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"maps"
 	"slices"
-	"strconv"
 
 	"github.com/trails-kg/trails/kg"
 	"github.com/trails-kg/trails/ontology"
@@ -114,10 +113,6 @@ func (ds *Dataset) heads(ctx context.Context, ids map[string]bool) (map[string]s
 	return out, err
 }
 
-// positioned is what a Querier may tell of the log its writes go to
-// (package cluster's Client): the offset of its last write, -1 for none.
-type positioned interface{ Position() int64 }
-
 // attest signs a head statement of each session in now (its stored head
 // after a write the store acknowledged) and adds it to the Dataset's
 // witness, in id order: replacing before[id] when the session had a head
@@ -126,12 +121,6 @@ type positioned interface{ Position() int64 }
 // statements added and, for those that were not, a *session.WitnessError
 // each (joined); it goes on past a failure.
 func (ds *Dataset) attest(ctx context.Context, now, before map[string]storedHead) (int, error) {
-	pos := ""
-	if p, ok := ds.c.(positioned); ok {
-		if off := p.Position(); off >= 0 {
-			pos = "kafka:" + strconv.FormatInt(off, 10)
-		}
-	}
 	at := ds.now()
 	var errs []error
 	n := 0
@@ -141,7 +130,7 @@ func (ds *Dataset) attest(ctx context.Context, now, before map[string]storedHead
 			continue
 		}
 		s := witness.Statement{Kind: witness.KindHead, Session: id, Turns: uint64(h.own), Digest: h.digest, Chain: h.chain,
-			Time: at, Position: pos, Version: 2, Parent: h.parent}
+			Time: at, Position: session.LogPosition(ds.c, id), Version: 2, Parent: h.parent}
 		if h.parent != "" {
 			s.ForkedAt = uint64(h.at)
 		}

@@ -210,6 +210,24 @@ func (s *Sharded) Replicated() bool { return true }
 // ErrCrossGroup when its trees are in two groups.
 func (s *Sharded) RoutesByTree() bool { return true }
 
+// PositionOf returns where the log stands for session id's tree, as a
+// signed statement records it (session.WithSigning): "kafka:TOPIC/0@N",
+// N the offset of this Sharded's last write to the log of the tree's
+// group; "" when it knows no group for id or wrote nothing there.
+func (s *Sharded) PositionOf(id string) string {
+	s.mu.Lock()
+	g, ok := s.tree[id]
+	s.mu.Unlock()
+	if !ok {
+		return ""
+	}
+	c := s.groups[g]
+	if off := c.Position(); off >= 0 {
+		return "kafka:" + c.topic + "/0@" + strconv.FormatInt(off, 10)
+	}
+	return ""
+}
+
 // Groups returns the number of replica groups.
 func (s *Sharded) Groups() int { return len(s.groups) }
 

@@ -443,6 +443,8 @@ func (r *rig) convergedBut(t *testing.T, at int64, skip func(string) bool) {
 // fenced, and the fence, which names only the write's gate graph, goes to
 // group 1's log, behind the write: once the appliers run again the write
 // applied and the gate is fenced there, and group 0 holds no fence.
+// Meanwhile a group 0 tree keeps writing: its appends are acknowledged,
+// and load after.
 func testShardedFence(t *testing.T, k *kafkatest.Cluster, srv *fusekitest.Server) {
 	ctx := context.Background()
 	sr := newShardRig(t, k, srv)
@@ -456,9 +458,24 @@ func testShardedFence(t *testing.T, k *kafkatest.Cluster, srv *fusekitest.Server
 	if err := st.Persist(ctx, s); err != nil {
 		t.Fatal(err)
 	}
+	var other *session.Session // a tree of group 0
+	for other == nil || sh.HomeGroup(other.ID) != 0 {
+		other = session.New("fenced")
+	}
+	other.Append("user", "group 0, before")
+	if err := st.Persist(ctx, other); err != nil {
+		t.Fatal(err)
+	}
 	g1 := sr.groups[1]
 	for _, a := range g1.appliers {
 		a.stop(t)
+	}
+	// Group 0 keeps writing while group 1 has no applier.
+	for i := range 3 {
+		other.Append("assistant", fmt.Sprintf("group 0 while group 1 is stopped, %d", i))
+		if err := st.Persist(ctx, other); err != nil {
+			t.Fatalf("a group 0 write while group 1's appliers are stopped: %v", err)
+		}
 	}
 	s.Append("assistant", "two, its answer lost")
 	err := st.Persist(ctx, s)
@@ -505,6 +522,9 @@ func testShardedFence(t *testing.T, k *kafkatest.Cluster, srv *fusekitest.Server
 	}
 	if len(got.Turns) != 2 {
 		t.Errorf("after the appliers restarted: %d turns, want 2 (the write was in the log before its fence)", len(got.Turns))
+	}
+	if got, err := session.NewStore(sr.client(t), session.WithGroupCommit(false)).Load(ctx, other.ID); err != nil || len(got.Turns) != 4 {
+		t.Errorf("the group 0 tree written while group 1 was stopped: %v, want 4 turns", err)
 	}
 }
 

@@ -64,7 +64,9 @@ type signing struct {
 // is the Store's clock when the write was acknowledged; its Position is
 // "kafka:<offset>" when the Querier has a Position() int64 method (package
 // cluster's Client: the offset of its last write, this one's or a later
-// one's), else "". A call that writes several sessions adds one entry per
+// one's), what its PositionOf(session) says when it has that method
+// (cluster's Sharded: "kafka:TOPIC/0@OFFSET" in the log of the session's
+// group), else "". A call that writes several sessions adds one entry per
 // statement, in order; each write of a group commit (WithGroupCommit)
 // adds its own, once its own outcome is known.
 //
@@ -172,6 +174,27 @@ func (h ackedHead) replacing(prev ackedHead) ackedHead {
 // (package cluster's Client): the offset of its last write, -1 for none.
 type positioned interface{ Position() int64 }
 
+// sessionPositioned is what a Querier of several logs may tell of the log
+// a session's writes go to (package cluster's Sharded): "" for none.
+type sessionPositioned interface{ PositionOf(id string) string }
+
+// LogPosition returns the Position of a signed statement about session
+// id written through q: "kafka:<offset>" for a Querier with a Position()
+// int64 method (package cluster's Client), what its PositionOf(id) says
+// for one with that method (cluster's Sharded), else "".
+func LogPosition(q Querier, id string) string {
+	var c any = q
+	switch p := c.(type) {
+	case sessionPositioned:
+		return p.PositionOf(id)
+	case positioned:
+		if off := p.Position(); off >= 0 {
+			return "kafka:" + strconv.FormatInt(off, 10)
+		}
+	}
+	return ""
+}
+
 // attest signs a statement of kind k of each of heads and adds it to the
 // Store's witness, in order, once the store has acknowledged the writes
 // that left them. With signing off it does nothing. It returns a
@@ -181,15 +204,10 @@ func (st *Store) attest(ctx context.Context, k witness.Kind, heads ...ackedHead)
 	if st.sign == nil || len(heads) == 0 {
 		return nil
 	}
-	pos := ""
-	if p, ok := st.c.(positioned); ok {
-		if off := p.Position(); off >= 0 {
-			pos = "kafka:" + strconv.FormatInt(off, 10)
-		}
-	}
 	at := st.now()
 	var errs []error
 	for _, h := range heads {
+		pos := LogPosition(st.c, h.id)
 		s := witness.Statement{Kind: k, Session: h.id, Turns: uint64(h.own), Digest: h.digest, Chain: h.chain, Time: at, Position: pos,
 			Version: 2, Replaces: h.replaces, Prev: witness.HeadRef{Turns: uint64(h.prevOwn), Chain: h.prevChain}}
 		if !h.replaces {

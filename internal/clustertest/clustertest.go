@@ -48,9 +48,9 @@ import (
 )
 
 // secondDatasets is how many datasets the second Fuseki holds: as many as
-// fusekitest gives the tests, so that no test waits for a second replica
-// longer than for its first.
-const secondDatasets = 8
+// fusekitest gives the tests for each group, so that no test waits for a
+// second replica longer than for its first.
+func secondDatasets() int { return 8 * Groups() }
 
 // Bounds on the steps of a replicated store. A write through the log waits
 // for the replica's Fuseki as a direct one does, and more (the log, the
@@ -84,7 +84,7 @@ type binaryEnv struct {
 
 // start starts the binary's Kafka cluster and second Fuseki, at once.
 func start() (*binaryEnv, error) {
-	e := &binaryEnv{spare: make(chan string, secondDatasets)}
+	e := &binaryEnv{spare: make(chan string, secondDatasets())}
 	var (
 		wg       sync.WaitGroup
 		srv      *fusekitest.Server
@@ -93,7 +93,7 @@ func start() (*binaryEnv, error) {
 		kafkaRun *kafkatest.Cluster
 	)
 	wg.Go(func() { kafkaRun, kErr = kafkatest.Launch() })
-	wg.Go(func() { srv, fErr = fusekitest.StartServer(fusekitest.Options{Datasets: secondDatasets}) })
+	wg.Go(func() { srv, fErr = fusekitest.StartServer(fusekitest.Options{Datasets: secondDatasets()}) })
 	wg.Wait()
 	if kafkaRun != nil {
 		fusekitest.OnStop(kafkaRun.Close)
@@ -119,10 +119,12 @@ func start() (*binaryEnv, error) {
 
 // rig is the replicated store of one dataset while tests use it.
 type rig struct {
-	topic    string
-	client   *cluster.Client
-	stores   [2]*kg.Client // replica 0 (the test's dataset) and replica 1
-	appliers [2]*applierRun
+	topic    string          // the log's topic (the first group's when sharded)
+	client   session.Querier // a *cluster.Client, or an *auditWaiter around a *cluster.Sharded
+	closeC   func()          // closes client
+	stores   []*kg.Client    // replica 0 (the test's dataset; the audit replica when sharded), then datasets of the second Fuseki
+	appliers []*applierRun
+	sharded  bool // stores[0] is an audit replica, each other store a group's replica
 	users    map[testing.TB]bool
 	log      *logBuffer
 }
@@ -130,9 +132,25 @@ type rig struct {
 // applierRun is one running Applier and its HTTP server.
 type applierRun struct {
 	a      *cluster.Applier
+	topic  string     // the log it applies
+	store  *kg.Client // to this replica
 	srv    *httptest.Server
 	cancel context.CancelFunc
 	done   chan error
+}
+
+// startApplier runs an Applier of topic on st, logging as replica i.
+func (r *rig) startApplier(topic string, st *kg.Client, i int) (*applierRun, error) {
+	a, err := cluster.NewApplier(cluster.ApplierConfig{Brokers: env.kafka.Brokers(), Topic: topic, Store: st, Logf: r.log.logf(i)})
+	if err != nil {
+		return nil, err
+	}
+	run := &applierRun{a: a, topic: topic, store: st, srv: httptest.NewServer(a), done: make(chan error, 1)}
+	actx, cancel := context.WithCancel(context.Background())
+	run.cancel = cancel
+	go func() { run.done <- a.Run(actx) }()
+	r.appliers = append(r.appliers, run)
+	return run, nil
 }
 
 // Querier returns the session.Querier of a test's Store, c being a client
@@ -173,6 +191,10 @@ func Querier(tb testing.TB, c *kg.Client) session.Querier {
 	topic := topicName(tb.Name(), seq)
 	mu.Unlock()
 
+	newRig := newRig
+	if Groups() > 1 {
+		newRig = newShardedRig
+	}
 	r, err := newRig(tb, ep, topic)
 	if err != nil {
 		tb.Fatalf("clustertest: a replicated store on %s: %v", ep, err)
@@ -217,50 +239,52 @@ func newRig(tb testing.TB, ep, topic string) (*rig, error) {
 	select {
 	case second = <-env.spare:
 	case <-time.After(waitDataset):
-		return nil, fmt.Errorf("all %d datasets of the second Fuseki stayed taken for %v", secondDatasets, waitDataset)
+		return nil, fmt.Errorf("all %d datasets of the second Fuseki stayed taken for %v", secondDatasets(), waitDataset)
 	}
 	ctx := context.Background()
-	var err error
-	for i, u := range []string{ep, second} {
-		if r.stores[i], err = kg.New(kg.Config{Endpoint: u, Store: kg.Fuseki, Timeout: applyTimeout}); err != nil {
+	for _, u := range []string{ep, second} {
+		st, err := kg.New(kg.Config{Endpoint: u, Store: kg.Fuseki, Timeout: applyTimeout})
+		if err != nil {
 			env.spare <- second
 			return nil, err
 		}
+		r.stores = append(r.stores, st)
 	}
 	// Replica 1 starts as a copy of replica 0: empty, or holding what the
 	// test wrote before it made its Store.
-	var b bytes.Buffer
-	err = r.stores[1].Update(ctx, "DROP ALL", kg.Idempotent())
-	if err == nil {
-		err = r.stores[0].Dump(ctx, &b)
-	}
-	if err == nil && len(bytes.TrimSpace(b.Bytes())) > 0 {
-		err = r.stores[1].LoadQuads(ctx, b.Bytes())
-	}
-	if err != nil {
+	if err := copyInto(ctx, r.stores[0], r.stores[1]); err != nil {
 		env.spare <- second
 		return nil, fmt.Errorf("replica 1 (%s): %w", second, err)
 	}
 	var replicas []cluster.Replica
 	for i, st := range r.stores {
-		a, err := cluster.NewApplier(cluster.ApplierConfig{Brokers: env.kafka.Brokers(), Topic: topic, Store: st, Logf: r.log.logf(i)})
+		run, err := r.startApplier(topic, st, i)
 		if err != nil {
 			r.close()
 			return nil, err
 		}
-		run := &applierRun{a: a, srv: httptest.NewServer(a), done: make(chan error, 1)}
-		actx, cancel := context.WithCancel(context.Background())
-		run.cancel = cancel
-		go func() { run.done <- a.Run(actx) }()
-		r.appliers[i] = run
 		replicas = append(replicas, cluster.Replica{Dataset: st.Endpoint(), Applier: run.srv.URL})
 	}
-	r.client, err = cluster.Open(cluster.Config{Brokers: env.kafka.Brokers(), Topic: topic, Replicas: replicas, Timeout: writeTimeout, Store: kg.Config{Timeout: applyTimeout}})
+	c, err := cluster.Open(cluster.Config{Brokers: env.kafka.Brokers(), Topic: topic, Replicas: replicas, Timeout: writeTimeout, Store: kg.Config{Timeout: applyTimeout}})
 	if err != nil {
 		r.close()
 		return nil, err
 	}
+	r.client, r.closeC = c, c.Close
 	return r, nil
+}
+
+// copyInto makes to a copy of from: dropped, then given from's quads.
+func copyInto(ctx context.Context, from, to *kg.Client) error {
+	var b bytes.Buffer
+	err := to.Update(ctx, "DROP ALL", kg.Idempotent())
+	if err == nil {
+		err = from.Dump(ctx, &b)
+	}
+	if err == nil && len(bytes.TrimSpace(b.Bytes())) > 0 {
+		err = to.LoadQuads(ctx, b.Bytes())
+	}
+	return err
 }
 
 // release records that tb ended, and when it was the last test using the
@@ -299,24 +323,30 @@ var blankLabel = regexp.MustCompile(`_:[A-Za-z0-9]+`)
 func (r *rig) converged() error {
 	ctx, cancel := context.WithTimeout(context.Background(), waitApplied)
 	defer cancel()
-	ends, err := env.admin.ListEndOffsets(ctx, r.topic)
-	if err != nil {
-		return fmt.Errorf("the end of the log: %w", err)
+	last := map[string]int64{} // topic: its last offset
+	for _, a := range r.appliers {
+		if _, ok := last[a.topic]; ok {
+			continue
+		}
+		ends, err := env.admin.ListEndOffsets(ctx, a.topic)
+		if err != nil {
+			return fmt.Errorf("the end of log %s: %w", a.topic, err)
+		}
+		o, ok := ends.Lookup(a.topic, 0)
+		if !ok || o.Err != nil {
+			return fmt.Errorf("the end of log %s: %v", a.topic, o.Err)
+		}
+		last[a.topic] = o.Offset - 1
 	}
-	o, ok := ends.Lookup(r.topic, 0)
-	if !ok || o.Err != nil {
-		return fmt.Errorf("the end of the log: %v", o.Err)
-	}
-	last := o.Offset - 1
 	for i, a := range r.appliers {
-		for a.a.Position() < last {
+		for a.a.Position() < last[a.topic] {
 			if ctx.Err() != nil {
-				return fmt.Errorf("replica %d has applied up to offset %d of %d within %v", i, a.a.Position(), last, waitApplied)
+				return fmt.Errorf("applier %d (of %s) has applied up to offset %d of %d within %v", i, a.topic, a.a.Position(), last[a.topic], waitApplied)
 			}
 			time.Sleep(20 * time.Millisecond)
 		}
 	}
-	var dumps [2]string
+	dumps := make([]string, len(r.stores))
 	for i, st := range r.stores {
 		var b bytes.Buffer
 		if err := st.Dump(ctx, &b); err != nil {
@@ -326,11 +356,31 @@ func (r *rig) converged() error {
 		for k, l := range lines {
 			lines[k] = blankLabel.ReplaceAllString(l, "_:")
 		}
+		if r.sharded {
+			// Each replica's offsets name its own logs; the groups'
+			// union, a set, is the audit replica.
+			lines = slices.DeleteFunc(lines, func(l string) bool { return strings.HasSuffix(l, replicaGraphEnd) })
+		}
 		slices.Sort(lines)
 		dumps[i] = strings.Join(lines, "\n")
 	}
-	if dumps[0] != dumps[1] {
-		return fmt.Errorf("the replicas hold other quads at offset %d (did the test write around the log?):\n%s", last, diffLines(dumps[0], dumps[1]))
+	if !r.sharded {
+		if dumps[0] != dumps[1] {
+			return fmt.Errorf("the replicas hold other quads at offset %d (did the test write around the log?):\n%s", last[r.topic], diffLines(dumps[0], dumps[1]))
+		}
+		return nil
+	}
+	var union []string
+	for _, d := range dumps[1:] {
+		if d != "" {
+			union = append(union, strings.Split(d, "\n")...)
+		}
+	}
+	slices.Sort(union)
+	union = slices.Compact(union)
+	audit := slices.Compact(strings.Split(dumps[0], "\n"))
+	if a, u := strings.Join(audit, "\n"), strings.Join(union, "\n"); a != u {
+		return fmt.Errorf("the audit replica holds other quads than its groups' replicas together (did the test write around the log?):\n%s", diffLines(u, a))
 	}
 	return nil
 }
@@ -339,8 +389,8 @@ func (r *rig) converged() error {
 // back. It returns what the appliers failed with.
 func (r *rig) close() []error {
 	var errs []error
-	if r.client != nil {
-		r.client.Close()
+	if r.closeC != nil {
+		r.closeC()
 	}
 	for i, a := range r.appliers {
 		if a == nil {
@@ -352,8 +402,8 @@ func (r *rig) close() []error {
 		}
 		a.srv.Close()
 	}
-	if r.stores[1] != nil {
-		env.spare <- r.stores[1].Endpoint()
+	for _, st := range r.stores[1:] {
+		env.spare <- st.Endpoint()
 	}
 	return errs
 }

@@ -55,6 +55,11 @@ func LoadQuads(ctx context.Context, tb testing.TB, c *kg.Client, nq []byte) erro
 	if d.Len() == 0 {
 		return nil
 	}
+	if l, ok := Querier(tb, c).(interface {
+		LoadQuads(context.Context, []byte) error
+	}); ok && Groups() > 1 {
+		return l.LoadQuads(ctx, nq) // split by tree, a record per group
+	}
 	u, err := d.InsertData()
 	if err != nil {
 		return err

@@ -1,0 +1,157 @@
+package clustertest
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"strconv"
+	"testing"
+	"time"
+
+	"github.com/trails-kg/trails/cluster"
+	"github.com/trails-kg/trails/kg"
+	"github.com/trails-kg/trails/ontology"
+)
+
+// EnvGroups is the variable that runs the kafka profile's stores on
+// replica groups: TRAILS_TEST_GROUPS=2 makes each test's Store a
+// cluster.Sharded of two groups, a topic and a replica each, with the
+// test's dataset as the audit replica (an applier of each group's topic),
+// so that the test's own checks read every group. Unset or 1: one log.
+const EnvGroups = "TRAILS_TEST_GROUPS"
+
+// Groups returns the replica groups of the kafka profile's stores: the
+// value of TRAILS_TEST_GROUPS, 1 when unset. It panics on a value that is
+// not 1 to 4 (a test binary's setting, wrong for every test).
+func Groups() int {
+	v := os.Getenv(EnvGroups)
+	if v == "" {
+		return 1
+	}
+	n, err := strconv.Atoi(v)
+	if err != nil || n < 1 || n > 4 {
+		panic(fmt.Sprintf("clustertest: %s=%q: want 1 to 4", EnvGroups, v))
+	}
+	return n
+}
+
+// replicaGraphEnd ends the N-Quads lines of the replica graph: each
+// replica's offsets, left out of the comparison of a sharded rig.
+const replicaGraphEnd = "<" + ontology.ReplicaGraph + "> ."
+
+// newShardedRig makes the replicated store of dataset ep on Groups()
+// replica groups: topics topic-g0, topic-g1, …, each applied by a replica
+// of its own (a dataset of the second Fuseki) and by ep, the audit
+// replica. What ep held before goes to group 0's replica (its sessions
+// are found there: a stored session's group is the one holding it).
+func newShardedRig(tb testing.TB, ep, topic string) (*rig, error) {
+	tb.Helper()
+	n := Groups()
+	r := &rig{topic: topic + "-g0", log: &logBuffer{}, sharded: true}
+	audit, err := kg.New(kg.Config{Endpoint: ep, Store: kg.Fuseki, Timeout: applyTimeout})
+	if err != nil {
+		return nil, err
+	}
+	r.stores = append(r.stores, audit)
+	ctx := context.Background()
+	cfg := cluster.ShardedConfig{Audit: &cluster.Audit{Dataset: ep, Store: kg.Config{Timeout: applyTimeout}}}
+	for g := range n {
+		t := fmt.Sprintf("%s-g%d", topic, g)
+		env.topics.Lock()
+		env.kafka.CreateTopic(tb, t, 1)
+		env.topics.Unlock()
+		var second string
+		select {
+		case second = <-env.spare:
+		case <-time.After(waitDataset):
+			r.close()
+			return nil, fmt.Errorf("all %d datasets of the second Fuseki stayed taken for %v", secondDatasets(), waitDataset)
+		}
+		st, err := kg.New(kg.Config{Endpoint: second, Store: kg.Fuseki, Timeout: applyTimeout})
+		if err != nil {
+			env.spare <- second
+			r.close()
+			return nil, err
+		}
+		r.stores = append(r.stores, st)
+		if g == 0 {
+			err = copyInto(ctx, audit, st)
+		} else {
+			err = st.Update(ctx, "DROP ALL", kg.Idempotent())
+		}
+		if err != nil {
+			r.close()
+			return nil, fmt.Errorf("group %d's replica (%s): %w", g, second, err)
+		}
+		run, err := r.startApplier(t, st, g+1)
+		if err != nil {
+			r.close()
+			return nil, err
+		}
+		arun, err := r.startApplier(t, audit, 0)
+		if err != nil {
+			r.close()
+			return nil, err
+		}
+		cfg.Groups = append(cfg.Groups, cluster.Config{Brokers: env.kafka.Brokers(), Topic: t,
+			Replicas: []cluster.Replica{{Dataset: second, Applier: run.srv.URL}}, Timeout: writeTimeout, Store: kg.Config{Timeout: applyTimeout}})
+		cfg.Audit.Appliers = append(cfg.Audit.Appliers, arun.srv.URL)
+	}
+	sh, err := cluster.OpenSharded(cfg)
+	if err != nil {
+		r.close()
+		return nil, err
+	}
+	r.client, r.closeC = &auditWaiter{Sharded: sh, r: r}, sh.Close
+	return r, nil
+}
+
+// auditWaiter is a Sharded whose writes return once the audit replica
+// (the test's dataset, which its own checks read) applied them too, as a
+// one-group rig's replica 0 has when a write returns.
+type auditWaiter struct {
+	*cluster.Sharded
+	r *rig
+}
+
+// Update sends u through the Sharded, then waits for the audit replica.
+func (w *auditWaiter) Update(ctx context.Context, u string, opts ...kg.UpdateOption) error {
+	err := w.Sharded.Update(ctx, u, opts...)
+	w.wait(ctx)
+	return err
+}
+
+// LoadQuads adds nq through the Sharded, then waits for the audit replica.
+func (w *auditWaiter) LoadQuads(ctx context.Context, nq []byte) error {
+	err := w.Sharded.LoadQuads(ctx, nq)
+	w.wait(ctx)
+	return err
+}
+
+// wait returns once the audit replica's applier of each group applied the
+// Sharded's last write to that group, or after waitApplied.
+func (w *auditWaiter) wait(ctx context.Context) {
+	pos := w.Positions()
+	ctx, cancel := context.WithTimeout(ctx, waitApplied)
+	defer cancel()
+	for _, a := range w.r.appliers {
+		if a.store != w.r.stores[0] {
+			continue
+		}
+		g := groupOf(a.topic)
+		for a.a.Position() < pos[g] && ctx.Err() == nil {
+			time.Sleep(5 * time.Millisecond)
+		}
+	}
+}
+
+// groupOf returns the group number that ends topic ("-gN").
+func groupOf(topic string) int {
+	for i := len(topic) - 1; i >= 0; i-- {
+		if topic[i] == 'g' && i > 0 && topic[i-1] == '-' {
+			n, _ := strconv.Atoi(topic[i+1:])
+			return n
+		}
+	}
+	return 0
+}
