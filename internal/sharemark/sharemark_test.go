@@ -39,10 +39,10 @@ func TestSplit(t *testing.T) {
 
 func TestSplitMalformed(t *testing.T) {
 	for name, in := range map[string]string{
-		"no end":           "INSERT DATA { <a> <b> <c> } ;\n\n#trails:share-value <g> <o> <c> <n>\nDELETE WHERE { ?s ?p ?o }",
-		"three IRIs":       "INSERT DATA { <a> <b> <c> } ;\n\n#trails:share-value <g> <o> <c>\nX\n#trails:end-share-value\n",
-		"not an IRI":       "INSERT DATA { <a> <b> <c> } ;\n\n#trails:share-value <g> <o> <c> n\nX\n#trails:end-share-value\n",
-		"not after ' ;'":   "INSERT DATA { <a> <b> <c> }\n#trails:share-value <g> <o> <c> <n>\nX\n#trails:end-share-value\n",
+		"no end":         "INSERT DATA { <a> <b> <c> } ;\n\n#trails:share-value <g> <o> <c> <n>\nDELETE WHERE { ?s ?p ?o }",
+		"three IRIs":     "INSERT DATA { <a> <b> <c> } ;\n\n#trails:share-value <g> <o> <c>\nX\n#trails:end-share-value\n",
+		"not an IRI":     "INSERT DATA { <a> <b> <c> } ;\n\n#trails:share-value <g> <o> <c> n\nX\n#trails:end-share-value\n",
+		"not after ' ;'": "INSERT DATA { <a> <b> <c> }\n#trails:share-value <g> <o> <c> <n>\nX\n#trails:end-share-value\n",
 	} {
 		if _, _, err := Split(in); !errors.Is(err, ErrMalformed) {
 			t.Errorf("%s: got %v, want ErrMalformed", name, err)
