@@ -15,13 +15,31 @@ import (
 //go:embed queries/*.rq queries/*.ru
 var queryFS embed.FS
 
-// query returns the text of an embedded query file.
+// query returns the text of an embedded query file, its comment header
+// cut to its first line ("# append: add turns ...", which names the
+// request for a reader of the store's log and adk-bench's phase table):
+// the store parses every byte of every request, and the header's other
+// lines, the template's documentation, were a fifth to a half of a
+// write's text.
 func query(name string) string {
 	b, err := queryFS.ReadFile("queries/" + name)
 	if err != nil {
 		panic(err)
 	}
-	return string(b)
+	return shortHeader(string(b))
+}
+
+// shortHeader returns q without the lines of its leading comment after
+// the first.
+func shortHeader(q string) string {
+	first, rest, ok := strings.Cut(q, "\n")
+	if !ok || !strings.HasPrefix(first, "#") {
+		return q
+	}
+	for strings.HasPrefix(rest, "#") {
+		_, rest, _ = strings.Cut(rest, "\n")
+	}
+	return first + "\n" + rest
 }
 
 // named returns ctx naming the store requests sent with it after query
