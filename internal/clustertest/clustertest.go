@@ -37,6 +37,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/knakk/rdf"
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kgo"
 
@@ -159,10 +160,8 @@ func (r *rig) startApplier(topic string, st *kg.Client, i int) (*applierRun, err
 // c's dataset (see the package documentation), made on the first call and
 // shared by the tests that use that dataset until the last of them ends,
 // so that the Stores a test makes read each other's writes as on one
-// Fuseki. Reading c then reads replica 0, which the Client asks first
-// for each write's outcome, waiting up to 5 s for it to apply the write:
-// only a replica 0 slower than that lets the Client hear from replica 1
-// first and c lag behind it. Writing with c goes around the log, and the
+// Fuseki. Reading c then reads replica 0: each write through the
+// Client returns once replica 0 applied it (firstWaiter). Writing with c goes around the log, and the
 // replicas then differ when the test ends: a test's own writes go through
 // Update, LoadQuads and DeleteGraph (see also fusekitest.RequireDirect).
 //
@@ -270,8 +269,60 @@ func newRig(tb testing.TB, ep, topic string) (*rig, error) {
 		r.close()
 		return nil, err
 	}
-	r.client, r.closeC = c, c.Close
+	r.client, r.closeC = &firstWaiter{Client: c, r: r}, c.Close
 	return r, nil
+}
+
+// firstWaiter is a Client whose writes return once replica 0 (the test's
+// dataset, which its own checks read directly) applied them too. The
+// Client returns when the first replica to answer applied a write: on a
+// loaded machine, replica 1 when replica 0 took over a second (a 5 MiB
+// turn), and a test reading its dataset then saw the state before the
+// write.
+type firstWaiter struct {
+	*cluster.Client
+	r *rig
+}
+
+// Update sends u through the Client, then waits for replica 0.
+func (w *firstWaiter) Update(ctx context.Context, u string, opts ...kg.UpdateOption) error {
+	err := w.Client.Update(ctx, u, opts...)
+	w.r.waitFirst(ctx, []int64{w.Position()})
+	return err
+}
+
+// PutGraph sends the graph through the Client, then waits for replica 0.
+func (w *firstWaiter) PutGraph(ctx context.Context, g rdf.IRI, mediaType string, data []byte) error {
+	err := w.Client.PutGraph(ctx, g, mediaType, data)
+	w.r.waitFirst(ctx, []int64{w.Position()})
+	return err
+}
+
+// LoadQuads adds nq through the Client, then waits for replica 0.
+func (w *firstWaiter) LoadQuads(ctx context.Context, nq []byte) error {
+	err := w.Client.LoadQuads(ctx, nq)
+	w.r.waitFirst(ctx, []int64{w.Position()})
+	return err
+}
+
+// waitFirst returns once replica 0's applier of each group g applied the
+// log up to pos[g], or after waitApplied (the replicas' comparison at the
+// test's end then tells).
+func (r *rig) waitFirst(ctx context.Context, pos []int64) {
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), waitApplied)
+	defer cancel()
+	for _, a := range r.appliers {
+		if a.store != r.stores[0] {
+			continue
+		}
+		g := 0
+		if r.sharded {
+			g = groupOf(a.topic)
+		}
+		for a.a.Position() < pos[g] && ctx.Err() == nil {
+			time.Sleep(5 * time.Millisecond)
+		}
+	}
 }
 
 // copyInto makes to a copy of from: dropped, then given from's quads.

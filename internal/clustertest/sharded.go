@@ -108,7 +108,7 @@ func newShardedRig(tb testing.TB, ep, topic string) (*rig, error) {
 
 // auditWaiter is a Sharded whose writes return once the audit replica
 // (the test's dataset, which its own checks read) applied them too, as a
-// one-group rig's replica 0 has when a write returns.
+// one-group rig's (firstWaiter).
 type auditWaiter struct {
 	*cluster.Sharded
 	r *rig
@@ -117,32 +117,15 @@ type auditWaiter struct {
 // Update sends u through the Sharded, then waits for the audit replica.
 func (w *auditWaiter) Update(ctx context.Context, u string, opts ...kg.UpdateOption) error {
 	err := w.Sharded.Update(ctx, u, opts...)
-	w.wait(ctx)
+	w.r.waitFirst(ctx, w.Positions())
 	return err
 }
 
 // LoadQuads adds nq through the Sharded, then waits for the audit replica.
 func (w *auditWaiter) LoadQuads(ctx context.Context, nq []byte) error {
 	err := w.Sharded.LoadQuads(ctx, nq)
-	w.wait(ctx)
+	w.r.waitFirst(ctx, w.Positions())
 	return err
-}
-
-// wait returns once the audit replica's applier of each group applied the
-// Sharded's last write to that group, or after waitApplied.
-func (w *auditWaiter) wait(ctx context.Context) {
-	pos := w.Positions()
-	ctx, cancel := context.WithTimeout(ctx, waitApplied)
-	defer cancel()
-	for _, a := range w.r.appliers {
-		if a.store != w.r.stores[0] {
-			continue
-		}
-		g := groupOf(a.topic)
-		for a.a.Position() < pos[g] && ctx.Err() == nil {
-			time.Sleep(5 * time.Millisecond)
-		}
-	}
 }
 
 // groupOf returns the group number that ends topic ("-gN").
