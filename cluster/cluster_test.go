@@ -363,6 +363,10 @@ func TestCluster(t *testing.T) {
 	t.Run("replica cut off", func(t *testing.T) { testCutOff(t, fx) })
 	t.Run("writer killed", func(t *testing.T) { testWriterKilled(t, fx) })
 	t.Run("metrics", func(t *testing.T) { testMetrics(t, k, fx) })
+	// The same through two replica groups (shardfaults_test.go).
+	t.Run("sharded group cut off", func(t *testing.T) { testShardedGroupFrozen(t, fx) })
+	t.Run("sharded writer killed", func(t *testing.T) { testShardedWriterKilled(t, fx) })
+	t.Run("sharded broker killed", func(t *testing.T) { testShardedBrokerKilled(t, fx) })
 
 	// Last: it leaves a node restarted.
 	t.Run("broker killed", func(t *testing.T) { testBrokerKilled(t, k, srv) })

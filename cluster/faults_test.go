@@ -149,25 +149,42 @@ type faultRig struct {
 // appliers.
 func newFaultRig(t *testing.T, fx *faultEnv) *faultRig {
 	t.Helper()
-	r := &faultRig{fx: fx, brokers: fx.k.Brokers(), topic: "t" + strings.ReplaceAll(t.Name(), "/", "-")}
-	fx.k.CreateTopic(t, r.topic, 1)
-	r.logs = t.TempDir()
-	for _, ds := range []string{fx.fuseki(t).Endpoint, fx.srv.Datasets[0]} {
+	return newTopicRig(t, fx, "t"+strings.ReplaceAll(t.Name(), "/", "-"), fx.fuseki(t).Endpoint, fx.srv.Datasets[0])
+}
+
+// newTopicRig creates topic, empties the datasets and starts an applier
+// of topic on each: replica i on datasets[i].
+func newTopicRig(t *testing.T, fx *faultEnv, topic string, datasets ...string) *faultRig {
+	t.Helper()
+	fx.k.CreateTopic(t, topic, 1)
+	var stores []*kg.Client
+	for _, ds := range datasets {
 		c := fusekitest.Client(t, kg.Config{Endpoint: ds, Store: kg.Fuseki})
 		if err := c.Update(context.Background(), "DROP ALL", kg.Idempotent()); err != nil {
 			t.Fatal(err)
 		}
-		r.add(t, c)
+		stores = append(stores, c)
 	}
+	return replicasOf(t, fx, topic, stores...)
+}
+
+// replicasOf starts an applier of topic (which exists) on each of stores,
+// as they are; the appliers are killed when t ends.
+func replicasOf(t *testing.T, fx *faultEnv, topic string, stores ...*kg.Client) *faultRig {
+	t.Helper()
+	r := &faultRig{fx: fx, brokers: fx.k.Brokers(), topic: topic, logs: t.TempDir()}
 	t.Cleanup(func() {
 		for i, p := range r.appliers {
 			p.resume()
 			p.kill()
 			if t.Failed() {
-				t.Logf("--- replica %d's applier log (tail) ---\n%s", i, proc.Tail(p.log, 30))
+				t.Logf("--- %s: replica %d's applier log (tail) ---\n%s", r.topic, i, proc.Tail(p.log, 30))
 			}
 		}
 	})
+	for _, c := range stores {
+		r.add(t, c)
+	}
 	return r
 }
 
@@ -546,13 +563,21 @@ type writer struct {
 // write starts n writers (a multiple of 4) on r.
 func (r *faultRig) write(t *testing.T, n int, rng *rand.Rand) *writers {
 	t.Helper()
+	return startWriters(t, n, rng, func() *session.Store { return session.NewStore(r.client(t)) },
+		func(w int) *session.Session { return session.New(fmt.Sprintf("writer-%d", w)) })
+}
+
+// startWriters starts n writers (a multiple of 4), each on the session
+// newSession(w) makes for it, four sharing each Store newStore makes.
+func startWriters(t *testing.T, n int, rng *rand.Rand, newStore func() *session.Store, newSession func(w int) *session.Session) *writers {
+	t.Helper()
 	l := &writers{start: time.Now()}
 	var st *session.Store
 	for w := range n {
 		if w%4 == 0 {
-			st = session.NewStore(r.client(t))
+			st = newStore()
 		}
-		wr := &writer{s: session.New(fmt.Sprintf("writer-%d", w))}
+		wr := &writer{s: newSession(w)}
 		l.ws = append(l.ws, wr)
 		wrng := rand.New(rand.NewPCG(rng.Uint64(), rng.Uint64()))
 		l.wg.Add(1)
@@ -615,6 +640,12 @@ func (l *writers) since() time.Duration { return time.Since(l.start).Round(time.
 // for up to maxGap; it fails t when a writer stopped on an error.
 func (l *writers) waitAcks(t *testing.T, k int) {
 	t.Helper()
+	l.waitAcksOf(t, k, func(int) bool { return true })
+}
+
+// waitAcksOf is waitAcks for the writers w for which of(w) holds.
+func (l *writers) waitAcksOf(t *testing.T, k int, of func(w int) bool) {
+	t.Helper()
 	l.mu.Lock()
 	from := make([]int, len(l.ws))
 	for i, w := range l.ws {
@@ -631,7 +662,7 @@ func (l *writers) waitAcks(t *testing.T, k int) {
 				l.mu.Unlock()
 				t.Fatalf("writer %d stopped at %v: %v", i, at, err)
 			}
-			done = done && w.n >= from[i]+k
+			done = done && (!of(i) || w.n >= from[i]+k)
 		}
 		l.mu.Unlock()
 		if done {
@@ -861,9 +892,11 @@ func javaPid(t *testing.T, srv *fusekitest.Server) int {
 	return 0
 }
 
-// childConfig is what the writer child needs: the rig's Config.
+// childConfig is what the writer child needs: the rig's Config, or with
+// Sharded set, the Sharded's.
 type childConfig struct {
-	Config cluster.Config
+	Config  cluster.Config
+	Sharded *cluster.ShardedConfig
 }
 
 // childTurns is the number of turns of each of the child's appends.
@@ -886,13 +919,24 @@ func writerChild(env string) int {
 		fmt.Fprintln(os.Stderr, "writer child:", err)
 		return 2
 	}
-	c, err := cluster.Open(cfg.Config)
-	if err != nil {
-		fmt.Fprintln(os.Stderr, "writer child:", err)
-		return 2
+	var st *session.Store
+	if cfg.Sharded != nil {
+		c, err := cluster.OpenSharded(*cfg.Sharded)
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "writer child:", err)
+			return 2
+		}
+		defer c.Close()
+		st = session.NewStore(c, session.WithGroupCommit(false))
+	} else {
+		c, err := cluster.Open(cfg.Config)
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "writer child:", err)
+			return 2
+		}
+		defer c.Close()
+		st = session.NewStore(c)
 	}
-	defer c.Close()
-	st := session.NewStore(c)
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	var mu sync.Mutex
@@ -927,7 +971,16 @@ func writerChild(env string) int {
 func testWriterKilled(t *testing.T, fx *faultEnv) {
 	rng := seeded(t)
 	r := newFaultRig(t, fx)
-	cfg, err := json.Marshal(childConfig{Config: r.config()})
+	want := killWriter(t, rng, childConfig{Config: r.config()}, session.NewStore(r.client(t)))
+	r.check(t, want)
+}
+
+// killWriter runs the writer child with cfg, kills it with SIGKILL after
+// 30 to 90 acknowledged appends, then has st load each of its sessions
+// and append to it, and returns what each session must hold.
+func killWriter(t *testing.T, rng *rand.Rand, child childConfig, st *session.Store) map[string]wantSession {
+	t.Helper()
+	cfg, err := json.Marshal(child)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -980,7 +1033,6 @@ func testWriterKilled(t *testing.T, fx *faultEnv) {
 	// the killed writer may still be applying (it is in the log, before
 	// the new writer's): the append is then refused (ErrConflict), and
 	// the new writer loads the session again, as the protocol says.
-	st := session.NewStore(r.client(t))
 	ctx := context.Background()
 	want := map[string]wantSession{}
 	landed, firstAck := 0, time.Duration(0)
@@ -1018,7 +1070,7 @@ func testWriterKilled(t *testing.T, fx *faultEnv) {
 		want[id] = wantSession{lens: []int{len(s.Turns)}, turns: turns}
 	}
 	t.Logf("the new writer's first append was acknowledged %v after the kill; %d appends in flight at the kill landed whole", firstAck.Round(time.Millisecond), landed)
-	r.check(t, want)
+	return want
 }
 
 // freePort returns a port free on 127.0.0.1 a moment ago.
