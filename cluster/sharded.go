@@ -333,7 +333,8 @@ func (s *Sharded) route(ctx context.Context, ids []string) (g int, fresh []strin
 }
 
 // Update sends update to the log of the group of the sessions it names
-// (ShardedConfig.Shared for none), with the staging graphs it binds sent
+// (ShardedConfig.Shared for none; every group for a removal of staging
+// graphs that another writer sent), with the staging graphs it binds sent
 // ahead there, and records the group of each session it creates
 // (ontology.Group). It returns what Client.Update returns, and
 // ErrCrossGroup (a *kg.Error matching kg.ErrBadRequest) for a write that names sessions
@@ -352,7 +353,9 @@ func (s *Sharded) Update(ctx context.Context, update string, opts ...kg.UpdateOp
 	case g < 0 && len(fresh) > 0:
 		g = s.HomeGroup(fresh[0])
 	case g < 0:
-		g = s.stagingGroup(update)
+		if g = s.stagingGroup(update); g < 0 {
+			return s.dropEverywhere(ctx, update, opts...)
+		}
 	}
 	if shares && g != s.shared {
 		return s.updateAcross(ctx, g, fresh, update, opts...)
@@ -388,17 +391,43 @@ func groupOps(ids []string, g int) string {
 }
 
 // stagingGroup returns the group of an update that names no session: the
-// group of a staging graph it names (a fence of a gate), else the shared
-// group.
+// group of a staging graph it names (a fence of a gate, a write's own
+// removal of its staging graph), -1 for an update that only drops
+// staging graphs this Sharded did not send (dropEverywhere), else the
+// shared group.
 func (s *Sharded) stagingGroup(update string) int {
+	ids := stagingIDs(update)
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	for _, id := range stagingIDs(update) {
+	for _, id := range ids {
 		if e, ok := s.staging[id]; ok && e.put == nil {
 			return e.group
 		}
 	}
+	if len(ids) > 0 && dropsOnly.MatchString(update) {
+		return -1
+	}
 	return s.shared
+}
+
+// dropsOnly matches an update made of DROP SILENT GRAPH operations of
+// staging graphs only (admin.Dataset.SweepStaging's, or a writer's
+// removal of its staging graph).
+var dropsOnly = regexp.MustCompile(`^\s*DROP SILENT GRAPH <` + regexp.QuoteMeta(ontology.StagingBase) + `[^<>\s]+>(\s*;\s*DROP SILENT GRAPH <` + regexp.QuoteMeta(ontology.StagingBase) + `[^<>\s]+>)*\s*;?\s*$`)
+
+// dropEverywhere sends update, the removal of staging graphs whose group
+// this Sharded does not know (another writer sent them: one that died
+// between its staging graph and its update left it in its tree's group),
+// to every group's log in group order, and returns the first error. A
+// DROP SILENT of a graph a group does not hold changes nothing there.
+func (s *Sharded) dropEverywhere(ctx context.Context, update string, opts ...kg.UpdateOption) error {
+	var first error
+	for _, c := range s.groups {
+		if err := c.Update(ctx, update, opts...); err != nil && first == nil {
+			first = err
+		}
+	}
+	return first
 }
 
 // sendStaged sends to group g the staging graphs update binds that wait

@@ -12,6 +12,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/google/uuid"
+
 	"github.com/trails-kg/trails/admin"
 	"github.com/trails-kg/trails/cluster"
 	"github.com/trails-kg/trails/internal/fusekitest"
@@ -749,4 +751,65 @@ func testShardedGroupAdded(t *testing.T, k *kafkatest.Cluster, srv *fusekitest.S
 		spread[g]++
 	}
 	t.Logf("old trees whose hash over two groups is 1: %d of %d; new trees by group: %v", moved, len(old), spread)
+}
+
+// testShardedSweep: a writer that died between its staging graph and its
+// update left the staging graph in its tree's group (group 1, not the
+// shared group); a new writer's sweep through a Sharded, which never
+// sent that graph, removes it from every replica of group 1 and from the
+// audit replica. Before, the sweep's removal went to the shared group's
+// log alone: the audit replica lost the graph, group 1 kept it.
+func testShardedSweep(t *testing.T, k *kafkatest.Cluster, srv *fusekitest.Server) {
+	ctx := context.Background()
+	sr := newShardRig(t, k, srv)
+	dead := sr.groups[1].client(t) // the dead writer's request, as it reached group 1's log
+	g := kg.MustIRI(ontology.StagingBase + uuid.Must(uuid.NewV7()).String())
+	if err := dead.PutGraph(ctx, g, kg.NTriples, []byte("<urn:x:s> <"+ontology.NS+"stagedContent> \"the long content of a write that never came\" .\n")); err != nil {
+		t.Fatal(err)
+	}
+	staged := func(store *kg.Client) int {
+		t.Helper()
+		ok, err := store.Ask(ctx, "ASK { GRAPH <"+g.String()+"> { ?s ?p ?o } }")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if ok {
+			return 1
+		}
+		return 0
+	}
+	wait := func(pos []int64) {
+		t.Helper()
+		for i, r := range sr.groups {
+			for _, a := range r.appliers {
+				waitPosition(t, a.srv.URL, pos[i])
+			}
+			waitPosition(t, sr.auditA[i].srv.URL, pos[i])
+		}
+	}
+	wait([]int64{-1, dead.Position()})
+	for i, store := range sr.groups[1].stores {
+		if staged(store) != 1 {
+			t.Fatalf("group 1, replica %d: the staging graph is not there", i)
+		}
+	}
+	sh := sr.client(t)
+	n, err := admin.New(sh).SweepStaging(ctx, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n != 1 {
+		t.Errorf("sweep: removed %d, want 1", n)
+	}
+	wait(sh.Positions())
+	for gi, r := range sr.groups {
+		for i, store := range r.stores {
+			if staged(store) != 0 {
+				t.Errorf("group %d, replica %d: the staging graph is still there after the sweep", gi, i)
+			}
+		}
+	}
+	if staged(sr.audit) != 0 {
+		t.Errorf("audit replica: the staging graph is still there after the sweep")
+	}
 }
