@@ -349,6 +349,7 @@ func TestCluster(t *testing.T) {
 	t.Run("sharded writers", func(t *testing.T) { testShardedWriters(t, k, srv) })
 	t.Run("sharded import", func(t *testing.T) { testShardedImport(t, k, srv) })
 	t.Run("sharded sweep", func(t *testing.T) { testShardedSweep(t, k, srv) })
+	t.Run("sharded branches", func(t *testing.T) { testShardedBranches(t, k, srv) })
 	t.Run("sharded group added", func(t *testing.T) { testShardedGroupAdded(t, k, srv) })
 	t.Run("sharded trails-admin", func(t *testing.T) { testShardedAdmin(t, k, srv) })
 	t.Run("sharded verify and audit", func(t *testing.T) { testShardedVerify(t, k, srv) })

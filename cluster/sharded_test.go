@@ -813,3 +813,79 @@ func testShardedSweep(t *testing.T, k *kafkatest.Cluster, srv *fusekitest.Server
 		t.Errorf("audit replica: the staging graph is still there after the sweep")
 	}
 }
+
+// testShardedBranches: a branch label is unique within a replica group.
+// Forks labelled alike of a group 0 tree and of a group 1 tree (a label
+// is "fork-" and 8 random hex digits: of some 77,000 forks, two more
+// likely than not share one) both keep the label, and the audit replica,
+// which holds both groups, applies both (before, its create-fork
+// condition saw the other group's fork and refused the second: the audit
+// replica lacked a session its group held). A second fork with that label
+// in one group is relabelled, as on one store.
+func testShardedBranches(t *testing.T, k *kafkatest.Cluster, srv *fusekitest.Server) {
+	ctx := context.Background()
+	sr := newShardRig(t, k, srv)
+	sh := sr.client(t)
+	st := session.NewStore(sh, session.WithGroupCommit(false))
+	const label = "fork-e0e0e0e0"
+	var forks []*session.Session
+	for g := range 2 {
+		var root *session.Session
+		for root == nil || sh.HomeGroup(root.ID) != g {
+			root = session.New("brancher")
+		}
+		root.Append("user", fmt.Sprintf("a tree of group %d", g))
+		if err := st.Persist(ctx, root); err != nil {
+			t.Fatal(err)
+		}
+		f, err := root.Fork(1)
+		if err != nil {
+			t.Fatal(err)
+		}
+		f.Branch = label
+		f.Append("assistant", "on the experiment branch")
+		if err := st.Persist(ctx, f); err != nil {
+			t.Fatalf("group %d: persist the fork: %v", g, err)
+		}
+		if f.Branch != label {
+			t.Errorf("group %d: the fork's label became %q, want %s (no other fork of its group has it)", g, f.Branch, label)
+		}
+		forks = append(forks, f)
+		if g == 0 {
+			again, err := root.Fork(1)
+			if err != nil {
+				t.Fatal(err)
+			}
+			again.Branch = label
+			if err := st.Persist(ctx, again); err != nil {
+				t.Fatal(err)
+			}
+			if again.Branch == label {
+				t.Errorf("a second fork with that label in group 0 kept the label, want a new one")
+			}
+			forks = append(forks, again)
+		}
+	}
+	pos := sh.Positions()
+	for g := range sr.groups {
+		waitPosition(t, sr.auditA[g].srv.URL, pos[g])
+	}
+	audit := session.NewStore(sr.audit)
+	for _, f := range forks {
+		got, err := audit.Load(ctx, f.ID)
+		if err != nil {
+			t.Errorf("audit replica: fork %s (%s): %v", f.ID, f.Branch, err)
+			continue
+		}
+		if got.Branch != f.Branch {
+			t.Errorf("audit replica: fork %s: label %q, want %q", f.ID, got.Branch, f.Branch)
+		}
+	}
+	res, err := sr.audit.Select(ctx, "SELECT ?o WHERE { GRAPH ?g { ?r <"+ontology.RefusedOffset+"> ?o } }")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res.Solutions) != 0 {
+		t.Errorf("audit replica: %d records refused, want none (the groups applied every record)", len(res.Solutions))
+	}
+}

@@ -1,6 +1,9 @@
 # create-fork: create fork $s of $parent with branch label $branch, and its
 # PROV record, only if $s is not stored yet, $parent is stored, and no other
 # session uses $branch. Persist puts the quads where the DATA comment stands.
+# On a sharded cluster a label is unique within a replica group: sessions
+# whose trails:group (absent: 0) differs from $parent's do not count, so
+# that the audit replica, which holds every group, decides as the group.
 # The tree limits of design note 002 hold inside the update, so that of forks racing
 # for the last free place exactly one lands: $parent is not a worker, and it
 # has fewer than $max forks ($max <= 0: no limit; archives made by a rewind,
@@ -27,7 +30,12 @@ WHERE {
   FILTER NOT EXISTS { $s a trails:Session }
   FILTER NOT EXISTS { ?deleted a trails:Deletion ; prov:invalidated $s }
   $parent a trails:Session .
-  FILTER NOT EXISTS { ?other a trails:Session ; trails:branch $branch }
+  FILTER NOT EXISTS {
+    ?other a trails:Session ; trails:branch $branch .
+    OPTIONAL { ?other trails:group ?og }
+    OPTIONAL { $parent trails:group ?pg }
+    FILTER(COALESCE(?og, 0) = COALESCE(?pg, 0))
+  }
   FILTER NOT EXISTS { $parent trails:kind "worker" }
   {
     SELECT (COUNT(DISTINCT ?child) AS ?children) WHERE {

@@ -5,7 +5,8 @@
 #    with head digest $head, has parent $parent ($s itself for a root),
 #    fork point $at and $prev rewinds, is not in a terminal state, its forks
 #    made beyond $to are exactly those of $forks ($nforks of them), archive
-#    $a is not stored and no session uses its branch label $branch: create
+#    $a is not stored and no session of $s's replica group uses its branch
+#    label $branch (see create-fork.ru): create
 #    archive $a and the PROV records (Rewind puts them where the DATA comment
 #    stands), and give $s its new count $keep, digest $keepHead and rewind
 #    count $gen.
@@ -41,7 +42,12 @@ WHERE {
   FILTER(COALESCE(?at, 0) = $at)
   FILTER NOT EXISTS { GRAPH $s { $s trails:state ?st } FILTER(?st IN ("completed", "failed", "expired")) }
   FILTER NOT EXISTS { $a a trails:Session }
-  FILTER NOT EXISTS { ?other a trails:Session ; trails:branch $branch }
+  FILTER NOT EXISTS {
+    ?other a trails:Session ; trails:branch $branch .
+    OPTIONAL { ?other trails:group ?og }
+    OPTIONAL { $s trails:group ?sg }
+    FILTER(COALESCE(?og, 0) = COALESCE(?sg, 0))
+  }
   {
     SELECT (COUNT(DISTINCT ?c) AS ?forks) WHERE {
       ?c trails:parentSession $s ; trails:forkedAtIndex ?cat .
