@@ -216,7 +216,7 @@ func (r *recorder) Update(ctx context.Context, u string, opts ...kg.UpdateOption
 // of its own.
 func TestCluster(t *testing.T) {
 	k := kafkatest.Start(t)
-	srv, err := fusekitest.StartServer(fusekitest.Options{Datasets: 6})
+	srv, err := fusekitest.StartServer(fusekitest.Options{Datasets: 7})
 	if err != nil {
 		t.Fatalf("fuseki for the replicas: %v", err)
 	}
@@ -350,6 +350,7 @@ func TestCluster(t *testing.T) {
 	t.Run("sharded import", func(t *testing.T) { testShardedImport(t, k, srv) })
 	t.Run("sharded sweep", func(t *testing.T) { testShardedSweep(t, k, srv) })
 	t.Run("sharded branches", func(t *testing.T) { testShardedBranches(t, k, srv) })
+	t.Run("sharded replica added", func(t *testing.T) { testShardedReplicaAdded(t, k, srv) })
 	t.Run("sharded group added", func(t *testing.T) { testShardedGroupAdded(t, k, srv) })
 	t.Run("sharded trails-admin", func(t *testing.T) { testShardedAdmin(t, k, srv) })
 	t.Run("sharded verify and audit", func(t *testing.T) { testShardedVerify(t, k, srv) })

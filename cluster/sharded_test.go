@@ -889,3 +889,59 @@ func testShardedBranches(t *testing.T, k *kafkatest.Cluster, srv *fusekitest.Ser
 		t.Errorf("audit replica: %d records refused, want none (the groups applied every record)", len(res.Solutions))
 	}
 }
+
+// testShardedReplicaAdded: a replica of group 1 made from a copy of one
+// of that group's replicas (cluster.Seed with the group's topic, as
+// trails-replica -from does) while trees of both groups are written:
+// it applies group 1's log from the copy's offset and ends with the same
+// quads as the group's other replicas, offsets too, and none of group 0's
+// trees.
+func testShardedReplicaAdded(t *testing.T, k *kafkatest.Cluster, srv *fusekitest.Server) {
+	ctx := context.Background()
+	sr := newShardRig(t, k, srv)
+	sh := sr.client(t)
+	st := session.NewStore(sh, session.WithGroupCommit(false))
+	trees := map[int]*session.Session{}
+	for len(trees) < 2 {
+		s := session.New("copied")
+		trees[sh.HomeGroup(s.ID)] = s
+	}
+	write := func(round int) {
+		t.Helper()
+		for g := range 2 {
+			trees[g].Append("user", fmt.Sprintf("group %d, round %d", g, round))
+			if err := st.Persist(ctx, trees[g]); err != nil {
+				t.Fatalf("group %d, round %d: %v", g, round, err)
+			}
+		}
+	}
+	for round := range 3 {
+		write(round)
+	}
+	g1 := sr.groups[1]
+	fresh := fusekitest.Client(t, kg.Config{Endpoint: srv.Datasets[6], Store: kg.Fuseki})
+	if err := fresh.Update(ctx, "DROP ALL", kg.Idempotent()); err != nil {
+		t.Fatal(err)
+	}
+	off, err := cluster.Seed(ctx, g1.stores[0], fresh, g1.topic)
+	if err != nil {
+		t.Fatalf("seed a group 1 replica from a copy: %v", err)
+	}
+	g1.stores = append(g1.stores, fresh)
+	g1.appliers = append(g1.appliers, g1.start(t, fresh, nil)) // stopped with the rig's
+	t.Logf("group 1's third replica copied at offset %d", off)
+	for round := 3; round < 6; round++ {
+		write(round)
+	}
+	g1.converged(t, sh.Positions()[1])
+	if holds(t, fresh, trees[0].ID) {
+		t.Errorf("the copied group 1 replica holds group 0's tree %s", trees[0].ID)
+	}
+	got, err := session.NewStore(fresh).Load(ctx, trees[1].ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(got.Turns) != 6 {
+		t.Errorf("the copied replica: %d turns of group 1's tree, want 6", len(got.Turns))
+	}
+}
