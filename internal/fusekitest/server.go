@@ -165,6 +165,16 @@ func StartServer(opts Options) (*Server, error) {
 	return s, nil
 }
 
+// StartOxigraph starts an Oxigraph server, as StartServer does when
+// TRAILS_TEST_STORE is oxigraph, whatever TRAILS_TEST_STORE says: for a
+// program that measures both stores side by side (adk-bench). The command
+// comes from the Python environment of scripts/pytools (PyPI's oxigraph
+// 0.5.13, made on first use); the server listens on 127.0.0.1, serves the
+// union of the named graphs as its default graph and is killed if the
+// program dies. Options Oxigraph has no use for (Users, Config, Admin,
+// Datasets) are refused with an error.
+func StartOxigraph(opts Options) (*Server, error) { return startOxigraph(opts) }
+
 // start launches java on port without waiting.
 func (s *Server) start(port int) error {
 	logf, err := os.OpenFile(s.Log, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)

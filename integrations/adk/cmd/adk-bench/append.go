@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/google/uuid"
+	"google.golang.org/adk/v2/session"
 
 	"github.com/trails-kg/trails/integrations/adk"
 	"github.com/trails-kg/trails/kg"
@@ -19,8 +20,8 @@ import (
 var qRawCopies string
 
 // appendResult is the append scenario: appends of the same events into
-// one session on each backend, and Fuseki's floor, raw INSERT DATA of
-// what each Trails append inserted.
+// one session on each backend, and each store's floor, raw INSERT DATA of
+// what each Trails append on it inserted.
 type appendResult struct {
 	SQLite   dist `json:"sqlite"`
 	Postgres dist `json:"postgres"`
@@ -33,6 +34,16 @@ type appendResult struct {
 	FloorLen float64    `json:"floor_bytes_per_insert"` // the INSERT DATA's length
 	Triples  float64    `json:"floor_triples_per_insert"`
 	Requests []kindStat `json:"trails_requests"` // what an append sends, by kind
+
+	// The same on Oxigraph: Trails' appends, and Oxigraph's floor (raw
+	// INSERT DATA of what they inserted, into Oxigraph).
+	Oxigraph         dist       `json:"oxigraph"`
+	OxigraphFloor    dist       `json:"oxigraph_floor"`
+	OxigraphTrips    float64    `json:"oxigraph_trips_per_append"`
+	OxigraphSent     float64    `json:"oxigraph_bytes_sent_per_append"`
+	OxigraphReceived float64    `json:"oxigraph_bytes_received_per_append"`
+	OxigraphTriples  float64    `json:"oxigraph_floor_triples_per_insert"`
+	OxigraphRequests []kindStat `json:"oxigraph_requests"`
 }
 
 // kindStat is one kind of request of an operation: how many per call and
@@ -102,6 +113,31 @@ type getResult struct {
 	LongTrips    int64      `json:"trails_long_trips"`
 	LongReceived int64      `json:"trails_long_bytes_received"`
 	LongRequests []kindStat `json:"trails_long_requests"`
+
+	// All of Trails' figures again, on Oxigraph (the floor: raw-copies.rq
+	// on Oxigraph).
+	OxigraphFloor            dist       `json:"oxigraph_floor"`
+	OxigraphFloorTail        dist       `json:"oxigraph_floor_tail"`
+	OxigraphFloorBytes       int64      `json:"oxigraph_floor_bytes_received"`
+	OxigraphFloorTailLen     int64      `json:"oxigraph_floor_tail_bytes_received"`
+	Oxigraph                 dist       `json:"oxigraph"`
+	OxigraphTail             dist       `json:"oxigraph_tail"`
+	OxigraphTrips            int64      `json:"oxigraph_trips"`
+	OxigraphReceived         int64      `json:"oxigraph_bytes_received"`
+	OxigraphTailTrips        int64      `json:"oxigraph_tail_trips"`
+	OxigraphTailReceived     int64      `json:"oxigraph_tail_bytes_received"`
+	OxigraphRequests         []kindStat `json:"oxigraph_requests"`
+	OxigraphTailRequests     []kindStat `json:"oxigraph_tail_requests"`
+	OxigraphCold             dist       `json:"oxigraph_uncached"`
+	OxigraphColdTail         dist       `json:"oxigraph_uncached_tail"`
+	OxigraphColdTrips        int64      `json:"oxigraph_uncached_trips"`
+	OxigraphColdReceived     int64      `json:"oxigraph_uncached_bytes_received"`
+	OxigraphColdTailTrips    int64      `json:"oxigraph_uncached_tail_trips"`
+	OxigraphColdTailReceived int64      `json:"oxigraph_uncached_tail_bytes_received"`
+	OxigraphLong             dist       `json:"oxigraph_long"`
+	OxigraphLongTrips        int64      `json:"oxigraph_long_trips"`
+	OxigraphLongReceived     int64      `json:"oxigraph_long_bytes_received"`
+	OxigraphLongRequests     []kindStat `json:"oxigraph_long_requests"`
 }
 
 // warmUp appends the plan's warm-up events to a session of each backend
@@ -128,11 +164,67 @@ func (b *bench) warmUp(ctx context.Context) error {
 	return nil
 }
 
+// trailsAppends is what the append scenario keeps of Trails' appends on
+// one store and of that store's floor.
+type trailsAppends struct {
+	on    *trailsOn
+	s     session.Session
+	ids   *strings.Replacer // the session's Trails id → the floor's session
+	d, fd []time.Duration   // the appends', the floor's
+	kinds map[string][]time.Duration
+
+	sent, received, floorLen, triples int64
+	body                              string // the last append's update, for the floor
+}
+
+// append appends event i to the store's session, timed, keeping its
+// update for the floor.
+func (t *trailsAppends) append(ctx context.Context, i int) error {
+	ev := event("a", i, time.Now())
+	before := t.on.ct.snapshot()
+	t.on.ct.record()
+	t0 := time.Now()
+	err := t.on.svc.AppendEvent(ctx, t.s, ev)
+	t.d = append(t.d, time.Since(t0))
+	ups, ks := t.on.ct.stop()
+	tr := t.on.ct.snapshot().minus(before)
+	t.sent, t.received = t.sent+tr.sent, t.received+tr.received
+	for k, v := range ks {
+		t.kinds[k] = append(t.kinds[k], v...)
+	}
+	if err != nil {
+		return fmt.Errorf("trails on %s: %w", t.on.name, err)
+	}
+	if len(ups) != 1 {
+		return fmt.Errorf("trails on %s: append %d sent %d updates, want 1", t.on.name, i, len(ups))
+	}
+	t.body = ups[0]
+	return nil
+}
+
+// floor sends the store the raw INSERT DATA of what append i inserted,
+// timed.
+func (t *trailsAppends) floor(ctx context.Context, i int) error {
+	u, nt, err := floorOf(t.body, t.ids)
+	if err != nil {
+		return fmt.Errorf("%s's floor of append %d: %w", t.on.name, i, err)
+	}
+	t.floorLen, t.triples = t.floorLen+int64(len(u)), t.triples+int64(nt)
+	t0 := time.Now()
+	err = t.on.c.Update(ctx, u)
+	t.fd = append(t.fd, time.Since(t0))
+	if err != nil {
+		return fmt.Errorf("%s's floor: %w", t.on.name, err)
+	}
+	return nil
+}
+
 // appends runs the append scenario and then the Get scenario on the
-// session it filled. The four ways take turns event by event (which
-// backend goes first rotates), so that load on the machine touches each
-// alike; the floor's INSERT DATA of event i right follows the Trails
-// append of event i it copies.
+// session it filled. The six ways take turns event by event (SQLite,
+// PostgreSQL, Trails and its floor on Fuseki, the same on Oxigraph; which
+// goes first rotates), so that load on the machine touches each alike; a
+// store's floor's INSERT DATA of event i right follows the Trails append
+// of event i it copies.
 func (b *bench) appends(ctx context.Context) (appendResult, getResult, error) {
 	var r appendResult
 	n := b.plan.appends
@@ -145,16 +237,20 @@ func (b *bench) appends(ctx context.Context) (appendResult, getResult, error) {
 	if err != nil {
 		return r, getResult{}, err
 	}
-	sT, err := b.create(ctx, trailsBackend, user)
-	if err != nil {
-		return r, getResult{}, err
+	ts := map[backend]*trailsAppends{}
+	ids := map[backend]string{sqliteBackend: sS.ID(), postgresBackend: sP.ID()}
+	tids := map[backend]string{}
+	for _, k := range trailsBackends {
+		s, err := b.create(ctx, k, user)
+		if err != nil {
+			return r, getResult{}, err
+		}
+		tid := s.(*adk.Session).TrailsID()
+		ids[k], ids[k.cold()], tids[k] = s.ID(), s.ID(), tid
+		ts[k] = &trailsAppends{on: b.on(k), s: s, kinds: map[string][]time.Duration{},
+			ids: strings.NewReplacer(tid, uuid.Must(uuid.NewV7()).String())} // the floor's session
 	}
-	tid := sT.(*adk.Session).TrailsID()
-	ids := strings.NewReplacer(tid, uuid.Must(uuid.NewV7()).String()) // the floor's session
-	var dS, dP, dT, dF []time.Duration
-	kinds := map[string][]time.Duration{}
-	var sent, received, floorLen, triples int64
-	var body string // the Trails append's update, for the floor
+	var dS, dP []time.Duration
 	sqliteWay := func(i int) error {
 		ev := event("a", i, time.Now())
 		t0 := time.Now()
@@ -172,43 +268,19 @@ func (b *bench) appends(ctx context.Context) (appendResult, getResult, error) {
 		}
 		return nil
 	}
-	trailsWay := func(i int) error {
-		ev := event("a", i, time.Now())
-		before := b.ct.snapshot()
-		b.ct.record()
-		t0 := time.Now()
-		err := b.trails.AppendEvent(ctx, sT, ev)
-		dT = append(dT, time.Since(t0))
-		ups, ks := b.ct.stop()
-		tr := b.ct.snapshot().minus(before)
-		sent, received = sent+tr.sent, received+tr.received
-		for k, v := range ks {
-			kinds[k] = append(kinds[k], v...)
-		}
-		if err == nil && len(ups) != 1 {
-			return fmt.Errorf("trails: append %d sent %d updates, want 1", i, len(ups))
-		}
-		if err == nil {
-			body = ups[0]
-		}
-		return err
+	ways := [][]func(int) error{{sqliteWay}, {postgresWay}}
+	for _, k := range trailsBackends {
+		ways = append(ways, []func(int) error{
+			func(i int) error { return ts[k].append(ctx, i) },
+			func(i int) error { return ts[k].floor(ctx, i) },
+		})
 	}
-	floorWay := func(i int) error {
-		u, nt, err := floorOf(body, ids)
-		if err != nil {
-			return fmt.Errorf("floor of append %d: %w", i, err)
-		}
-		floorLen, triples = floorLen+int64(len(u)), triples+int64(nt)
-		t0 := time.Now()
-		err = b.c.Update(ctx, u)
-		dF = append(dF, time.Since(t0))
-		return err
-	}
-	orders := [][]func(int) error{{sqliteWay, postgresWay, trailsWay, floorWay}, {postgresWay, trailsWay, floorWay, sqliteWay}, {trailsWay, floorWay, sqliteWay, postgresWay}}
 	for i := range n {
-		for _, way := range orders[i%len(orders)] {
-			if err := way(i); err != nil {
-				return r, getResult{}, fmt.Errorf("append %d: %w", i, err)
+		for _, w := range rotate(ways, i) {
+			for _, way := range w {
+				if err := way(i); err != nil {
+					return r, getResult{}, fmt.Errorf("append %d: %w", i, err)
+				}
 			}
 		}
 		if ctx.Err() != nil {
@@ -218,69 +290,96 @@ func (b *bench) appends(ctx context.Context) (appendResult, getResult, error) {
 			b.logf("appends: %d of %d", i+1, n)
 		}
 	}
-	r.SQLite, r.Postgres, r.Trails, r.Floor = distOf(dS), distOf(dP), distOf(dT), distOf(dF)
-	var trips int
-	for _, v := range kinds {
-		trips += len(v)
-	}
-	r.Trips = float64(trips) / float64(n)
-	r.Sent, r.Received = float64(sent)/float64(n), float64(received)/float64(n)
-	r.FloorLen, r.Triples = float64(floorLen)/float64(n), float64(triples)/float64(n)
-	r.Requests = kindStats(kinds, n)
-	b.logf("appends: SQLite p50 %s ms, PostgreSQL p50 %s ms, Trails p50 %s ms, floor p50 %s ms", ms(r.SQLite.P50), ms(r.Postgres.P50), ms(r.Trails.P50), ms(r.Floor.P50))
+	fu, ox := ts[trailsBackend], ts[oxigraphBackend]
+	r.SQLite, r.Postgres = distOf(dS), distOf(dP)
+	r.Trails, r.Floor, r.Oxigraph, r.OxigraphFloor = distOf(fu.d), distOf(fu.fd), distOf(ox.d), distOf(ox.fd)
+	perAppend := func(v int64) float64 { return float64(v) / float64(n) }
+	r.Trips, r.OxigraphTrips = perAppend(fu.trips()), perAppend(ox.trips())
+	r.Sent, r.Received = perAppend(fu.sent), perAppend(fu.received)
+	r.OxigraphSent, r.OxigraphReceived = perAppend(ox.sent), perAppend(ox.received)
+	r.FloorLen, r.Triples, r.OxigraphTriples = perAppend(fu.floorLen), perAppend(fu.triples), perAppend(ox.triples)
+	r.Requests, r.OxigraphRequests = kindStats(fu.kinds, n), kindStats(ox.kinds, n)
+	b.logf("appends: SQLite p50 %s ms, PostgreSQL p50 %s ms, Trails on Fuseki p50 %s ms (floor %s ms), Trails on Oxigraph p50 %s ms (floor %s ms)",
+		ms(r.SQLite.P50), ms(r.Postgres.P50), ms(r.Trails.P50), ms(r.Floor.P50), ms(r.Oxigraph.P50), ms(r.OxigraphFloor.P50))
 
-	g, err := b.gets(ctx, user, map[backend]string{sqliteBackend: sS.ID(), postgresBackend: sP.ID(), trailsBackend: sT.ID(), coldBackend: sT.ID()}, tid)
+	g, err := b.gets(ctx, user, ids, tids)
 	return r, g, err
+}
+
+// trips returns the requests of the appends.
+func (t *trailsAppends) trips() int64 {
+	var n int
+	for _, v := range t.kinds {
+		n += len(v)
+	}
+	return int64(n)
+}
+
+// getTimes is what the Get scenarios keep of one backend's Gets (or of a
+// store's floor): their times, the traffic of the last, and with
+// recording the requests by kind.
+type getTimes struct {
+	d     []time.Duration
+	tr    traffic
+	kinds map[string][]time.Duration
+}
+
+// timedGet runs get on backend k, timed into ts[k] (made if missing), with
+// its traffic on Trails and, with rec, its requests by kind.
+func (b *bench) timedGet(ts map[backend]*getTimes, k backend, rec bool, get func() error) error {
+	t := ts[k]
+	if t == nil {
+		t = &getTimes{kinds: map[string][]time.Duration{}}
+		ts[k] = t
+	}
+	on := b.on(k)
+	rec = rec && on != nil
+	var before traffic
+	if on != nil {
+		if rec {
+			on.ct.record()
+		}
+		before = on.ct.snapshot()
+	}
+	t0 := time.Now()
+	err := get()
+	t.d = append(t.d, time.Since(t0))
+	if on != nil {
+		t.tr = on.ct.snapshot().minus(before)
+	}
+	if rec {
+		_, ks := on.ct.stop()
+		for kk, v := range ks {
+			t.kinds[kk] = append(t.kinds[kk], v...)
+		}
+	}
+	return err
 }
 
 // gets measures Gets of the appends' session (of id ids[k] on backend
 // k) on each backend, whole and its tail, the backends taking turns
 // (which goes first rotates; Trails without its cache last), and before
-// each round the Get floor (rawCopies) on Fuseki.
-func (b *bench) gets(ctx context.Context, user string, ids map[backend]string, tid string) (getResult, error) {
+// each round each store's Get floor (rawCopies of the Trails session of
+// id tids[k] on Trails backend k).
+func (b *bench) gets(ctx context.Context, user string, ids, tids map[backend]string) (getResult, error) {
 	g := getResult{Events: b.plan.appends, Tail: b.plan.tail}
 	for _, tail := range []bool{false, true} {
 		n := 0
 		if tail {
 			n = b.plan.tail
 		}
-		var dS, dP, dT, dC, dF []time.Duration
-		kinds := map[string][]time.Duration{}
-		var tr, trC, trF traffic
+		ts := map[backend]*getTimes{}     // by backend
+		floors := map[backend]*getTimes{} // by the Trails backend of each store
 		for run := range b.plan.getRuns {
-			before := b.ct.snapshot()
-			t0 := time.Now()
-			err := b.rawCopies(ctx, tid, b.plan.appends-n, n)
-			dF = append(dF, time.Since(t0))
-			trF = b.ct.snapshot().minus(before)
-			if err != nil {
-				return g, err
+			for _, k := range trailsBackends {
+				on := b.on(k)
+				if err := b.timedGet(floors, k, false, func() error { return b.rawCopies(ctx, on, tids[k], b.plan.appends-n, n) }); err != nil {
+					return g, err
+				}
 			}
-			for _, k := range append(rotate(backends, run), coldBackend) {
-				id := ids[k]
-				if k == trailsBackend {
-					b.ct.record()
-				}
-				before := b.ct.snapshot()
-				t0 := time.Now()
-				s, err := b.get(ctx, k, user, id, n)
-				d := time.Since(t0)
-				switch k {
-				case trailsBackend:
-					_, ks := b.ct.stop()
-					for kk, v := range ks {
-						kinds[kk] = append(kinds[kk], v...)
-					}
-					tr = b.ct.snapshot().minus(before)
-					dT = append(dT, d)
-				case coldBackend:
-					trC = b.ct.snapshot().minus(before)
-					dC = append(dC, d)
-				case postgresBackend:
-					dP = append(dP, d)
-				default:
-					dS = append(dS, d)
-				}
+			for _, k := range append(rotate(backends, run), coldBackend, coldOxigraphBackend) {
+				var s session.Session
+				err := b.timedGet(ts, k, k == trailsBackend || k == oxigraphBackend, func() (err error) { s, err = b.get(ctx, k, user, ids[k], n); return err })
 				if err != nil {
 					return g, err
 				}
@@ -293,22 +392,35 @@ func (b *bench) gets(ctx context.Context, user string, ids map[backend]string, t
 				}
 			}
 		}
+		d := func(k backend) dist { return distOf(ts[k].d) }
+		fu, ox, cfu, cox := ts[trailsBackend], ts[oxigraphBackend], ts[coldBackend], ts[coldOxigraphBackend]
+		ffu, fox := floors[trailsBackend], floors[oxigraphBackend]
+		runs := b.plan.getRuns
 		if tail {
-			g.SQLiteTail, g.PostgresTail, g.TrailsTail = distOf(dS), distOf(dP), distOf(dT)
-			g.TailTrips, g.TailReceived = tr.trips, tr.received
-			g.ColdTail, g.ColdTailTrips, g.ColdTailReceived = distOf(dC), trC.trips, trC.received
-			g.TailRequests = kindStats(kinds, b.plan.getRuns)
-			g.FloorTail, g.FloorTailLen = distOf(dF), trF.received
+			g.SQLiteTail, g.PostgresTail, g.TrailsTail = d(sqliteBackend), d(postgresBackend), d(trailsBackend)
+			g.TailTrips, g.TailReceived = fu.tr.trips, fu.tr.received
+			g.ColdTail, g.ColdTailTrips, g.ColdTailReceived = d(coldBackend), cfu.tr.trips, cfu.tr.received
+			g.TailRequests = kindStats(fu.kinds, runs)
+			g.FloorTail, g.FloorTailLen = distOf(ffu.d), ffu.tr.received
+			g.OxigraphTail, g.OxigraphTailTrips, g.OxigraphTailReceived = d(oxigraphBackend), ox.tr.trips, ox.tr.received
+			g.OxigraphColdTail, g.OxigraphColdTailTrips, g.OxigraphColdTailReceived = d(coldOxigraphBackend), cox.tr.trips, cox.tr.received
+			g.OxigraphTailRequests = kindStats(ox.kinds, runs)
+			g.OxigraphFloorTail, g.OxigraphFloorTailLen = distOf(fox.d), fox.tr.received
 		} else {
-			g.SQLite, g.Postgres, g.Trails = distOf(dS), distOf(dP), distOf(dT)
-			g.Trips, g.Received = tr.trips, tr.received
-			g.Cold, g.ColdTrips, g.ColdReceived = distOf(dC), trC.trips, trC.received
-			g.Requests = kindStats(kinds, b.plan.getRuns)
-			g.Floor, g.FloorBytes = distOf(dF), trF.received
+			g.SQLite, g.Postgres, g.Trails = d(sqliteBackend), d(postgresBackend), d(trailsBackend)
+			g.Trips, g.Received = fu.tr.trips, fu.tr.received
+			g.Cold, g.ColdTrips, g.ColdReceived = d(coldBackend), cfu.tr.trips, cfu.tr.received
+			g.Requests = kindStats(fu.kinds, runs)
+			g.Floor, g.FloorBytes = distOf(ffu.d), ffu.tr.received
+			g.Oxigraph, g.OxigraphTrips, g.OxigraphReceived = d(oxigraphBackend), ox.tr.trips, ox.tr.received
+			g.OxigraphCold, g.OxigraphColdTrips, g.OxigraphColdReceived = d(coldOxigraphBackend), cox.tr.trips, cox.tr.received
+			g.OxigraphRequests = kindStats(ox.kinds, runs)
+			g.OxigraphFloor, g.OxigraphFloorBytes = distOf(fox.d), fox.tr.received
 		}
 	}
-	b.logf("gets: %d events: SQLite %s ms, PostgreSQL %s ms, Trails %s ms; last %d: SQLite %s ms, PostgreSQL %s ms, Trails %s ms", g.Events,
-		ms(g.SQLite.P50), ms(g.Postgres.P50), ms(g.Trails.P50), g.Tail, ms(g.SQLiteTail.P50), ms(g.PostgresTail.P50), ms(g.TrailsTail.P50))
+	b.logf("gets: %d events: SQLite %s ms, PostgreSQL %s ms, Trails on Fuseki %s ms, on Oxigraph %s ms; last %d: SQLite %s ms, PostgreSQL %s ms, Trails on Fuseki %s ms, on Oxigraph %s ms",
+		g.Events, ms(g.SQLite.P50), ms(g.Postgres.P50), ms(g.Trails.P50), ms(g.Oxigraph.P50),
+		g.Tail, ms(g.SQLiteTail.P50), ms(g.PostgresTail.P50), ms(g.TrailsTail.P50), ms(g.OxigraphTail.P50))
 	return g, nil
 }
 
@@ -318,31 +430,11 @@ const longUser = "reader"
 // longGet measures Gets of session s (filled with n events on each
 // backend by fillAll, of user), the backends taking turns, into g.
 func (b *bench) longGet(ctx context.Context, g *getResult, user string, s filled, n int) error {
-	var dS, dP, dT []time.Duration
-	kinds := map[string][]time.Duration{}
-	var tr traffic
+	ts := map[backend]*getTimes{}
 	for run := range b.plan.longRuns {
 		for _, k := range rotate(backends, run) {
-			if k == trailsBackend {
-				b.ct.record()
-			}
-			before := b.ct.snapshot()
-			t0 := time.Now()
-			got, err := b.get(ctx, k, user, s[k].ID(), 0)
-			d := time.Since(t0)
-			switch k {
-			case trailsBackend:
-				_, ks := b.ct.stop()
-				for kk, v := range ks {
-					kinds[kk] = append(kinds[kk], v...)
-				}
-				tr = b.ct.snapshot().minus(before)
-				dT = append(dT, d)
-			case postgresBackend:
-				dP = append(dP, d)
-			default:
-				dS = append(dS, d)
-			}
+			var got session.Session
+			err := b.timedGet(ts, k, k.trails(), func() (err error) { got, err = b.get(ctx, k, user, s[k].ID(), 0); return err })
 			if err != nil {
 				return err
 			}
@@ -351,18 +443,22 @@ func (b *bench) longGet(ctx context.Context, g *getResult, user string, s filled
 			}
 		}
 	}
+	fu, ox := ts[trailsBackend], ts[oxigraphBackend]
 	g.LongEvents = n
-	g.SQLiteLong, g.PostgresLong, g.TrailsLong = distOf(dS), distOf(dP), distOf(dT)
-	g.LongTrips, g.LongReceived = tr.trips, tr.received
-	g.LongRequests = kindStats(kinds, b.plan.longRuns)
-	b.logf("gets: %d events: SQLite %s ms, PostgreSQL %s ms, Trails %s ms", n, ms(g.SQLiteLong.P50), ms(g.PostgresLong.P50), ms(g.TrailsLong.P50))
+	g.SQLiteLong, g.PostgresLong = distOf(ts[sqliteBackend].d), distOf(ts[postgresBackend].d)
+	g.TrailsLong, g.LongTrips, g.LongReceived = distOf(fu.d), fu.tr.trips, fu.tr.received
+	g.LongRequests = kindStats(fu.kinds, b.plan.longRuns)
+	g.OxigraphLong, g.OxigraphLongTrips, g.OxigraphLongReceived = distOf(ox.d), ox.tr.trips, ox.tr.received
+	g.OxigraphLongRequests = kindStats(ox.kinds, b.plan.longRuns)
+	b.logf("gets: %d events: SQLite %s ms, PostgreSQL %s ms, Trails on Fuseki %s ms, on Oxigraph %s ms",
+		n, ms(g.SQLiteLong.P50), ms(g.PostgresLong.P50), ms(g.TrailsLong.P50), ms(g.OxigraphLong.P50))
 	return nil
 }
 
-// rawCopies runs the Get floor, raw-copies.rq, on the Trails session of
-// Trails id tid from index from, and checks that it read want rows (all
-// when want is 0).
-func (b *bench) rawCopies(ctx context.Context, tid string, from, want int) error {
+// rawCopies runs a store's Get floor, raw-copies.rq, on the Trails
+// session of Trails id tid from index from, and checks that it read want
+// rows (all when want is 0).
+func (b *bench) rawCopies(ctx context.Context, on *trailsOn, tid string, from, want int) error {
 	if want == 0 {
 		from, want = 0, b.plan.appends
 	}
@@ -370,12 +466,12 @@ func (b *bench) rawCopies(ctx context.Context, tid string, from, want int) error
 	if err != nil {
 		return err
 	}
-	res, err := b.c.Select(ctx, q)
+	res, err := on.c.Select(ctx, q)
 	if err != nil {
-		return fmt.Errorf("raw copies: %w", err)
+		return fmt.Errorf("raw copies on %s: %w", on.name, err)
 	}
 	if len(res.Solutions) != want {
-		return fmt.Errorf("raw copies: %d rows, want %d", len(res.Solutions), want)
+		return fmt.Errorf("raw copies on %s: %d rows, want %d", on.name, len(res.Solutions), want)
 	}
 	return nil
 }

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"net/http"
 	"os"
 	"path/filepath"
 	"slices"
@@ -19,6 +20,7 @@ import (
 	"github.com/trails-kg/trails/integrations/adk"
 	"github.com/trails-kg/trails/internal/fusekitest"
 	"github.com/trails-kg/trails/kg"
+	trails "github.com/trails-kg/trails/session"
 )
 
 // app is the ADK app name of every session the benchmark writes.
@@ -52,18 +54,15 @@ func shortPlan() plan {
 		forks: []int{4, 8, 16}, forkRuns: 1, writers: 3, perWriter: 4, many: 6, perMany: 3, pairEvents: 4}
 }
 
-// bench is one run: the services, the Trails client's counter, the
-// paths whose size the fork scenario measures.
+// bench is one run: the services, Trails on each store, the paths whose
+// size the fork scenario measures.
 type bench struct {
 	plan plan
 	log  io.Writer
 	t0   time.Time
 
-	srv     *fusekitest.Server
-	ct      *counter
-	c       *kg.Client
-	trails  *adk.SessionService
-	cold    *adk.SessionService // Trails without the service's cache (adk.WithCache(nil))
+	fu      *trailsOn // Trails on Fuseki, which the targets judge
+	ox      *trailsOn // Trails on Oxigraph, figures beside it
 	sqlite  session.Service
 	pg      *postgres       // the PostgreSQL server of the bench
 	pgsql   session.Service // ADK's database service on it
@@ -72,22 +71,50 @@ type bench struct {
 	dataDir string          // Fuseki's TDB2 database
 }
 
+// trailsOn is Trails on one store: the kg client (with the store's
+// profile) and the counter of that client's requests, and the adapter's
+// services over it.
+type trailsOn struct {
+	name string // the store: Fuseki, Oxigraph
+	ct   *counter
+	c    *kg.Client
+	svc  *adk.SessionService
+	cold *adk.SessionService // without the service's cache (adk.WithCache(nil))
+}
+
+// newTrailsOn returns Trails on srv, a store of profile st named name.
+func newTrailsOn(name string, srv *fusekitest.Server, st kg.Store) (*trailsOn, error) {
+	t := &trailsOn{name: name, ct: newCounter()}
+	var err error
+	if t.c, err = kg.New(kg.Config{Endpoint: srv.Endpoint, Store: st, HTTPClient: &http.Client{Transport: t.ct}}); err != nil {
+		return nil, fmt.Errorf("%s: %w", name, err)
+	}
+	t.svc = adk.NewSessionService(trails.NewStore(t.c))
+	t.cold = adk.NewSessionService(trails.NewStore(t.c), adk.WithCache(nil))
+	return t, nil
+}
+
 // backend names one of the services under test.
 type backend int
 
 const (
 	sqliteBackend backend = iota
 	trailsBackend
-	coldBackend     // Trails without its cache: what a process's first Get of a session costs
-	postgresBackend // ADK's database service on PostgreSQL
+	coldBackend         // Trails without its cache: what a process's first Get of a session costs
+	postgresBackend     // ADK's database service on PostgreSQL
+	oxigraphBackend     // Trails on Oxigraph
+	coldOxigraphBackend // Trails on Oxigraph without its cache
 )
 
-// backends are the three services compared in every scenario, in the
+// backends are the four services compared in every scenario, in the
 // order of the report's columns.
-var backends = []backend{sqliteBackend, postgresBackend, trailsBackend}
+var backends = []backend{sqliteBackend, postgresBackend, trailsBackend, oxigraphBackend}
 
 // adkBackends are ADK's own database service on its two databases.
 var adkBackends = []backend{sqliteBackend, postgresBackend}
+
+// trailsBackends are Trails on its two stores: Fuseki, then Oxigraph.
+var trailsBackends = []backend{trailsBackend, oxigraphBackend}
 
 func (k backend) String() string {
 	switch k {
@@ -97,8 +124,35 @@ func (k backend) String() string {
 		return "ADK database on PostgreSQL"
 	case coldBackend:
 		return "Trails on Fuseki, no cache"
+	case oxigraphBackend:
+		return "Trails on Oxigraph"
+	case coldOxigraphBackend:
+		return "Trails on Oxigraph, no cache"
 	}
 	return "Trails on Fuseki"
+}
+
+// trails reports whether k is Trails' service, on either store, with or
+// without its cache.
+func (k backend) trails() bool { return k != sqliteBackend && k != postgresBackend }
+
+// cold returns Trails backend k without its cache.
+func (k backend) cold() backend {
+	if k == oxigraphBackend {
+		return coldOxigraphBackend
+	}
+	return coldBackend
+}
+
+// on returns the store of Trails backend k, nil for ADK's.
+func (b *bench) on(k backend) *trailsOn {
+	switch k {
+	case trailsBackend, coldBackend:
+		return b.fu
+	case oxigraphBackend, coldOxigraphBackend:
+		return b.ox
+	}
+	return nil
 }
 
 // svc returns the service of backend k.
@@ -108,15 +162,15 @@ func (b *bench) svc(k backend) session.Service {
 		return b.sqlite
 	case postgresBackend:
 		return b.pgsql
-	case coldBackend:
-		return b.cold
+	case coldBackend, coldOxigraphBackend:
+		return b.on(k).cold
 	}
-	return b.trails
+	return b.on(k).svc
 }
 
 // rotate returns ks turned left by i places, so that which goes first
 // changes from one run to the next.
-func rotate(ks []backend, i int) []backend {
+func rotate[T any](ks []T, i int) []T {
 	i %= len(ks)
 	return append(slices.Clone(ks[i:]), ks[:i]...)
 }
@@ -167,8 +221,9 @@ type fillJob struct {
 // fillAll creates a session of each job's user on each backend and
 // appends the job's number of events to it (ids prefixed prefix),
 // returning them in the order of jobs. The backends fill at once; on
-// Trails and PostgreSQL every session fills at once too (SQLite's file
-// takes one writer at a time, so its sessions fill one after the other).
+// Trails (on both stores) and PostgreSQL every session fills at once too
+// (SQLite's file takes one writer at a time, so its sessions fill one
+// after the other).
 // Nothing is measured.
 func (b *bench) fillAll(ctx context.Context, prefix string, jobs []fillJob) ([]filled, error) {
 	out := make([]filled, len(jobs))
@@ -202,8 +257,9 @@ func (b *bench) fillAll(ctx context.Context, prefix string, jobs []fillJob) ([]f
 		}
 	})
 	for i := range jobs {
-		wg.Go(func() { one(trailsBackend, i) })
-		wg.Go(func() { one(postgresBackend, i) })
+		for _, k := range []backend{trailsBackend, oxigraphBackend, postgresBackend} {
+			wg.Go(func() { one(k, i) })
+		}
 	}
 	wg.Wait()
 	return out, errors.Join(errs...)
@@ -263,9 +319,9 @@ func (b *bench) tdbSize() (length, allocated int64, err error) {
 	return length, allocated, err
 }
 
-// quads returns the number of quads Fuseki holds, in every graph.
-func (b *bench) quads(ctx context.Context) (int64, error) {
-	res, err := b.c.Select(ctx, "SELECT (COUNT(*) AS ?n) WHERE { GRAPH ?g { ?s ?p ?o } }")
+// quads returns the number of quads the store holds, in every graph.
+func (t *trailsOn) quads(ctx context.Context) (int64, error) {
+	res, err := t.c.Select(ctx, "SELECT (COUNT(*) AS ?n) WHERE { GRAPH ?g { ?s ?p ?o } }")
 	if err != nil {
 		return 0, err
 	}

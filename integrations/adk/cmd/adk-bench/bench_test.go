@@ -12,16 +12,19 @@ import (
 	"testing"
 
 	"github.com/trails-kg/trails/internal/exit"
+	"github.com/trails-kg/trails/internal/fusekitest"
 	"github.com/trails-kg/trails/ontology"
 )
 
 // TestShort runs the whole benchmark at tiny sizes, against ADK's
 // database service on SQLite and on a PostgreSQL of its own, and Trails
-// on a Fuseki of its own, into a file with notes around the markers, and
-// checks that the notes are kept and that the report has every section,
-// every target, each judged, with a column for each backend, and
-// PostgreSQL beside the others in each scenario. It asserts nothing about
-// time. It needs PostgreSQL's binaries (the Debian package postgresql).
+// on a Fuseki and on an Oxigraph of its own, into a file with notes
+// around the markers, and checks that the notes are kept and that the
+// report has every section, every target, each judged, with a column for
+// each backend, and PostgreSQL and Oxigraph beside the others in each
+// scenario. It asserts nothing about time. It needs PostgreSQL's binaries
+// (the Debian package postgresql) and Oxigraph (scripts/pytools); without
+// either it fails, saying how to get it.
 func TestShort(t *testing.T) {
 	out := filepath.Join(t.TempDir(), "BENCHMARKS.md")
 	notes := "# Notes kept\n\n" + beginMarker + "\nold report\n" + endMarker + "\n\nMore notes.\n"
@@ -31,6 +34,13 @@ func TestShort(t *testing.T) {
 	var stdout, stderr bytes.Buffer
 	if _, err := findPostgres(postgresBins); err != nil {
 		t.Fatalf("%v (TestShort needs PostgreSQL as the bench does)", err)
+	}
+	root, err := fusekitest.RepoRoot()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := findOxigraph(root); err != nil {
+		t.Fatalf("%v (TestShort needs Oxigraph as the bench does)", err)
 	}
 	if err := run(context.Background(), []string{"-short", "-o", out}, &stdout, &stderr); err != nil {
 		t.Fatalf("adk-bench -short: %v\n%s", err, stderr.String())
@@ -55,14 +65,17 @@ func TestShort(t *testing.T) {
 	}
 	p := shortPlan()
 	names := targetNames(p)
-	if h := "| target | ADK on SQLite | ADK on PostgreSQL | Trails on Fuseki | result |"; !strings.Contains(report, "\n"+h+"\n") {
+	if h := "| target | ADK on SQLite | ADK on PostgreSQL | Trails on Fuseki | Trails on Oxigraph | result |"; !strings.Contains(report, "\n"+h+"\n") {
 		t.Errorf("the Targets table has no header %q", h)
 	}
 	reported := map[int]bool{9: true, 11: true, 14: true, len(names) - 1: true} // the rows that only report a figure
 	for i, name := range names {
 		row := lineStarting(report, "| "+name+" |")
-		if c := cells(row); len(c) != 4 {
-			t.Errorf("Targets row %q: got %d cells %q, want 4 (SQLite, PostgreSQL, Trails, result)", name, len(c), c)
+		c := cells(row)
+		if len(c) != 5 {
+			t.Errorf("Targets row %q: got %d cells %q, want 5 (SQLite, PostgreSQL, Trails on Fuseki, on Oxigraph, result)", name, len(c), c)
+		} else if ox := c[3]; ox == "" || ox == "—" {
+			t.Errorf("Targets row %q: got Oxigraph's cell %q, want its figures", name, ox)
 		}
 		ok := strings.HasSuffix(row, "| meets |") || strings.HasSuffix(row, "| misses |")
 		if reported[i] {
@@ -88,31 +101,71 @@ func TestShort(t *testing.T) {
 			t.Errorf("the progress has no line of the writers on %v", k)
 		}
 	}
-	for _, way := range []string{"ADK on SQLite: `AppendEvent`", "ADK on PostgreSQL: `AppendEvent`", "Trails on Fuseki: `AppendEvent`"} {
-		if row := cells(lineStarting(report, "| "+way+" |")); len(row) != 4 || number(row[0]) <= 0 {
+	for _, way := range []string{"ADK on SQLite: `AppendEvent`", "ADK on PostgreSQL: `AppendEvent`", "Trails on Fuseki: `AppendEvent`",
+		"Fuseki's floor: raw `INSERT DATA`", "Trails on Oxigraph: `AppendEvent`", "Oxigraph's floor: raw `INSERT DATA`"} {
+		if row := cells(lineStarting(report, "| "+way+" |")); len(row) != 5 || number(row[0]) <= 0 {
 			t.Errorf("the appends' row %q: got %q, want a p50 above 0", way, row)
 		}
 	}
-	get := cells(lineStarting(report, fmt.Sprintf("| whole session (%d events) |", p.appends)))
-	if len(get) != 8 || number(get[1]) <= 0 || number(strings.TrimSuffix(get[5], "×")) <= 0 {
-		t.Errorf("the Get row: got %q, want PostgreSQL's p50 and Trails / PostgreSQL above 0", get)
+	// Trails on Oxigraph over Trails on Fuseki, and over Oxigraph's floor.
+	if row := cells(lineStarting(report, "| Trails on Fuseki: `AppendEvent` |")); len(row) != 5 || ratioIn(row[4]) <= 0 {
+		t.Errorf("the appends' row of Trails on Fuseki: got %q, want Trails on Oxigraph / this above 0", row)
 	}
-	fork := cells(lineStarting(report, fmt.Sprintf("| %d |", p.forks[len(p.forks)-1])))
-	if len(fork) != 12 || number(fork[1]) <= 0 || number(strings.TrimSuffix(fork[4], "×")) <= 0 {
-		t.Errorf("the fork row: got %q, want PostgreSQL's copy and the speed-up over it above 0", fork)
+	if row := cells(lineStarting(report, "| Oxigraph's floor: raw `INSERT DATA` |")); len(row) != 5 || ratioIn(row[4]) <= 0 {
+		t.Errorf("the appends' row of Oxigraph's floor: got %q, want Trails on Oxigraph / this above 0", row)
+	}
+	// SQLite, PostgreSQL, Trails on Fuseki p50 and p99, on Oxigraph p50
+	// and p99, Fuseki / SQLite, Fuseki / PostgreSQL, Oxigraph / Fuseki,
+	// round trips, KB received.
+	for _, name := range []string{fmt.Sprintf("whole session (%d events)", p.appends), fmt.Sprintf("`NumRecentEvents: %d`", p.tail),
+		fmt.Sprintf("whole session (%d events), no cache", p.appends), fmt.Sprintf("`NumRecentEvents: %d`, no cache", p.tail),
+		fmt.Sprintf("whole session (%d events; %d Gets each)", p.longGet, p.longRuns)} {
+		get := cells(lineStarting(report, "| "+name+" |"))
+		if len(get) != 11 || number(get[1]) <= 0 || number(get[4]) <= 0 || ratioIn(get[7]) <= 0 || ratioIn(get[8]) <= 0 {
+			t.Errorf("the Get row %q: got %q, want PostgreSQL's and Oxigraph's p50, Trails / PostgreSQL and Oxigraph / Fuseki above 0", name, get)
+		}
+	}
+	last := fmt.Sprintf("| %d |", p.forks[len(p.forks)-1])
+	fork := cells(lineStarting(report, last))
+	if len(fork) != 14 || number(fork[1]) <= 0 || number(fork[3]) <= 0 || ratioIn(fork[4]) <= 0 || ratioIn(fork[6]) <= 0 {
+		t.Errorf("the fork row: got %q, want PostgreSQL's copy, Oxigraph's fork, Oxigraph / Fuseki and the speed-up over PostgreSQL above 0", fork)
+	}
+	// Oxigraph's fork table: ms, speed-ups, quads, files (n/a), round
+	// trips, KB.
+	if rows := linesStarting(report, last); len(rows) != 2 {
+		t.Errorf("rows of the fork of %d events: got %d, want 2 (the fork table, Oxigraph's)", p.forks[len(p.forks)-1], len(rows))
+	} else if ox := cells(rows[1]); len(ox) != 7 || number(ox[0]) <= 0 || number(ox[3]) <= 0 || ox[4] != "n/a" {
+		t.Errorf("Oxigraph's fork row: got %q, want its fork and quads above 0 and its files n/a", ox)
 	}
 	for _, w := range []struct{ n, per int }{{p.writers, p.perWriter}, {p.many, p.perMany}} {
-		row := cells(lineStarting(report, fmt.Sprintf("| Fuseki's floor: raw `INSERT DATA`, %d appends a request |", w.n)))
-		if len(row) < 5 || number(row[4]) <= 0 { // appends/s
-			t.Errorf("the floor row of %d writers: got %q, want one with appends/s above 0", w.n, row)
+		for _, store := range []string{"Fuseki", "Oxigraph"} {
+			row := cells(lineStarting(report, fmt.Sprintf("| %s's floor: raw `INSERT DATA`, %d appends a request |", store, w.n)))
+			if len(row) < 5 || number(row[4]) <= 0 { // appends/s
+				t.Errorf("%s's floor row of %d writers: got %q, want one with appends/s above 0", store, w.n, row)
+			}
 		}
 		name := floorName(w.n, w.per)
-		target := cells(lineStarting(report, "| "+name+" |")) // SQLite, PostgreSQL, Trails, result
-		if rate, _, _ := strings.Cut(target[max(0, len(target)-2)], "/s"); number(rate) <= 0 {
-			t.Errorf("Targets row %q: got %q, want the floor's appends/s above 0 in the Trails column", name, target)
+		target := cells(lineStarting(report, "| "+name+" |")) // SQLite, PostgreSQL, Trails on Fuseki, on Oxigraph, result
+		if len(target) != 5 {
+			t.Errorf("Targets row %q: got %q, want 5 cells", name, target)
+			continue
+		}
+		if rate, _, _ := strings.Cut(target[2], "/s"); number(rate) <= 0 {
+			t.Errorf("Targets row %q: got %q, want Fuseki's floor's appends/s above 0 in the Trails on Fuseki column", name, target)
+		}
+		if rate, _, _ := strings.Cut(strings.TrimPrefix(target[3], "Oxigraph's floor: "), "/s"); number(rate) <= 0 {
+			t.Errorf("Targets row %q: got %q, want Oxigraph's floor's appends/s above 0 in the Trails on Oxigraph column", name, target)
+		}
+	}
+	for _, row := range linesStarting(report, "| "+oxigraphBackend.String()+" |") { // a row in each writers table
+		if c := cells(row); len(c) != 11 || number(c[9]) <= 0 {
+			t.Errorf("the writers' row of Trails on Oxigraph: got %q, want commits per append above 0", c)
 		}
 	}
 }
+
+// ratioIn returns the number of a ratio cell ("1.23×"), -1 when none.
+func ratioIn(s string) float64 { return number(strings.TrimSuffix(s, "×")) }
 
 // cells returns the cells of a markdown table row after the first,
 // trimmed.
@@ -134,12 +187,35 @@ func number(s string) float64 {
 }
 
 func lineStarting(report, prefix string) string {
-	for _, l := range strings.Split(report, "\n") {
-		if strings.HasPrefix(l, prefix) {
-			return l
-		}
+	if ls := linesStarting(report, prefix); len(ls) > 0 {
+		return ls[0]
 	}
 	return ""
+}
+
+// linesStarting returns the lines of report that start with prefix.
+func linesStarting(report, prefix string) []string {
+	var out []string
+	for _, l := range strings.Split(report, "\n") {
+		if strings.HasPrefix(l, prefix) {
+			out = append(out, l)
+		}
+	}
+	return out
+}
+
+// TestFindOxigraph checks that without Oxigraph the error names the
+// package to install and how.
+func TestFindOxigraph(t *testing.T) {
+	_, err := findOxigraph(t.TempDir()) // a checkout without scripts/pytools
+	if !errors.Is(err, errNoOxigraph) {
+		t.Fatalf("no scripts/pytools: got %v, want errNoOxigraph", err)
+	}
+	for _, want := range []string{"oxigraph==0.5.13", "scripts/pytools ensure", "python3-venv"} {
+		if !strings.Contains(err.Error(), want) {
+			t.Errorf("no scripts/pytools: got %q, want it to say %q", err, want)
+		}
+	}
 }
 
 // TestFindPostgres checks that the newest version's binaries are chosen

@@ -10,10 +10,12 @@ import (
 	"github.com/google/uuid"
 )
 
-// Fuseki's floor for a write is the raw INSERT DATA of the triples the
-// Trails write inserted: no condition, no read, no wait. A lone append's
-// floor is one INSERT DATA per append (the append scenario); the writers'
-// floor is the appends of Trails' writers, W a request (writersFloor).
+// A store's floor for a write is the raw INSERT DATA of the triples the
+// Trails write on it inserted: no condition, no read, no wait. A lone
+// append's floor is one INSERT DATA per append (the append scenario); the
+// writers' floor is the appends of Trails' writers, W a request
+// (writersFloor). Each store (Fuseki, Oxigraph) has its own, measured on
+// it, so that Trails on each is judged against what that store takes.
 
 // floorOf returns the raw INSERT DATA of what Trails' append update u
 // inserts (ground), with the session ids that ids replaces replaced, and
@@ -36,7 +38,7 @@ func floorOf(u string, ids *strings.Replacer) (string, int, error) {
 // graphs of the floor's own), and the number of triples. The operations
 // a batch adds after its members (receipts, gates) write their templates
 // on one line, "INSERT { GRAPH", and are no template of an append's. A
-// template with other variables makes an INSERT DATA that Fuseki
+// template with other variables makes an INSERT DATA that the store
 // refuses, which the floor reports.
 func ground(u string, ids *strings.Replacer) (string, int, error) {
 	ops := strings.Split(u, "\nINSERT {\n")
@@ -67,10 +69,10 @@ func members(u string) []string {
 	return strings.Split(u, "\n;\n")
 }
 
-// writersFloor is Fuseki's floor for a writers scenario: the appends the
-// Trails writers sent, their triples (ground) as raw INSERT DATA of
+// writersFloor is a store's floor for a writers scenario: the appends the
+// Trails writers on it sent, their triples (ground) as raw INSERT DATA of
 // PerRequest appends a request (group commit's best case: every request
-// full), one request at a time, into the Fuseki of the bench.
+// full), one request at a time, into that store.
 type writersFloor struct {
 	Appends    int           `json:"appends"`
 	PerRequest int           `json:"appends_per_request"`
@@ -97,11 +99,11 @@ func (f writersFloor) CommitsPerAppend() float64 {
 	return float64(f.Requests) / float64(f.Appends)
 }
 
-// writersFloor measures Fuseki's floor for the appends of update
-// requests ups, which writers on the Trails sessions of ids tids sent:
+// writersFloor measures store on's floor for the appends of update
+// requests ups, which writers on its Trails sessions of ids tids sent:
 // each append's triples, its session id replaced by one of the floor's
 // (a session of its own for each writer's), per appends a request.
-func (b *bench) writersFloor(ctx context.Context, ups, tids []string, per int) (writersFloor, error) {
+func (b *bench) writersFloor(ctx context.Context, on *trailsOn, ups, tids []string, per int) (writersFloor, error) {
 	f := writersFloor{PerRequest: per}
 	var pairs []string
 	for _, id := range tids {
@@ -132,10 +134,10 @@ func (b *bench) writersFloor(ctx context.Context, ups, tids []string, per int) (
 	for i, u := range reqs {
 		size += len(u)
 		t0 := time.Now()
-		err := b.c.Update(ctx, u)
+		err := on.c.Update(ctx, u)
 		ds = append(ds, time.Since(t0))
 		if err != nil {
-			return f, fmt.Errorf("floor request %d: %w", i, err)
+			return f, fmt.Errorf("%s's floor request %d: %w", on.name, i, err)
 		}
 	}
 	f.Wall = time.Since(start)

@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"time"
 
+	"google.golang.org/adk/v2/session"
+
 	"github.com/trails-kg/trails/integrations/adk"
 	trails "github.com/trails-kg/trails/session"
 )
@@ -29,11 +31,20 @@ type forkRow struct {
 	Received      int64      `json:"trails_bytes_recv"` // bytes it receives
 	Requests      []kindStat `json:"trails_requests"`   // what a fork sends, by kind
 
+	// The same on Oxigraph (its files' growth is not measured).
+	Oxigraph         dist       `json:"oxigraph"`
+	OxigraphQuads    int64      `json:"oxigraph_quads"`
+	OxigraphTrips    int64      `json:"oxigraph_trips"`
+	OxigraphSent     int64      `json:"oxigraph_bytes_sent"`
+	OxigraphReceived int64      `json:"oxigraph_bytes_recv"`
+	OxigraphRequests []kindStat `json:"oxigraph_requests"`
+
 	// One more append to the session forked, for comparison.
-	AppendBytes  int64 `json:"sqlite_append_bytes"`
-	AppendPGSize int64 `json:"postgres_append_bytes"`
-	AppendQuads  int64 `json:"trails_append_quads"`
-	AppendBlocks int64 `json:"trails_append_tdb_blocks"`
+	AppendBytes         int64 `json:"sqlite_append_bytes"`
+	AppendPGSize        int64 `json:"postgres_append_bytes"`
+	AppendQuads         int64 `json:"trails_append_quads"`
+	AppendBlocks        int64 `json:"trails_append_tdb_blocks"`
+	OxigraphAppendQuads int64 `json:"oxigraph_append_quads"`
 }
 
 // forkUser is the user of the session of n events forked.
@@ -48,11 +59,70 @@ func (b *bench) forks(ctx context.Context, src []filled) ([]forkRow, error) {
 		if err != nil {
 			return nil, fmt.Errorf("fork of %d events: %w", n, err)
 		}
-		b.logf("fork of %d events: SQLite copy %s ms, +%d bytes; PostgreSQL copy %s ms, +%d bytes; Trails fork %s ms, +%d quads", n,
-			ms(row.SQLite.P50), row.SQLiteBytes, ms(row.Postgres.P50), row.PostgresBytes, ms(row.Trails.P50), row.Quads)
+		b.logf("fork of %d events: SQLite copy %s ms, +%d bytes; PostgreSQL copy %s ms, +%d bytes; Trails fork on Fuseki %s ms, +%d quads; on Oxigraph %s ms, +%d quads", n,
+			ms(row.SQLite.P50), row.SQLiteBytes, ms(row.Postgres.P50), row.PostgresBytes, ms(row.Trails.P50), row.Quads, ms(row.Oxigraph.P50), row.OxigraphQuads)
 		rows = append(rows, row)
 	}
 	return rows, nil
+}
+
+// trailsFork is one Trails fork: how long it took, what it sent and
+// received, its requests by kind and what it added to the store (TDB2's
+// files only on Fuseki).
+type trailsFork struct {
+	d                        time.Duration
+	tr                       traffic
+	kinds                    map[string][]time.Duration
+	quads, length, allocated int64
+}
+
+// fork forks s, a session of n events of user on Trails backend k, at its
+// last event, and checks that the fork holds n events.
+func (b *bench) fork(ctx context.Context, k backend, user string, s session.Session, n int) (trailsFork, error) {
+	var f trailsFork
+	on := b.on(k)
+	q0, err := on.quads(ctx)
+	if err != nil {
+		return f, err
+	}
+	var l0, a0 int64
+	if k == trailsBackend {
+		if l0, a0, err = b.tdbSize(); err != nil {
+			return f, err
+		}
+	}
+	before := on.ct.snapshot()
+	on.ct.record()
+	t0 := time.Now()
+	fk, err := on.svc.Fork(ctx, adk.Key{AppName: app, UserID: user, SessionID: s.ID()}, adk.AtEvent(s.Events().At(n-1).ID), "")
+	f.d = time.Since(t0)
+	_, f.kinds = on.ct.stop()
+	f.tr = on.ct.snapshot().minus(before)
+	if err != nil {
+		return f, fmt.Errorf("%v: fork: %w", k, err)
+	}
+	// The fork value holds none of the events it inherits (Get returns
+	// them): its stored history says how many it has.
+	info, err := trails.NewStore(on.c).Info(ctx, fk.TrailsID())
+	if err != nil {
+		return f, fmt.Errorf("%v: the fork: %w", k, err)
+	}
+	if info.Turns != n {
+		return f, fmt.Errorf("%v: the fork holds %d events, want %d", k, info.Turns, n)
+	}
+	q1, err := on.quads(ctx)
+	if err != nil {
+		return f, err
+	}
+	f.quads = q1 - q0
+	if k == trailsBackend {
+		l1, a1, err := b.tdbSize()
+		if err != nil {
+			return f, err
+		}
+		f.length, f.allocated = l1-l0, a1-a0
+	}
+	return f, nil
 }
 
 // forkOf forks src, a session of n events on each backend, the plan's
@@ -61,12 +131,11 @@ func (b *bench) forks(ctx context.Context, src []filled) ([]forkRow, error) {
 func (b *bench) forkOf(ctx context.Context, src filled, n int) (forkRow, error) {
 	row := forkRow{Events: n}
 	user := forkUser(n)
-	last := src[trailsBackend].Events().At(n - 1).ID
-	var dS, dP, dT []time.Duration
-	kinds := map[string][]time.Duration{}
+	var dS, dP, dT, dO []time.Duration
+	kinds := map[backend]map[string][]time.Duration{trailsBackend: {}, oxigraphBackend: {}}
 	for run := range b.plan.forkRuns {
 		for _, k := range rotate(backends, run) {
-			if k != trailsBackend {
+			if !k.trails() {
 				size0, err := b.adkSize(ctx, k)
 				if err != nil {
 					return row, err
@@ -87,51 +156,26 @@ func (b *bench) forkOf(ctx context.Context, src filled, n int) (forkRow, error) 
 				}
 				continue
 			}
-			q0, err := b.quads(ctx)
+			f, err := b.fork(ctx, k, user, src[k], n)
 			if err != nil {
 				return row, err
 			}
-			l0, a0, err := b.tdbSize()
-			if err != nil {
-				return row, err
+			for kk, v := range f.kinds {
+				kinds[k][kk] = append(kinds[k][kk], v...)
 			}
-			before := b.ct.snapshot()
-			b.ct.record()
-			t0 := time.Now()
-			f, err := b.trails.Fork(ctx, adk.Key{AppName: app, UserID: user, SessionID: src[k].ID()}, adk.AtEvent(last), "")
-			d := time.Since(t0)
-			_, ks := b.ct.stop()
-			tr := b.ct.snapshot().minus(before)
-			if err != nil {
-				return row, fmt.Errorf("trails: fork: %w", err)
+			if k == oxigraphBackend {
+				dO = append(dO, f.d)
+				row.OxigraphTrips, row.OxigraphSent, row.OxigraphReceived, row.OxigraphQuads = f.tr.trips, f.tr.sent, f.tr.received, f.quads
+				continue
 			}
-			// The fork value holds none of the events it inherits (Get
-			// returns them): its stored history says how many it has.
-			info, err := trails.NewStore(b.c).Info(ctx, f.TrailsID())
-			if err != nil {
-				return row, fmt.Errorf("trails: the fork: %w", err)
-			}
-			if info.Turns != n {
-				return row, fmt.Errorf("trails: the fork holds %d events, want %d", info.Turns, n)
-			}
-			dT = append(dT, d)
-			for kk, v := range ks {
-				kinds[kk] = append(kinds[kk], v...)
-			}
-			row.Trips, row.Sent, row.Received = tr.trips, tr.sent, tr.received
-			q1, err := b.quads(ctx)
-			if err != nil {
-				return row, err
-			}
-			l1, a1, err := b.tdbSize()
-			if err != nil {
-				return row, err
-			}
-			row.Quads, row.TDBLength, row.TDBBlocks = q1-q0, l1-l0, a1-a0
+			dT = append(dT, f.d)
+			row.Trips, row.Sent, row.Received = f.tr.trips, f.tr.sent, f.tr.received
+			row.Quads, row.TDBLength, row.TDBBlocks = f.quads, f.length, f.allocated
 		}
 	}
-	row.SQLite, row.Postgres, row.Trails = distOf(dS), distOf(dP), distOf(dT)
-	row.Requests = kindStats(kinds, b.plan.forkRuns)
+	row.SQLite, row.Postgres, row.Trails, row.Oxigraph = distOf(dS), distOf(dP), distOf(dT), distOf(dO)
+	row.Requests = kindStats(kinds[trailsBackend], b.plan.forkRuns)
+	row.OxigraphRequests = kindStats(kinds[oxigraphBackend], b.plan.forkRuns)
 
 	for _, k := range adkBackends {
 		size0, err := b.adkSize(ctx, k)
@@ -151,26 +195,35 @@ func (b *bench) forkOf(ctx context.Context, src filled, n int) (forkRow, error) 
 			row.AppendBytes = size1 - size0
 		}
 	}
-	q0, err := b.quads(ctx)
-	if err != nil {
-		return row, err
+	for _, k := range trailsBackends {
+		on := b.on(k)
+		q0, err := on.quads(ctx)
+		if err != nil {
+			return row, err
+		}
+		var a0 int64
+		if k == trailsBackend {
+			if _, a0, err = b.tdbSize(); err != nil {
+				return row, err
+			}
+		}
+		if err := on.svc.AppendEvent(ctx, src[k], event("f", n, time.Now())); err != nil {
+			return row, fmt.Errorf("%v: %w", k, err)
+		}
+		q1, err := on.quads(ctx)
+		if err != nil {
+			return row, err
+		}
+		if k == oxigraphBackend {
+			row.OxigraphAppendQuads = q1 - q0
+			continue
+		}
+		_, a1, err := b.tdbSize()
+		if err != nil {
+			return row, err
+		}
+		row.AppendQuads, row.AppendBlocks = q1-q0, a1-a0
 	}
-	_, a0, err := b.tdbSize()
-	if err != nil {
-		return row, err
-	}
-	if err := b.trails.AppendEvent(ctx, src[trailsBackend], event("f", n, time.Now())); err != nil {
-		return row, err
-	}
-	q1, err := b.quads(ctx)
-	if err != nil {
-		return row, err
-	}
-	_, a1, err := b.tdbSize()
-	if err != nil {
-		return row, err
-	}
-	row.AppendQuads, row.AppendBlocks = q1-q0, a1-a0
 	return row, nil
 }
 

@@ -1,4 +1,4 @@
-// Command adk-bench runs the same agent events against three ADK Go v2
+// Command adk-bench runs the same agent events against four ADK Go v2
 // session services in one run and prints a markdown report judging the
 // targets of issues 14 (item 6) and 21: ADK's own database service on SQLite
 // (google.golang.org/adk/v2/session/database with the
@@ -7,11 +7,13 @@
 // server the command starts itself from the machine's binaries, the
 // Debian package postgresql, with default settings in a temporary
 // directory, and stops on every exit), beside the Trails service of
-// package adk on a Fuseki the command starts itself (TDB2 on disk). It
-// measures appends, Gets of long sessions and of a tail, forks of long
-// sessions (copying them in ADK), 8 and 64 concurrent writers, two
-// writers on one session, and Fuseki's own floor for an append and for
-// the writers (raw INSERT DATA). Run "adk-bench -h".
+// package adk on a Fuseki the command starts itself (TDB2 on disk); and,
+// figures beside those judged (issue 39), the same Trails service on an
+// Oxigraph it starts itself (RocksDB on disk). It measures appends, Gets
+// of long sessions and of a tail, forks of long sessions (copying them in
+// ADK), 8 and 64 concurrent writers, two writers on one session, and each
+// store's own floor for an append and for the writers (raw INSERT DATA).
+// Run "adk-bench -h".
 package main
 
 import (

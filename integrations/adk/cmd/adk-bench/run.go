@@ -6,7 +6,6 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"net/http"
 	"os"
 	"path/filepath"
 	"runtime/debug"
@@ -19,21 +18,20 @@ import (
 	"gorm.io/gorm"
 	"gorm.io/gorm/logger"
 
-	"github.com/trails-kg/trails/integrations/adk"
 	"github.com/trails-kg/trails/internal/benchreport"
 	"github.com/trails-kg/trails/internal/exit"
 	"github.com/trails-kg/trails/internal/fusekitest"
 	"github.com/trails-kg/trails/kg"
-	trails "github.com/trails-kg/trails/session"
 )
 
 const usageText = `Usage: adk-bench [-short] [-o FILE] [-json]
 
 Runs the same agent events (user text, a model turn with a function call
 and usage, the function's response, model text; state changes of the
-session, user: and app: scopes) against three ADK Go v2 session services,
+session, user: and app: scopes) against four ADK Go v2 session services,
 one after the other or interleaved, and prints a markdown report judging
-the targets of issues 14 and 21, with a summary line computed from them:
+the targets of issues 14 and 21 on the first three, with a summary line
+computed from them, and the fourth's figures beside them (issue 39):
 
   ADK's database service (google.golang.org/adk/v2/session/database) on
   SQLite through github.com/glebarez/sqlite, default settings, a file in a
@@ -46,21 +44,32 @@ the targets of issues 14 and 21, with a summary line computed from them:
   is interrupted;
   Trails' service (github.com/trails-kg/trails/integrations/adk) on a
   Fuseki it starts itself from the cached jar (TDB2 on disk, the project's
-  configuration).
+  configuration);
+  the same Trails service on an Oxigraph it starts itself (the oxigraph
+  command of the PyPI package oxigraph==0.5.13, from the Python
+  environment scripts/pytools makes on first use; RocksDB on disk, the
+  union default graph), through a kg client of the oxigraph profile,
+  which sends the process's updates one at a time (docs/stores.md): its
+  concurrent writers wait for each other. Its figures are not judged,
+  and are not of the same durability: Oxigraph's server does not sync
+  its write-ahead log to disk at each update, TDB2 syncs every commit.
 
 gorm's logger is silent on both ADK databases (it would print inside
 timed calls).
 
-It measures AppendEvent and Fuseki's floor for it (raw INSERT DATA of the
-triples the append wrote), Get of a 1,000- and a 10,000-event session and
-of a tail, forks of sessions of 50, 500 and 5,000 events (ADK: a copy),
-8 and 64 concurrent writers on sessions of their own (appends per second,
-p50 and p99, commits per append, every session read back) and Fuseki's
-floor for them (their appends' triples as raw INSERT DATA, 8 or 64 appends
-a request), and two writers on one session. Run it inside the Trails
-checkout (it finds the Fuseki jar and configuration there). The full run
-takes 7 to 12 minutes on a 2-core machine, most of it filling the long
-sessions.
+It measures AppendEvent and each store's floor for it (raw INSERT DATA
+of the triples the append wrote, into Fuseki and into Oxigraph), Get of a
+1,000- and a 10,000-event session and of a tail, forks of sessions of 50,
+500 and 5,000 events (ADK: a copy), 8 and 64 concurrent writers on
+sessions of their own (appends per second, p50 and p99, commits per
+append, every session read back) and each store's floor for them (their
+appends' triples as raw INSERT DATA, 8 or 64 appends a request), and two
+writers on one session. Run it inside the Trails checkout (it finds the
+Fuseki jar and configuration and scripts/pytools there). Without
+PostgreSQL's binaries or Oxigraph it fails at once, saying how to get
+them. The full run took 7 to 12 minutes on a 2-core machine before
+Oxigraph joined, most of it filling the long sessions (which fill on
+Oxigraph at the same time).
 
 Flags:
   -short   tiny sizes, to check that it works (CI)
@@ -123,7 +132,7 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	defer os.RemoveAll(tmp)
 
 	t0 := time.Now()
-	b := &bench{plan: p, log: stderr, t0: t0, ct: newCounter(),
+	b := &bench{plan: p, log: stderr, t0: t0,
 		dbPath: filepath.Join(tmp, "adk.db"), dataDir: filepath.Join(tmp, "tdb2")}
 	r := &results{
 		Command: strings.Join(append([]string{"go run ./integrations/adk/cmd/adk-bench"}, args...), " "),
@@ -132,8 +141,17 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		LoadAvg: []string{benchreport.LoadAvg()},
 	}
 
-	// PostgreSQL first: without its binaries nothing else starts.
+	// PostgreSQL's binaries and Oxigraph first: without them nothing
+	// else starts.
 	pgBin, err := findPostgres(postgresBins)
+	if err != nil {
+		return err
+	}
+	root, err := fusekitest.RepoRoot()
+	if err != nil {
+		return err
+	}
+	oxBin, err := findOxigraph(root)
 	if err != nil {
 		return err
 	}
@@ -178,14 +196,22 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		return err
 	}
 	defer srv.Close()
-	b.srv = srv
-	if b.c, err = kg.New(kg.Config{Endpoint: srv.Endpoint, HTTPClient: &http.Client{Transport: b.ct}}); err != nil {
+	if b.fu, err = newTrailsOn("Fuseki", srv, kg.Fuseki); err != nil {
 		return err
 	}
-	b.trails = adk.NewSessionService(trails.NewStore(b.c))
-	b.cold = adk.NewSessionService(trails.NewStore(b.c), adk.WithCache(nil))
 	b.logf("Fuseki answers at %s (log %s)", srv.Endpoint, srv.Log)
-	r.Machine = describeMachine(srv, b.pg)
+	oxDir := filepath.Join(tmp, "oxigraph")
+	b.logf("starting Oxigraph (%s) on RocksDB in %s", oxBin, oxDir)
+	oxSrv, err := fusekitest.StartOxigraph(fusekitest.Options{DataDir: oxDir})
+	if err != nil {
+		return fmt.Errorf("oxigraph: %w", err)
+	}
+	defer oxSrv.Close()
+	if b.ox, err = newTrailsOn("Oxigraph", oxSrv, kg.Oxigraph); err != nil {
+		return err
+	}
+	b.logf("Oxigraph answers at %s (log %s)", oxSrv.Endpoint, oxSrv.Log)
+	r.Machine = describeMachine(srv, b.pg, oxigraphVersion(oxBin))
 
 	var long []filled // the long Get's session, then the sessions forked
 	steps := []struct {
@@ -204,17 +230,19 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		}},
 		{"Get of the long session", func() error { return b.longGet(ctx, &r.Get, longUser, long[0], p.longGet) }},
 		{"forks", func() (err error) { r.Fork, err = b.forks(ctx, long[1:]); return err }},
-		{"concurrent writers, then Fuseki's floor", func() (err error) {
-			r.Writers, r.WritersFloor, err = b.writers(ctx, p.writers, p.perWriter)
+		{"concurrent writers, then each store's floor", func() error {
+			rows, floors, err := b.writers(ctx, p.writers, p.perWriter)
+			r.Writers, r.WritersFloor, r.OxigraphWritersFloor = rows, floors[trailsBackend], floors[oxigraphBackend]
 			return err
 		}},
-		{"many concurrent writers, then Fuseki's floor", func() (err error) {
-			r.Many, r.ManyFloor, err = b.writers(ctx, p.many, p.perMany)
+		{"many concurrent writers, then each store's floor", func() error {
+			rows, floors, err := b.writers(ctx, p.many, p.perMany)
+			r.Many, r.ManyFloor, r.OxigraphManyFloor = rows, floors[trailsBackend], floors[oxigraphBackend]
 			return err
 		}},
 		{"two writers on one session", func() (err error) { r.Pair, err = b.pair(ctx); return err }},
 	}
-	r.Phases = append(r.Phases, phase{Name: "start PostgreSQL and Fuseki, migrate SQLite and PostgreSQL", D: time.Since(t0)})
+	r.Phases = append(r.Phases, phase{Name: "start PostgreSQL, Fuseki and Oxigraph, migrate SQLite and PostgreSQL", D: time.Since(t0)})
 	for _, s := range steps {
 		t := time.Now()
 		b.logf("%s", s.name)
@@ -259,15 +287,16 @@ type machine struct {
 	Go       string            `json:"go"`
 	Java     string            `json:"java"`
 	Fuseki   string            `json:"fuseki"`
+	Oxigraph string            `json:"oxigraph"` // oxigraph --version
 	Postgres string            `json:"postgres"` // postgres --version
 	Modules  map[string]string `json:"modules"`  // versions of the modules measured
 	Source   string            `json:"source"`   // git describe of the checkout
 }
 
-func describeMachine(srv *fusekitest.Server, pg *postgres) machine {
+func describeMachine(srv *fusekitest.Server, pg *postgres, oxigraph string) machine {
 	e := benchreport.Environment(srv.Log)
 	m := machine{CPUs: e.CPUs, CPUModel: e.CPUModel, OS: e.OS, Go: e.Go, Java: "java (unknown version)",
-		Fuseki: e.Fuseki, Postgres: "PostgreSQL (unknown version)", Source: e.Source, Modules: map[string]string{}}
+		Fuseki: e.Fuseki, Oxigraph: oxigraph, Postgres: "PostgreSQL (unknown version)", Source: e.Source, Modules: map[string]string{}}
 	if pg.Version != "" {
 		m.Postgres = pg.Version
 	}

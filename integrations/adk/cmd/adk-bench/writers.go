@@ -104,9 +104,9 @@ func classify(k backend, err error) string {
 	msg := err.Error()
 	var pgErr *pgconn.PgError
 	switch {
-	case k == trailsBackend && errors.Is(err, trails.ErrConflict):
+	case k.trails() && errors.Is(err, trails.ErrConflict):
 		return "session.ErrConflict (compare and swap refused: stale value)"
-	case k == trailsBackend && errors.Is(err, adk.ErrNotFound):
+	case k.trails() && errors.Is(err, adk.ErrNotFound):
 		return "adk.ErrNotFound"
 	case strings.Contains(msg, "stale session"):
 		return "stale session error"
@@ -121,23 +121,25 @@ func classify(k backend, err error) string {
 }
 
 // writers runs n concurrent writers of per appends each, a session each,
-// on each backend in turn (SQLite, PostgreSQL, Trails), and reads every
-// session back; then Fuseki's floor for the appends Trails' writers sent,
-// n a request.
-func (b *bench) writers(ctx context.Context, n, per int) (map[string]writersRow, writersFloor, error) {
+// on each backend in turn (SQLite, PostgreSQL, Trails on Fuseki, Trails
+// on Oxigraph), and reads every session back; then each store's floor
+// for the appends Trails' writers on it sent, n a request, by the Trails
+// backend of the store. On Oxigraph the kg client sends one update at a
+// time (kg.Store.SerialUpdates): its writers wait for each other there.
+func (b *bench) writers(ctx context.Context, n, per int) (map[string]writersRow, map[backend]writersFloor, error) {
 	out := map[string]writersRow{}
-	var ups, tids []string // the Trails writers' update requests, their sessions' Trails ids
+	ups, tids := map[backend][]string{}, map[backend][]string{} // the Trails writers' update requests, their sessions' Trails ids
 	for _, k := range backends {
 		user := func(w int) string { return fmt.Sprintf("writer%d-of-%d", w, n) }
 		sess := make([]session.Session, n)
 		for w := range sess {
 			s, err := b.create(ctx, k, user(w))
 			if err != nil {
-				return nil, writersFloor{}, err
+				return nil, nil, err
 			}
 			sess[w] = s
-			if k == trailsBackend {
-				tids = append(tids, s.(*adk.Session).TrailsID())
+			if k.trails() {
+				tids[k] = append(tids[k], s.(*adk.Session).TrailsID())
 			}
 		}
 		row := writersRow{Writers: n, PerWriter: per}
@@ -167,20 +169,22 @@ func (b *bench) writers(ctx context.Context, n, per int) (map[string]writersRow,
 				}
 			})
 		}
-		if k == trailsBackend {
-			b.ct.record()
+		on := b.on(k)
+		var before traffic
+		if on != nil {
+			on.ct.record()
+			before = on.ct.snapshot()
 		}
-		before := b.ct.snapshot()
 		t0 := time.Now()
 		close(start)
 		wg.Wait()
 		row.Wall = time.Since(t0)
-		if k == trailsBackend {
-			row.Writes = b.ct.snapshot().minus(before).writes
-			ups, _ = b.ct.stop()
+		if on != nil {
+			row.Writes = on.ct.snapshot().minus(before).writes
+			ups[k], _ = on.ct.stop()
 		}
 		if err := ctx.Err(); err != nil {
-			return nil, writersFloor{}, err
+			return nil, nil, err
 		}
 		row.Errors = tally.list()
 		row.Latency = distOf(slices.Concat(lat...))
@@ -188,7 +192,7 @@ func (b *bench) writers(ctx context.Context, n, per int) (map[string]writersRow,
 			row.OK += len(acked[w])
 			g, err := b.get(ctx, k, user(w), s.ID(), 0)
 			if err != nil {
-				return nil, writersFloor{}, err
+				return nil, nil, err
 			}
 			stored := ids(g)
 			row.Stored += len(stored)
@@ -214,13 +218,18 @@ func (b *bench) writers(ctx context.Context, n, per int) (map[string]writersRow,
 			n, per, k, row.OK, row.Wall.Round(time.Millisecond), row.Rate(), ms(row.Latency.P50), ms(row.Latency.P99), row.Stored, row.Correct, n, row.Writes)
 		out[k.String()] = row
 	}
-	f, err := b.writersFloor(ctx, ups, tids, n)
-	if err != nil {
-		return nil, f, err
+	floors := map[backend]writersFloor{}
+	for _, k := range trailsBackends {
+		on := b.on(k)
+		f, err := b.writersFloor(ctx, on, ups[k], tids[k], n)
+		if err != nil {
+			return nil, nil, err
+		}
+		b.logf("writers: %d × %d, %s's floor: %d appends in %d requests of %d (%.0f triples an append) in %v (%.0f/s, p50 %s ms a request)",
+			n, per, on.name, f.Appends, f.Requests, n, f.Triples, f.Wall.Round(time.Millisecond), f.Rate(), ms(f.Latency.P50))
+		floors[k] = f
 	}
-	b.logf("writers: %d × %d, Fuseki's floor: %d appends in %d requests of %d (%.0f triples an append) in %v (%.0f/s, p50 %s ms a request)",
-		n, per, f.Appends, f.Requests, n, f.Triples, f.Wall.Round(time.Millisecond), f.Rate(), ms(f.Latency.P50))
-	return out, f, nil
+	return out, floors, nil
 }
 
 // pairWriter is one of two writers on one session: what it got, and how
@@ -243,7 +252,7 @@ type pairRow struct {
 }
 
 // pair runs two writers on one session on each backend in turn
-// (SQLite, PostgreSQL, Trails): each
+// (SQLite, PostgreSQL, Trails on Fuseki, Trails on Oxigraph): each
 // Gets the session (a value of its own) and appends the plan's events
 // through it, both at once, going on after an error as a careless caller
 // would.
