@@ -67,6 +67,7 @@ type plan struct {
 	shardGroups   []int         // the numbers of replica groups measured capped
 	shardUncapped []int         // those measured uncapped too
 	shardWarm     time.Duration // appends before each configuration's windows
+	shardJIT      int           // appends each group applies uncapped before a cluster is measured (its JVM compiles)
 	shardWindow   time.Duration // one timed window
 	shardWindows  int           // windows per configuration; its rate is their median
 }
@@ -138,6 +139,7 @@ func fullPlan() plan {
 		shardGroups:   []int{1, 2, 4},
 		shardUncapped: []int{1, 2},
 		shardWarm:     10 * time.Second,
+		shardJIT:      4000,
 		shardWindow:   10 * time.Second,
 		shardWindows:  3,
 	}
@@ -191,6 +193,7 @@ func shortPlan() plan {
 		shardGroups:      []int{1, 2},
 		shardUncapped:    []int{1, 2},
 		shardWarm:        time.Second,
+		shardJIT:         10,
 		shardWindow:      time.Second,
 		shardWindows:     1,
 	}

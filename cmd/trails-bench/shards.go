@@ -20,6 +20,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -81,6 +82,7 @@ type shardsResult struct {
 	Cores   float64       `json:"cores_per_group"` // the cap of each group's cgroup
 	Audit   float64       `json:"audit_cores"`     // the audit replica's cap while timed
 	Warm    time.Duration `json:"warm_ns"`         // before each configuration's windows
+	JIT     int           `json:"jit_appends"`     // appends each group applied uncapped before its cluster was measured
 	Window  time.Duration `json:"window_ns"`
 	Windows int           `json:"windows"` // per configuration; its rate is their median
 	Runs    []shardsRun   `json:"runs"`
@@ -156,7 +158,7 @@ func (b *bench) shards(ctx context.Context) (_ *shardsResult, err error) {
 	b.logf("shards: Kafka broker at %s up in %.1f s (log %s)", br.addr, br.started.Seconds(), br.log)
 	p := b.plan
 	r := &shardsResult{Broker: br.addr, Writers: p.shardWriters, Cores: float64(groupQuotaUs) / cgroupPeriodUs,
-		Audit: float64(auditQuotaUs) / cgroupPeriodUs, Warm: p.shardWarm, Window: p.shardWindow, Windows: p.shardWindows}
+		Audit: float64(auditQuotaUs) / cgroupPeriodUs, Warm: p.shardWarm, JIT: p.shardJIT, Window: p.shardWindow, Windows: p.shardWindows}
 	for _, n := range p.shardGroups {
 		if err := b.shardsAt(ctx, r, br, scratch, n, slices.Contains(p.shardUncapped, n)); err != nil {
 			return nil, fmt.Errorf("shards: %d groups: %w", n, err)
@@ -191,8 +193,12 @@ func (b *bench) shardsAt(ctx context.Context, r *shardsResult, br *broker, scrat
 		contents[i] = b.gen.turn()
 	}
 	// A cold JVM capped to a third of a core would spend the warm-up
-	// compiling: warm every group up uncapped first.
-	if _, err := rig.run(ctx, ws, contents, false, b.plan.shardWarm, 0, 0); err != nil {
+	// compiling: warm every group up uncapped first, until each has
+	// applied as many appends as the others (shardJIT), however many
+	// groups share the writers. A fixed time gave each of 4 groups a
+	// quarter of one group's appends, and their capped rates then rose
+	// window by window (104, 121, 136 appends/s) as their JVMs compiled.
+	if err := rig.warmUp(ctx, ws, contents, b.plan.shardWarm, b.plan.shardJIT); err != nil {
 		return err
 	}
 	capped, err := rig.run(ctx, ws, contents, true, b.plan.shardWarm, b.plan.shardWindow, b.plan.shardWindows)
@@ -765,6 +771,69 @@ func (rig *shardRig) newWriters(ctx context.Context, n int) ([]*shardWriter, err
 	return ws, nil
 }
 
+// warmUp has every writer append uncapped for at least warm and until
+// each group has had perGroup appends acknowledged, or 5 minutes.
+func (rig *shardRig) warmUp(ctx context.Context, ws []*shardWriter, contents []string, warm time.Duration, perGroup int) error {
+	for i, g := range rig.groups {
+		q := -1
+		if i == rig.n {
+			q = auditQuotaUs
+		}
+		if err := g.cap(q); err != nil {
+			return err
+		}
+	}
+	t0 := time.Now()
+	counts := make([]atomic.Int64, rig.n)
+	var stop atomic.Bool
+	errs := make([]error, len(ws))
+	var wg sync.WaitGroup
+	for i, w := range ws {
+		wg.Go(func() {
+			for !stop.Load() && ctx.Err() == nil {
+				w.s.Append(role(len(w.s.Turns)), fmt.Sprintf("w%d.%d %s", i, w.k, contents[(i+w.k)%len(contents)]))
+				content := w.s.Turns[len(w.s.Turns)-1].Content
+				w.k++
+				if err := w.st.Persist(ctx, w.s); err != nil {
+					got, lerr := w.st.Load(ctx, w.s.ID)
+					if lerr != nil {
+						errs[i] = fmt.Errorf("writer %d: %w, then load: %w", i, err, lerr)
+						stop.Store(true)
+						return
+					}
+					w.s = got
+					continue
+				}
+				w.acked = append(w.acked, content)
+				counts[w.group].Add(1)
+			}
+		})
+	}
+	for !stop.Load() && ctx.Err() == nil {
+		time.Sleep(100 * time.Millisecond)
+		done := time.Since(t0) >= warm
+		for g := range counts {
+			done = done && counts[g].Load() >= int64(perGroup)
+		}
+		if done || time.Since(t0) > 5*time.Minute {
+			stop.Store(true)
+		}
+	}
+	wg.Wait()
+	if err := errors.Join(errs...); err != nil {
+		return err
+	}
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	var per []string
+	for g := range counts {
+		per = append(per, strconv.FormatInt(counts[g].Load(), 10))
+	}
+	rig.b.logf("shards: %d groups: warmed up uncapped for %v (appends per group: %s)", rig.n, time.Since(t0).Round(100*time.Millisecond), strings.Join(per, " / "))
+	return nil
+}
+
 // shardAck is one acknowledged append.
 type shardAck struct {
 	end   time.Time
@@ -804,16 +873,14 @@ func (rig *shardRig) run(ctx context.Context, ws []*shardWriter, contents []stri
 	var kafka0, self0 int64
 	brokerPID := strconv.Itoa(rig.broker.cmd.Process.Pid)
 	marked := make(chan struct{})
-	if windows > 0 {
-		mark := time.AfterFunc(warm, func() {
-			defer close(marked)
-			for _, g := range rig.groups {
-				g.mark()
-			}
-			markedAt, kafka0, self0 = time.Now(), cpuNs(brokerPID), cpuNs("self")
-		})
-		defer mark.Stop()
-	}
+	mark := time.AfterFunc(warm, func() {
+		defer close(marked)
+		for _, g := range rig.groups {
+			g.mark()
+		}
+		markedAt, kafka0, self0 = time.Now(), cpuNs(brokerPID), cpuNs("self")
+	})
+	defer mark.Stop()
 	var wg sync.WaitGroup
 	for i, w := range ws {
 		wg.Go(func() {
@@ -856,10 +923,6 @@ func (rig *shardRig) run(ctx context.Context, ws []*shardWriter, contents []stri
 	}
 	if err := ctx.Err(); err != nil {
 		return r, err
-	}
-	if windows == 0 {
-		rig.b.logf("shards: %d groups: warmed up uncapped for %v (%d appends)", rig.n, warm, len(acks))
-		return r, nil
 	}
 	<-marked // fired at warm, before the writers' end
 	for _, g := range rig.groups[:rig.n] {
@@ -1109,13 +1172,13 @@ func (s *shardsResult) markdown(w io.Writer) {
 		groupsList(s.Runs), groupQuotaUs, cgroupPeriodUs, s.Cores, s.Audit)
 	fmt.Fprintf(w, "**Writers.** %d agents, each with a `cluster.Sharded` and a `session.Store` of its own and a tree of its own "+
 		"(its root's id drawn so that the groups have as many trees each), append one turn per `Persist` without pause: "+
-		"first uncapped for %v (the JVMs compile), then for each configuration %v of warm-up and %d windows of %v; "+
+		"first uncapped for at least %v and until each group has applied %d appends (its JVM compiles: each group as many, however many groups share the writers), then for each configuration %v of warm-up and %d windows of %v; "+
 		"appends/s is the median window's, p50 and p99 are over every acknowledged append of the windows, per group is over all windows. "+
 		"**× 1 group** = rate(N) / rate(1) and **efficiency** = rate(N) / (N × rate(1)), each row against the 1-group row capped as it is. **Throttled** is the share of CPU periods in which a group's cgroup used its whole quota "+
 		"(near 0%%: the cap did not bind); **cores used** is what processes used over the windows (utime and stime of /proc/PID/stat): "+
 		"each group's, and the rest of the machine's (the broker, this process with its %d writers, the audit replica), "+
 		"which shows when the %d cores, not the groups, were the limit. The groups' databases share this machine's disk, which no cgroup caps.\n\n",
-		s.Writers, s.Warm, s.Warm, s.Windows, s.Window, s.Writers, runtime.NumCPU())
+		s.Writers, s.Warm, s.JIT, s.Warm, s.Windows, s.Window, s.Writers, runtime.NumCPU())
 	one := s.rate(1, true)
 	var rows [][]string
 	for _, r := range s.Runs {
