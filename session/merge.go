@@ -339,11 +339,14 @@ func (st *Store) mergeTarget(ctx context.Context, j *mergeJob, round int) (*Sess
 		return nil, errMergedHere
 	case merged != "":
 		return nil, fmt.Errorf("%w: %s was merged by %s", ErrMerged, j.child, merged)
-	case state != "":
-		return nil, fmt.Errorf("%w: parent %s is %s and takes no more turns", ErrState, j.parent, state)
 	case archive != "":
+		// Before the parent's state: a child moved under the archive no
+		// longer hangs under the parent read, whose end then says nothing
+		// of this merge (TestMergeTornRewoundEnded).
 		return nil, fmt.Errorf("%w: %s forked at %d; %s was rewound to %d since, and %s moved under the archive %s, which takes no merge", ErrConflict,
 			j.child, j.first, ontology.SessionID(from), to, j.child, ontology.SessionID(archive))
+	case state != "":
+		return nil, fmt.Errorf("%w: parent %s is %s and takes no more turns", ErrState, j.parent, state)
 	case changed:
 		return nil, fmt.Errorf("%w: %s was rewound or appended to since its turns %d to %d were read; merge it again", ErrConflict, j.child, j.first, j.last)
 	}

@@ -373,6 +373,46 @@ func TestMergeTornEnded(t *testing.T) {
 	}
 }
 
+// TestMergeTornRewoundEnded: a Merge that read its child's parent, then,
+// before its next request, saw the parent rewound below the child's fork
+// point (the child moved under the archive) and then ended, answers
+// ErrConflict naming the archive, as a Merge after both does: the parent
+// it read is no longer the child's. It answered ErrState ("parent … is
+// completed"), which no order of the three calls explains (found by
+// TestHistories, seed 390456898672).
+func TestMergeTornRewoundEnded(t *testing.T) {
+	fusekitest.Parallel(t)
+	st, _, _ := newStore(t)
+	ctx := context.Background()
+	for _, n := range []int64{2, 3} {
+		t.Run("before request "+itoa(int(n)), func(t *testing.T) {
+			s := session.New("agent")
+			structuredTurns(s, 2)
+			mustPersist(t, st, s)
+			c := mustFork(t, s, 2)
+			c.Append("assistant", "the child's result")
+			mustPersist(t, st, c)
+			tr := &beforeNth{n: n}
+			tr.hook = func() {
+				if _, _, err := st.Rewind(ctx, s.ID, 1, session.RewindOptions{}); err != nil {
+					t.Error(err)
+				}
+				if _, err := st.SetState(ctx, s.ID, session.StateCompleted, session.StateOptions{}); err != nil {
+					t.Error(err)
+				}
+			}
+			racer := racingStore(t, tr)
+			_, err := racer.Merge(ctx, c.ID, session.MergeResult{Status: session.MergeCompleted, Summary: "done"})
+			if tr.seen.Load() < n {
+				t.Fatalf("the merge sent %d requests, fewer than %d: the rewind did not race it", tr.seen.Load(), n)
+			}
+			if !errors.Is(err, session.ErrConflict) || !strings.Contains(err.Error(), "archive") {
+				t.Errorf("merge racing a rewind of the parent that moved the child, then the parent's end: got %v, want ErrConflict naming the archive", err)
+			}
+		})
+	}
+}
+
 // beforeBody is a transport that calls hook once, just before it sends
 // the first request whose text (body or URL query, unescaped) holds every
 // one of marks, and sends every request on.
