@@ -346,26 +346,14 @@ func TestMergeTornEnded(t *testing.T) {
 	ctx := context.Background()
 	for _, n := range []int64{2, 3, 4} {
 		t.Run("before request "+itoa(int(n)), func(t *testing.T) {
-			s := session.New("agent")
-			structuredTurns(s, 2)
-			mustPersist(t, st, s)
-			c := mustFork(t, s, 2)
-			c.Append("assistant", "the child's result")
-			mustPersist(t, st, c)
-			tr := &beforeNth{n: n}
-			tr.hook = func() {
+			err := mergeRacing(t, st, n, func(s, c *session.Session) {
 				if err := st.Delete(ctx, c.ID, session.DeleteOptions{}); err != nil {
 					t.Error(err)
 				}
 				if _, err := st.SetState(ctx, s.ID, session.StateCompleted, session.StateOptions{}); err != nil {
 					t.Error(err)
 				}
-			}
-			racer := racingStore(t, tr)
-			_, err := racer.Merge(ctx, c.ID, session.MergeResult{Status: session.MergeCompleted, Summary: "done"})
-			if tr.seen.Load() < n {
-				t.Fatalf("the merge sent %d requests, fewer than %d: the delete did not race it", tr.seen.Load(), n)
-			}
+			})
 			if !errors.Is(err, session.ErrNotFound) {
 				t.Errorf("merge racing a delete of the child, then the parent's end: got %v, want ErrNotFound", err)
 			}
@@ -386,31 +374,39 @@ func TestMergeTornRewoundEnded(t *testing.T) {
 	ctx := context.Background()
 	for _, n := range []int64{2, 3} {
 		t.Run("before request "+itoa(int(n)), func(t *testing.T) {
-			s := session.New("agent")
-			structuredTurns(s, 2)
-			mustPersist(t, st, s)
-			c := mustFork(t, s, 2)
-			c.Append("assistant", "the child's result")
-			mustPersist(t, st, c)
-			tr := &beforeNth{n: n}
-			tr.hook = func() {
+			err := mergeRacing(t, st, n, func(s, c *session.Session) {
 				if _, _, err := st.Rewind(ctx, s.ID, 1, session.RewindOptions{}); err != nil {
 					t.Error(err)
 				}
 				if _, err := st.SetState(ctx, s.ID, session.StateCompleted, session.StateOptions{}); err != nil {
 					t.Error(err)
 				}
-			}
-			racer := racingStore(t, tr)
-			_, err := racer.Merge(ctx, c.ID, session.MergeResult{Status: session.MergeCompleted, Summary: "done"})
-			if tr.seen.Load() < n {
-				t.Fatalf("the merge sent %d requests, fewer than %d: the rewind did not race it", tr.seen.Load(), n)
-			}
+			})
 			if !errors.Is(err, session.ErrConflict) || !strings.Contains(err.Error(), "archive") {
 				t.Errorf("merge racing a rewind of the parent that moved the child, then the parent's end: got %v, want ErrConflict naming the archive", err)
 			}
 		})
 	}
+}
+
+// mergeRacing stores a root s of two turns and a fork c of it at 2 with
+// a turn of its own, then merges c through a Store whose n-th request
+// waits for race(s, c) to run first, and returns the Merge's error.
+func mergeRacing(t *testing.T, st *session.Store, n int64, race func(s, c *session.Session)) error {
+	t.Helper()
+	s := session.New("agent")
+	structuredTurns(s, 2)
+	mustPersist(t, st, s)
+	c := mustFork(t, s, 2)
+	c.Append("assistant", "the child's result")
+	mustPersist(t, st, c)
+	tr := &beforeNth{n: n}
+	tr.hook = func() { race(s, c) }
+	_, err := racingStore(t, tr).Merge(context.Background(), c.ID, session.MergeResult{Status: session.MergeCompleted, Summary: "done"})
+	if tr.seen.Load() < n {
+		t.Fatalf("the merge sent %d requests, fewer than %d: the racing calls did not race it", tr.seen.Load(), n)
+	}
+	return err
 }
 
 // beforeBody is a transport that calls hook once, just before it sends

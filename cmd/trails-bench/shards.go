@@ -731,6 +731,26 @@ type shardWriter struct {
 	k     int      // appends begun
 }
 
+// appendOne appends writer i's next turn (its text from contents) and
+// persists it. On a refusal it reloads the session, so that the next
+// append starts from what is stored: appended reports the refused append
+// (err nil when the reload worked), and err is the reload's failure.
+func (w *shardWriter) appendOne(ctx context.Context, i int, contents []string) (appended bool, err error) {
+	content := fmt.Sprintf("w%d.%d %s", i, w.k, contents[(i+w.k)%len(contents)])
+	w.k++
+	w.s.Append(role(len(w.s.Turns)), content)
+	if perr := w.st.Persist(ctx, w.s); perr != nil {
+		got, lerr := w.st.Load(ctx, w.s.ID)
+		if lerr != nil {
+			return false, fmt.Errorf("writer %d: %w, then load: %w", i, perr, lerr)
+		}
+		w.s = got
+		return false, nil
+	}
+	w.acked = append(w.acked, content)
+	return true, nil
+}
+
 // newWriters makes n writers and stores their roots, spread evenly over
 // the groups: writer w's root id is drawn until its home group is w mod
 // the groups (an explicit assignment, so that each group has as many
@@ -791,21 +811,15 @@ func (rig *shardRig) warmUp(ctx context.Context, ws []*shardWriter, contents []s
 	for i, w := range ws {
 		wg.Go(func() {
 			for !stop.Load() && ctx.Err() == nil {
-				w.s.Append(role(len(w.s.Turns)), fmt.Sprintf("w%d.%d %s", i, w.k, contents[(i+w.k)%len(contents)]))
-				content := w.s.Turns[len(w.s.Turns)-1].Content
-				w.k++
-				if err := w.st.Persist(ctx, w.s); err != nil {
-					got, lerr := w.st.Load(ctx, w.s.ID)
-					if lerr != nil {
-						errs[i] = fmt.Errorf("writer %d: %w, then load: %w", i, err, lerr)
-						stop.Store(true)
-						return
-					}
-					w.s = got
-					continue
+				ok, err := w.appendOne(ctx, i, contents)
+				if err != nil {
+					errs[i] = err
+					stop.Store(true)
+					return
 				}
-				w.acked = append(w.acked, content)
-				counts[w.group].Add(1)
+				if ok {
+					counts[w.group].Add(1)
+				}
 			}
 		})
 	}
@@ -885,35 +899,26 @@ func (rig *shardRig) run(ctx context.Context, ws []*shardWriter, contents []stri
 	for i, w := range ws {
 		wg.Go(func() {
 			for time.Now().Before(end) && ctx.Err() == nil {
-				content := fmt.Sprintf("w%d.%d %s", i, w.k, contents[(i+w.k)%len(contents)])
-				w.k++
-				w.s.Append(role(len(w.s.Turns)), content)
 				a := time.Now()
-				err := w.st.Persist(ctx, w.s)
+				ok, err := w.appendOne(ctx, i, contents)
 				e := time.Now()
-				if err != nil {
-					if ctx.Err() != nil {
-						return
-					}
-					got, lerr := w.st.Load(ctx, w.s.ID)
-					mu.Lock()
-					if !e.Before(from) && e.Before(end) {
-						r.Failed++
-					}
-					if lerr != nil && firstErr == nil {
-						firstErr = fmt.Errorf("writer %d: %w, then load: %w", i, err, lerr)
-					}
-					mu.Unlock()
-					if lerr != nil {
-						return
-					}
-					w.s = got
-					continue
+				if ctx.Err() != nil {
+					return
 				}
-				w.acked = append(w.acked, content)
 				mu.Lock()
-				acks = append(acks, shardAck{end: e, d: e.Sub(a), group: w.group})
+				switch {
+				case ok:
+					acks = append(acks, shardAck{end: e, d: e.Sub(a), group: w.group})
+				case !e.Before(from) && e.Before(end):
+					r.Failed++
+				}
+				if err != nil && firstErr == nil {
+					firstErr = err
+				}
 				mu.Unlock()
+				if err != nil {
+					return
+				}
 			}
 		})
 	}
