@@ -46,9 +46,12 @@ const (
 	headerOp    = "trails-op"    // opPutGraph or opLoadQuads; absent for an update
 	headerGraph = "trails-graph" // the graph a PUT replaces
 	headerMedia = "trails-media" // the media type of a PUT's data
+	headerAfter = "trails-after" // "LOG OFFSET": apply only once the dataset's offset of log LOG, if it has one, is at least OFFSET (a move's records: seal.go)
 
 	opPutGraph  = "put-graph"  // Graph Store PUT of the record's value into headerGraph
 	opLoadQuads = "load-quads" // Graph Store POST of the record's value, N-Quads
+	opSeal      = "seal"       // an update writing seals (MoveTree): applied alone, then the seals are read again
+	opDropMoved = "drop-moved" // an update removing a moved tree (MoveTree): applied alone, though it names sealed sessions
 )
 
 // Defaults of an ApplierConfig.
@@ -89,6 +92,8 @@ type Applier struct {
 	applied  int64              // the last offset applied, -1 for none
 	from     int64              // the first offset this Applier applied itself; outcomes before it are read from the dataset's refusal markers
 	refused  map[int64]*refusal // records refused since from, by offset, as the dataset's markers say
+	sealed   map[string]int     // session id: the group its tree moved to, as this log's seals in the dataset say
+	movedOut int                // the sealed sessions whose move finished (moves)
 	advanced chan struct{}      // closed and replaced whenever applied grows
 }
 
@@ -136,7 +141,7 @@ func NewApplier(cfg ApplierConfig) (*Applier, error) {
 	if cfg.Store.Store() != kg.Fuseki {
 		return nil, fmt.Errorf("%w: a replica is a Fuseki dataset, not %s (its updates must be serializable)", kg.ErrConfig, cfg.Store.Store())
 	}
-	a := &Applier{cfg: cfg, topic: cfg.Topic, applied: -1, from: -1, refused: map[int64]*refusal{}, advanced: make(chan struct{})}
+	a := &Applier{cfg: cfg, topic: cfg.Topic, applied: -1, from: -1, refused: map[int64]*refusal{}, sealed: map[string]int{}, advanced: make(chan struct{})}
 	if a.topic == "" {
 		a.topic = DefaultTopic
 	}
@@ -178,6 +183,9 @@ func (a *Applier) Run(ctx context.Context) error {
 			return err
 		}
 	}
+	if err := a.reloadSeals(ctx); err != nil {
+		return err
+	}
 	a.mu.Lock()
 	a.applied, a.from = stored, stored+1
 	a.mu.Unlock()
@@ -210,15 +218,27 @@ func (a *Applier) Run(ctx context.Context) error {
 		})
 		recs := fs.Records()
 		for len(recs) > 0 {
-			if op := header(recs[0], headerOp); op != "" {
-				if err := a.applyGraphStore(ctx, recs[0], op); err != nil {
+			if op, rf := header(recs[0], headerOp), a.moved(recs[0]); op != "" || rf != nil {
+				if err := a.waitAfter(ctx, recs[0]); err != nil {
+					return err
+				}
+				var err error
+				switch {
+				case rf != nil:
+					err = a.refuseAlone(ctx, recs[0], rf)
+				case op == opSeal || op == opDropMoved:
+					err = a.applyMoveOp(ctx, recs[0], op)
+				default:
+					err = a.applyGraphStore(ctx, recs[0], op)
+				}
+				if err != nil {
 					return err // ctx ended, or the log lost records
 				}
 				recs = recs[1:]
 				continue
 			}
 			n, size := 0, 0
-			for n < len(recs) && header(recs[n], headerOp) == "" && (n == 0 || size+len(recs[n].Value) <= a.cfg.BatchBytes) {
+			for n < len(recs) && header(recs[n], headerOp) == "" && a.moved(recs[n]) == nil && (n == 0 || size+len(recs[n].Value) <= a.cfg.BatchBytes) {
 				size += len(recs[n].Value)
 				n++
 			}
@@ -641,6 +661,7 @@ type Outcome struct {
 	State    string `json:"outcome"`  // OutcomeApplied, OutcomeRefused, OutcomeUnknown or OutcomePending
 	Status   int    `json:"status,omitempty"`
 	Message  string `json:"message,omitempty"`
+	Moves    int    `json:"moves,omitempty"` // how many sessions moved out of this log's group (MoveTree), as the applier knows when it answers
 }
 
 // The states of an Outcome.
@@ -663,7 +684,9 @@ const markerWait = 5 * time.Second
 //	GET /position[?atLeast=N&wait=DURATION]  {"position": P}, once P >= N or the wait ran out
 //	GET /outcome?offset=N[&wait=DURATION]    an Outcome, once N is applied or the wait ran out
 //
-// A wait is at most 30 s. The outcome of a record passed before this
+// M is how many sessions moved out of the log's group (MoveTree: sealed,
+// and the move's last record applied), as of P or later; a router that sees it grow
+// reads the seals again. A wait is at most 30 s. The outcome of a record passed before this
 // Applier started (or more than 100,000 records ago) is read from the
 // dataset: refused when the record's refusal marker is there, else
 // unknown.
@@ -689,7 +712,8 @@ func (a *Applier) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 				return
 			}
 		}
-		writeJSON(w, map[string]int64{"position": a.wait(ctx, at)})
+		p := a.wait(ctx, at)
+		writeJSON(w, map[string]int64{"position": p, "moves": int64(a.moves())})
 	case "/outcome":
 		off, err := strconv.ParseInt(q.Get("offset"), 10, 64)
 		if err != nil || off < 0 {
@@ -697,6 +721,7 @@ func (a *Applier) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 		o := a.outcome(off, a.wait(ctx, off))
+		o.Moves = a.moves()
 		if o.State == OutcomeUnknown {
 			// Passed before this Applier kept outcomes: its refusal marker,
 			// when the dataset holds one, says it was refused.

@@ -73,6 +73,7 @@ type Client struct {
 	pref     int   // the replica that answered last
 	prefAt   int64 // an offset pref is known to have applied (-1: none known)
 	readFrom int   // the replica of the last read, -1 for none
+	moves    int   // the most sessions an applier said the log sealed (moved out: MoveTree)
 }
 
 type replica struct {
@@ -217,9 +218,16 @@ func (c *Client) LoadQuads(ctx context.Context, nquads []byte) error {
 
 // write sends rec as one record to partition 0 of the log and waits for a
 // replica to apply it; op names the request in errors.
-func (c *Client) write(ctx context.Context, op string, rec *kgo.Record) (err error) {
+func (c *Client) write(ctx context.Context, op string, rec *kgo.Record) error {
+	_, err := c.writeAt(ctx, op, rec)
+	return err
+}
+
+// writeAt is write, returning the record's offset (-1 when it is not in
+// the log).
+func (c *Client) writeAt(ctx context.Context, op string, rec *kgo.Record) (off int64, err error) {
 	if len(rec.Value) > MaxRecordBytes {
-		return &kg.Error{Op: op, Status: http.StatusRequestEntityTooLarge, Body: fmt.Sprintf("%d bytes: the log takes records of at most %d bytes", len(rec.Value), MaxRecordBytes)}
+		return -1, &kg.Error{Op: op, Status: http.StatusRequestEntityTooLarge, Body: fmt.Sprintf("%d bytes: the log takes records of at most %d bytes", len(rec.Value), MaxRecordBytes)}
 	}
 	ctx, cancel := context.WithTimeout(ctx, c.timeout)
 	defer cancel()
@@ -233,20 +241,20 @@ func (c *Client) write(ctx context.Context, op string, rec *kgo.Record) (err err
 	res, err := c.log.ProduceSync(ctx, rec).First()
 	if err != nil {
 		send.Sent(ctx, -1, err)
-		return &kg.Error{Op: op, Err: fmt.Errorf("log: %w", err)}
+		return -1, &kg.Error{Op: op, Err: fmt.Errorf("log: %w", err)}
 	}
 	send.Sent(ctx, res.Offset, nil)
 	o, err := c.outcome(ctx, res.Offset)
 	if err != nil {
-		return &kg.Error{Op: op, Err: fmt.Errorf("log offset %d: %w", res.Offset, err)}
+		return res.Offset, &kg.Error{Op: op, Err: fmt.Errorf("log offset %d: %w", res.Offset, err)}
 	}
 	switch o.State {
 	case OutcomeApplied:
-		return nil
+		return res.Offset, nil
 	case OutcomeRefused:
-		return &kg.Error{Op: op, Status: o.Status, Body: o.Message}
+		return res.Offset, &kg.Error{Op: op, Status: o.Status, Body: o.Message}
 	}
-	return &kg.Error{Op: op, Status: http.StatusServiceUnavailable, Body: fmt.Sprintf("log offset %d: no replica kept its outcome", res.Offset)}
+	return res.Offset, &kg.Error{Op: op, Status: http.StatusServiceUnavailable, Body: fmt.Sprintf("log offset %d: no replica kept its outcome", res.Offset)}
 }
 
 // outcome asks the replicas, the preferred first, for the outcome of
@@ -265,6 +273,7 @@ func (c *Client) outcome(ctx context.Context, off int64) (Outcome, error) {
 				last = err
 				continue
 			}
+			c.noteMoves(o.Moves)
 			if o.State == OutcomePending {
 				last = fmt.Errorf("replica %d has applied up to %d", i, o.Position)
 				continue
@@ -290,6 +299,22 @@ func (c *Client) saw(i int, off int64) {
 		c.pref, c.prefAt = i, -1
 	}
 	c.prefAt = max(c.prefAt, off)
+}
+
+// noteMoves records that an applier of the log said it sealed n
+// sessions.
+func (c *Client) noteMoves(n int) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.moves = max(c.moves, n)
+}
+
+// movesSeen returns the most sessions an applier of the log said it
+// sealed, in an answer to this Client.
+func (c *Client) movesSeen() int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.moves
 }
 
 // askWait is how long a Client asks an applier to wait for an offset
@@ -363,8 +388,14 @@ func (c *Client) reader(ctx context.Context) (int, error) {
 				}
 				need = max(need, end)
 			}
-			var p struct{ Position int64 }
+			var p struct {
+				Position int64
+				Moves    int
+			}
 			err := c.get(ctx, c.replicas[i].applier+"/position?atLeast="+strconv.FormatInt(need, 10)+"&wait="+askWait.String(), &p)
+			if err == nil {
+				c.noteMoves(p.Moves)
+			}
 			switch {
 			case err != nil:
 				last = err

@@ -351,6 +351,8 @@ func TestCluster(t *testing.T) {
 	t.Run("sharded sweep", func(t *testing.T) { testShardedSweep(t, k, srv) })
 	t.Run("sharded branches", func(t *testing.T) { testShardedBranches(t, k, srv) })
 	t.Run("sharded replica added", func(t *testing.T) { testShardedReplicaAdded(t, k, srv) })
+	t.Run("sharded move", func(t *testing.T) { testShardedMove(t, k, srv) })
+	t.Run("sharded move deleted", func(t *testing.T) { testShardedMoveDeleted(t, k, srv) })
 	t.Run("sharded group added", func(t *testing.T) { testShardedGroupAdded(t, k, srv) })
 	t.Run("sharded trails-admin", func(t *testing.T) { testShardedAdmin(t, k, srv) })
 	t.Run("sharded verify and audit", func(t *testing.T) { testShardedVerify(t, k, srv) })

@@ -14,3 +14,10 @@ func DieBeforeShare() (restore func()) {
 	beforeShare = func() bool { return true }
 	return func() { beforeShare = nil }
 }
+
+// DieBeforeCopy makes each MoveTree stop after its seal, as a mover that
+// dies there, until restore.
+func DieBeforeCopy() (restore func()) {
+	beforeCopy = func() bool { return true }
+	return func() { beforeCopy = nil }
+}

@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"net/url"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -81,6 +82,7 @@ type Sharded struct {
 
 	mu       sync.Mutex
 	tree     map[string]int          // session id: its group, as learnt
+	moves    map[int]int             // group: how many seals of its log this Sharded read (sealsGrew)
 	staging  map[string]stagingEntry // staging uuid: where it goes
 	reshared bool                    // Reshare ran since the last write of shared values across groups that did not finish
 }
@@ -143,7 +145,7 @@ func OpenSharded(cfg ShardedConfig) (*Sharded, error) {
 	if cfg.Shared < 0 || cfg.Shared >= len(cfg.Groups) {
 		return nil, fmt.Errorf("%w: cluster: shared group %d of %d groups", kg.ErrConfig, cfg.Shared, len(cfg.Groups))
 	}
-	s := &Sharded{shared: cfg.Shared, http: &http.Client{Transport: applierTransport}, timeout: DefaultTimeout, tree: map[string]int{}, staging: map[string]stagingEntry{}}
+	s := &Sharded{shared: cfg.Shared, http: &http.Client{Transport: applierTransport}, timeout: DefaultTimeout, tree: map[string]int{}, moves: map[int]int{}, staging: map[string]stagingEntry{}}
 	seen := map[string]bool{}
 	for i, gc := range cfg.Groups {
 		topic := gc.Topic
@@ -233,8 +235,11 @@ func (s *Sharded) Groups() int { return len(s.groups) }
 
 // Group returns the group of session id's tree: the one this Sharded
 // learnt, else the one whose replicas hold the session (asked of every
-// group at the end of its log). It returns -1 and nil for a session that
-// no group holds, and an error from the groups' reads.
+// group at the end of its log: groupOf), skipping a group that sealed it
+// (its tree moved out: MoveTree). A tree that a move sealed and has not
+// finished is in its old group, which still holds it. It returns -1 and
+// nil for a session that no group holds, and an error from the groups'
+// reads.
 func (s *Sharded) Group(ctx context.Context, id string) (int, error) {
 	s.mu.Lock()
 	g, ok := s.tree[id]
@@ -242,23 +247,15 @@ func (s *Sharded) Group(ctx context.Context, id string) (int, error) {
 	if ok {
 		return g, nil
 	}
-	sess, err := kg.Term(kg.MustIRI(ontology.SessionIRI(id)))
+	hs, err := s.holders(ctx, id)
 	if err != nil {
 		return -1, err
 	}
-	q := "ASK { { GRAPH ?g { " + sess + " ?p ?o } } UNION { GRAPH ?g { ?x ?p " + sess + " } } }"
-	for i, c := range s.groups {
-		c.catchUp(ctx) // a session another writer created is there
-		found, err := c.Ask(ctx, q)
-		if err != nil {
-			return -1, fmt.Errorf("group %d: %w", i, err)
-		}
-		if found {
-			s.learn(i, id)
-			return i, nil
-		}
+	g, moving := groupOf(hs)
+	if g >= 0 && !moving {
+		s.learn(g, id)
 	}
-	return -1, nil
+	return g, nil
 }
 
 // HomeGroup returns the group a new root session id goes to when it
@@ -312,8 +309,24 @@ func stagingIDs(text string) []string {
 // route returns the group of a request naming sessions ids: the group of
 // the stored ones (one at most), and the sessions not stored anywhere
 // (new ones, which take it). With no stored session it is the home group
-// of the first new one (write) or -1 (read).
+// of the first new one (write) or -1 (read). Sessions that seem to lie in
+// two groups are asked for again before it says so (ErrCrossGroup): this
+// Sharded may know some sessions of a moved tree in their old group.
 func (s *Sharded) route(ctx context.Context, ids []string) (g int, fresh []string, err error) {
+	g, fresh, err = s.routeLearnt(ctx, ids)
+	if errors.Is(err, ErrCrossGroup) {
+		s.mu.Lock()
+		for _, id := range ids {
+			delete(s.tree, id)
+		}
+		s.mu.Unlock()
+		g, fresh, err = s.routeLearnt(ctx, ids)
+	}
+	return g, fresh, err
+}
+
+// routeLearnt is route with the groups this Sharded learnt.
+func (s *Sharded) routeLearnt(ctx context.Context, ids []string) (g int, fresh []string, err error) {
 	g = -1
 	for _, id := range ids {
 		h, err := s.Group(ctx, id)
@@ -339,9 +352,12 @@ func (s *Sharded) route(ctx context.Context, ids []string) (g int, fresh []strin
 // (ontology.Group). It returns what Client.Update returns, and
 // ErrCrossGroup (a *kg.Error matching kg.ErrBadRequest) for a write that names sessions
 // of two groups, or that sets a shared value (names the values graph)
-// from a tree outside the shared group: sent to nobody.
+// from a tree outside the shared group: sent to nobody. A session that
+// opts name as a reference (kg.References) and update names only through
+// IRIs under it does not route the update, which goes to the group of
+// the other sessions it names (routed, in references.go).
 func (s *Sharded) Update(ctx context.Context, update string, opts ...kg.UpdateOption) error {
-	ids := sessionIDs(update)
+	ids := routed(update, sessionIDs(update), opts)
 	g, fresh, err := s.route(ctx, ids)
 	if err != nil {
 		return err
@@ -360,17 +376,11 @@ func (s *Sharded) Update(ctx context.Context, update string, opts ...kg.UpdateOp
 	if shares && g != s.shared {
 		return s.updateAcross(ctx, g, fresh, update, opts...)
 	}
-	if err := s.sendStaged(ctx, g, update); err != nil {
+	puts, err := s.sendStaged(ctx, g, update)
+	if err != nil {
 		return err
 	}
-	if len(fresh) > 0 {
-		update += groupOps(fresh, g)
-	}
-	err = s.groups[g].Update(ctx, update, opts...)
-	if err == nil && len(fresh) > 0 {
-		s.learn(g, fresh...)
-	}
-	return err
+	return s.updateIn(ctx, g, fresh, puts, update, opts...)
 }
 
 // groupOps returns the operations (after " ;\n") that record group g of
@@ -432,8 +442,9 @@ func (s *Sharded) dropEverywhere(ctx context.Context, update string, opts ...kg.
 
 // sendStaged sends to group g the staging graphs update binds that wait
 // here (PutGraph), then remembers g as the group of every staging graph
-// update names.
-func (s *Sharded) sendStaged(ctx context.Context, g int, update string) error {
+// update names. It returns the graphs it sent, which a write re-sent to
+// the group its tree moved to sends there again (updateIn).
+func (s *Sharded) sendStaged(ctx context.Context, g int, update string) ([]*stagedPut, error) {
 	ids := stagingIDs(update)
 	var puts []*stagedPut
 	now := time.Now()
@@ -452,10 +463,10 @@ func (s *Sharded) sendStaged(ctx context.Context, g int, update string) error {
 	s.mu.Unlock()
 	for _, p := range puts {
 		if err := s.groups[g].PutGraph(ctx, p.g, p.mediaType, p.data); err != nil {
-			return err
+			return nil, err
 		}
 	}
-	return nil
+	return puts, nil
 }
 
 // PutGraph replaces graph g on the replicas of its group: a session's
@@ -668,10 +679,19 @@ func shardedRead[T any](ctx context.Context, s *Sharded, query string, group fun
 	if err != nil {
 		return zero, err
 	}
-	if c != nil {
-		if len(s.groups) > 1 {
-			c.catchUp(ctx)
+	if c != nil && len(s.groups) > 1 {
+		c.catchUp(ctx)
+		if s.sealsGrew(ctx, slices.Index(s.groups, c)) {
+			// A tree moved out of c's group: this read's may be one.
+			if c, err = s.reader(ctx, query); err != nil {
+				return zero, err
+			}
+			if c != nil {
+				c.catchUp(ctx)
+			}
 		}
+	}
+	if c != nil {
 		return group(c)
 	}
 	if err := s.auditAt(ctx); err != nil {

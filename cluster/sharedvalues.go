@@ -46,7 +46,7 @@ func (s *Sharded) updateAcross(ctx context.Context, g int, fresh []string, updat
 		return s.share(ctx, g, ops, false)
 	}
 	entries := outbox(ops)
-	if err := s.sendStaged(ctx, g, rest); err != nil {
+	if _, err := s.sendStaged(ctx, g, rest); err != nil {
 		return err
 	}
 	rest += " ;\nINSERT DATA { GRAPH " + termOf(kg.MustIRI(ontology.ReplicaGraph)) + " { " + entries + " } }"

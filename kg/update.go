@@ -19,6 +19,34 @@ func Idempotent() UpdateOption {
 	return func(r *request) { r.idempotent = true }
 }
 
+// References says that the update names the sessions ids (Trails
+// session ids) only as references: through IRIs under them (a turn's, a
+// part's, a tool call's), as objects of the triples it writes, and
+// neither reads nor writes their data. Only a router reads it:
+// cluster.Sharded sends the update to the replica group of the other
+// sessions it names, which need not hold the references (see
+// cluster.Sharded.Update). Every other Querier, Client among them,
+// ignores it, and the text sent is the same. A writer that needs
+// something of a referenced session (the IRI of one of its tool calls)
+// reads it first and writes it as a term: the update must not read it,
+// since the datasets it is applied to may lack that session (another
+// group's replicas) or hold it (an audit replica, which holds every
+// group).
+func References(ids ...string) UpdateOption {
+	return func(r *request) { r.references = append(r.references, ids...) }
+}
+
+// ReferencesOf returns the session ids that opts name as references
+// (References), in order; nil when none does. It is for a Querier that
+// routes updates by the sessions they name.
+func ReferencesOf(opts ...UpdateOption) []string {
+	var r request
+	for _, o := range opts {
+		o(&r)
+	}
+	return r.references
+}
+
 // Update sends a SPARQL Update request as an application/sparql-update body
 // (never form-encoded, so there is no size cap). Fuseki applies one request,
 // however many ';'-separated operations it holds, as one transaction. On a

@@ -99,3 +99,10 @@ func LogIRI(topic string, p int32) string {
 func RefusalIRI(topic string, p int32, off int64) string {
 	return LogIRI(topic, p) + "/refused/" + strconv.FormatInt(off, 10)
 }
+
+// SealIRI is the IRI of the seal a replica of partition p of the log
+// topic writes when a tree moves out of that log (cluster.MoveTree):
+// LogIRI, "/sealed/" and the session's id as its IRI has it.
+func SealIRI(topic string, p int32, session string) string {
+	return LogIRI(topic, p) + "/sealed/" + url.PathEscape(session)
+}

@@ -377,6 +377,17 @@ const (
 	// (trails:pendingShare). Written with the change, removed once that
 	// operation applied.
 	PendingShare = NS + "pendingShare"
+	// SealedIn, in ReplicaGraph, links a seal (SealIRI) to the log
+	// partition whose appliers refuse every later record naming its
+	// session (trails:sealedIn): cluster.MoveTree seals a tree before it
+	// copies the tree to another replica group.
+	SealedIn = NS + "sealedIn"
+	// SealedSession is the session a seal is about (trails:sealedSession).
+	SealedSession = NS + "sealedSession"
+	// MovedTo is the replica group a sealed session's tree moved to
+	// (trails:movedTo), which a refusal names so that writers re-send
+	// there.
+	MovedTo = NS + "movedTo"
 
 	// VerifiedTurns, in VerifiedGraph, is the own turn count of the head
 	// a session last verified at (trails:verifiedTurns).
@@ -413,6 +424,7 @@ func Terms() []string {
 		App, AppClass, Changes, ValueChange, Key, Scope, Value, Removed, AtIndex,
 		SharedValue, ValueOf, ChangedAt, SharedAt, FencedAt, Applied, AppliedOffset,
 		RefusedIn, RefusedOffset, RefusalStatus, RefusalMessage, Group, PendingShare,
+		SealedIn, SealedSession, MovedTo,
 		VerifiedTurns, VerifiedHead, VerifiedChain, VerifiedEntry, VerifiedAt,
 	}
 }

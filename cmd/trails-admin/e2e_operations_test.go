@@ -184,3 +184,22 @@ func TestImportErrors(t *testing.T) {
 	}
 	golden(t, "import-errors", []string{ep, nope}, "the Turtle file's string is left open on line 7; /nope is no dataset of the server", runs...)
 }
+
+// TestMoveTreeRefused: move-tree needs a cluster of several replica
+// groups, a root and a group to move to: each missing is a usage error
+// (exit 2) naming the command.
+func TestMoveTreeRefused(t *testing.T) {
+	fusekitest.Parallel(t)
+	ep := fusekitest.Endpoint(t)
+	r := runner{endpoint: ep}
+	for _, args := range [][]string{
+		{"move-tree", "019aa4c5-6f1e-7c3a-9d2b-5e8f0a1b2c3d", "--to", "1"},
+		{"move-tree", "019aa4c5-6f1e-7c3a-9d2b-5e8f0a1b2c3d"},
+		{"move-tree", "--to", "1"},
+	} {
+		res := r.mustRun(t, 2, args...)
+		if !strings.Contains(res.stderr, "move-tree") {
+			t.Errorf("trails-admin %s: stderr %q, want a usage error naming move-tree", strings.Join(args, " "), res.stderr)
+		}
+	}
+}

@@ -63,6 +63,8 @@ var artifactSpace = uuid.MustParse("3a7e0c55-94d1-4e0b-b7a2-6c1f0d8e2b49")
 var (
 	//go:embed queries/artifacts.rq
 	qArtifacts string
+	//go:embed queries/artifact-call.rq
+	qArtifactCall string
 	//go:embed queries/artifact-prov.ru
 	uArtifactProv string
 )
@@ -350,30 +352,51 @@ func (a *ArtifactService) save(ctx context.Context, k logKey, want int64, turn t
 
 // prov records in the graph of log k that version v prov:wasRevisionOf
 // the turn prev (none when "") and prov:wasGeneratedBy the tool call that
-// saved it, if any, in the ADK session the log belongs to.
+// saved it, if any, in the ADK session the log belongs to. It reads the
+// call first, from the session, and writes it as a term, naming the
+// session as a reference (kg.References): the log and the session may be
+// in two replica groups (cluster.Sharded).
 func (a *ArtifactService) prov(ctx context.Context, k logKey, v version, prev string) error {
 	var prevRows, callRows [][]rdf.Term
 	if prev != "" {
 		prevRows = [][]rdf.Term{{kg.MustIRI(prev)}}
 	}
-	if v.CallID != "" {
-		callRows = [][]rdf.Term{{kg.String(v.CallID)}}
-	}
 	// The session the version was saved from: a user-scoped file's log
 	// serves all the user's sessions, its record says which one.
 	sess := adkcore.TrailsID(k.app, k.user, v.Session)
+	refs := []string{sess}
+	if v.CallID != "" {
+		q, err := kg.Bind(qArtifactCall, kg.Params{
+			"session": kg.MustIRI(ontology.SessionIRI(sess)),
+			"callId":  kg.String(v.CallID),
+		})
+		if err != nil {
+			return err
+		}
+		res, err := a.c.Select(ctx, q)
+		if err != nil {
+			return err
+		}
+		for _, row := range res.Solutions {
+			call, ok := row["call"].(rdf.IRI)
+			if !ok {
+				return fmt.Errorf("%w: tool call %s of session %s is not an IRI", trails.ErrCorrupt, v.CallID, sess)
+			}
+			callRows = append(callRows, []rdf.Term{call})
+			refs = append(refs, ontology.SessionID(row.String("s"))) // an ancestor's call is under the ancestor's IRI
+		}
+	}
 	u, err := kg.BindTables(uArtifactProv, kg.Params{
 		"log":     kg.MustIRI(ontology.SessionIRI(k.id())),
 		"version": kg.MustIRI(v.turn),
-		"session": kg.MustIRI(ontology.SessionIRI(sess)),
 	}, map[string]kg.Table{
 		"previous": {Vars: []string{"previous"}, Rows: prevRows},
-		"calls":    {Vars: []string{"callId"}, Rows: callRows},
+		"calls":    {Vars: []string{"call"}, Rows: callRows},
 	})
 	if err != nil {
 		return err
 	}
-	return a.c.Update(ctx, u, kg.Idempotent())
+	return a.c.Update(ctx, u, kg.Idempotent(), kg.References(refs...))
 }
 
 // invocationOf returns the invocation id ctx tells when it is ADK's

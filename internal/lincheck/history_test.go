@@ -102,11 +102,12 @@ func opsPerClient() int {
 // config is how a history runs.
 type config struct {
 	clients, ops int
-	faults       float64            // fraction of connections the proxy faults
-	proxy        *proxy             // nil: no proxy
-	kill         *fusekitest.Server // when set, killed with SIGKILL once during the history and restarted
-	restart      *replica           // when set, its applier is killed once during the history, an apply request in flight, and a new one started
-	ownKeysOnly  bool               // turns change no shared (app: or user:) key
+	faults       float64                        // fraction of connections the proxy faults
+	proxy        *proxy                         // nil: no proxy
+	kill         *fusekitest.Server             // when set, killed with SIGKILL once during the history and restarted
+	restart      *replica                       // when set, its applier is killed once during the history, an apply request in flight, and a new one started
+	ownKeysOnly  bool                           // turns change no shared (app: or user:) key
+	move         func(seed uint64, root string) // when set, run once during the history (a move of the root's tree)
 }
 
 // world is one history being recorded: the session ids the clients know,
@@ -641,6 +642,14 @@ func runHistory(t *testing.T, q admin.Querier, cfg config, seed uint64) stats {
 			cfg.restart.killDuringApply(seed)
 		}()
 	}
+	var moved chan struct{}
+	if cfg.move != nil {
+		moved = make(chan struct{})
+		go func() {
+			defer close(moved)
+			cfg.move(seed, root.ID)
+		}()
+	}
 	var wg sync.WaitGroup
 	clients := make([]*client, cfg.clients)
 	for i := range clients {
@@ -654,6 +663,9 @@ func runHistory(t *testing.T, q admin.Querier, cfg config, seed uint64) stats {
 	wg.Wait()
 	if killed != nil {
 		<-killed
+	}
+	if moved != nil {
+		<-moved
 	}
 	if cfg.proxy != nil {
 		cfg.proxy.setFaults(0, seed)
