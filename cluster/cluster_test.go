@@ -372,6 +372,8 @@ func TestCluster(t *testing.T) {
 	t.Run("sharded group cut off", func(t *testing.T) { testShardedGroupFrozen(t, fx) })
 	t.Run("sharded writer killed", func(t *testing.T) { testShardedWriterKilled(t, fx) })
 	t.Run("sharded broker killed", func(t *testing.T) { testShardedBrokerKilled(t, fx) })
+	t.Run("sharded replica fuseki killed", func(t *testing.T) { testShardedFusekiKilled(t, fx) })
+	t.Run("sharded replica applier killed", func(t *testing.T) { testShardedApplierKilled(t, fx) })
 
 	// Last: it leaves a node restarted.
 	t.Run("broker killed", func(t *testing.T) { testBrokerKilled(t, k, srv) })

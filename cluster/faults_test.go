@@ -545,6 +545,7 @@ type writers struct {
 
 	mu            sync.Mutex
 	acks          []time.Time // when each append was acknowledged
+	ackedBy       []int       // the writer of each of acks (until finish sorts acks)
 	ws            []*writer
 	reads         int           // loads of their own sessions
 	longestRead   time.Duration // the longest of them
@@ -598,6 +599,7 @@ func startWriters(t *testing.T, n int, rng *rand.Rand, newStore func() *session.
 				}
 				wr.acked, wr.n = len(wr.s.Turns), wr.n+1
 				l.acks = append(l.acks, time.Now())
+				l.ackedBy = append(l.ackedBy, w)
 				l.mu.Unlock()
 				if wrng.IntN(4) > 0 {
 					continue

@@ -35,6 +35,7 @@ type moveJSON struct {
 	From     int      `json:"from"`
 	To       int      `json:"to"`
 	Sessions []string `json:"sessions"`
+	Deleted  []string `json:"deleted"`
 	Quads    int      `json:"quads"`
 	Bytes    int      `json:"bytes"`
 	Resumed  bool     `json:"resumed"`
@@ -67,18 +68,24 @@ func (c *moveCmd) run(ctx context.Context, a *app, args []string) error {
 	if err != nil {
 		return err
 	}
-	ids := make([]string, len(rep.Sessions))
-	for i, s := range rep.Sessions {
-		ids[i] = strings.TrimPrefix(s, ontology.SessionBase)
-	}
+	ids, deleted := idsOf(rep.Sessions), idsOf(rep.Deleted)
 	if c.json {
-		return a.json(moveJSON{Root: rep.Root, From: rep.From, To: rep.To, Sessions: ids, Quads: rep.Quads, Bytes: rep.Bytes, Resumed: rep.Resumed})
+		return a.json(moveJSON{Root: rep.Root, From: rep.From, To: rep.To, Sessions: ids, Deleted: deleted, Quads: rep.Quads, Bytes: rep.Bytes, Resumed: rep.Resumed})
 	}
 	if len(ids) == 0 {
 		fmt.Fprintf(a.stdout, "the tree of %s is in group %d: nothing left to move\n", termsafe.String(rep.Root), rep.To)
 		return nil
 	}
-	fmt.Fprintf(a.stdout, "moved the tree of %s from group %d to group %d: %d sessions, %d quads copied (%d bytes)\n",
-		termsafe.String(rep.Root), rep.From, rep.To, len(ids), rep.Quads, rep.Bytes)
+	fmt.Fprintf(a.stdout, "moved the tree of %s from group %d to group %d: %d sessions and the records of %d deleted ones, %d quads copied (%d bytes)\n",
+		termsafe.String(rep.Root), rep.From, rep.To, len(ids), len(deleted), rep.Quads, rep.Bytes)
 	return nil
+}
+
+// idsOf returns the session ids of session IRIs, never nil (JSON: []).
+func idsOf(iris []string) []string {
+	ids := make([]string, len(iris))
+	for i, s := range iris {
+		ids[i] = strings.TrimPrefix(s, ontology.SessionBase)
+	}
+	return ids
 }
