@@ -564,3 +564,37 @@ func (s *Sharded) sealsGrew(ctx context.Context, g int) bool {
 	s.moves[g] = max(s.moves[g], out)
 	return true
 }
+
+// PurgeMoved removes, in every group, the graphs that the moves out of
+// it left (MoveTree keeps them, sealed and unchanged, so that a read that
+// chose the old group before the move ended still finds the tree): the
+// graphs of the sessions whose seal in the group's log says they moved
+// and whose move ended (no trails:group of another group left). An audit
+// replica keeps them (it holds the sessions' trails:group of the group
+// they moved to). Run it once every read that started before those moves
+// ended has ended: the readers' Timeout after them. It returns, by group,
+// how many sessions' graphs it removed.
+func PurgeMoved(ctx context.Context, s *Sharded) (map[int]int, error) {
+	rg, grp := termOf(kg.MustIRI(ontology.ReplicaGraph)), termOf(kg.MustIRI(ontology.Group))
+	out := map[int]int{}
+	for g, c := range s.groups {
+		frozen := "GRAPH " + rg + " { ?seal " + termOf(kg.MustIRI(ontology.SealedIn)) + " " + termOf(kg.MustIRI(ontology.LogIRI(c.topic, 0))) + " ; " +
+			termOf(kg.MustIRI(ontology.SealedSession)) + " ?s ; " + termOf(kg.MustIRI(ontology.MovedTo)) + " ?to }\n" +
+			"  FILTER NOT EXISTS { GRAPH " + rg + " { ?s " + grp + " ?n } FILTER(?n != ?to) }\n" +
+			"  FILTER NOT EXISTS { GRAPH " + rg + " { ?s " + grp + " ?n } FILTER(?n = ?to) }\n"
+		c.catchUp(ctx)
+		res, err := c.Select(ctx, "SELECT (COUNT(DISTINCT ?s) AS ?n) WHERE { "+frozen+"  FILTER EXISTS { GRAPH ?s { ?a ?b ?c } } }")
+		if err != nil {
+			return out, fmt.Errorf("cluster: group %d: %w", g, err)
+		}
+		n, err := res.Solutions[0].Int("n")
+		if err != nil || n == 0 {
+			continue
+		}
+		if err := c.Update(ctx, "DELETE { GRAPH ?s { ?a ?b ?c } } WHERE { "+frozen+"  GRAPH ?s { ?a ?b ?c } }"); err != nil {
+			return out, fmt.Errorf("cluster: group %d: %w", g, err)
+		}
+		out[g] = n
+	}
+	return out, nil
+}

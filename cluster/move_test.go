@@ -203,6 +203,33 @@ func testShardedMove(t *testing.T, k *kafkatest.Cluster, srv *fusekitest.Server)
 		t.Errorf("the audit replica's fork: %v turns (%v), want %d", len(got.Turns), err, 3+len(acked))
 	}
 
+	// The copy the move left in group 0 is there until purged; purged,
+	// group 0 holds none of the tree's graphs, the audit replica and
+	// group 1 still hold the tree, and a purge again removes nothing.
+	if !holdsGraph(t, sr.groups[0].stores[0], kg.MustIRI(ontology.SessionIRI(root.ID))) {
+		t.Errorf("group 0 holds no copy of the moved root before the purge")
+	}
+	removed, err := cluster.PurgeMoved(ctx, mover)
+	if err != nil || removed[0] != 3 || len(removed) != 1 {
+		t.Errorf("PurgeMoved: %v (%v), want 3 sessions' graphs removed in group 0", removed, err)
+	}
+	pos = mover.Positions()
+	sr.groups[0].converged(t, pos[0])
+	waitPosition(t, sr.auditA[0].srv.URL, pos[0])
+	for _, id := range ids {
+		iri := kg.MustIRI(ontology.SessionIRI(id))
+		for i, store := range sr.groups[0].stores {
+			if holdsGraph(t, store, iri) {
+				t.Errorf("after the purge, group 0 replica %d holds the graph of %s", i, id)
+			}
+		}
+		if !holdsGraph(t, sr.audit, iri) || !holdsGraph(t, sr.groups[1].stores[0], iri) {
+			t.Errorf("after the purge, the audit replica or group 1 lost the graph of %s", id)
+		}
+	}
+	if again, err := cluster.PurgeMoved(ctx, mover); err != nil || len(again) != 0 {
+		t.Errorf("PurgeMoved again: %v (%v), want nothing removed", again, err)
+	}
 	if _, err := cluster.MoveTree(ctx, mover, root.ID, 0, nil); err == nil || !strings.Contains(err.Error(), "never goes back") {
 		t.Errorf("a move back to group 0: %v, want a refusal", err)
 	}

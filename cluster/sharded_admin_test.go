@@ -100,4 +100,7 @@ func testShardedAdmin(t *testing.T, k *kafkatest.Cluster, srv *fusekitest.Server
 	if out := admin("move-tree", root, "--to", fmt.Sprint(to)); !strings.Contains(out, "nothing left to move") {
 		t.Errorf("move-tree run again: %q, want nothing left to move", out)
 	}
+	if out := admin("move-tree", "--purge"); !strings.Contains(out, fmt.Sprintf("group %d: removed the graphs of %d sessions", 1-to, len(sessions))) {
+		t.Errorf("move-tree --purge: %q, want the %d sessions' graphs removed in group %d", out, len(sessions), 1-to)
+	}
 }

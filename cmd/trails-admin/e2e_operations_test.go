@@ -196,6 +196,8 @@ func TestMoveTreeRefused(t *testing.T) {
 		{"move-tree", "019aa4c5-6f1e-7c3a-9d2b-5e8f0a1b2c3d", "--to", "1"},
 		{"move-tree", "019aa4c5-6f1e-7c3a-9d2b-5e8f0a1b2c3d"},
 		{"move-tree", "--to", "1"},
+		{"move-tree", "--purge", "019aa4c5-6f1e-7c3a-9d2b-5e8f0a1b2c3d"},
+		{"move-tree", "--purge"},
 	} {
 		res := r.mustRun(t, 2, args...)
 		if !strings.Contains(res.stderr, "move-tree") {
