@@ -64,6 +64,7 @@ type plan struct {
 	signLoops   int // agent loops per run through each signing Store
 
 	shardWriters  int           // writers of the shards scenario, a tree each
+	shardQuotaUs  int           // each group's cgroup quota per cgroupPeriodUs, capped (-shard-cores)
 	shardGroups   []int         // the numbers of replica groups measured capped
 	shardUncapped []int         // those measured uncapped too
 	shardWarm     time.Duration // appends before each configuration's windows
@@ -136,6 +137,7 @@ func fullPlan() plan {
 		// Three clusters (1, 2, 4 groups), five configurations: some
 		// 7 minutes with the starts and the checks.
 		shardWriters:  64,
+		shardQuotaUs:  defaultGroupQuotaUs,
 		shardGroups:   []int{1, 2, 4},
 		shardUncapped: []int{1, 2},
 		shardWarm:     10 * time.Second,
@@ -190,6 +192,7 @@ func shortPlan() plan {
 		signOps:          10,
 		signLoops:        2,
 		shardWriters:     64,
+		shardQuotaUs:     defaultGroupQuotaUs,
 		shardGroups:      []int{1, 2},
 		shardUncapped:    []int{1, 2},
 		shardWarm:        time.Second,

@@ -6,6 +6,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"math"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -71,7 +72,7 @@ Flags:
              run scenario 12 alone: issue 38's capacity of replica
              groups sharded by session tree, at 1, 2 and 4 groups, each
              group's Fuseki and applier in a cgroup v1 CPU cgroup capped
-             to 0.35 of a core (/sys/fs/cgroup/cpu/trails-bench-gK; it
+             to 0.25 of a core (/sys/fs/cgroup/cpu/trails-bench-gK; it
              needs root and cgroup v1, and fails without them, never
              running uncapped instead), and uncapped at 1 and 2 groups;
              64 writers through cluster.Sharded; then every acknowledged
@@ -79,6 +80,10 @@ Flags:
              audit replica. It starts its own Kafka broker (one node,
              from the jars of scripts/cluster fetch), replicas and
              appliers; some 8 minutes
+  -shard-cores F
+             each group's cap in -only shards, a share of one core
+             (default 0.25: four groups then leave a core of a 2-core
+             machine to the broker, the writers and the audit replica)
   -o FILE    write the report to FILE instead of stdout; if FILE has the
              lines <!-- trails-bench:begin --> and <!-- trails-bench:end -->,
              only the text between them is replaced; with -only wide the
@@ -126,6 +131,7 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	adminBin := fs.String("trails-admin", "", "")
 	cpuProfile := fs.String("cpuprofile", "", "")
 	memProfile := fs.String("memprofile", "", "")
+	shardCores := fs.Float64("shard-cores", float64(defaultGroupQuotaUs)/cgroupPeriodUs, "")
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			fmt.Fprint(stdout, usageText)
@@ -180,6 +186,10 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	if *short {
 		p = shortPlan()
 	}
+	if *shardCores < 0.05 || *shardCores > 2 {
+		return exit.Usagef("-shard-cores %g: give each group's cap as a share of a core between 0.05 and 2", *shardCores)
+	}
+	p.shardQuotaUs = int(math.Round(*shardCores * cgroupPeriodUs))
 	dir := *data
 	if dir != "" {
 		if ents, err := os.ReadDir(dir); err == nil && len(ents) > 0 {

@@ -11,6 +11,7 @@ import (
 	"fmt"
 	"io"
 	"maps"
+	"math"
 	"net"
 	"os"
 	"os/exec"
@@ -60,7 +61,12 @@ const (
 	shardsScale2   = 1.8
 	shardsScale4   = 3.4
 	cgroupPeriodUs = 100000
-	groupQuotaUs   = 35000 // 0.35 of a core per group
+	// defaultGroupQuotaUs is each group's cap unless -shard-cores says
+	// otherwise: 0.25 of a core, so that four groups (1 core) leave the
+	// broker, 64 writers and the audit replica a core of this 2-core
+	// machine. At 0.35 four groups and the rest filled both cores and the
+	// groups' caps stopped binding (throttled in 60-69% of periods).
+	defaultGroupQuotaUs = 25000
 	// auditQuotaUs holds the audit replica (its Fuseki and appliers)
 	// back while the writers are timed, so that it does not eat the
 	// cores the groups and Kafka share; it is lifted for the checks,
@@ -157,7 +163,7 @@ func (b *bench) shards(ctx context.Context) (_ *shardsResult, err error) {
 	defer br.stop()
 	b.logf("shards: Kafka broker at %s up in %.1f s (log %s)", br.addr, br.started.Seconds(), br.log)
 	p := b.plan
-	r := &shardsResult{Broker: br.addr, Writers: p.shardWriters, Cores: float64(groupQuotaUs) / cgroupPeriodUs,
+	r := &shardsResult{Broker: br.addr, Writers: p.shardWriters, Cores: float64(p.shardQuotaUs) / cgroupPeriodUs,
 		Audit: float64(auditQuotaUs) / cgroupPeriodUs, Warm: p.shardWarm, JIT: p.shardJIT, Window: p.shardWindow, Windows: p.shardWindows}
 	for _, n := range p.shardGroups {
 		if err := b.shardsAt(ctx, r, br, scratch, n, slices.Contains(p.shardUncapped, n)); err != nil {
@@ -245,8 +251,8 @@ type cpuGroup struct {
 // controller.
 func newCPUGroup(name string) (*cpuGroup, error) {
 	need := func(err error) error {
-		return fmt.Errorf("shards: each replica group runs in a cgroup v1 CPU cgroup capped to %.2f of a core, made under %s, which needs root and the cgroup v1 cpu controller mounted there (euid %d): %w; the scenario never runs uncapped instead",
-			float64(groupQuotaUs)/cgroupPeriodUs, cgroupCPU, os.Geteuid(), err)
+		return fmt.Errorf("shards: each replica group runs in a cgroup v1 CPU cgroup capped to a share of a core, made under %s, which needs root and the cgroup v1 cpu controller mounted there (euid %d): %w; the scenario never runs uncapped instead",
+			cgroupCPU, os.Geteuid(), err)
 	}
 	if _, err := os.Stat(filepath.Join(cgroupCPU, "cpu.cfs_quota_us")); err != nil {
 		return nil, need(err)
@@ -856,7 +862,7 @@ type shardAck struct {
 }
 
 // run has every writer append without pause for warm and then windows
-// windows of window, capped (each group's cgroup to groupQuotaUs) or not,
+// windows of window, capped (each group's cgroup to the plan's shardQuotaUs) or not,
 // and returns the rate of the median window. The audit replica is held
 // back meanwhile.
 func (rig *shardRig) run(ctx context.Context, ws []*shardWriter, contents []string, capped bool, warm, window time.Duration, windows int) (shardsRun, error) {
@@ -866,7 +872,7 @@ func (rig *shardRig) run(ctx context.Context, ws []*shardWriter, contents []stri
 	}
 	quota := -1
 	if capped {
-		quota = groupQuotaUs
+		quota = rig.b.plan.shardQuotaUs
 	}
 	for i, g := range rig.groups {
 		q := quota
@@ -959,7 +965,7 @@ func (rig *shardRig) run(ctx context.Context, ws []*shardWriter, contents []stri
 	r.P50, r.P99 = time.Duration(percentile(lat, 50)), time.Duration(percentile(lat, 99))
 	how := "uncapped"
 	if capped {
-		how = fmt.Sprintf("capped to %.2f core each", float64(groupQuotaUs)/cgroupPeriodUs)
+		how = fmt.Sprintf("capped to %.2f core each", float64(rig.b.plan.shardQuotaUs)/cgroupPeriodUs)
 	}
 	var pg []string
 	for g := range rig.n {
@@ -1174,7 +1180,7 @@ func (s *shardsResult) markdown(w io.Writer) {
 		"the broker, the writers and the audit replica share the rest of the machine. "+
 		"The audit replica (one Fuseki, an applier per group) is the group replicas' second copy: it is held to %.2f of a core while the writers are timed "+
 		"and lifted for the checks. Uncapped is the same cluster with the groups' quotas lifted.\n\n",
-		groupsList(s.Runs), groupQuotaUs, cgroupPeriodUs, s.Cores, s.Audit)
+		groupsList(s.Runs), int(math.Round(s.Cores*cgroupPeriodUs)), cgroupPeriodUs, s.Cores, s.Audit)
 	fmt.Fprintf(w, "**Writers.** %d agents, each with a `cluster.Sharded` and a `session.Store` of its own and a tree of its own "+
 		"(its root's id drawn so that the groups have as many trees each), append one turn per `Persist` without pause: "+
 		"first uncapped for at least %v and until each group has applied %d appends (its JVM compiles: each group as many, however many groups share the writers), then for each configuration %v of warm-up and %d windows of %v; "+
