@@ -227,7 +227,7 @@ func (a *Applier) Run(ctx context.Context) error {
 				case rf != nil:
 					err = a.refuseAlone(ctx, recs[0], rf)
 				case op == opSeal || op == opDropMoved:
-					err = a.applyMoveOp(ctx, recs[0], op)
+					err = a.applyMoveOp(ctx, recs[0])
 				default:
 					err = a.applyGraphStore(ctx, recs[0], op)
 				}
@@ -273,22 +273,31 @@ func (a *Applier) applyBatch(ctx context.Context, recs []*kgo.Record) error {
 	}
 	// Refused as a batch: one record (or more) fails. Each goes alone.
 	for i, r := range recs {
-		err := a.send(ctx, r.Offset-1, r.Offset, texts[i:i+1], nil)
-		var ke *kg.Error
-		switch {
-		case err == nil:
-		case ctx.Err() != nil:
-			return ctx.Err()
-		case errors.As(err, &ke):
-			// The record alone is refused: the offset goes on without it,
-			// and its refusal marker with the offset.
-			if err := a.send(ctx, r.Offset-1, r.Offset, nil, newRefusal(ke.Status, ke.Body)); err != nil {
-				return fmt.Errorf("applier: record %d: %w", r.Offset, err)
-			}
-		default:
-			return fmt.Errorf("applier: record %d: %w", r.Offset, err)
+		if err := a.applyAlone(ctx, r, texts[i]); err != nil {
+			return err
 		}
 		a.advance(r.Offset)
+	}
+	return nil
+}
+
+// applyAlone applies record r, whose update is text, in a transaction of
+// its own; when the store refuses it, the offset goes on without it, and
+// its refusal marker with the offset. It returns ctx's error, or an error
+// when the offset cannot move past r.
+func (a *Applier) applyAlone(ctx context.Context, r *kgo.Record, text string) error {
+	err := a.send(ctx, r.Offset-1, r.Offset, []string{text}, nil)
+	var ke *kg.Error
+	switch {
+	case err == nil:
+	case ctx.Err() != nil:
+		return ctx.Err()
+	case errors.As(err, &ke):
+		if err := a.send(ctx, r.Offset-1, r.Offset, nil, newRefusal(ke.Status, ke.Body)); err != nil {
+			return fmt.Errorf("applier: record %d: %w", r.Offset, err)
+		}
+	default:
+		return fmt.Errorf("applier: record %d: %w", r.Offset, err)
 	}
 	return nil
 }

@@ -105,22 +105,12 @@ func (a *Applier) refuseAlone(ctx context.Context, r *kgo.Record, rf *refusal) e
 // it reads the log's seals again before the offset is known to be past
 // it, so that no record after a seal is applied unchecked, and a move's
 // end counts in moves once its last record applied.
-func (a *Applier) applyMoveOp(ctx context.Context, r *kgo.Record, op string) error {
+func (a *Applier) applyMoveOp(ctx context.Context, r *kgo.Record) error {
 	if done, err := a.follows(r.Offset-1, r.Offset); done || err != nil {
 		return err
 	}
-	err := a.send(ctx, r.Offset-1, r.Offset, []string{string(r.Value)}, nil)
-	var ke *kg.Error
-	switch {
-	case err == nil:
-	case ctx.Err() != nil:
-		return ctx.Err()
-	case errors.As(err, &ke):
-		if err := a.send(ctx, r.Offset-1, r.Offset, nil, newRefusal(ke.Status, ke.Body)); err != nil {
-			return fmt.Errorf("applier: record %d: %w", r.Offset, err)
-		}
-	default:
-		return fmt.Errorf("applier: record %d: %w", r.Offset, err)
+	if err := a.applyAlone(ctx, r, string(r.Value)); err != nil {
+		return err
 	}
 	if err := a.reloadSeals(ctx); err != nil {
 		return err
