@@ -16,6 +16,7 @@ import (
 	"github.com/knakk/rdf"
 	"github.com/trails-kg/trails/internal/telemetry"
 	"github.com/trails-kg/trails/kg"
+	"github.com/trails-kg/trails/ontology"
 	"github.com/trails-kg/trails/rdfio"
 	"github.com/trails-kg/trails/session"
 )
@@ -105,6 +106,11 @@ type RestoreStats struct {
 	Batches int  // requests sent, each one transaction
 	Planned int  // requests to send
 	Dropped bool // the dataset's former data was dropped (replace)
+	// Replica is the quads of the backup's replica records (the graph
+	// ontology.ReplicaGraph and those under it: a backup of a cluster's
+	// replica holds its applier's offsets) left out on a replicated
+	// store, whose replicas each keep their own.
+	Replica int
 }
 
 // Restore loads a backup into the dataset: N-Quads, gzipped or not
@@ -128,10 +134,17 @@ type RestoreStats struct {
 // progress, if not nil, is called after each batch with the quads written
 // so far and the total.
 //
+// On a replicated store (a cluster.Client: every replica applies the
+// restore from the log) the replicas' own records are no data: the
+// dataset counts as empty when it holds nothing else, replace keeps them,
+// and the backup's (a backup of a replica holds its applier's offsets)
+// are left out (RestoreStats.Replica). A store sharded into replica
+// groups (a cluster.Sharded) is refused: a restore there is not built.
+//
 // It returns an *ImportError (RuleSyntax, wrapping session.ErrInvalid) for
 // a backup that does not parse, with its line; ErrNotEmpty for a dataset
-// holding data without replace; the error of r; the error of ctx; or a
-// store error wrapping the kg error.
+// holding data without replace; ErrUnsupported on a sharded store; the
+// error of r; the error of ctx; or a store error wrapping the kg error.
 func (ds *Dataset) Restore(ctx context.Context, r io.ReadSeeker, replace bool, progress func(done, total int)) (_ RestoreStats, err error) {
 	ctx, call := telemetry.Start(ctx, "admin.Restore", "")
 	defer func() { call.End(err) }()
@@ -147,9 +160,23 @@ var restoreBatchQuads = 50_000
 
 func (ds *Dataset) restore(ctx context.Context, r io.ReadSeeker, replace bool, progress func(done, total int)) (RestoreStats, error) {
 	var st RestoreStats
+	if t, ok := ds.c.(treeRouted); ok && t.RoutesByTree() {
+		return st, fmt.Errorf("%w: a store sharded into replica groups (its drop and its load would need every group's log; not built): restore into a one-group cluster or a single Fuseki", ErrUnsupported)
+	}
+	rep, _ := ds.c.(interface{ Replicated() bool })
+	replicated := rep != nil && rep.Replicated()
+	// skip reports whether quad q is left out: a replica's own record, on
+	// a replicated store.
+	skip := func(q rdfio.Quad) bool {
+		return replicated && q.G != nil && strings.HasPrefix(q.G.String(), ontology.ReplicaGraph)
+	}
 	total, blank := 0, 0
 	check := rdfio.NewEncoder(io.Discard, rdfio.NQuads) // a term it cannot write fails here, not half way
 	if err := eachBackupQuad(r, func(q rdfio.Quad) error {
+		if skip(q) {
+			st.Replica++
+			return nil
+		}
 		total++
 		if hasBlank(q) {
 			blank++
@@ -171,7 +198,11 @@ func (ds *Dataset) restore(ctx context.Context, r io.ReadSeeker, replace bool, p
 		return st, fmt.Errorf("%w (restore loads a backup into an empty dataset, or in place of its data)", ErrNotEmpty)
 	}
 	if has {
-		if err := ds.c.Update(ctx, query("restore-drop.ru"), kg.Idempotent()); err != nil {
+		drop := query("restore-drop.ru")
+		if replicated {
+			drop = query("restore-drop-replicated.ru")
+		}
+		if err := ds.c.Update(ctx, drop, kg.Idempotent()); err != nil {
 			return st, err
 		}
 		st.Dropped = true
@@ -197,6 +228,9 @@ func (ds *Dataset) restore(ctx context.Context, r io.ReadSeeker, replace bool, p
 		return nil
 	}
 	err = eachBackupQuad(r, func(q rdfio.Quad) error {
+		if skip(q) {
+			return nil
+		}
 		if hasBlank(q) {
 			return blankEnc.Encode(q)
 		}

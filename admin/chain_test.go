@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/trails-kg/trails/admin"
+	"github.com/trails-kg/trails/internal/clustertest"
 	"github.com/trails-kg/trails/internal/fusekitest"
 	"github.com/trails-kg/trails/internal/storetest"
 	"github.com/trails-kg/trails/kg"
@@ -15,8 +16,8 @@ import (
 // in the store under an unchanged digest, and only that turn.
 func TestCheckFindsEditedTurn(t *testing.T) {
 	fusekitest.Parallel(t)
-	c := fusekitest.Empty(t)
-	st := openStore(c)
+	c := clustertest.Empty(t)
+	st := openStore(t, c)
 	p := storetest.Persisted(t, st, "edited", 5)
 	f := storetest.MustFork(t, p, 3)
 	storetest.AppendN(f, 2, "fork")
@@ -55,8 +56,8 @@ func TestCheckFindsEditedTurn(t *testing.T) {
 // a second run finds nothing, and Check then verifies the chains.
 func TestRechain(t *testing.T) {
 	fusekitest.Parallel(t)
-	c := fusekitest.Empty(t)
-	st := openStore(c)
+	c := clustertest.Empty(t)
+	st := openStore(t, c)
 	ctx := context.Background()
 	id := storetest.LoadLegacy(t, c)
 	if n := storetest.CountUnchained(t, c, id); n != 3 {

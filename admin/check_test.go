@@ -10,6 +10,7 @@ import (
 
 	"github.com/knakk/rdf"
 	"github.com/trails-kg/trails/admin"
+	"github.com/trails-kg/trails/internal/clustertest"
 	"github.com/trails-kg/trails/internal/fusekitest"
 	"github.com/trails-kg/trails/internal/storetest"
 	"github.com/trails-kg/trails/kg"
@@ -35,8 +36,8 @@ type checkFixture struct {
 func soundStore(tb testing.TB) (*store, *kg.Client, checkFixture) {
 	tb.Helper()
 	ctx := context.Background()
-	c := fusekitest.Empty(tb)
-	st := openStore(c)
+	c := clustertest.Empty(tb)
+	st := openStore(tb, c)
 	if _, err := st.Init(ctx); err != nil { // the vocabulary and shapes are in the union graph too
 		tb.Fatal(err)
 	}
@@ -114,7 +115,7 @@ func soundStore(tb testing.TB) (*store, *kg.Client, checkFixture) {
 		tb.Fatal(err)
 	}
 
-	if err := c.LoadQuads(ctx, storetest.LegacyQuads(tb)); err != nil {
+	if err := clustertest.LoadQuads(ctx, tb, c, storetest.LegacyQuads(tb)); err != nil {
 		tb.Fatal(err)
 	}
 	ofLegacy := storetest.MustFork(tb, storetest.MustLoad(tb, st, storetest.LegacyID), 3)
@@ -201,7 +202,7 @@ func TestCheck(t *testing.T) {
 			return []wantFinding{{admin.RuleForkPoint, beyond, "no trails:ownTurns"}}
 		}},
 		{"orphan", func(t *testing.T, c *kg.Client, fx checkFixture) []wantFinding {
-			if err := c.DeleteGraph(ctx, storetest.SessionRef(fx.fork.ID)); err != nil {
+			if err := clustertest.DeleteGraph(ctx, t, c, storetest.SessionRef(fx.fork.ID)); err != nil {
 				t.Fatal(err)
 			}
 			never := storetest.NewID()
@@ -238,7 +239,7 @@ func TestCheck(t *testing.T) {
 		{"index gap", func(t *testing.T, c *kg.Client, fx checkFixture) []wantFinding {
 			id := fx.forkOfFork.ID
 			g := storetest.SessionRef(id)
-			if err := c.Update(ctx, "DELETE WHERE { GRAPH "+storetest.TermText(t, g)+" { "+storetest.TermText(t, storetest.TurnRef(id, 5))+" ?p ?o } }"); err != nil {
+			if err := clustertest.Update(ctx, t, c, "DELETE WHERE { GRAPH "+storetest.TermText(t, g)+" { "+storetest.TermText(t, storetest.TurnRef(id, 5))+" ?p ?o } }"); err != nil {
 				t.Fatal(err)
 			}
 			storetest.RawChange(t, c, storetest.RawTriple(g, g, ontology.OwnTurns, kg.Int(3)), storetest.RawTriple(g, g, ontology.OwnTurns, kg.Int(2)))
@@ -279,7 +280,7 @@ func TestCheck(t *testing.T) {
 			storetest.AddRawFork(&d, a, b, 0)
 			storetest.AddRawFork(&d, b, a, 0)
 			storetest.RawChange(t, c, nil, &d)
-			if err := c.DeleteGraph(ctx, storetest.SessionRef(fx.fork.ID)); err != nil {
+			if err := clustertest.DeleteGraph(ctx, t, c, storetest.SessionRef(fx.fork.ID)); err != nil {
 				t.Fatal(err)
 			}
 			g := storetest.SessionRef(fx.detached.ID)
@@ -317,11 +318,12 @@ func TestCheck(t *testing.T) {
 }
 
 // TestCheckStoreError checks that a store that cannot be reached gives an
-// error with the kg sentinel and no findings.
+// error with the kg sentinel and no findings. Its Dataset is on an address
+// where nothing listens, on every profile: nothing reaches the log.
 func TestCheckStoreError(t *testing.T) {
 	fusekitest.Parallel(t)
 	c := fusekitest.Client(t, kg.Config{Endpoint: "http://127.0.0.1:1/trails", MaxAttempts: 1})
-	got, err := openStore(c).Check(context.Background())
+	got, err := storetest.Check(context.Background(), admin.New(c))
 	if !errors.Is(err, kg.ErrUnavailable) || got != nil {
 		t.Fatalf("got %v, %v; want no findings and ErrUnavailable", got, err)
 	}

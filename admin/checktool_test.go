@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/trails-kg/trails/admin"
+	"github.com/trails-kg/trails/internal/clustertest"
 	"github.com/trails-kg/trails/internal/fusekitest"
 	"github.com/trails-kg/trails/internal/storetest"
 	"github.com/trails-kg/trails/kg"
@@ -39,8 +40,8 @@ func partsTurn(role string, parts ...session.Part) session.Turn {
 func TestCheckToolResult(t *testing.T) {
 	fusekitest.Parallel(t)
 	ctx := context.Background()
-	c := fusekitest.Empty(t)
-	st := openStore(c)
+	c := clustertest.Empty(t)
+	st := openStore(t, c)
 	hostile := "call \"\"\" } ; DROP ALL ; # \x01 \u2028 é"
 
 	root := session.New("agent")

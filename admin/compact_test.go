@@ -128,6 +128,7 @@ func BenchmarkGrowth(b *testing.B) {
 		}
 		b.Run(name, func(b *testing.B) {
 			fusekitest.RequireFuseki(b, "the admin API (/$/compact)")
+			fusekitest.RequireDirect(b, "it measures a Fuseki of its own on disk and compacts it with the admin API")
 			data := b.TempDir()
 			if d := os.Getenv(fusekitest.EnvScratch); d != "" {
 				var err error

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/trails-kg/trails/admin"
+	"github.com/trails-kg/trails/internal/clustertest"
 	"github.com/trails-kg/trails/internal/fusekitest"
 	"github.com/trails-kg/trails/internal/storetest"
 	"github.com/trails-kg/trails/prov"
@@ -18,9 +19,9 @@ func TestExpireBatches(t *testing.T) {
 	fusekitest.Parallel(t)
 	ctx := context.Background()
 	t0 := time.Date(2026, 6, 1, 0, 0, 0, 0, time.UTC)
-	c := fusekitest.Empty(t)
-	st := openStore(c, session.WithClock(func() time.Time { return t0 }))
-	st.Dataset = admin.New(c, admin.WithClock(func() time.Time { return t0 }))
+	c := clustertest.Empty(t)
+	st := openStore(t, c, session.WithClock(func() time.Time { return t0 }))
+	st.Dataset = admin.New(querier(t, c), admin.WithClock(func() time.Time { return t0 }))
 	var ids []string
 	for i := range 120 {
 		s := session.New("bulk")

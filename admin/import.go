@@ -169,7 +169,8 @@ func (ds *Dataset) importRDF(ctx context.Context, r io.Reader, f Format, progres
 		}
 	}
 
-	batches, total := planImport(in, provStored)
+	t, ok := ds.c.(treeRouted)
+	batches, total := planImport(in, provStored, ok && t.RoutesByTree())
 	stats.Planned = len(batches)
 	var buf bytes.Buffer
 	var signErr error // statements not witnessed, of batches stored
@@ -275,8 +276,15 @@ type importBatch struct {
 // planImport cuts what in holds and the store lacks into batches: the
 // session graphs not stored, each whole, then the PROV quads the store
 // lacks (provStored: stored, by index), sorted, those of one subject
-// together. It returns them with the number of quads they hold.
-func planImport(in *importInput, provStored map[int]bool) ([]importBatch, int) {
+// together. It returns them with the number of quads they hold. With
+// byTree (a store that routes each request by the session tree it names,
+// cluster.Sharded), the PROV quads whose subject is a session come before
+// the activities': a session with no graph (a deleted fork) is linked
+// there to the tree it came from (prov:wasDerivedFrom), so that it lands
+// in that tree's replica group, not in the group an activity naming it
+// alone would take, where a later batch naming it and its parent would
+// find it (refused as spanning two groups).
+func planImport(in *importInput, provStored map[int]bool, byTree bool) ([]importBatch, int) {
 	var out []importBatch
 	var cur importBatch
 	total := 0
@@ -319,6 +327,16 @@ func planImport(in *importInput, provStored map[int]bool) ([]importBatch, int) {
 		}
 	}
 	slices.Sort(prov) // a subject's lines, which all start with it, come together
+	if byTree {
+		// Sessions' own lines first (a deleted fork's prov:wasDerivedFrom
+		// its parent), then the activities': an activity naming only a
+		// deleted session then finds it in its tree's group, not in the
+		// group the activity alone would take.
+		sessionPrefix := "<" + ontology.SessionBase
+		slices.SortStableFunc(prov, func(a, b string) int {
+			return cmpBool(!strings.HasPrefix(a, sessionPrefix), !strings.HasPrefix(b, sessionPrefix))
+		})
+	}
 	for i := 0; i < len(prov); {
 		subj, _, _ := strings.Cut(prov[i], " ")
 		j, size := i, 0
@@ -612,4 +630,15 @@ func sharesValue(t session.Turn) bool {
 		}
 	}
 	return false
+}
+
+// cmpBool orders false before true.
+func cmpBool(a, b bool) int {
+	switch {
+	case a == b:
+		return 0
+	case a:
+		return 1
+	}
+	return -1
 }

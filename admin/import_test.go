@@ -14,7 +14,7 @@ import (
 	"github.com/google/uuid"
 	"github.com/knakk/rdf"
 	"github.com/trails-kg/trails/admin"
-	"github.com/trails-kg/trails/internal/fusekitest"
+	"github.com/trails-kg/trails/internal/clustertest"
 	"github.com/trails-kg/trails/internal/storetest"
 	"github.com/trails-kg/trails/kg"
 	"github.com/trails-kg/trails/ontology"
@@ -135,8 +135,8 @@ type importVictim struct {
 func newImportVictim(t *testing.T) *importVictim {
 	t.Helper()
 	ctx := context.Background()
-	c := fusekitest.Empty(t)
-	v := &importVictim{st: openStore(c), c: c}
+	c := clustertest.Empty(t)
+	v := &importVictim{st: openStore(t, c), c: c}
 	w := nqWriter{t}
 	v.a = storetest.Persisted(t, v.st, "alice", 3)
 	v.af = storetest.MustFork(t, v.a, 2)
@@ -149,7 +149,7 @@ func newImportVictim(t *testing.T) *importVictim {
 	for i, t := range v.a.Turns {
 		add = append(add, w.quad(w.iri(t.ID), ontology.Digest, w.str(v.digests[i]), w.session(v.a.ID)))
 	}
-	if err := c.LoadQuads(ctx, []byte(strings.Join(add, "\n")+"\n")); err != nil {
+	if err := clustertest.LoadQuads(ctx, t, c, []byte(strings.Join(add, "\n")+"\n")); err != nil {
 		t.Fatal(err)
 	}
 
@@ -163,7 +163,7 @@ func newImportVictim(t *testing.T) *importVictim {
 	v.n = storetest.Persisted(t, v.st, "nina", 2)
 	data, _ := mustExport(t, v.st, admin.NQuads, v.n.ID)
 	v.nLines = strings.Split(strings.TrimSuffix(string(data), "\n"), "\n")
-	if err := c.DeleteGraph(ctx, kg.MustIRI(ontology.SessionIRI(v.n.ID))); err != nil {
+	if err := clustertest.DeleteGraph(ctx, t, c, kg.MustIRI(ontology.SessionIRI(v.n.ID))); err != nil {
 		t.Fatal(err)
 	}
 	if after := storetest.CountQuads(t, c, ""); after != before {
@@ -580,8 +580,8 @@ func buildForest(tb testing.TB, st *store) []string {
 // nothing and says every session is unchanged.
 func TestImportForest(t *testing.T) {
 	ctx := context.Background()
-	c := fusekitest.Empty(t)
-	st := openStore(c)
+	c := clustertest.Empty(t)
+	st := openStore(t, c)
 	ids := buildForest(t, st)
 	want := loadAll(t, st, ids)
 	wantAll := snapshot(t, st)
@@ -591,8 +591,8 @@ func TestImportForest(t *testing.T) {
 	}
 	for _, f := range []admin.Format{admin.NQuads, admin.TriG} {
 		t.Run(string(f), func(t *testing.T) {
-			c := fusekitest.Empty(t)
-			st := openStore(c)
+			c := clustertest.Empty(t)
+			st := openStore(t, c)
 			stats := mustImport(t, st, exports[f], f)
 			if stats.Sessions != len(ids) || stats.Unchanged != 0 || stats.Quads != len(wantAll) {
 				t.Fatalf("got %+v, want %d sessions and %d quads written", stats, len(ids), len(wantAll))
@@ -618,14 +618,14 @@ func TestImportForest(t *testing.T) {
 // returns the context's error with the stats of what it wrote, which is
 // in the store, and the same import again writes the rest.
 func TestImportInterrupted(t *testing.T) {
-	c := fusekitest.Empty(t)
-	st := openStore(c)
+	c := clustertest.Empty(t)
+	st := openStore(t, c)
 	ids := buildForest(t, st)
 	wantAll := snapshot(t, st)
 	data, _ := mustExport(t, st, admin.NQuads)
 
-	c = fusekitest.Empty(t)
-	st = openStore(c)
+	c = clustertest.Empty(t)
+	st = openStore(t, c)
 	admin.SetImportBatchQuads(t, 10) // each session graph a batch of its own
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
@@ -658,8 +658,8 @@ func TestImportInterrupted(t *testing.T) {
 // the second run skipped stored sessions and the values never came).
 func TestImportInterruptedBeforeValues(t *testing.T) {
 	ctx := context.Background()
-	c := fusekitest.Empty(t)
-	st := openStore(c)
+	c := clustertest.Empty(t)
+	st := openStore(t, c)
 	s := session.New("alice")
 	s.App = "shop"
 	s.Initial = map[string]json.RawMessage{"user:tier": json.RawMessage(`"gold"`), "app:quota": json.RawMessage(`10`)}
@@ -667,8 +667,8 @@ func TestImportInterruptedBeforeValues(t *testing.T) {
 	storetest.MustPersist(t, st.Store, s)
 	data, _ := mustExport(t, st, admin.NQuads, s.ID)
 
-	c = fusekitest.Empty(t)
-	st = openStore(c)
+	c = clustertest.Empty(t)
+	st = openStore(t, c)
 	cctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	stats, err := st.Import(cctx, bytes.NewReader(data), admin.NQuads, func(done, total int) {

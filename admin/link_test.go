@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/trails-kg/trails/admin"
+	"github.com/trails-kg/trails/internal/clustertest"
 	"github.com/trails-kg/trails/internal/fusekitest"
 	"github.com/trails-kg/trails/internal/storetest"
 	"github.com/trails-kg/trails/kg"
@@ -36,8 +37,8 @@ type linkFixture struct {
 func linkStore(tb testing.TB) (*store, *kg.Client, linkFixture) {
 	tb.Helper()
 	ctx := context.Background()
-	c := fusekitest.Empty(tb)
-	st := openStore(c)
+	c := clustertest.Empty(tb)
+	st := openStore(tb, c)
 	if _, err := st.Init(ctx); err != nil {
 		tb.Fatal(err)
 	}
@@ -227,8 +228,8 @@ func TestImportLinks(t *testing.T) {
 		st, _, _ := linkStore(t)
 		data, _ := mustExport(t, st, admin.NQuads)
 		want := snapshot(t, st)
-		c := fusekitest.Empty(t)
-		into := openStore(c)
+		c := clustertest.Empty(t)
+		into := openStore(t, c)
 		mustImport(t, into, data, admin.NQuads)
 		if got := snapshot(t, into); strings.Join(got, "") != strings.Join(want, "") {
 			t.Fatalf("the imported store differs:\n%s", firstDiff(got, want))
@@ -416,7 +417,7 @@ func TestImportLinksPartial(t *testing.T) {
 	})
 	for _, s := range sessions {
 		t.Run(s.name, func(t *testing.T) {
-			into := openStore(fusekitest.Empty(t))
+			into := openStore(t, clustertest.Empty(t))
 			if _, err := into.Import(ctx, bytes.NewReader(exports[s.name]), admin.NQuads, nil); err != nil {
 				t.Fatalf("import: %v", err)
 			}

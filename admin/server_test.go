@@ -33,10 +33,12 @@ var (
 // adminFuseki returns the test binary's Fuseki with the admin API (the
 // server scripts/fuseki starts), started on the first call, with the
 // datasets above. It fails tb when there is none; it skips tb when the
-// tests run on another store than Fuseki.
+// tests run on another store than Fuseki, and on the kafka profile, whose
+// replicas no admin API reaches through the log.
 func adminFuseki(tb testing.TB) *fusekitest.Server {
 	tb.Helper()
 	fusekitest.RequireFuseki(tb, "the admin API (/$/compact, /$/backup)")
+	fusekitest.RequireDirect(tb, "it calls Fuseki's admin API (/$/backup, /$/compact) on a server of its own, which is no replica of a log")
 	adminOnce.Do(func() {
 		root, err := fusekitest.RepoRoot()
 		if err != nil {

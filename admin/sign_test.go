@@ -10,7 +10,6 @@ import (
 	"github.com/trails-kg/trails/admin"
 	"github.com/trails-kg/trails/internal/fusekitest"
 	"github.com/trails-kg/trails/internal/storetest"
-	"github.com/trails-kg/trails/kg"
 	"github.com/trails-kg/trails/session"
 	"github.com/trails-kg/trails/witness"
 )
@@ -19,14 +18,6 @@ import (
 type downWitness struct{}
 
 func (downWitness) Add(context.Context, []byte) (uint64, error) { return 0, witness.ErrUnavailable }
-
-// wipe drops the whole dataset, as before a restore.
-func wipe(tb testing.TB, c *kg.Client) {
-	tb.Helper()
-	if err := c.Update(context.Background(), "DROP ALL", kg.Idempotent()); err != nil {
-		tb.Fatal(err)
-	}
-}
 
 // statements returns the statements in w's witness of session id.
 func (w *signedWorld) statements(tb testing.TB, id string) []witness.Statement {
@@ -62,7 +53,7 @@ func TestSignImport(t *testing.T) {
 	fusekitest.Parallel(t)
 	ctx := context.Background()
 	w := newSignedWorld(t)
-	plain := session.NewStore(w.c) // written before signing was on
+	plain := session.NewStore(w.q) // written before signing was on
 	root := sessionWith(t, plain, 3)
 	fork := storetest.MustFork(t, root, 2)
 	storetest.AppendN(fork, 2, "fork")
@@ -76,8 +67,8 @@ func TestSignImport(t *testing.T) {
 	ids := []string{root.ID, fork.ID, empty.ID}
 	slices.Sort(ids)
 
-	wipe(t, w.c)
-	if _, err := admin.New(w.c).Import(ctx, bytes.NewReader(export.Bytes()), admin.NQuads, nil); err != nil {
+	w.wipe(t)
+	if _, err := admin.New(w.q).Import(ctx, bytes.NewReader(export.Bytes()), admin.NQuads, nil); err != nil {
 		t.Fatalf("import without signing: %v", err)
 	}
 	var want []string
@@ -86,8 +77,8 @@ func TestSignImport(t *testing.T) {
 	}
 	wantFindings(t, w.verify(t), want...)
 
-	wipe(t, w.c)
-	stats, err := admin.New(w.c, admin.WithSigning(w.signer, w.dir)).Import(ctx, bytes.NewReader(export.Bytes()), admin.NQuads, nil)
+	w.wipe(t)
+	stats, err := admin.New(w.q, admin.WithSigning(w.signer, w.dir)).Import(ctx, bytes.NewReader(export.Bytes()), admin.NQuads, nil)
 	if err != nil {
 		t.Fatalf("import with signing: %v", err)
 	}
@@ -111,8 +102,8 @@ func TestSignImport(t *testing.T) {
 
 	// The witness down: the import is stored, the error says it is not
 	// witnessed and holds each signed statement to add again.
-	wipe(t, w.c)
-	stats, err = admin.New(w.c, admin.WithSigning(w.signer, downWitness{})).Import(ctx, bytes.NewReader(export.Bytes()), admin.NQuads, nil)
+	w.wipe(t)
+	stats, err = admin.New(w.q, admin.WithSigning(w.signer, downWitness{})).Import(ctx, bytes.NewReader(export.Bytes()), admin.NQuads, nil)
 	var we *session.WitnessError
 	if !errors.Is(err, session.ErrNotWitnessed) || !errors.As(err, &we) || we.Entry == nil || !errors.Is(err, witness.ErrUnavailable) {
 		t.Fatalf("witness down: got %v, want ErrNotWitnessed with the signed entry", err)
@@ -120,7 +111,7 @@ func TestSignImport(t *testing.T) {
 	if stats.Sessions != 3 || stats.Signed != 0 {
 		t.Errorf("witness down: got %+v, want 3 sessions written, none signed", stats)
 	}
-	storetest.MustLoad(t, plain, fork.ID)
+	storetest.MustLoad(t, session.NewStore(w.q), fork.ID)
 }
 
 // TestSignRechain: sessions stored before the hash chain (a root and a
@@ -132,7 +123,7 @@ func TestSignRechain(t *testing.T) {
 	fusekitest.Parallel(t)
 	ctx := context.Background()
 	w := newSignedWorld(t)
-	plain := session.NewStore(w.c)
+	plain := session.NewStore(w.q)
 	root := sessionWith(t, plain, 3)
 	fork := storetest.MustFork(t, root, 2)
 	storetest.AppendN(fork, 2, "fork")
@@ -146,13 +137,13 @@ DELETE { GRAPH ?g { ?t trails:digest ?d } } WHERE { GRAPH ?g { ?t a trails:Turn 
 	slices.Sort(ids)
 
 	unchain()
-	if stats, err := admin.New(w.c).Rechain(ctx, nil); err != nil || stats.Sessions != 2 || stats.Signed != 0 {
+	if stats, err := admin.New(w.q).Rechain(ctx, nil); err != nil || stats.Sessions != 2 || stats.Signed != 0 {
 		t.Fatalf("rechain without signing: got %+v, %v; want 2 sessions, none signed", stats, err)
 	}
 	wantFindings(t, w.verify(t), admin.VerifyUnwitnessed+" "+ids[0]+" -1", admin.VerifyUnwitnessed+" "+ids[1]+" -1")
 
 	unchain()
-	stats, err := admin.New(w.c, admin.WithSigning(w.signer, w.dir)).Rechain(ctx, nil)
+	stats, err := admin.New(w.q, admin.WithSigning(w.signer, w.dir)).Rechain(ctx, nil)
 	if err != nil || stats.Sessions != 2 || stats.Signed != 2 {
 		t.Fatalf("rechain with signing: got %+v, %v; want 2 sessions chained and signed", stats, err)
 	}

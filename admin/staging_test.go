@@ -9,6 +9,7 @@ import (
 
 	"github.com/google/uuid"
 	"github.com/trails-kg/trails/admin"
+	"github.com/trails-kg/trails/internal/clustertest"
 	"github.com/trails-kg/trails/internal/fusekitest"
 	"github.com/trails-kg/trails/internal/storetest"
 	"github.com/trails-kg/trails/kg"
@@ -48,8 +49,8 @@ func TestExportImportBigTurn(t *testing.T) {
 	for _, format := range []admin.Format{admin.NQuads, admin.TriG} {
 		t.Run(string(format), func(t *testing.T) {
 			data := exports[format]
-			c := fusekitest.Empty(t)
-			into := openStore(c)
+			c := clustertest.Empty(t)
+			into := openStore(t, c)
 			t0 := time.Now()
 			stats := mustImport(t, into, data, format)
 			t.Logf("import of %.1f MB of %s: %v, %+v", float64(len(data))/1e6, format, time.Since(t0).Round(time.Millisecond), stats)
@@ -92,7 +93,7 @@ func TestSweepReceipts(t *testing.T) {
 	receipt := func(made time.Time) {
 		g := stagingIRI(t, made)
 		nt := fmt.Sprintf("<%s> <%s> <%s%s> .\n", g, ontology.Applied, ontology.StagingBase, uuid.NewString()) // {receipt} trails:applied {ack}
-		if err := c.PutGraph(ctx, kg.MustIRI(g), kg.NTriples, []byte(nt)); err != nil {
+		if err := clustertest.PutGraph(ctx, t, c, kg.MustIRI(g), kg.NTriples, []byte(nt)); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -129,7 +130,7 @@ func TestSweepStaging(t *testing.T) {
 	staged := func(made time.Time) string {
 		g := stagingIRI(t, made)
 		nt := fmt.Sprintf("<%s/0/0> <%s> \"left over\" .\n", g, ontology.StagedContent)
-		if err := c.PutGraph(ctx, kg.MustIRI(g), kg.NTriples, []byte(nt)); err != nil {
+		if err := clustertest.PutGraph(ctx, t, c, kg.MustIRI(g), kg.NTriples, []byte(nt)); err != nil {
 			t.Fatal(err)
 		}
 		return g

@@ -14,6 +14,7 @@ import (
 
 	"github.com/knakk/rdf"
 	"github.com/trails-kg/trails/admin"
+	"github.com/trails-kg/trails/internal/clustertest"
 	"github.com/trails-kg/trails/internal/fusekitest"
 	"github.com/trails-kg/trails/internal/pytools"
 	"github.com/trails-kg/trails/internal/storetest"
@@ -236,7 +237,7 @@ func TestValidatorsAgree(t *testing.T) {
 		{"turn without rdf:type", func(t *testing.T, c *kg.Client, fx validatorFixture) []shaclResult {
 			g, turn := storetest.SessionRef(fx.root.ID), storetest.TurnRef(fx.root.ID, 0)
 			storetest.RawChange(t, c, storetest.RawTriple(g, turn, typ, kg.MustIRI(ontology.Turn)), nil)
-			if err := c.Update(ctx, "DELETE WHERE { GRAPH ?g { <"+turn.String()+"> a ?type } }"); err != nil {
+			if err := clustertest.Update(ctx, t, c, "DELETE WHERE { GRAPH ?g { <"+turn.String()+"> a ?type } }"); err != nil {
 				t.Fatal(err)
 			}
 			return []shaclResult{{turn.String(), "", turn.String(), ontology.SHNS + "ClassConstraintComponent", "https://w3id.org/trails/shapes#IndexedTurnShape"}}
@@ -255,7 +256,7 @@ func TestValidatorsAgree(t *testing.T) {
 		{"fork's PROV activity removed", func(t *testing.T, c *kg.Client, fx validatorFixture) []shaclResult {
 			act := "<" + ontology.ActivityIRI("fork", fx.fork.ID) + ">"
 			pg := "<" + ontology.ProvGraph + ">"
-			if err := c.Update(ctx, "DELETE WHERE { GRAPH "+pg+" { "+act+" ?p ?o } } ;\nDELETE WHERE { GRAPH "+pg+" { ?s ?p "+act+" } }"); err != nil {
+			if err := clustertest.Update(ctx, t, c, "DELETE WHERE { GRAPH "+pg+" { "+act+" ?p ?o } } ;\nDELETE WHERE { GRAPH "+pg+" { ?s ?p "+act+" } }"); err != nil {
 				t.Fatal(err)
 			}
 			return []shaclResult{{storetest.SessionRef(fx.fork.ID).String(), ontology.ProvWasGeneratedBy, "", ontology.SHNS + "QualifiedMinCountConstraintComponent", "https://w3id.org/trails/shapes#ForkGeneratedBy"}}

@@ -743,8 +743,19 @@ func judge(id string, s storedHeadOf, ok bool, hs []signedHead, faults []ChainFa
 }
 
 // mark writes the verified marks of heads (ontology.VerifiedGraph),
-// replacing the sessions' earlier marks, in one update.
+// replacing the sessions' earlier marks, in one update; on a store that
+// routes requests by session tree (cluster.Sharded), in one update per
+// session, each to its tree's log (one update for all was refused as
+// spanning two replica groups).
 func (ds *Dataset) mark(ctx context.Context, heads []signedHead, cp log.Checkpoint) error {
+	if r, ok := ds.c.(treeRouted); ok && r.RoutesByTree() && len(heads) > 1 {
+		for i := range heads {
+			if err := ds.mark(ctx, heads[i:i+1], cp); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
 	var d kg.Data
 	g := kg.MustIRI(ontology.VerifiedGraph)
 	rows := make([][]rdf.Term, len(heads))

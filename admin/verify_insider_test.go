@@ -257,7 +257,7 @@ func TestVerifyImportAfterDeletion(t *testing.T) {
 	if err := w.st.Delete(ctx, s.ID, session.DeleteOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := admin.New(w.c, admin.WithSigning(w.signer, w.dir)).Import(ctx, bytes.NewReader(export.Bytes()), admin.NQuads, nil); err != nil {
+	if _, err := admin.New(w.q, admin.WithSigning(w.signer, w.dir)).Import(ctx, bytes.NewReader(export.Bytes()), admin.NQuads, nil); err != nil {
 		t.Fatal(err)
 	}
 	wantFindings(t, w.verify(t))

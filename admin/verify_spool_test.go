@@ -36,7 +36,7 @@ func TestVerifySpooled(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { sp.Close() })
-	w.st = session.NewStore(w.c, session.WithSigning(w.signer, sp))
+	w.st = session.NewStore(w.q, session.WithSigning(w.signer, sp))
 	flushed := func() *admin.VerifyReport {
 		t.Helper()
 		fctx, cancel := context.WithTimeout(ctx, 30*time.Second)

@@ -12,7 +12,7 @@ import (
 
 	"github.com/knakk/rdf"
 	"github.com/trails-kg/trails/admin"
-	"github.com/trails-kg/trails/internal/fusekitest"
+	"github.com/trails-kg/trails/internal/clustertest"
 	"github.com/trails-kg/trails/internal/keytest"
 	"github.com/trails-kg/trails/internal/storetest"
 	"github.com/trails-kg/trails/kg"
@@ -26,7 +26,8 @@ import (
 // signedWorld is a dataset written by a signing Store, its witness, and
 // the auditor's key list.
 type signedWorld struct {
-	c       *kg.Client
+	c       *kg.Client     // the test's dataset: its reads, and an insider's writes (rawUpdate)
+	q       admin.Querier  // what the world's writers and operators write through (querier)
 	st      *session.Store // signs with the writer key
 	ds      *admin.Dataset
 	dir     *witness.Dir
@@ -34,6 +35,7 @@ type signedWorld struct {
 	keyText string      // the key list's text
 	wv      string      // the witness key (verifier text)
 	signer  note.Signer // the writer key
+	opts    []session.StoreOption
 }
 
 // newSignedWorld wipes the dataset and returns a world whose Store (with
@@ -41,7 +43,6 @@ type signedWorld struct {
 // key list trusts the witness key and the writer key with no window.
 func newSignedWorld(tb testing.TB, opts ...session.StoreOption) *signedWorld {
 	tb.Helper()
-	c := fusekitest.Empty(tb)
 	ws, _, wv := keytest.New(tb, "witness.test")
 	dir, err := witness.OpenDir(context.Background(), tb.TempDir(), ws)
 	if err != nil {
@@ -49,10 +50,20 @@ func newSignedWorld(tb testing.TB, opts ...session.StoreOption) *signedWorld {
 	}
 	tb.Cleanup(func() { dir.Close() })
 	signer, _, vk := keytest.New(tb, "writer.test")
-	w := &signedWorld{c: c, ds: admin.New(c), dir: dir, wv: wv, signer: signer}
-	w.st = session.NewStore(c, append([]session.StoreOption{session.WithSigning(signer, dir)}, opts...)...)
+	w := &signedWorld{dir: dir, wv: wv, signer: signer, opts: opts}
+	w.wipe(tb)
 	w.setKeys(tb, "witness "+wv+"\nwriter "+vk+"\n")
 	return w
+}
+
+// wipe drops the whole dataset, as before a restore, and opens the
+// world's Store and Dataset on it again (clustertest.Empty).
+func (w *signedWorld) wipe(tb testing.TB) {
+	tb.Helper()
+	w.c = clustertest.Empty(tb)
+	w.q = querier(tb, w.c)
+	w.ds = admin.New(w.q)
+	w.st = session.NewStore(w.q, append([]session.StoreOption{session.WithSigning(w.signer, w.dir)}, w.opts...)...)
 }
 
 // setKeys sets the auditor's key list.
@@ -109,14 +120,15 @@ func messages(rep *admin.VerifyReport) string {
 }
 
 // rawUpdate runs a SPARQL update behind the library's back: the attacker
-// holds the store's credentials.
+// holds the store's credentials (on the kafka profile, those of every
+// replica: clustertest.Update).
 func rawUpdate(tb testing.TB, c *kg.Client, q string, p kg.Params) {
 	tb.Helper()
 	u, err := kg.Bind(q, p)
 	if err != nil {
 		tb.Fatal(err)
 	}
-	if err := c.Update(context.Background(), u); err != nil {
+	if err := clustertest.Update(context.Background(), tb, c, u); err != nil {
 		tb.Fatalf("raw update: %v", err)
 	}
 }
@@ -227,7 +239,7 @@ func TestVerifyAttacks(t *testing.T) {
 		r.Append("user", "another path")
 		r.Append("assistant", "taken after the rewind")
 		storetest.MustPersist(t, w.st, r)
-		if err := w.c.PutGraph(ctx, g, "application/n-triples", old); err != nil {
+		if err := clustertest.PutGraph(ctx, t, w.c, g, "application/n-triples", old); err != nil {
 			t.Fatal(err)
 		}
 		wantFindings(t, w.verify(t), admin.VerifyRollback+" "+s.ID+" -1")
@@ -283,7 +295,7 @@ func TestVerifyAttacks(t *testing.T) {
 		if err := w.st.Delete(ctx, s.ID, session.DeleteOptions{}); err != nil {
 			t.Fatal(err)
 		}
-		if err := w.c.PutGraph(ctx, g, "application/n-triples", old); err != nil {
+		if err := clustertest.PutGraph(ctx, t, w.c, g, "application/n-triples", old); err != nil {
 			t.Fatal(err)
 		}
 		wantFindings(t, w.verify(t), admin.VerifyResurrected+" "+s.ID+" -1")
@@ -295,7 +307,7 @@ func TestVerifyAttacks(t *testing.T) {
 		// writer key's name, and added to the witness.
 		w := newSignedWorld(t)
 		sessionWith(t, w.st, 1)
-		forged := sessionWith(t, session.NewStore(w.c), 2)
+		forged := sessionWith(t, session.NewStore(w.q), 2)
 		var exported bytes.Buffer
 		if _, err := w.ds.Export(ctx, &exported, admin.NQuads, forged.ID); err != nil {
 			t.Fatal(err)
@@ -325,9 +337,9 @@ func TestVerifyAttacks(t *testing.T) {
 	t.Run("unsigned append", func(t *testing.T) {
 		w := newSignedWorld(t)
 		s := sessionWith(t, w.st, 2)
-		l := storetest.MustLoad(t, session.NewStore(w.c), s.ID)
+		l := storetest.MustLoad(t, session.NewStore(w.q), s.ID)
 		l.Append("assistant", "added without the key")
-		storetest.MustPersist(t, session.NewStore(w.c), l)
+		storetest.MustPersist(t, session.NewStore(w.q), l)
 		wantFindings(t, w.verify(t), admin.VerifyAhead+" "+s.ID+" 2")
 	})
 
@@ -343,9 +355,9 @@ func TestVerifyAttacks(t *testing.T) {
 			t.Fatal(err)
 		}
 		wantFindings(t, w.verify(t))
-		l := storetest.MustLoad(t, session.NewStore(w.c), f.ID)
+		l := storetest.MustLoad(t, session.NewStore(w.q), f.ID)
 		l.Append("assistant", "added without the key")
-		storetest.MustPersist(t, session.NewStore(w.c), l)
+		storetest.MustPersist(t, session.NewStore(w.q), l)
 		wantFindings(t, w.verify(t), admin.VerifyAhead+" "+f.ID+" 3")
 	})
 
@@ -382,7 +394,7 @@ func TestVerifyKeyRotation(t *testing.T) {
 	a := sessionWith(t, w.st, 2)
 	oldKey := strings.Fields(strings.Split(w.keyText, "\n")[1])[1]
 	newSigner, _, newKey := keytest.New(t, "writer-2.test")
-	second := session.NewStore(w.c, session.WithSigning(newSigner, w.dir), session.WithClock(func() time.Time { return rotation.Add(time.Hour) }))
+	second := session.NewStore(w.q, session.WithSigning(newSigner, w.dir), session.WithClock(func() time.Time { return rotation.Add(time.Hour) }))
 	b := sessionWith(t, second, 1)
 	l := storetest.MustLoad(t, second, a.ID)
 	l.Append("assistant", "after the rotation")
@@ -397,7 +409,7 @@ func TestVerifyKeyRotation(t *testing.T) {
 
 	// The retired key signs after its window: the statement is not taken,
 	// and the session it was about is then ahead of what was signed.
-	late := session.NewStore(w.c, w.stOptions(rotation.Add(2*time.Hour))...)
+	late := session.NewStore(w.q, w.stOptions(rotation.Add(2*time.Hour))...)
 	l = storetest.MustLoad(t, late, b.ID)
 	l.Append("assistant", "signed with the retired key")
 	storetest.MustPersist(t, late, l)
@@ -440,9 +452,9 @@ func TestVerifyMark(t *testing.T) {
 	if got := unverified(); len(got) != 0 {
 		t.Fatalf("unverified after verify --mark: got %v, want none", got)
 	}
-	l := storetest.MustLoad(t, session.NewStore(w.c), a.ID)
+	l := storetest.MustLoad(t, session.NewStore(w.q), a.ID)
 	l.Append("assistant", "added without the key")
-	storetest.MustPersist(t, session.NewStore(w.c), l)
+	storetest.MustPersist(t, session.NewStore(w.q), l)
 	c := sessionWith(t, w.st, 1)
 	want := []string{a.ID, c.ID}
 	slices.Sort(want)

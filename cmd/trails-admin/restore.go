@@ -35,6 +35,7 @@ type restoreJSON struct {
 	Quads   int  `json:"quads"`
 	Batches int  `json:"batches"`
 	Dropped bool `json:"dropped"`
+	Replica int  `json:"replica_quads_left_out"` // the backup's replica records, on --store kafka
 }
 
 func (c *restoreCmd) run(ctx context.Context, a *app, args []string) error {
@@ -64,7 +65,7 @@ func (c *restoreCmd) run(ctx context.Context, a *app, args []string) error {
 		return err
 	}
 	if c.json {
-		return a.json(restoreJSON{Quads: st.Quads, Batches: st.Batches, Dropped: st.Dropped})
+		return a.json(restoreJSON{Quads: st.Quads, Batches: st.Batches, Dropped: st.Dropped, Replica: st.Replica})
 	}
 	dropped := ""
 	if st.Dropped {
@@ -75,6 +76,9 @@ func (c *restoreCmd) run(ctx context.Context, a *app, args []string) error {
 		batches = "batch"
 	}
 	fmt.Fprintf(a.stdout, "restored %s in %d %s%s\n", render.Plural(st.Quads, "quad"), st.Batches, batches, dropped)
+	if st.Replica > 0 {
+		fmt.Fprintf(a.stdout, "left out the backup's %s of its replica's own records (each replica keeps its own)\n", render.Plural(st.Replica, "quad"))
+	}
 	fmt.Fprintln(a.stderr, "check it with: trails-admin check")
 	return nil
 }

@@ -20,7 +20,9 @@
 // replica 0's quads first when it holds any, so that both start equal),
 // and an Applier for each, run in this process and served over HTTP. When
 // the last test using it ends, both replicas must have applied the whole
-// log and hold the same quads, or the test fails.
+// log and hold the same quads, or the test fails; a test that wipes its
+// dataset (Empty) takes it down then, and the next Querier makes a new
+// one.
 package clustertest
 
 import (
@@ -120,13 +122,16 @@ func start() (*binaryEnv, error) {
 
 // rig is the replicated store of one dataset while tests use it.
 type rig struct {
+	ep       string          // replica 0's dataset URL: its key in rigs
 	topic    string          // the log's topic (the first group's when sharded)
 	client   session.Querier // a *cluster.Client, or an *auditWaiter around a *cluster.Sharded
 	closeC   func()          // closes client
 	stores   []*kg.Client    // replica 0 (the test's dataset; the audit replica when sharded), then datasets of the second Fuseki
 	appliers []*applierRun
-	sharded  bool // stores[0] is an audit replica, each other store a group's replica
+	sharded  bool              // stores[0] is an audit replica, each other store a group's replica
+	groups   []*cluster.Client // when sharded, a Client of each group's log, in group order: a test's own writes that go to every group (raw.go)
 	users    map[testing.TB]bool
+	down     bool // taken down (release, Empty): its tests' Cleanups have nothing left to do
 	log      *logBuffer
 }
 
@@ -181,7 +186,7 @@ func Querier(tb testing.TB, c *kg.Client) session.Querier {
 	if ok {
 		if !r.users[tb] {
 			r.users[tb] = true
-			tb.Cleanup(func() { release(tb, ep) })
+			tb.Cleanup(func() { release(tb, r) })
 		}
 		mu.Unlock()
 		return r.client
@@ -203,14 +208,44 @@ func Querier(tb testing.TB, c *kg.Client) session.Querier {
 		other.users[tb] = true
 		mu.Unlock()
 		r.close()
-		tb.Cleanup(func() { release(tb, ep) })
+		tb.Cleanup(func() { release(tb, other) })
 		return other.client
 	}
+	r.ep = ep
 	r.users = map[testing.TB]bool{tb: true}
 	rigs[ep] = r
 	mu.Unlock()
-	tb.Cleanup(func() { release(tb, ep) })
+	tb.Cleanup(func() { release(tb, r) })
 	return r.client
+}
+
+// Empty wipes tb's dataset and returns a client of it, as fusekitest.Empty
+// does. On the kafka profile it first takes down the replicated store made
+// on that dataset, if any, checking it as when its last test ends: the
+// next Querier makes a new one on the wiped dataset, with logs of its own.
+// A test on one Fuseki wipes its store where an operator of a cluster
+// starts a new one (a wipe through the log would keep the replicas'
+// offsets, and groups' records of their sessions, from before). The
+// Queriers of the old store are closed: a test makes its Stores again
+// after Empty. Between Empty and the next Querier a test may write to its
+// dataset directly (a fixture only Fuseki's own parser reads): the new
+// replicated store starts from what the dataset holds.
+func Empty(tb testing.TB) *kg.Client {
+	tb.Helper()
+	if fusekitest.OnCluster() {
+		ep := fusekitest.New(tb).Endpoint()
+		mu.Lock()
+		r, ok := rigs[ep]
+		if ok {
+			r.down = true
+			delete(rigs, ep)
+		}
+		mu.Unlock()
+		if ok {
+			r.takeDown(tb)
+		}
+	}
+	return fusekitest.Empty(tb)
 }
 
 // invalidTopic matches what a Kafka topic name may not hold.
@@ -338,20 +373,26 @@ func copyInto(ctx context.Context, from, to *kg.Client) error {
 	return err
 }
 
-// release records that tb ended, and when it was the last test using the
-// replicated store of ep, checks the replicas and takes the store down.
-func release(tb testing.TB, ep string) {
+// release records that tb ended, and when it was the last test using
+// replicated store r, checks the replicas and takes the store down. A
+// store Empty took down is left as it is.
+func release(tb testing.TB, r *rig) {
 	mu.Lock()
-	r := rigs[ep]
 	delete(r.users, tb)
-	last := len(r.users) == 0
+	last := len(r.users) == 0 && !r.down
 	if last {
-		delete(rigs, ep)
+		r.down = true
+		delete(rigs, r.ep)
 	}
 	mu.Unlock()
-	if !last {
-		return
+	if last {
+		r.takeDown(tb)
 	}
+}
+
+// takeDown checks that r's replicas converged, failing tb if not, and
+// closes r.
+func (r *rig) takeDown(tb testing.TB) {
 	if err := r.converged(); err != nil {
 		tb.Errorf("clustertest: topic %s: %v", r.topic, err)
 	}
@@ -442,6 +483,9 @@ func (r *rig) close() []error {
 	var errs []error
 	if r.closeC != nil {
 		r.closeC()
+	}
+	for _, c := range r.groups {
+		c.Close()
 	}
 	for i, a := range r.appliers {
 		if a == nil {

@@ -2,11 +2,14 @@ package clustertest
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"strconv"
 	"testing"
 	"time"
+
+	"github.com/knakk/rdf"
 
 	"github.com/trails-kg/trails/cluster"
 	"github.com/trails-kg/trails/kg"
@@ -103,6 +106,14 @@ func newShardedRig(tb testing.TB, ep, topic string) (*rig, error) {
 		return nil, err
 	}
 	r.client, r.closeC = &auditWaiter{Sharded: sh, r: r}, sh.Close
+	for _, gc := range cfg.Groups {
+		c, err := cluster.Open(gc)
+		if err != nil {
+			r.close()
+			return nil, err
+		}
+		r.groups = append(r.groups, c)
+	}
 	return r, nil
 }
 
@@ -126,6 +137,41 @@ func (w *auditWaiter) LoadQuads(ctx context.Context, nq []byte) error {
 	err := w.Sharded.LoadQuads(ctx, nq)
 	w.r.waitFirst(ctx, w.Positions())
 	return err
+}
+
+// PutGraph sends the graph through the Sharded, then waits for the audit
+// replica.
+func (w *auditWaiter) PutGraph(ctx context.Context, g rdf.IRI, mediaType string, data []byte) error {
+	err := w.Sharded.PutGraph(ctx, g, mediaType, data)
+	w.r.waitFirst(ctx, w.Positions())
+	return err
+}
+
+// toGroups sends write, a test's own, through the Client of each group's
+// log, or of group g alone when g >= 0, and then waits until every
+// replica of each log it wrote to applied it: the Sharded's reads wait
+// for its own writes only.
+func (r *rig) toGroups(ctx context.Context, g int, write func(*cluster.Client) error) error {
+	var errs []error
+	pos := map[int]int64{} // group: the offset of the write in its log
+	for i, c := range r.groups {
+		if g >= 0 && i != g {
+			continue
+		}
+		if err := write(c); err != nil {
+			errs = append(errs, fmt.Errorf("group %d: %w", i, err))
+		}
+		pos[i] = c.Position()
+	}
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), waitApplied)
+	defer cancel()
+	for _, a := range r.appliers {
+		p, ok := pos[groupOf(a.topic)]
+		for ok && a.a.Position() < p && ctx.Err() == nil {
+			time.Sleep(5 * time.Millisecond)
+		}
+	}
+	return errors.Join(errs...)
 }
 
 // groupOf returns the group number that ends topic ("-gN").
