@@ -163,8 +163,7 @@ func (ds *Dataset) restore(ctx context.Context, r io.ReadSeeker, replace bool, p
 	if t, ok := ds.c.(treeRouted); ok && t.RoutesByTree() {
 		return st, fmt.Errorf("%w: a store sharded into replica groups (its drop and its load would need every group's log; not built): restore into a one-group cluster or a single Fuseki", ErrUnsupported)
 	}
-	rep, _ := ds.c.(interface{ Replicated() bool })
-	replicated := rep != nil && rep.Replicated()
+	replicated := ds.replicated()
 	// skip reports whether quad q is left out: a replica's own record, on
 	// a replicated store.
 	skip := func(q rdfio.Quad) bool {

@@ -71,14 +71,21 @@ func TestBackupRestore(t *testing.T) {
 	if !rs.Dropped || rs.Quads != wantQuads || rs.Batches != rs.Planned || rs.Batches < 3 || calls != rs.Batches {
 		t.Errorf("got %+v and %d progress calls, want the data dropped and %d quads loaded in every planned batch (3 or more)", rs, calls, wantQuads)
 	}
-	if findings, err := st.Check(ctx); err != nil || len(findings) > 0 {
-		t.Fatalf("check after restore: %v\n%s", err, storetest.FindingsText(findings))
+	sameAsBefore(t, st, c, want, wantQuads)
+}
+
+// sameAsBefore fails tb unless the store restored over c checks clean
+// and holds snapshot want in wantQuads quads.
+func sameAsBefore(tb testing.TB, st *store, c *kg.Client, want []string, wantQuads int) {
+	tb.Helper()
+	if findings, err := st.Check(context.Background()); err != nil || len(findings) > 0 {
+		tb.Fatalf("check after restore: %v\n%s", err, storetest.FindingsText(findings))
 	}
-	if got := snapshot(t, st); !slices.Equal(got, want) {
-		t.Fatalf("after restore:\n%s", firstDiff(got, want))
+	if got := snapshot(tb, st); !slices.Equal(got, want) {
+		tb.Fatalf("after restore:\n%s", firstDiff(got, want))
 	}
-	if got := storetest.CountQuads(t, c, ""); got != wantQuads {
-		t.Errorf("got %d quads after restore, want %d", got, wantQuads)
+	if got := storetest.CountQuads(tb, c, ""); got != wantQuads {
+		tb.Errorf("got %d quads after restore, want %d", got, wantQuads)
 	}
 }
 
@@ -167,15 +174,7 @@ func TestRestoreReplace(t *testing.T) {
 	if onLog := fusekitest.OnCluster(); onLog != (rs.Replica > 0) {
 		t.Errorf("got %d replica quads left out of the dump, want some on a replicated store only (replicated: %v)", rs.Replica, onLog)
 	}
-	if findings, err := st.Check(ctx); err != nil || len(findings) > 0 {
-		t.Fatalf("check after restore: %v\n%s", err, storetest.FindingsText(findings))
-	}
-	if got := snapshot(t, st); !slices.Equal(got, want) {
-		t.Fatalf("after restore:\n%s", firstDiff(got, want))
-	}
-	if got := storetest.CountQuads(t, c, ""); got != wantQuads {
-		t.Errorf("got %d quads after restore, want %d", got, wantQuads)
-	}
+	sameAsBefore(t, st, c, want, wantQuads)
 	// The store goes on: a write after the restore is applied and read.
 	s := session.New("after the restore")
 	s.Append("user", "still here?")

@@ -30,6 +30,15 @@ const expireBatch = 50
 // names (*cluster.Sharded): a request must name one tree.
 type treeRouted interface{ RoutesByTree() bool }
 
+// replicated reports whether ds writes through a replicated log (a
+// cluster.Client or Sharded: its Replicated method), where every replica
+// applies each update: a time must be the writer's, and a replica's own
+// records are no data.
+func (ds *Dataset) replicated() bool {
+	r, ok := ds.c.(interface{ Replicated() bool })
+	return ok && r.Replicated()
+}
+
 // PlanExpire returns the sessions Expire(ctx, now) would mark expired, the
 // earliest expiry first, as steps with Action "expire", without changing
 // anything: the dry run of Expire.

@@ -246,10 +246,9 @@ func (ds *Dataset) shareValues(ctx context.Context, in *importInput) error {
 		}
 	}
 	slices.SortStableFunc(events, func(a, b event) int { return a.at.Compare(b.at) })
-	rep, _ := ds.c.(interface{ Replicated() bool })
 	for _, e := range events {
 		var u string
-		if rep != nil && rep.Replicated() {
+		if ds.replicated() {
 			// Every replica applies the update: the time is this writer's.
 			u = session.SharedValuesUpdateAt(e.s.hdr, e.created, e.turns, ds.now())
 		} else {
@@ -332,10 +331,15 @@ func planImport(in *importInput, provStored map[int]bool, byTree bool) ([]import
 		// its parent), then the activities': an activity naming only a
 		// deleted session then finds it in its tree's group, not in the
 		// group the activity alone would take.
-		sessionPrefix := "<" + ontology.SessionBase
-		slices.SortStableFunc(prov, func(a, b string) int {
-			return cmpBool(!strings.HasPrefix(a, sessionPrefix), !strings.HasPrefix(b, sessionPrefix))
-		})
+		var own, rest []string
+		for _, l := range prov {
+			if strings.HasPrefix(l, "<"+ontology.SessionBase) {
+				own = append(own, l)
+			} else {
+				rest = append(rest, l)
+			}
+		}
+		prov = append(own, rest...)
 	}
 	for i := 0; i < len(prov); {
 		subj, _, _ := strings.Cut(prov[i], " ")
@@ -630,15 +634,4 @@ func sharesValue(t session.Turn) bool {
 		}
 	}
 	return false
-}
-
-// cmpBool orders false before true.
-func cmpBool(a, b bool) int {
-	switch {
-	case a == b:
-		return 0
-	case a:
-		return 1
-	}
-	return -1
 }
