@@ -11,10 +11,12 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 	"unicode/utf8"
 
 	"github.com/knakk/rdf"
+	"github.com/trails-kg/trails/internal/appendhint"
 	"github.com/trails-kg/trails/internal/proc"
 	"github.com/trails-kg/trails/internal/telemetry"
 	"github.com/trails-kg/trails/kg"
@@ -76,6 +78,14 @@ type ApplierConfig struct {
 	// Logf, when set, reports progress and the errors the Applier
 	// retries.
 	Logf func(format string, args ...any)
+	// UpdatesOnly applies every record as its SPARQL Update, as Fuseki
+	// evaluates it: the update path. Without it (the default) the
+	// Applier decides the condition of appends that carry a hint
+	// (session.Store's, through a Client) by reading, a run of them at a
+	// time, and applies those that hold as data (decide.go): the same
+	// dataset, several times faster to apply. trails-bench compares the
+	// two.
+	UpdatesOnly bool
 }
 
 // Applier applies the log to one replica's dataset. Run applies; the
@@ -87,6 +97,8 @@ type Applier struct {
 	topic string
 	log   rdf.IRI // the partition's IRI, subject of its applied offset
 	tel   telemetry.Replica
+
+	decided atomic.Int64 // records applied as data (decide.go)
 
 	mu       sync.Mutex
 	applied  int64              // the last offset applied, -1 for none
@@ -250,15 +262,65 @@ func (a *Applier) Run(ctx context.Context) error {
 	}
 }
 
-// applyBatch applies recs (consecutive records of the partition) in one
-// transaction, or record by record when the store refuses the batch,
-// retrying while the store is unavailable. It returns only ctx's error.
+// applyBatch applies recs (consecutive records of the partition, none
+// naming a Graph Store request or a moved tree): appends that hold as
+// data (decide.go), the others as their updates. It returns ctx's error,
+// or an error when recs do not follow the applied offset.
 func (a *Applier) applyBatch(ctx context.Context, recs []*kgo.Record) error {
-	prev := recs[0].Offset - 1
-	last := recs[len(recs)-1].Offset
-	if done, err := a.follows(prev, last); done || err != nil {
+	if done, err := a.follows(recs[0].Offset-1, recs[len(recs)-1].Offset); done || err != nil {
 		return err
 	}
+	if a.cfg.UpdatesOnly {
+		return a.applyUpdates(ctx, recs)
+	}
+	for len(recs) > 0 {
+		if n, ops := a.decide(ctx, recs); n > 0 {
+			if err := a.applyDecided(ctx, recs[:n], ops); err != nil {
+				return err
+			}
+			recs = recs[n:]
+			continue
+		}
+		// The first record is not an append that holds: it and the
+		// records after it without a hint go the update path.
+		n := 1
+		for n < len(recs) && header(recs[n], appendhint.Key) == "" {
+			n++
+		}
+		if err := a.applyUpdates(ctx, recs[:n]); err != nil {
+			return err
+		}
+		recs = recs[n:]
+	}
+	return nil
+}
+
+// applyDecided applies recs, appends whose conditions hold (decide), as
+// ops in one transaction; when the store refuses that, recs go the
+// update path. It returns only ctx's error.
+func (a *Applier) applyDecided(ctx context.Context, recs []*kgo.Record, ops []string) error {
+	prev, last := recs[0].Offset-1, recs[len(recs)-1].Offset
+	err := a.send(ctx, prev, last, ops, nil)
+	if err == nil {
+		a.advance(last)
+		a.decided.Add(int64(len(recs)))
+		a.tel.Decided(ctx, len(recs))
+		return nil
+	}
+	if ctx.Err() != nil {
+		return ctx.Err()
+	}
+	a.logf("applier: apply offsets %d..%d as data: %v (the update path applies them)", prev+1, last, err)
+	return a.applyUpdates(ctx, recs)
+}
+
+// applyUpdates applies recs (consecutive records of the partition, the
+// first following the applied offset) as their updates in one
+// transaction, or record by record when the store refuses the batch,
+// retrying while the store is unavailable. It returns only ctx's error.
+func (a *Applier) applyUpdates(ctx context.Context, recs []*kgo.Record) error {
+	prev := recs[0].Offset - 1
+	last := recs[len(recs)-1].Offset
 	texts := make([]string, len(recs))
 	for i, r := range recs {
 		texts[i] = string(r.Value)

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/knakk/rdf"
+	"github.com/trails-kg/trails/internal/appendhint"
 	"github.com/trails-kg/trails/internal/proc"
 	"github.com/trails-kg/trails/internal/telemetry"
 	"github.com/trails-kg/trails/kg"
@@ -169,8 +170,10 @@ var ErrNondeterministic = errors.New("cluster: the update depends on where or wh
 
 // Update sends update as one record to the log and waits for a replica to
 // apply it (see the package documentation). update must be whole: a
-// request that a store would take alone. The options are ignored: a
-// record is written to the log once.
+// request that a store would take alone. Of the options only an append's
+// hint (kg.Hint with appendhint's key, which session.Store attaches)
+// counts: it goes with the record as a header, for the appliers' decided
+// path (ApplierConfig.UpdatesOnly); a record is written to the log once.
 //
 // It returns nil when the update applied; a *kg.Error matching
 // kg.ErrBadRequest when the store refused it; a *kg.Error matching
@@ -179,11 +182,17 @@ var ErrNondeterministic = errors.New("cluster: the update depends on where or wh
 // for a record over MaxRecordBytes, sent to nobody; ErrNondeterministic
 // (also matching kg.ErrBadRequest) for an update that calls NOW(), RAND(),
 // UUID(), STRUUID() or BNODE(), sent to nobody.
-func (c *Client) Update(ctx context.Context, update string, _ ...kg.UpdateOption) error {
+func (c *Client) Update(ctx context.Context, update string, opts ...kg.UpdateOption) error {
 	if f := kg.NondeterministicCall(update); f != "" {
 		return fmt.Errorf("%w: %w: it calls %s(), which each replica would evaluate on its own (a Querier that wraps a *cluster.Client must pass on its Replicated method)", ErrNondeterministic, kg.ErrBadRequest, f)
 	}
-	return c.write(ctx, "update", &kgo.Record{Value: []byte(update)})
+	rec := &kgo.Record{Value: []byte(update)}
+	for _, h := range kg.HintsOf(opts...) {
+		if h[0] == appendhint.Key { // the only hint an applier reads
+			rec.Headers = append(rec.Headers, kgo.RecordHeader{Key: h[0], Value: []byte(h[1])})
+		}
+	}
+	return c.write(ctx, "update", rec)
 }
 
 // PutGraph replaces graph g with data, of the given media type (kg.NTriples
@@ -232,7 +241,7 @@ func (c *Client) writeAt(ctx context.Context, op string, rec *kgo.Record) (off i
 	ctx, cancel := context.WithTimeout(ctx, c.timeout)
 	defer cancel()
 	text := "" // an update's first line names it (telemetry.QueryName)
-	if len(rec.Headers) == 0 {
+	if header(rec, headerOp) == "" {
 		text = string(rec.Value[:min(len(rec.Value), 80)])
 	}
 	ctx, send := telemetry.StartSend(ctx, c.topic, op, text, len(rec.Value))

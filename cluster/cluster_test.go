@@ -83,7 +83,14 @@ func newRig(t *testing.T, k *kafkatest.Cluster, srv *fusekitest.Server, first in
 // start runs an Applier of store, serving on srv (a new server when nil).
 func (r *rig) start(t *testing.T, store *kg.Client, srv *httptest.Server) *applierRun {
 	t.Helper()
-	a, err := cluster.NewApplier(cluster.ApplierConfig{Brokers: r.brokers, Topic: r.topic, Store: store, Logf: t.Logf})
+	return r.startWith(t, cluster.ApplierConfig{Store: store}, srv)
+}
+
+// startWith is start with cfg, whose Brokers, Topic and Logf it sets.
+func (r *rig) startWith(t *testing.T, cfg cluster.ApplierConfig, srv *httptest.Server) *applierRun {
+	t.Helper()
+	cfg.Brokers, cfg.Topic, cfg.Logf = r.brokers, r.topic, t.Logf
+	a, err := cluster.NewApplier(cfg)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -21,3 +21,6 @@ func DieBeforeCopy() (restore func()) {
 	beforeCopy = func() bool { return true }
 	return func() { beforeCopy = nil }
 }
+
+// Decided returns how many records a applied as data (decide.go).
+func Decided(a *Applier) int64 { return a.decided.Load() }

@@ -26,8 +26,9 @@ type request struct {
 	body        []byte
 	text        string // the SPARQL text, for its name (telemetry.QueryName)
 	idempotent  bool
-	once        bool     // one attempt, whatever the failure
-	references  []string // References: read by routers, not sent
+	once        bool        // one attempt, whatever the failure
+	references  []string    // References: read by routers, not sent
+	hints       [][2]string // Hint: key and value, read by a replicated Querier, not sent
 	// handle reads a successful (2xx) answer. It must consume what it needs
 	// of the body; do closes it, unless keep is set.
 	handle func(*http.Response) error

@@ -47,6 +47,27 @@ func ReferencesOf(opts ...UpdateOption) []string {
 	return r.references
 }
 
+// Hint attaches value under key to an update, for a Querier that can use
+// it: a *cluster.Client sends each hint as a header of the update's record
+// in the replicated log, where a replica's applier may read it (an
+// append's hint lets it decide the append's condition by reading and
+// apply its data as data). Client, and every Querier that knows no
+// hints, ignores it; the text sent is the same. A hint never changes
+// what an update does on a store that runs its text.
+func Hint(key, value string) UpdateOption {
+	return func(r *request) { r.hints = append(r.hints, [2]string{key, value}) }
+}
+
+// HintsOf returns the hints of opts (Hint), key and value, in order; nil
+// when none has one.
+func HintsOf(opts ...UpdateOption) [][2]string {
+	var r request
+	for _, o := range opts {
+		o(&r)
+	}
+	return r.hints
+}
+
 // Update sends a SPARQL Update request as an application/sparql-update body
 // (never form-encoded, so there is no size cap). Fuseki applies one request,
 // however many ';'-separated operations it holds, as one transaction. On a

@@ -7,6 +7,7 @@ import (
 	"sync"
 
 	"github.com/knakk/rdf"
+	"github.com/trails-kg/trails/internal/appendhint"
 	"github.com/trails-kg/trails/internal/telemetry"
 	"github.com/trails-kg/trails/kg"
 )
@@ -99,6 +100,9 @@ type write struct {
 	// seed 973475663517: an append answered ErrConflict "was deleted"
 	// though its shared values were stored).
 	gone rdf.IRI
+	// hint, when not "", is the appendhint.Hint of the update, encoded,
+	// which a lone write sends with it (kg.Hint) for a replica's applier.
+	hint string
 }
 
 // alone returns the update as the write sends it by itself.
@@ -358,7 +362,11 @@ func (st *Store) sendAlone(ctx context.Context, w write, release bool) (bool, er
 	// answer tells: it is sent once, as repeated after it applied, it
 	// would fail. Its ack graph, a name of its own, is its gate too.
 	drops, dropped := st.takeReceipts()
-	err := st.update(ctx, w.alone()+drops+gateOps(w.ack), release)
+	var opts []kg.UpdateOption
+	if w.hint != "" && drops == "" {
+		opts = append(opts, kg.Hint(appendhint.Key, w.hint))
+	}
+	err := st.update(ctx, w.alone()+drops+gateOps(w.ack), release, opts...)
 	if err == nil {
 		return true, nil
 	}

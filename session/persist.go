@@ -3,10 +3,12 @@ package session
 import (
 	"context"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/google/uuid"
 	"github.com/knakk/rdf"
+	"github.com/trails-kg/trails/internal/appendhint"
 	"github.com/trails-kg/trails/internal/telemetry"
 	"github.com/trails-kg/trails/kg"
 	"github.com/trails-kg/trails/ontology"
@@ -392,16 +394,26 @@ func (st *Store) persistOnce(ctx context.Context, s *Session) (bool, error) {
 func (st *Store) sendAppend(ctx context.Context, s *Session, d *kg.Data, sg *staging, n int, head, prev, all string, state hashState, last string) (bool, error) {
 	g := sessionIRI(s.ID)
 	own := s.Turns[s.ForkedAt:]
+	data, err := d.Quads()
+	if err != nil {
+		return false, invalidTerm(err)
+	}
 	ack, acks := st.ackGraph()
 	if acks {
 		d.Add(ack, ack, ack, ack) // written only if the compare and swap holds
 	}
-	u, err := withStaged("append", uAppend, sg, d, appendParams(s, g, n, head, prev))
+	params := appendParams(s, g, n, head, prev)
+	u, err := withStaged("append", uAppend, sg, d, params)
 	if err != nil {
 		return false, err
 	}
-	u += shareValues(g, s, time.Time{}, own[n:], st.writerTime())
-	ok, err := st.applyAcked(ctx, u, ack, appended(g, own[len(own)-1], last), g, sg) // no ack: apply
+	share := shareValues(g, s, time.Time{}, own[n:], st.writerTime())
+	var hint string
+	if acks && share == "" && sg.empty() {
+		hint = appendHint(u, data, ack, s, n, head, prev, len(own), all, last)
+	}
+	u += share
+	ok, err := st.applyWrite(ctx, write{update: u, ack: ack, check: appended(g, own[len(own)-1], last), gone: g, hint: hint}, sg)
 	if ok {
 		s.seen = seenAfter(s, all, state, last)
 		s.replaced = seen{ok: true, own: n}
@@ -410,6 +422,33 @@ func (st *Store) sendAppend(ctx context.Context, s *Session, d *kg.Data, sg *sta
 		}
 	}
 	return ok, err
+}
+
+// appendHint returns the hint (appendhint.Hint, encoded) of append
+// update u, append.ru bound for s with the quads data and ack graph ack,
+// from n own turns with head digest head (the last with chain digest prev)
+// to own turns with head digest all, the last with chain digest last; ""
+// when u is not as the hint must describe it.
+func appendHint(u, data string, ack rdf.IRI, s *Session, n int, head, prev string, own int, all, last string) string {
+	at := strings.Index(u, data+"GRAPH "+termOrPanic(ack))
+	where := strings.LastIndex(u, "WHERE {")
+	end := strings.LastIndex(u, "}")
+	if at < 0 || where < at || end < where {
+		return ""
+	}
+	h := appendhint.Hint{
+		Session: sessionIRI(s.ID).String(), Ack: ack.String(),
+		Cond: [2]int{where + len("WHERE {"), end}, Data: [2]int{at, at + len(data)},
+		Own: n, Head: head, Prev: prev, Gen: s.gen, ForkAt: s.ForkedAt,
+		NewOwn: own, NewHead: all, Last: last,
+	}
+	if s.ParentID != "" {
+		h.ForkOf = ontology.SessionIRI(s.ParentID)
+	}
+	if n == 0 {
+		h.Prev = ""
+	}
+	return h.Encode()
 }
 
 // create writes s, which the store does not hold yet.

@@ -102,6 +102,10 @@ func withStagedTables(name, tmpl string, sg *staging, d *kg.Data, p kg.Params, t
 	return u + sg.set.Drop(), nil
 }
 
+// empty reports whether sg stages nothing: no pattern in the update's
+// WHERE clause, no graph to send or drop.
+func (sg *staging) empty() bool { return sg == nil || sg.set.Empty() }
+
 // send PUTs the staged contents into the staging graph, if any.
 func (sg *staging) send(ctx context.Context, c Querier) error {
 	if sg == nil || !sg.set.Sends() {

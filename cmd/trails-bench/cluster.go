@@ -54,6 +54,10 @@ const (
 	tClusterCatchUp  = "cluster: catch-up ≥ 2,000 turns/s"
 	tClusterReplica  = "cluster: replica failover ≤ 5 s"
 	tClusterBroker   = "cluster: broker failover ≤ 5 s"
+	tClusterDecided  = "cluster: 64 writers, decided path ≥ 1.8× update path"
+	tClusterReplay   = "cluster: replay, decided path ≥ 2× update path"
+	decidedWriters   = 1.8
+	decidedReplay    = 2.0
 	clusterP50Ratio  = 2.0
 	clusterCatchUp   = 2000.0
 	clusterFailover  = 5 * time.Second
@@ -62,7 +66,7 @@ const (
 )
 
 // clusterColumns lists the cluster targets, in report order.
-var clusterColumns = []string{tClusterP50, tClusterWriters, tClusterCatchUp, tClusterReplica, tClusterBroker}
+var clusterColumns = []string{tClusterP50, tClusterWriters, tClusterDecided, tClusterCatchUp, tClusterReplay, tClusterReplica, tClusterBroker}
 
 // clusterEnv is where the Kafka nodes are: the settings scripts/cluster
 // start prints.
@@ -128,7 +132,15 @@ type clusterResult struct {
 	ClusterFailed, SingleFailed int     // appends that failed in the measured runs
 	BatchMean                   float64 `json:"records_per_apply_under_load"` // records per apply request of the replica the writers used
 	WriterRuns                  int     `json:"writer_runs"`
-	CatchUp                     catchUp `json:"catch_up"`
+	// UpdatesAPS and UpdatesP50 are the writers through the log with
+	// every applier on the update path (trails-replica -updates-only);
+	// ClusterAPS is on the decided path, the default.
+	UpdatesAPS float64 `json:"updates_only_appends_per_s"`
+	UpdatesP50 time.Duration
+	CatchUp    catchUp `json:"catch_up"`
+	// CatchUpUpdates is CatchUp with the new replica's applier on the
+	// update path.
+	CatchUpUpdates catchUp `json:"catch_up_updates_only"`
 	// Seeded is a new replica that starts from a copy of replica 0's
 	// dataset (cluster.Seed, trails-replica -from) and applies the log
 	// after the copy's offset.
@@ -232,6 +244,9 @@ func (b *bench) cluster(ctx context.Context, env clusterEnv) (_ *clusterResult, 
 	}
 	if err := rig.writers(ctx, r); err != nil {
 		return nil, fmt.Errorf("cluster: writers: %w", err)
+	}
+	if err := rig.catchUp(ctx, &r.CatchUpUpdates, fromLogUpdates); err != nil {
+		return nil, fmt.Errorf("cluster: catch-up on the update path: %w", err)
 	}
 	if err := rig.catchUp(ctx, &r.CatchUp, fromLog); err != nil {
 		return nil, fmt.Errorf("cluster: catch-up: %w", err)
@@ -373,6 +388,27 @@ func (a *applierProc) start(exe string) error {
 		return fmt.Errorf("the applier exited before serving (its log: %s)", a.log)
 	}
 	a.addr = strings.TrimSpace(line)
+	return nil
+}
+
+// restartAppliers stops every applier and starts it again, on the
+// update path when updatesOnly (trails-replica -updates-only), else on
+// the decided path.
+func (rig *clusterRig) restartAppliers(updatesOnly bool) error {
+	exe, err := os.Executable()
+	if err != nil {
+		return err
+	}
+	for i, a := range rig.appliers {
+		a.kill()
+		a.args = slices.DeleteFunc(a.args, func(s string) bool { return s == "-updates-only" })
+		if updatesOnly {
+			a.args = append(a.args, "-updates-only")
+		}
+		if err := a.start(exe); err != nil {
+			return fmt.Errorf("applier %d: %w", i, err)
+		}
+	}
 	return nil
 }
 
@@ -821,6 +857,27 @@ func (rig *clusterRig) writers(ctx context.Context, r *clusterResult) error {
 	}
 	r.ClusterAPS, r.SingleAPS = median(logRates), median(dirRates)
 	r.ClusterP50, r.SingleP50 = time.Duration(percentile(logLat, 50)), time.Duration(percentile(dirLat, 50))
+	// The same through the log, every applier on the update path.
+	if err := rig.restartAppliers(true); err != nil {
+		return err
+	}
+	var updRates, updLat []float64
+	for run := 0; run <= b.plan.runs; run++ {
+		cnt, lat, fail, err := viaLog.window(ctx, b.plan.clusterWindow, b.plan.clusterWindow, contents)
+		if err != nil {
+			return fmt.Errorf("through the log, update path: %w", err)
+		}
+		if run == 0 {
+			continue
+		}
+		r.ClusterFailed += fail
+		updRates, updLat = append(updRates, float64(cnt)/b.plan.clusterWindow.Seconds()), append(updLat, lat...)
+		b.logf("cluster: %d writers, run %d: through the log on the update path %.1f appends/s (%d failed)", n, run, updRates[len(updRates)-1], fail)
+	}
+	r.UpdatesAPS, r.UpdatesP50 = median(updRates), time.Duration(percentile(updLat, 50))
+	if err := rig.restartAppliers(false); err != nil {
+		return err
+	}
 	if len(batches) > 0 {
 		var sum float64
 		for _, x := range batches {
@@ -906,9 +963,10 @@ func (rig *clusterRig) waitApplied(ctx context.Context, i int, off int64, within
 
 // How a new replica starts (catchUp).
 const (
-	fromLog   = iota // empty, applying the whole log
-	fromSeed         // cluster.Seed: a Graph Store copy of replica 0's dataset, then the log after it
-	fromFiles        // a file copy of a stopped replica's TDB2 database, then the log after it
+	fromLog        = iota // empty, applying the whole log
+	fromSeed              // cluster.Seed: a Graph Store copy of replica 0's dataset, then the log after it
+	fromFiles             // a file copy of a stopped replica's TDB2 database, then the log after it
+	fromLogUpdates        // fromLog, the applier on the update path (ApplierConfig.UpdatesOnly)
 )
 
 // catchUp starts a new replica (a Fuseki of its own, empty) and an applier
@@ -971,7 +1029,7 @@ func (rig *clusterRig) catchUp(ctx context.Context, cu *catchUp, mode int) error
 			return err
 		}
 	}
-	a, err := cluster.NewApplier(cluster.ApplierConfig{Brokers: rig.env.brokers, Topic: rig.topic, Store: store})
+	a, err := cluster.NewApplier(cluster.ApplierConfig{Brokers: rig.env.brokers, Topic: rig.topic, Store: store, UpdatesOnly: mode == fromLogUpdates})
 	if err != nil {
 		return err
 	}
@@ -1004,7 +1062,7 @@ func (rig *clusterRig) catchUp(ctx context.Context, cu *catchUp, mode int) error
 	if cu.Turns, err = res.Solutions[0].Int("n"); err != nil {
 		return err
 	}
-	how := [...]string{"catch-up", "catch-up from a copy", "catch-up from a file copy"}[mode]
+	how := [...]string{"catch-up", "catch-up from a copy", "catch-up from a file copy", "catch-up on the update path"}[mode]
 	if mode == fromFiles {
 		err, restarted = <-restarted, nil
 		if err != nil {
@@ -1401,6 +1459,13 @@ func (c *clusterResult) judge() []target {
 			msf(c.LogP50), msf(c.LogP99), msf(c.DirectP50), msf(c.DirectP99), x(rp)), c.DirectP50 > 0 && rp <= clusterP50Ratio},
 		{tClusterWriters, fmt.Sprintf("%d writers: through the log %.1f appends/s, one Fuseki %.1f appends/s: %s",
 			c.Writers, c.ClusterAPS, c.SingleAPS, x(ratio(c.ClusterAPS, c.SingleAPS))), c.SingleAPS > 0 && c.ClusterAPS >= c.SingleAPS},
+		{tClusterDecided, fmt.Sprintf("%d writers through the log: decided path %.1f appends/s (p50 %s ms), update path %.1f appends/s (p50 %s ms): %s",
+			c.Writers, c.ClusterAPS, msf(c.ClusterP50), c.UpdatesAPS, msf(c.UpdatesP50), x(ratio(c.ClusterAPS, c.UpdatesAPS))),
+			c.UpdatesAPS > 0 && c.ClusterAPS >= decidedWriters*c.UpdatesAPS},
+		{tClusterReplay, fmt.Sprintf("replaying %s records from empty: decided path %.2f s, %.0f records/s; update path %.2f s, %.0f records/s: %s",
+			thousands(int(c.CatchUp.Records)), c.CatchUp.D.Seconds(), c.CatchUp.recordsPerSec(), c.CatchUpUpdates.D.Seconds(), c.CatchUpUpdates.recordsPerSec(),
+			x(ratio(c.CatchUp.recordsPerSec(), c.CatchUpUpdates.recordsPerSec()))),
+			c.CatchUpUpdates.Records > 0 && c.CatchUp.recordsPerSec() >= decidedReplay*c.CatchUpUpdates.recordsPerSec()},
 		{tClusterCatchUp, fmt.Sprintf("replaying the log from empty: %s records, %s turns in %.2f s, %.0f turns/s; from a copy of a replica (cluster.Seed) and the log after it: %s turns in %.2f s, %.0f turns/s; from a file copy of a stopped replica's database: %s turns in %.2f s, %.0f turns/s",
 			thousands(int(c.CatchUp.Records)), thousands(c.CatchUp.Turns), c.CatchUp.D.Seconds(), c.CatchUp.turnsPerSec(),
 			thousands(c.Seeded.Turns), c.Seeded.D.Seconds(), c.Seeded.turnsPerSec(),
@@ -1442,8 +1507,16 @@ func (c *clusterResult) markdown(w io.Writer) {
 	table(w, []string{"writers", "log appends/s", "log p50 ms", "one Fuseki appends/s", "one Fuseki p50 ms", "log / one", tClusterWriters},
 		[][]string{{fmt.Sprint(c.Writers), fmt.Sprintf("%.1f", c.ClusterAPS), msf(c.ClusterP50), fmt.Sprintf("%.1f", c.SingleAPS), msf(c.SingleP50),
 			x(ratio(c.ClusterAPS, c.SingleAPS)), verdict(c.SingleAPS > 0 && c.ClusterAPS >= c.SingleAPS)}})
+	fmt.Fprintf(w, "**The decided path against the update path.** The appliers above decide the conditions of appends by reading and apply "+
+		"them as data (the default, docs/scale-out.md); then every applier is restarted with `-updates-only` (each record applied as its "+
+		"SPARQL Update, as before issue 39) and the %d writers run again through the log, %d runs after a warm-up, the median judged.\n\n",
+		c.Writers, c.WriterRuns)
+	table(w, []string{"writers", "decided path appends/s", "p50 ms", "update path appends/s", "p50 ms", "decided / update", tClusterDecided},
+		[][]string{{fmt.Sprint(c.Writers), fmt.Sprintf("%.1f", c.ClusterAPS), msf(c.ClusterP50), fmt.Sprintf("%.1f", c.UpdatesAPS), msf(c.UpdatesP50),
+			x(ratio(c.ClusterAPS, c.UpdatesAPS)), verdict(c.UpdatesAPS > 0 && c.ClusterAPS >= decidedWriters*c.UpdatesAPS)}})
 	fmt.Fprintf(w, "**A new replica.** A new Fuseki (empty, its JVM cold) and an applier apply the whole log written above "+
-		"(mostly single-turn appends, one record each), from the applier's start until it has applied the last record; "+
+		"(mostly single-turn appends, one record each), from the applier's start until it has applied the last record, "+
+		"first with the applier on the update path, then on the decided path (%s: %s); "+
 		"the first batch shows what starting costs (the applier reads its offset, joins the log, and the new JVM answers its first requests). "+
 		"**From a copy**: the same, but the new replica first copies replica 0's dataset (`cluster.Seed`, as `trails-replica -from` does: "+
 		"one Graph Store GET, one POST) and applies the log after the copy's offset (its records are those); its time counts the copy, "+
@@ -1452,12 +1525,13 @@ func (c *clusterResult) markdown(w io.Writer) {
 		"its database directory is copied file by file (`fusekitest.Server.CopyData`; an operator's `cp -a`) and the replica is started again; "+
 		"a new Fuseki starts on the copy and its applier applies the log after the offset the copy holds. Its time counts the stop and the copy "+
 		"(%.2f s, the donor is down for it), the new Fuseki's start on the copy (%.2f s; the two other ways start theirs before their time begins) "+
-		"and the log after the copy; the donor's restart runs beside it on this machine's two cores.\n\n", c.Copied.Copy.Seconds(), c.Copied.Start.Seconds())
+		"and the log after the copy; the donor's restart runs beside it on this machine's two cores.\n\n",
+		tClusterReplay, x(ratio(c.CatchUp.recordsPerSec(), c.CatchUpUpdates.recordsPerSec())), c.Copied.Copy.Seconds(), c.Copied.Start.Seconds())
 	rows = nil
 	for _, k := range []struct {
 		how string
 		cu  catchUp
-	}{{"replaying the log from empty", c.CatchUp}, {"from a copy of a replica", c.Seeded}, {"from a file copy of a stopped replica", c.Copied}} {
+	}{{"replaying the log from empty, update path", c.CatchUpUpdates}, {"replaying the log from empty", c.CatchUp}, {"from a copy of a replica", c.Seeded}, {"from a file copy of a stopped replica", c.Copied}} {
 		cu := k.cu
 		rows = append(rows, []string{k.how, thousands(int(cu.Records)), thousands(cu.Turns), fmt.Sprintf("%.2f", cu.D.Seconds()), fmt.Sprintf("%.0f", cu.recordsPerSec()),
 			fmt.Sprintf("%.0f", cu.turnsPerSec()), fmt.Sprintf("%.2f", cu.First.Seconds()), fmt.Sprintf("%.0f", cu.steadyPerSec()),
@@ -1493,6 +1567,7 @@ func applierChild(ctx context.Context, args []string, stdout, stderr io.Writer) 
 	topic := fs.String("topic", cluster.DefaultTopic, "")
 	dataset := fs.String("dataset", "", "")
 	listen := fs.String("listen", "127.0.0.1:0", "")
+	updatesOnly := fs.Bool("updates-only", false, "")
 	if err := fs.Parse(args); err != nil {
 		return exit.Usagef("%s: %v", applierChildFlag, err)
 	}
@@ -1505,7 +1580,7 @@ func applierChild(ctx context.Context, args []string, stdout, stderr io.Writer) 
 		return err
 	}
 	logger := log.New(stderr, "", log.LstdFlags|log.LUTC|log.Lmicroseconds)
-	a, err := cluster.NewApplier(cluster.ApplierConfig{Brokers: strings.Split(*brokers, ","), Topic: *topic, Store: store, Logf: logger.Printf})
+	a, err := cluster.NewApplier(cluster.ApplierConfig{Brokers: strings.Split(*brokers, ","), Topic: *topic, Store: store, Logf: logger.Printf, UpdatesOnly: *updatesOnly})
 	if err != nil {
 		return err
 	}

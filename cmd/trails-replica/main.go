@@ -47,9 +47,10 @@ func run(ctx context.Context, args []string, stderr io.Writer) error {
 	dataset := fs.String("dataset", os.Getenv("TRAILS_REPLICA_DATASET"), "the replica's Fuseki dataset URL ($TRAILS_REPLICA_DATASET)")
 	listen := fs.String("listen", "127.0.0.1:3141", "address of the HTTP service of positions and outcomes")
 	logFormat := fs.String("log-format", envOr("TRAILS_LOG_FORMAT", "text"), "the format of the log on stderr: text or json ($TRAILS_LOG_FORMAT)")
+	updatesOnly := fs.Bool("updates-only", false, "apply every record as its SPARQL Update (the update path), never an append's data after deciding its condition by reading (the decided path, the default)")
 	from := fs.String("from", "", "a running replica's dataset URL to copy first when -dataset is empty (cluster.Seed): the new replica then applies the log from the copy's offset")
 	fs.Usage = func() {
-		fmt.Fprint(stderr, `Usage: trails-replica -brokers HOST:PORT,... -dataset URL [-from URL] [-listen ADDR] [-topic NAME] [-log-format text|json]
+		fmt.Fprint(stderr, `Usage: trails-replica -brokers HOST:PORT,... -dataset URL [-from URL] [-listen ADDR] [-topic NAME] [-log-format text|json] [-updates-only]
 
 Applies the log topic's records, in order, to the replica's Fuseki dataset,
 in batches of one transaction each, with the offset applied written into the
@@ -60,7 +61,9 @@ Writers (cluster.Client) learn their records' outcomes from its HTTP service:
   GET /metrics                      its metrics, in the Prometheus text format
                                     (trails_replica_lag: records not yet applied;
                                     trails_replica_records_total: records applied
-                                    and refused; trails_replica_apply_duration_seconds)
+                                    and refused; trails_replica_decided_total: of
+                                    those applied, the appends applied as data;
+                                    trails_replica_apply_duration_seconds)
 It logs to stderr with log/slog (-log-format text or json).
 It stops on SIGINT or SIGTERM. A new replica starts on an empty dataset: from
 the log's first record, or with -from from a copy of a running replica's
@@ -105,7 +108,7 @@ a replica restarted with it resumes from its own offset.
 		}
 	}
 	a, err := cluster.NewApplier(cluster.ApplierConfig{
-		Brokers: strings.Split(*brokers, ","), Topic: *topic, Store: store,
+		Brokers: strings.Split(*brokers, ","), Topic: *topic, Store: store, UpdatesOnly: *updatesOnly,
 		Logf: func(format string, args ...any) { logger.Info(fmt.Sprintf(format, args...)) },
 	})
 	if err != nil {

@@ -127,6 +127,10 @@ func (st *Set) term(t rdf.Term) string {
 	return s
 }
 
+// Empty reports whether st holds nothing: Bind leaves a template as it
+// is and Drop returns "".
+func (st *Set) Empty() bool { return st == nil || st.n == 0 && st.nt.Len() == 0 }
+
 // Sends reports whether st has literals to send ahead (Send).
 func (st *Set) Sends() bool { return st != nil && st.nt.Len() > 0 }
 

@@ -27,6 +27,10 @@ const (
 	// failed (a batch the store refused is then sent again record by
 	// record).
 	MetricReplicaApplyDuration = "trails.replica.apply.duration"
+	// MetricReplicaDecided counts the records of MetricReplicaRecords'
+	// applied ones that the applier applied as data, having decided
+	// their conditions by reading (cluster's decided path).
+	MetricReplicaDecided = "trails.replica.decided"
 )
 
 // AttrOutcome is the attribute of MetricReplicaRecords saying what became
@@ -42,6 +46,7 @@ const (
 var (
 	replicaRecords       metric.Int64Counter
 	replicaApplyDuration metric.Float64Histogram
+	replicaDecided       metric.Int64Counter
 	replicaApplied       metric.Int64ObservableGauge
 	replicaLag           metric.Int64ObservableGauge
 )
@@ -49,6 +54,8 @@ var (
 func init() {
 	replicaRecords, _ = meter.Int64Counter(MetricReplicaRecords, metric.WithUnit("{record}"),
 		metric.WithDescription("Log records the replica's applier passed, by outcome (applied or refused)."))
+	replicaDecided, _ = meter.Int64Counter(MetricReplicaDecided, metric.WithUnit("{record}"),
+		metric.WithDescription("Records the replica's applier applied as data, their conditions decided by reading (a part of the applied ones)."))
 	replicaApplyDuration, _ = meter.Float64Histogram(MetricReplicaApplyDuration, metric.WithUnit("s"),
 		metric.WithDescription("Duration of the applier's requests, one transaction each, retries included."),
 		metric.WithExplicitBucketBoundaries(latencyBuckets...))
@@ -102,6 +109,14 @@ func (r Replica) Records(ctx context.Context, applied, refused int) {
 	if refused > 0 {
 		replicaRecords.Add(ctx, int64(refused), r.refused)
 	}
+}
+
+// Decided records that n of the records applied were applied as data.
+func (r Replica) Decided(ctx context.Context, n int) {
+	if r.all == nil || n <= 0 || !replicaDecided.Enabled(ctx) {
+		return
+	}
+	replicaDecided.Add(ctx, int64(n), r.all)
 }
 
 // StartApply returns the start of an apply request, to give to

@@ -1,0 +1,179 @@
+package cluster_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http/httptest"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/trails-kg/trails/cluster"
+	"github.com/trails-kg/trails/internal/fusekitest"
+	"github.com/trails-kg/trails/internal/kafkatest"
+	"github.com/trails-kg/trails/kg"
+	"github.com/trails-kg/trails/session"
+)
+
+// TestDecidedPath runs writers through the log to two replicas, one on
+// the decided path (appends applied as data, their conditions decided
+// by reading) and one on the update path (UpdatesOnly): appends of
+// sessions of their own, two writers racing on one session (lost
+// compare and swaps, refused), a rewind, a completed session that
+// refuses appends. Both replicas must hold the same quads, the writers
+// must see every append they were told applied, and a third replica
+// that replays the whole log from empty on the decided path (several
+// appends of a session in one run) must hold the same quads too.
+func TestDecidedPath(t *testing.T) {
+	k := kafkatest.Start(t)
+	srv, err := fusekitest.StartServer(fusekitest.Options{Datasets: 2})
+	if err != nil {
+		t.Fatalf("fuseki for the replicas: %v", err)
+	}
+	t.Cleanup(func() { srv.Close() })
+	ctx := context.Background()
+
+	r := &rig{brokers: k.Brokers(), topic: "t" + t.Name()}
+	k.CreateTopic(t, r.topic, 1)
+	for i, ds := range srv.Datasets[:2] {
+		c := fusekitest.Client(t, kg.Config{Endpoint: ds, Store: kg.Fuseki})
+		r.stores = append(r.stores, c)
+		r.appliers = append(r.appliers, r.startWith(t, cluster.ApplierConfig{Store: c, UpdatesOnly: i == 1}, httptest.NewServer(&current{})))
+	}
+	t.Cleanup(func() {
+		for _, a := range r.appliers {
+			a.stop(t)
+			a.srv.Close()
+		}
+	})
+	c := r.client(t)
+
+	var wg sync.WaitGroup
+	var mu sync.Mutex
+	stored := map[string]int{} // session id: turns its writers were told are stored
+	for w := range 6 {
+		wg.Go(func() {
+			st := session.NewStore(c)
+			s := session.New(fmt.Sprintf("writer-%d", w))
+			for i := range 12 {
+				s.Append("user", fmt.Sprintf("turn %d of writer %d", i, w))
+				if err := st.Persist(ctx, s); err != nil {
+					t.Errorf("writer %d, turn %d: %v", w, i, err)
+					return
+				}
+			}
+			mu.Lock()
+			stored[s.ID] = len(s.Turns)
+			mu.Unlock()
+		})
+	}
+
+	// Two writers racing on one session: each loads, appends, persists;
+	// a lost race (ErrConflict) loads again.
+	st := session.NewStore(c)
+	shared := session.New("racers")
+	shared.Append("user", "start")
+	if err := st.Persist(ctx, shared); err != nil {
+		t.Fatal(err)
+	}
+	var conflicts sync.Map
+	for w := range 2 {
+		wg.Go(func() {
+			st := session.NewStore(c)
+			for i := range 8 {
+				for {
+					s, err := st.Load(ctx, shared.ID)
+					if err != nil {
+						t.Errorf("racer %d: %v", w, err)
+						return
+					}
+					s.Append("user", fmt.Sprintf("racer %d, turn %d", w, i))
+					err = st.Persist(ctx, s)
+					if errors.Is(err, session.ErrConflict) {
+						conflicts.Store(fmt.Sprint(w, i), true)
+						continue
+					}
+					if err != nil {
+						t.Errorf("racer %d: %v", w, err)
+						return
+					}
+					break
+				}
+			}
+		})
+	}
+	wg.Wait()
+	if t.Failed() {
+		t.FailNow()
+	}
+
+	// A rewind, then appends on the rewound session; a completed session
+	// refuses an append.
+	rw := session.New("rewinder")
+	for i := range 5 {
+		rw.Append("user", fmt.Sprintf("turn %d", i))
+		if err := st.Persist(ctx, rw); err != nil {
+			t.Fatal(err)
+		}
+	}
+	rw, _, err = st.Rewind(ctx, rw.ID, 2, session.RewindOptions{Reason: "try again"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	rw.Append("user", "after the rewind")
+	if err := st.Persist(ctx, rw); err != nil {
+		t.Fatal(err)
+	}
+	done := session.New("finisher")
+	done.Append("user", "one")
+	if err := st.Persist(ctx, done); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := st.SetState(ctx, done.ID, session.StateCompleted, session.StateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	done.Append("user", "after the end")
+	if err := st.Persist(ctx, done); err == nil {
+		t.Error("append to a completed session: applied, want refused")
+	}
+
+	quads := r.converged(t, c.Position())
+	for id, n := range stored {
+		s, err := st.Load(ctx, id)
+		if err != nil || len(s.Turns) != n {
+			t.Errorf("session %s: %v turns (%v), want %d", id, len(s.Turns), err, n)
+		}
+	}
+	if s, err := st.Load(ctx, shared.ID); err != nil || len(s.Turns) != 17 {
+		t.Errorf("raced session: %v turns (%v), want 17", len(s.Turns), err)
+	}
+	if got := cluster.Decided(r.appliers[0].a); got < 6*11 {
+		t.Errorf("replica 0 applied %d records as data, want at least the 66 appends of the writers of their own sessions", got)
+	}
+	if got := cluster.Decided(r.appliers[1].a); got != 0 {
+		t.Errorf("replica 1 (UpdatesOnly) applied %d records as data, want 0", got)
+	}
+	t.Logf("lost races: %d", countMap(&conflicts))
+
+	// A new replica replays the whole log on the decided path: runs with
+	// several appends of one session.
+	c3 := fusekitest.Client(t, kg.Config{Endpoint: srv.Datasets[2], Store: kg.Fuseki})
+	third := r.startWith(t, cluster.ApplierConfig{Store: c3}, httptest.NewServer(&current{}))
+	r.stores, r.appliers = append(r.stores, c3), append(r.appliers, third)
+	if again := r.converged(t, c.Position()); again != quads {
+		t.Errorf("the replayed replica differs")
+	}
+	if got := cluster.Decided(third.a); got < 6*11 {
+		t.Errorf("the replaying replica applied %d records as data, want at least 66", got)
+	}
+	if !strings.Contains(quads, "after the rewind") {
+		t.Error("the rewound session's append is not stored")
+	}
+}
+
+func countMap(m *sync.Map) int {
+	n := 0
+	m.Range(func(any, any) bool { n++; return true })
+	return n
+}
