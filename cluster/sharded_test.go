@@ -229,6 +229,19 @@ func testSharded(t *testing.T, k *kafkatest.Cluster, srv *fusekitest.Server) {
 	if len(findings) != 0 {
 		t.Errorf("check of the audit replica: %d findings, first %+v", len(findings), findings[0])
 	}
+	// The groups' appliers, each its dataset's only writer, applied
+	// appends as data; the audit replica's, two writers of one dataset,
+	// never did.
+	for g, gr := range sr.groups {
+		if n := cluster.Decided(gr.appliers[0].a) + cluster.Decided(gr.appliers[1].a); n == 0 {
+			t.Errorf("group %d's appliers applied no append as data", g)
+		}
+	}
+	for g, a := range sr.auditA {
+		if n := cluster.Decided(a.a); n != 0 {
+			t.Errorf("the audit replica's applier of group %d applied %d records as data, want 0 (it shares its dataset)", g, n)
+		}
+	}
 
 	// A turn long enough to be staged (a Graph Store PUT ahead of its
 	// update) in a group 1 tree: the PUT goes to group 1 with it.

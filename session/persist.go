@@ -392,28 +392,12 @@ func (st *Store) persistOnce(ctx context.Context, s *Session) (bool, error) {
 // answer, found the session deleted and answered ErrConflict for an
 // append that had landed).
 func (st *Store) sendAppend(ctx context.Context, s *Session, d *kg.Data, sg *staging, n int, head, prev, all string, state hashState, last string) (bool, error) {
-	g := sessionIRI(s.ID)
 	own := s.Turns[s.ForkedAt:]
-	data, err := d.Quads()
-	if err != nil {
-		return false, invalidTerm(err)
-	}
-	ack, acks := st.ackGraph()
-	if acks {
-		d.Add(ack, ack, ack, ack) // written only if the compare and swap holds
-	}
-	params := appendParams(s, g, n, head, prev)
-	u, err := withStaged("append", uAppend, sg, d, params)
+	w, err := st.appendWrite(s, d, sg, n, head, prev, own[n:], all, last)
 	if err != nil {
 		return false, err
 	}
-	share := shareValues(g, s, time.Time{}, own[n:], st.writerTime())
-	var hint string
-	if acks && share == "" && sg.empty() {
-		hint = appendHint(u, data, ack, s, n, head, prev, len(own), all, last)
-	}
-	u += share
-	ok, err := st.applyWrite(ctx, write{update: u, ack: ack, check: appended(g, own[len(own)-1], last), gone: g, hint: hint}, sg)
+	ok, err := st.applyWrite(ctx, w, sg)
 	if ok {
 		s.seen = seenAfter(s, all, state, last)
 		s.replaced = seen{ok: true, own: n}
@@ -422,6 +406,34 @@ func (st *Store) sendAppend(ctx context.Context, s *Session, d *kg.Data, sg *sta
 		}
 	}
 	return ok, err
+}
+
+// appendWrite returns the write of append.ru for session s: the quads d
+// (and staging graph sg) of its new turns more, after n own turns with
+// head digest head, the last of which has chain digest prev; all is the
+// head digest of its own turns after the append, last the chain digest
+// of the last new turn. It adds the ack's quad to d, and hints a lone
+// append for a replica's applier (appendhint).
+func (st *Store) appendWrite(s *Session, d *kg.Data, sg *staging, n int, head, prev string, more []Turn, all, last string) (write, error) {
+	g := sessionIRI(s.ID)
+	data, err := d.Quads()
+	if err != nil {
+		return write{}, invalidTerm(err)
+	}
+	ack, acks := st.ackGraph()
+	if acks {
+		d.Add(ack, ack, ack, ack) // written only if the compare and swap holds
+	}
+	u, err := withStaged("append", uAppend, sg, d, appendParams(s, g, n, head, prev))
+	if err != nil {
+		return write{}, err
+	}
+	share := shareValues(g, s, time.Time{}, more, st.writerTime())
+	w := write{update: u + share, ack: ack, check: appended(g, more[len(more)-1], last), gone: g}
+	if acks && share == "" && sg.empty() {
+		w.hint = appendHint(u, data, ack, s, n, head, prev, n+len(more), all, last)
+	}
+	return w, nil
 }
 
 // appendHint returns the hint (appendhint.Hint, encoded) of append

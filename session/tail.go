@@ -272,17 +272,12 @@ func (st *Store) appendTailSeen(ctx context.Context, s *Session) (bool, error) {
 	// With an ack (Fuseki, Oxigraph), a success answer says it applied,
 	// whatever a Delete does before a question could be asked (issue 22,
 	// seeds 498168231296 and 498168231303), as sendAppend's.
-	ack, acks := st.ackGraph()
-	if acks {
-		d.Add(ack, ack, ack, ack) // written only if the compare and swap holds
-	}
-	u, err := withStaged("append", uAppend, sg, &d, appendParams(s, g, sn.own, sn.head, sn.chain))
+	w, err := st.appendWrite(s, &d, sg, sn.own, sn.head, sn.chain, more, all, chain[len(chain)-1])
 	if err != nil {
 		return false, err
 	}
-	u += shareValues(g, s, time.Time{}, more, st.writerTime())
 	last := more[len(more)-1]
-	ok, err := st.applyAcked(ctx, u, ack, appended(g, last, chain[len(chain)-1]), g, sg) // no ack: apply
+	ok, err := st.applyWrite(ctx, w, sg)
 	if ok {
 		s.seen = seen{ok: true, own: own, head: all, state: state, last: last, chain: chain[len(chain)-1]}
 		s.replaced = seen{ok: true, own: sn.own}
