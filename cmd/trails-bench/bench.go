@@ -38,28 +38,44 @@ var (
 // principal is the principal of every session the benchmark writes.
 const principal = "bench-agent"
 
-// bench is one benchmark run: its Fuseki, a client that counts its round
-// trips, a Store and a Dataset over it and the content generator.
+// bench is one benchmark run: its store (Fuseki or Oxigraph), a client
+// that counts its round trips, a Store and a Dataset over it and the
+// content generator.
 type bench struct {
 	plan plan
 	log  io.Writer
 	t0   time.Time
 
-	srv *fusekitest.Server
-	ct  *counter
-	c   *kg.Client
-	st  *session.Store
-	ds  *admin.Dataset // the operators' view: Export and Check
-	gen *textGen
+	store kg.Store // the store's profile, -store
+	srv   *fusekitest.Server
+	ct    *counter
+	c     *kg.Client
+	st    *session.Store
+	ds    *admin.Dataset // the operators' view: Export and Check
+	gen   *textGen
 
 	adminBin string // trails-admin, scenario 11's witness server: -trails-admin, or built by the run
 }
 
-// newClient returns a client of the benchmark's Fuseki counting through
-// ct. Requests may take long (bulk loads of hundreds of megabytes).
+// storeClient returns a client of the benchmark's store, of its
+// profile, counting through ct.
+func (b *bench) storeClient(ct *counter) (*kg.Client, error) {
+	return clientOf(b.srv.Endpoint, b.store, ct)
+}
+
+// newClient returns a client of the Fuseki dataset at endpoint counting
+// through ct (the cluster scenario's direct store: Fuseki only).
 func newClient(endpoint string, ct *counter) (*kg.Client, error) {
+	return clientOf(endpoint, kg.Fuseki, ct)
+}
+
+// clientOf returns a client of the store of profile st at endpoint
+// counting through ct. Requests may take long (bulk loads of hundreds of
+// megabytes).
+func clientOf(endpoint string, st kg.Store, ct *counter) (*kg.Client, error) {
 	return kg.New(kg.Config{
 		Endpoint:    endpoint,
+		Store:       st,
 		HTTPClient:  &http.Client{Transport: ct},
 		Timeout:     30 * time.Minute,
 		MaxAttempts: 1, // a benchmark reports failures, it does not hide them

@@ -65,6 +65,68 @@ func TestShort(t *testing.T) {
 	checkTargets(t, report, targetColumns)
 }
 
+// TestShortOxigraph runs the whole benchmark at tiny sizes on an Oxigraph
+// of its own (-store oxigraph) and checks that the report says which store
+// it measured and what it left out, has every section and every target,
+// each judged, and went between Oxigraph's markers, leaving Fuseki's
+// report alone. Without Oxigraph (scripts/pytools) it fails, saying how
+// to get it. It asserts nothing about time.
+func TestShortOxigraph(t *testing.T) {
+	out := filepath.Join(t.TempDir(), "BENCHMARKS.md")
+	m := markers(kg.Oxigraph, "")
+	prefix := beginMarker + "\nFuseki's report\n" + endMarker + "\n\n" + m.Begin + "\nold report\n" + m.End + "\n"
+	if err := os.WriteFile(out, []byte(prefix), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	scratch := t.TempDir() // where the server's log goes
+	t.Setenv(fusekitest.EnvScratch, scratch)
+	var stdout, stderr bytes.Buffer
+	if err := run(context.Background(), []string{"-short", "-store", "oxigraph", "-o", out}, &stdout, &stderr); err != nil {
+		t.Fatalf("trails-bench -short -store oxigraph: %v\n%s", err, stderr.String())
+	}
+	if left, _ := os.ReadDir(scratch); len(left) != 0 {
+		t.Errorf("the run left %d scratch directories (%s...), want none", len(left), left[0].Name())
+	}
+	b, err := os.ReadFile(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	report := string(b)
+	if !strings.Contains(report, beginMarker+"\nFuseki's report\n"+endMarker) {
+		t.Errorf("the run on Oxigraph changed Fuseki's report:\n%s", report)
+	}
+	if strings.Contains(report, "old report") {
+		t.Errorf("the old report between Oxigraph's markers is still there")
+	}
+	for _, want := range []string{
+		"# Trails benchmark results on Oxigraph\n",
+		"- Software: go", "Oxigraph 0.5.13 (`oxigraph serve`", "on RocksDB on disk", "Oxigraph's server does not fsync at each update",
+		"against one Oxigraph, every baseline and floor included",
+		"- Left out on Oxigraph: the SHACL shapes in section 7's `Check`: Oxigraph has no SHACL endpoint",
+		"sections 10 and 12 (cluster, shards;",
+		"| RocksDB MiB on disk |",
+		"`Check()` (`check`; every rule but the SHACL shapes: Oxigraph has no SHACL endpoint)",
+	} {
+		if !strings.Contains(report, want) {
+			t.Errorf("the report does not say %q:\n%s", want, report)
+		}
+	}
+	for _, fuseki := range []string{"Apache Jena Fuseki", "TDB2 MiB on disk", "warm the JVM up"} {
+		if strings.Contains(report, fuseki) {
+			t.Errorf("the report on Oxigraph says %q", fuseki)
+		}
+	}
+	for _, s := range sections {
+		if !strings.Contains(report, "\n"+s+"\n") {
+			t.Errorf("no section %q in the report:\n%s", s, report)
+		}
+	}
+	if !strings.Contains(report, " targets met") {
+		t.Errorf("no summary line under the Targets table")
+	}
+	checkTargets(t, report, targetColumns)
+}
+
 // TestOnlySigning runs scenario 11 alone at tiny sizes (-only signing)
 // and checks that the report has its section and its targets, each
 // judged, and no other scenario's section. It asserts nothing about time.
@@ -198,6 +260,11 @@ func TestUsage(t *testing.T) {
 		{name: "only cluster without Kafka", args: []string{"-only", "cluster"}, env: map[string]string{"TRAILS_KAFKA_BROKERS": ""}, code: exit.Usage, stderr: "scripts/cluster start --kafka-only"},
 		{name: "applier child without arguments", args: []string{applierChildFlag}, code: exit.Usage, stderr: applierChildFlag},
 		{name: "only agent without its markers", args: []string{"-only", "agent", "-o", filepath.Join(full, "x")}, code: exit.Usage, stderr: "trails-bench:agent:begin"},
+		{name: "store what", args: []string{"-store", "generic"}, code: exit.Usage, stderr: "fuseki (the default) or oxigraph"},
+		{name: "only cluster on oxigraph", args: []string{"-store", "oxigraph", "-only", "cluster"}, code: exit.Usage, stderr: "-only cluster runs on Fuseki only"},
+		{name: "only shards on oxigraph", args: []string{"-store", "oxigraph", "-only", "shards"}, code: exit.Usage, stderr: "-only shards runs on Fuseki only"},
+		{name: "oxigraph without its markers", args: []string{"-store", "oxigraph", "-o", filepath.Join(full, "x")}, code: exit.Usage, stderr: "trails-bench:oxigraph:begin"},
+		{name: "fuseki with the tests on oxigraph", args: []string{"-short"}, env: map[string]string{fusekitest.EnvStore: "oxigraph"}, code: exit.Usage, stderr: "-store oxigraph"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -98,8 +98,9 @@ func (b *bench) allocCost(ctx context.Context, fx *loadFixtures) ([]allocRow, er
 }
 
 // childFlag, first on the command line, makes the binary the peak-memory
-// child: trails-bench -rss-child ENDPOINT ID loads session ID and prints
-// an rssResult as JSON. Not in the usage text.
+// child: trails-bench -rss-child STORE ENDPOINT ID loads session ID from
+// the store of profile STORE at ENDPOINT and prints an rssResult as JSON.
+// Not in the usage text.
 const childFlag = "-rss-child"
 
 // peakRSS bulk-loads a root session of rssTurns turns in the shape
@@ -124,7 +125,7 @@ func (b *bench) peakRSS(ctx context.Context) (rssResult, error) {
 	if err != nil {
 		return rssResult{}, err
 	}
-	cmd := exec.CommandContext(ctx, exe, childFlag, b.srv.Endpoint, id)
+	cmd := exec.CommandContext(ctx, exe, childFlag, string(b.store), b.srv.Endpoint, id)
 	var out, errb bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &errb
 	cmd.Env = append(os.Environ(), "GOGC=", "GOMEMLIMIT=") // the defaults
@@ -146,20 +147,24 @@ func (b *bench) peakRSS(ctx context.Context) (rssResult, error) {
 
 // rssChild is the child's side of peakRSS.
 func rssChild(ctx context.Context, args []string, stdout io.Writer) error {
-	if len(args) != 2 {
-		return exit.Usagef("%s ENDPOINT ID", childFlag)
+	if len(args) != 3 {
+		return exit.Usagef("%s STORE ENDPOINT ID", childFlag)
+	}
+	store, err := kg.ParseStore(args[0])
+	if err != nil {
+		return exit.Usagef("%s STORE ENDPOINT ID: %v", childFlag, err)
 	}
 	base, err := procStatus("VmRSS")
 	if err != nil {
 		return err
 	}
-	c, err := kg.New(kg.Config{Endpoint: args[0], Timeout: 10 * time.Minute, MaxAttempts: 1})
+	c, err := kg.New(kg.Config{Endpoint: args[1], Store: store, Timeout: 10 * time.Minute, MaxAttempts: 1})
 	if err != nil {
 		return err
 	}
 	st := session.NewStore(c)
 	t0 := time.Now()
-	s, err := st.Load(ctx, args[1])
+	s, err := st.Load(ctx, args[2])
 	if err != nil {
 		return err
 	}

@@ -29,7 +29,7 @@ type concRow struct {
 func (b *bench) concurrency(ctx context.Context, leaf string, turns int) ([]concRow, error) {
 	// The writer has a client and Store of its own (its requests are not
 	// the readers'), and appends until the scenario ends.
-	wc, err := newClient(b.srv.Endpoint, newCounter())
+	wc, err := b.storeClient(newCounter())
 	if err != nil {
 		return nil, err
 	}

@@ -125,7 +125,7 @@ type latencyRow struct {
 func (b *bench) overNetwork(ctx context.Context, fx *loadFixtures) ([]latencyRow, error) {
 	ct := newCounter()
 	ct.next = &delayed{d: b.plan.rtt, next: ct.next}
-	c, err := newClient(b.srv.Endpoint, ct)
+	c, err := b.storeClient(ct)
 	if err != nil {
 		return nil, err
 	}

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/trails-kg/trails/internal/benchreport"
+	"github.com/trails-kg/trails/kg"
 )
 
 // results is everything a run measured; the markdown report and -json
@@ -16,7 +17,9 @@ import (
 type results struct {
 	Command       string         `json:"command"`
 	Plan          string         `json:"plan"`
-	Only          string         `json:"only,omitempty"` // the one scenario run (-only), "" for all
+	Only          string         `json:"only,omitempty"`     // the one scenario run (-only), "" for all
+	Store         kg.Store       `json:"store"`              // the store measured (-store)
+	LeftOut       []string       `json:"left_out,omitempty"` // what the store lacks for, and why
 	Date          time.Time      `json:"date"`
 	Machine       machine        `json:"machine"`
 	Runs          int            `json:"runs"`
@@ -308,15 +311,23 @@ func tableLeft(w io.Writer, left int, head []string, rows [][]string) {
 // markdown writes the report.
 func (r *results) markdown(w io.Writer) {
 	m := r.Machine
-	fmt.Fprintf(w, "# Trails benchmark results\n\n")
+	if r.Store == kg.Fuseki {
+		fmt.Fprintf(w, "# Trails benchmark results\n\n")
+	} else {
+		fmt.Fprintf(w, "# Trails benchmark results on %s\n\n", storeName(r.Store))
+	}
 	fmt.Fprintf(w, "- Command: `%s` (plan %q; wall time %s)\n", r.Command, r.Plan, r.Wall.Round(time.Second))
 	fmt.Fprintf(w, "- Date: %s; source: `%s` (git describe; -dirty: with uncommitted changes)\n", r.Date.UTC().Format("2006-01-02 15:04 MST"), m.Source)
 	fmt.Fprintf(w, "- Machine: %d cores (%s), %s GiB memory, %s\n", m.CPUs, m.CPUModel, fmt.Sprintf("%.1f", float64(m.MemBytes)/(1<<30)), m.OS)
 	fmt.Fprintf(w, "- %s\n", benchreport.LoadLine(r.LoadAvg[0], r.LoadAvg[len(r.LoadAvg)-1]))
-	fmt.Fprintf(w, "- Software: %s; %s; Apache Jena Fuseki %s on TDB2 on disk with `fuseki/trails.ttl`\n", m.Go, m.Java, m.Fuseki)
+	r.markdownStore(w)
 	fmt.Fprintf(w, "- Method: unless a section says otherwise, every figure is the median of %d measured runs after one warm-up run, "+
-		"all in one process against one Fuseki; round trips (trips) are HTTP requests and KB are response bytes received, "+
-		"counted by an http.RoundTripper around the client.\n\n", r.Runs)
+		"all in one process against one %s, every baseline and floor included; round trips (trips) are HTTP requests and KB are response bytes received, "+
+		"counted by an http.RoundTripper around the client.\n", r.Runs, storeName(r.Store))
+	if len(r.LeftOut) > 0 {
+		fmt.Fprintf(w, "- Left out on %s: %s.\n", storeName(r.Store), strings.Join(r.LeftOut, "; "))
+	}
+	fmt.Fprintln(w)
 
 	fmt.Fprintf(w, "## Targets\n\n")
 	benchreport.WriteTargets(w, []string{"measured"}, judged(r.Targets))
@@ -350,6 +361,21 @@ func (r *results) markdown(w io.Writer) {
 	}
 	rows = append(rows, []string{"**total**", fmt.Sprintf("**%.0f**", r.Wall.Seconds())})
 	table(w, []string{"step", "seconds"}, rows)
+}
+
+// markdownStore writes the line of the header that says which store was
+// measured and how it keeps its data.
+func (r *results) markdownStore(w io.Writer) {
+	m := r.Machine
+	if r.Store != kg.Oxigraph {
+		fmt.Fprintf(w, "- Software: %s; %s; Apache Jena Fuseki %s on TDB2 on disk with `fuseki/trails.ttl`\n", m.Go, m.Java, m.Fuseki)
+		return
+	}
+	fmt.Fprintf(w, "- Software: %s; Oxigraph %s (`oxigraph serve`, PyPI's %s, from scripts/pytools) on RocksDB on disk "+
+		"with `--union-default-graph`, through a kg client of the `oxigraph` profile, which sends the process's updates one at a time. "+
+		"Oxigraph's server does not fsync at each update (docs/stores.md), TDB2 syncs every commit: "+
+		"an acknowledged write here survives the server process dying, not the machine losing power, "+
+		"so these figures are not of Fuseki's durability\n", m.Go, m.Oxigraph, oxigraphPackage)
 }
 
 // markdownScenarios writes sections 1 to 6.
@@ -422,8 +448,8 @@ func (r *results) markdownScenarios(w io.Writer) {
 	fmt.Fprintf(w, "Appending turns to one session, `batch` turns per `Persist`, against raw INSERT DATA of the same triples "+
 		"(seven per turn, the new turn count and digest) in requests of the same size, the two alternating call by call. "+
 		"Each of the %d runs appends up to 1/%d of the target with each way and stops early once its `Persist` calls have taken %v "+
-		"(every write is a TDB2 commit that waits for the disk). Throughput is turns over the summed wall time of a way's calls "+
-		"in a run (content made beforehand); trips are per call.\n\n", r.Runs, r.Runs, r.PersistBudget)
+		"(%s). Throughput is turns over the summed wall time of a way's calls "+
+		"in a run (content made beforehand); trips are per call.\n\n", r.Runs, r.Runs, r.PersistBudget, commitNote(r.Store))
 	rows = nil
 	for _, p := range r.Persist {
 		col := "—"
@@ -458,7 +484,7 @@ func (r *results) markdownScenarios(w io.Writer) {
 				msf(s.Load.D), msf(s.Load.Min), fmt.Sprintf("%.0f", s.Load.Trips), kb(s.Load.Bytes), rr,
 				x(ratio(float64(s.Load.Min), float64(sc.Rows[0].Load.Min))), col})
 		}
-		table(w, []string{"other turns", "quads in store", "TDB2 MiB on disk", "Load ms", "fastest ms", "trips", "KB", "ratio", "fastest ratio", tScaling}, rows)
+		table(w, []string{"other turns", "quads in store", storeDisk(r.Store) + " MiB on disk", "Load ms", "fastest ms", "trips", "KB", "ratio", "fastest ratio", tScaling}, rows)
 	}
 
 	fmt.Fprintf(w, "## 5. Client cost\n\n")
@@ -479,8 +505,8 @@ func (r *results) markdownScenarios(w io.Writer) {
 	fmt.Fprintf(w, "## 6. Concurrency\n\n")
 	if r.Scaling != nil {
 		fmt.Fprintf(w, "Loads per second of the %s-turn fork at depth %d by concurrent readers (one Store, one client), "+
-			"while one writer appends one turn per `Persist` to a session of its own; both share the machine's cores with Fuseki. "+
-			"Latencies are over all measured loads.\n\n", thousands(r.Scaling.Turns), r.Scaling.Depth)
+			"while one writer appends one turn per `Persist` to a session of its own; both share the machine's cores with %s. "+
+			"Latencies are over all measured loads.\n\n", thousands(r.Scaling.Turns), r.Scaling.Depth, storeName(r.Store))
 	}
 	rows = nil
 	for _, c := range r.Concurrency {
@@ -500,6 +526,15 @@ func findingsOf(wt *wideTree) string {
 		return fmt.Sprintf("%s findings", thousands(wt.Findings))
 	}
 	return fmt.Sprintf("%s findings (%s)", thousands(wt.Findings), strings.Join(rules, ", "))
+}
+
+// checkCall names the check row's call: without its SHACL shapes on a
+// store that has no SHACL endpoint.
+func checkCall(wt *wideTree) string {
+	if wt.NoSHACL != "" {
+		return fmt.Sprintf("`Check()` (`check`; every rule but the SHACL shapes: %s has no SHACL endpoint)", wt.NoSHACL)
+	}
+	return "`Check()` (`check`)"
 }
 
 // markdown writes section 7.
@@ -528,7 +563,7 @@ func (wt *wideTree) markdown(w io.Writer) {
 	tableLeft(w, 1, []string{"call", "ms", "trips", "result", tWideExport, tWideDelete}, [][]string{
 		{"`Export(parent)` (`export ID`)", msf(wt.Export.D), fmt.Sprintf("%.0f", wt.Export.Trips), fmt.Sprintf("%s KB of N-Quads", kb(float64(wt.ExportBytes))),
 			verdict(wt.Export.D > 0 && wt.Export.D <= wideExportMax), "—"},
-		{"`Check()` (`check`)", msf(wt.Check.D), fmt.Sprintf("%.0f", wt.Check.Trips), findingsOf(wt), "—", "—"},
+		{checkCall(wt), msf(wt.Check.D), fmt.Sprintf("%.0f", wt.Check.Trips), findingsOf(wt), "—", "—"},
 		{"`Delete(parent, DeleteOptions{Cascade: true})` (`delete ID --cascade`)", msf(wt.Delete), fmt.Sprint(wt.DeleteTrips),
 			fmt.Sprintf("%s sessions, %.0f/s", thousands(wt.DeleteSteps), wt.DeleteRate()), "—", verdict(wt.DeleteRate() >= wideDeleteRate)},
 	})

@@ -19,26 +19,42 @@ import (
 	"github.com/trails-kg/trails/internal/benchreport"
 	"github.com/trails-kg/trails/internal/exit"
 	"github.com/trails-kg/trails/internal/fusekitest"
+	"github.com/trails-kg/trails/kg"
 )
 
-const usageText = `Usage: trails-bench [-short] [-only wide|tail|agent|cluster|signing|shards] [-o FILE] [-data DIR] [-json]
-                    [-trails-admin FILE] [-cpuprofile FILE] [-memprofile FILE]
+const usageText = `Usage: trails-bench [-short] [-store fuseki|oxigraph]
+                    [-only wide|tail|agent|cluster|signing|shards] [-o FILE] [-data DIR]
+                    [-json] [-trails-admin FILE] [-cpuprofile FILE] [-memprofile FILE]
 
 Starts a Fuseki of its own (TDB2 on disk, fuseki/trails.ttl) from the cached
-jar, runs every benchmark scenario against it and prints a markdown report:
-fork cost, load vs chain depth, persist throughput, store-size scaling,
-client cost, concurrency, a wide fork tree, tail loads, agent sessions and
-what signing each write costs, each next to its baselines, with one column
-per target saying "meets" or "misses", and under the Targets table a
-summary computed from it (how many were met; what was measured for each
-one missed). Run it inside the Trails checkout (it finds the Fuseki jar
-and configuration there). The full run took 10 minutes on the 2-core
-machine at a load average of 1 to 2 (its report's last table says where
-the time goes), and needs some 12 GB free in $TMPDIR (section 4 of the
-report gives the size the database reached).
+jar, or an Oxigraph with -store oxigraph, runs every benchmark scenario
+against it and prints a markdown report: fork cost, load vs chain depth,
+persist throughput, store-size scaling, client cost, concurrency, a wide
+fork tree, tail loads, agent sessions and what signing each write costs,
+each next to its baselines, with one column per target saying "meets" or
+"misses", and under the Targets table a summary computed from it (how many
+were met; what was measured for each one missed). Run it inside the Trails
+checkout (it finds the Fuseki jar and configuration, and scripts/pytools,
+there). The full run on Fuseki took 10 minutes on the 2-core machine at a
+load average of 1 to 2 (its report's last table says where the time goes),
+and needs some 12 GB free in $TMPDIR (section 4 of the report gives the
+size the database reached).
 
 Flags:
   -short     tiny sizes and one run of each, to check that it works (CI)
+  -store fuseki|oxigraph
+             the store measured (default fuseki). With oxigraph it starts
+             Oxigraph 0.5.13 (the oxigraph command of the PyPI package
+             oxigraph==0.5.13, from the Python environment scripts/pytools
+             makes on first use; RocksDB on disk, the union default graph)
+             and runs the same scenarios through a kg client of the
+             oxigraph profile, which sends the process's updates one at a
+             time; every floor and baseline is then Oxigraph's own. Its
+             server does not sync to disk at each update (TDB2 syncs every
+             commit), as the report says, with what it left out: the SHACL
+             shapes of section 7's check (Oxigraph has no SHACL endpoint).
+             -only cluster and -only shards need Fuseki replicas and
+             refuse it
   -only wide run scenario 7 alone (the wide tree: one parent, 10,000
              forks), a few minutes; its report has the Targets and section 7
   -only tail run scenario 8 alone (the last 50 turns of a 100,000-turn
@@ -66,7 +82,7 @@ Flags:
              with the witness as a process of its own over HTTP
              (trails-admin witness serve, started and stopped by the run)
              and as a witness.Dir in the benchmark's process, both beside
-             the TDB2 database; witness.Sign and each witness's Add (an
+             the store's database; witness.Sign and each witness's Add (an
              fsync) timed alone; a minute or two
   -only shards
              run scenario 12 alone: issue 38's capacity of replica
@@ -89,9 +105,14 @@ Flags:
              only the text between them is replaced; with -only wide the
              lines <!-- trails-bench:wide:begin --> and
              <!-- trails-bench:wide:end -->, which the file must have (and
-             likewise for the other scenarios -only runs)
-  -data DIR  keep the TDB2 database in DIR (new or empty) instead of a
-             temporary directory removed at the end
+             likewise for the other scenarios -only runs); with -store
+             oxigraph the lines <!-- trails-bench:oxigraph:begin --> and
+             <!-- trails-bench:oxigraph:end --> (trails-bench:oxigraph:wide
+             with -only wide, ...), which the file must have, so that a run
+             on Oxigraph never replaces Fuseki's report
+  -data DIR  keep the database in DIR (new or empty) instead of a
+             temporary directory removed at the end: Fuseki's TDB2 in
+             DIR/databases/trails, Oxigraph's RocksDB in DIR/oxigraph
   -json      print the measurements as JSON instead of markdown
   -trails-admin FILE
              the trails-admin binary scenario 11 starts as its witness
@@ -128,6 +149,7 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	data := fs.String("data", "", "")
 	asJSON := fs.Bool("json", false, "")
 	only := fs.String("only", "", "")
+	storeFlag := fs.String("store", string(kg.Fuseki), "")
 	adminBin := fs.String("trails-admin", "", "")
 	cpuProfile := fs.String("cpuprofile", "", "")
 	memProfile := fs.String("memprofile", "", "")
@@ -145,9 +167,18 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	if *only != "" && !slices.Contains([]string{"wide", "tail", "agent", "cluster", "signing", "shards"}, *only) {
 		return exit.Usagef("-only %q: the scenarios that run alone are wide, tail, agent, cluster, signing and shards", *only)
 	}
+	store, err := parseStore(*storeFlag)
+	if err != nil {
+		return err
+	}
+	if err := checkEnv(store); err != nil {
+		return err
+	}
+	if why, ok := fusekiOnly[*only]; ok && store != kg.Fuseki {
+		return exit.Usagef("-only %s runs on Fuseki only: %s; run it without -store %s", *only, why, store)
+	}
 	var cenv clusterEnv
 	if *only == "cluster" {
-		var err error
 		if cenv, err = clusterEnvFromOS(); err != nil {
 			return err
 		}
@@ -157,10 +188,10 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 			return err
 		}
 	}
-	if *only != "" && *out != "" {
+	if (*only != "" || store != kg.Fuseki) && *out != "" {
 		old, err := os.ReadFile(*out)
-		if m := markers(*only); err == nil && !m.In(old) {
-			return exit.Usagef("-o %s: the file has no lines %s and %s, between which the report of -only %s goes", *out, m.Begin, m.End, *only)
+		if m := markers(store, *only); err == nil && !m.In(old) {
+			return exit.Usagef("-o %s: the file has no lines %s and %s, between which the report of %s goes", *out, m.Begin, m.End, runName(store, *only))
 		}
 	}
 	if *cpuProfile != "" {
@@ -205,27 +236,29 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	}
 
 	t0 := time.Now()
-	b := &bench{plan: p, log: stderr, t0: t0, ct: newCounter(), gen: newTextGen(1), adminBin: *adminBin}
-	b.logf("starting Fuseki on TDB2 in %s", dir)
-	srv, err := fusekitest.StartServer(fusekitest.Options{DataDir: dir})
+	b := &bench{plan: p, log: stderr, t0: t0, store: store, ct: newCounter(), gen: newTextGen(1), adminBin: *adminBin}
+	b.logf("starting %s on %s in %s", storeName(store), storeDisk(store), dir)
+	srv, oxVersion, err := startStore(store, dir)
 	if err != nil {
 		return err
 	}
 	defer srv.Close() // and its scratch directory (config, log): Stop left them behind
 	b.srv = srv
-	if b.c, err = newClient(srv.Endpoint, b.ct); err != nil {
+	if b.c, err = b.storeClient(b.ct); err != nil {
 		return err
 	}
 	b.st = b.newStore()
 	b.ds = admin.New(b.c)
-	b.logf("Fuseki answers at %s (log %s)", srv.Endpoint, srv.Log)
+	b.logf("%s answers at %s (log %s)", storeName(store), srv.Endpoint, srv.Log)
 
 	r := &results{
 		Command: strings.Join(append([]string{"go run ./cmd/trails-bench"}, args...), " "),
 		Plan:    p.name,
 		Only:    *only,
+		Store:   store,
+		LeftOut: leftOut(store, *only),
 		Date:    t0,
-		Machine: describeMachine(srv),
+		Machine: describeMachine(srv, store, oxVersion),
 		Runs:    p.runs,
 		LoadAvg: []string{benchreport.LoadAvg()},
 
@@ -237,7 +270,7 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 			pctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 			defer cancel()
 			if b.c.Ping(pctx) != nil {
-				return fmt.Errorf("%w (Fuseki no longer answers: was it stopped from outside? its log: %s)", err, srv.Log)
+				return fmt.Errorf("%w (%s no longer answers: was it stopped from outside? its log: %s)", err, storeName(store), srv.Log)
 			}
 		}
 		return err
@@ -255,7 +288,7 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		_, err := stdout.Write(report)
 		return err
 	}
-	return writeReport(*out, report, *only)
+	return writeReport(*out, report, store, *only)
 }
 
 // all runs the scenarios in an order that keeps each one's store as it
@@ -279,13 +312,13 @@ func (b *bench) all(ctx context.Context, r *results, dir string, cenv clusterEnv
 		return err
 	}}
 	steps := []step{
-		{"start Fuseki", func() error { return nil }},
+		{"start " + storeName(b.store), func() error { return nil }},
 		{fmt.Sprintf("scaling: bulk-load %s filler turns, store the fork", thousands(b.plan.fillerSmall)), func() (err error) {
 			sc, err = b.scaleSetup(ctx)
 			r.Scaling = sc
 			return err
 		}},
-		{"warm the JVM up", func() error { return b.warmUp(ctx, sc.chain, true) }},
+		{warmStep(b.store), func() error { return b.warmUp(ctx, sc.chain, true) }},
 		{"scaling: measure with the small store", func() error { return b.scaleMeasure(ctx, sc, b.plan.fillerSmall, dir) }},
 		{"1. fork cost", func() (err error) {
 			r.Fork, err = b.forkCost(ctx)
@@ -381,11 +414,11 @@ type phase struct {
 }
 
 // writeReport writes report to path, between the markers if the file has
-// them, else as the whole file. The report of a run with -only goes between
-// markers of its own, which the file must have (it would otherwise replace
-// a full report).
-func writeReport(path string, report []byte, only string) error {
-	return benchreport.WriteFile(path, report, markers(only), only != "", false)
+// them, else as the whole file. The report of a run with -only, or of a
+// run on a store other than Fuseki, goes between markers of its own, which
+// the file must have (it would otherwise replace Fuseki's full report).
+func writeReport(path string, report []byte, st kg.Store, only string) error {
+	return benchreport.WriteFile(path, report, markers(st, only), only != "" || st != kg.Fuseki, false)
 }
 
 // Markers of the generated part of an output file.
@@ -394,33 +427,66 @@ const (
 	endMarker   = "<!-- trails-bench:end -->"
 )
 
-// markers returns the lines between which the report of a run with -only
-// only ("" for a full run) goes.
-func markers(only string) benchreport.Markers {
-	if only == "" {
+// markers returns the lines between which the report of a run on st with
+// -only only ("" for a full run) goes: trails-bench, trails-bench:ONLY
+// on Fuseki, trails-bench:oxigraph and trails-bench:oxigraph:ONLY on
+// Oxigraph.
+func markers(st kg.Store, only string) benchreport.Markers {
+	name := "trails-bench"
+	if st != kg.Fuseki {
+		name += ":" + string(st)
+	}
+	if only != "" {
+		name += ":" + only
+	}
+	if name == "trails-bench" {
 		return benchreport.Markers{Begin: beginMarker, End: endMarker}
 	}
-	return benchreport.NewMarkers("trails-bench:" + only)
+	return benchreport.NewMarkers(name)
 }
 
-// machine describes where the benchmark ran.
+// runName names a run on st with -only only in messages.
+func runName(st kg.Store, only string) string {
+	var flags []string
+	if only != "" {
+		flags = append(flags, "-only "+only)
+	}
+	if st != kg.Fuseki {
+		flags = append(flags, "-store "+string(st))
+	}
+	if len(flags) == 0 {
+		return "a full run"
+	}
+	return "a run with " + strings.Join(flags, " ")
+}
+
+// machine describes where the benchmark ran: Java and Fuseki on
+// Fuseki, Oxigraph on Oxigraph.
 type machine struct {
 	CPUs     int    `json:"cpus"`
 	CPUModel string `json:"cpu_model"`
 	MemBytes int64  `json:"mem_bytes"`
 	OS       string `json:"os"`
 	Go       string `json:"go"`
-	Java     string `json:"java"`
-	Fuseki   string `json:"fuseki"`
-	Source   string `json:"source"` // git describe of the checkout measured
+	Java     string `json:"java,omitempty"`
+	Fuseki   string `json:"fuseki,omitempty"`
+	Oxigraph string `json:"oxigraph,omitempty"` // oxigraph --version, the number
+	Source   string `json:"source"`             // git describe of the checkout measured
 }
 
-func describeMachine(srv *fusekitest.Server) machine {
+// describeMachine describes the machine and the store st that srv runs;
+// oxVersion is Oxigraph's version (startStore).
+func describeMachine(srv *fusekitest.Server, st kg.Store, oxVersion string) machine {
 	e := benchreport.Environment(srv.Log)
-	m := machine{CPUs: e.CPUs, CPUModel: e.CPUModel, OS: e.OS, Go: e.Go, Java: "java (unknown version)", Fuseki: e.Fuseki, Source: e.Source}
+	m := machine{CPUs: e.CPUs, CPUModel: e.CPUModel, OS: e.OS, Go: e.Go, Source: e.Source}
 	if n, err := memTotal(); err == nil {
 		m.MemBytes = n
 	}
+	if st == kg.Oxigraph {
+		m.Oxigraph = oxVersion
+		return m
+	}
+	m.Java, m.Fuseki = "java (unknown version)", e.Fuseki
 	switch {
 	case len(e.Java) > 1:
 		m.Java = e.Java[0] + " (" + e.Java[1] + ")"

@@ -13,6 +13,7 @@ import (
 
 	"golang.org/x/mod/sumdb/note"
 
+	"github.com/trails-kg/trails/kg"
 	"github.com/trails-kg/trails/session"
 	"github.com/trails-kg/trails/witness"
 )
@@ -31,6 +32,7 @@ type signingResult struct {
 	WitnessDir      string        `json:"witness_dir"` // the in-process witness.Dir's
 	SpoolDir        string        `json:"spool_dir"`   // the witness.Spool's
 	FileSystem      string        `json:"file_system"` // of the directory both are under, from /proc/mounts
+	Store           kg.Store      `json:"store"`       // the store the four Stores write to
 	Turns           int           `json:"turns"`       // of each Store's session before its first append
 	Appends         int           `json:"appends"`     // by each Store, over all measured runs
 	Loops           int           `json:"agent_loops"` // through each Store, over all measured runs
@@ -164,8 +166,8 @@ type signWay struct {
 
 // signing runs scenario 11 with bin, trails-admin, as the witness server.
 // The server, the spool and the in-process witness.Dir keep their files in new
-// directories under scratch, the directory of the TDB2 database (so on
-// the same disk), removed at the end; the server is stopped at the end,
+// directories under scratch, the directory of the store's database (so
+// on the same disk), removed at the end; the server is stopped at the end,
 // whatever happened. Four Stores over the benchmark's client differ only
 // by WithSigning and its witness: single-turn appends through all four,
 // taking turns; then witness.Sign and each witness's Add alone; then agent
@@ -210,7 +212,7 @@ func (b *bench) signing(ctx context.Context, scratch, bin string) (*signingResul
 	}
 	defer sp.Close()
 	r := &signingResult{ServerDir: srv.Dir, ServerURL: srv.URL, CheckpointEvery: witnessEvery, WitnessDir: wdir, SpoolDir: sdir,
-		FileSystem: fileSystem(scratch), Turns: b.plan.signTurns, LoopsPerRun: b.plan.signLoops}
+		FileSystem: fileSystem(scratch), Store: b.store, Turns: b.plan.signTurns, LoopsPerRun: b.plan.signLoops}
 	spoolTW, httpTW, dirTW := &timedWitness{next: sp}, &timedWitness{next: client}, &timedWitness{next: d}
 	ways := []*signWay{
 		{st: b.newStore(), t: &r.Unsigned},
@@ -539,11 +541,11 @@ func (s *signingResult) markdown(w io.Writer) {
 		"forwarding it to the server with a `witness.Client`; **over HTTP**, the same server reached by a `witness.Client` directly, "+
 		"whose `Add` is one `POST /add` on the loopback interface, answered once the server has checked the writer's signature "+
 		"against its key list and written and fsynced the entry (the server's directory `%s`); and **local Dir**, `witness.OpenDir` "+
-		"in the benchmark's process, whose `Add` writes and fsyncs the entry (directory `%s`). All directories are beside the TDB2 "+
+		"in the benchmark's process, whose `Add` writes and fsyncs the entry (directory `%s`). All directories are beside the %s "+
 		"database, on the same disk (%s), not a RAM disk. The four Stores (with the unsigned one) share the benchmark's client and "+
-		"Fuseki and differ only by the option; each call goes through all four, taking turns, and which goes first rotates from "+
+		"%s and differ only by the option; each call goes through all four, taking turns, and which goes first rotates from "+
 		"call to call. At the end the benchmark checks that the server's signed checkpoint holds the spooled Store's last head.\n\n",
-		s.CheckpointEvery, s.SpoolDir, s.ServerDir, s.WitnessDir, s.FileSystem)
+		s.CheckpointEvery, s.SpoolDir, s.ServerDir, s.WitnessDir, storeDisk(s.Store), s.FileSystem, storeName(s.Store))
 
 	row := func(name string, t storeTimes, over string, verdicts ...string) []string {
 		return append([]string{name, msf(t.AppendP50), msf(t.AppendP99), fmt.Sprintf("%.0f", t.Append.Trips), over}, verdicts...)
