@@ -86,6 +86,12 @@ type ApplierConfig struct {
 	// dataset, several times faster to apply. trails-bench compares the
 	// two.
 	UpdatesOnly bool
+	// NoPatch, on the decided path, applies the appends decided as
+	// SPARQL Update (DELETE DATA and INSERT DATA after the position
+	// guard) even when the replica's Fuseki serves the fenced-patch
+	// endpoint of Trails' module (fuseki/module), which takes them as an
+	// RDF Patch, faster. Without it the Applier asks at Run's start.
+	NoPatch bool
 }
 
 // Applier applies the log to one replica's dataset. Run applies; the
@@ -99,6 +105,7 @@ type Applier struct {
 	tel   telemetry.Replica
 
 	decided atomic.Int64 // records applied as data (decide.go)
+	patch   atomic.Bool  // the dataset's Fuseki serves fenced-patch (probePatch)
 
 	mu       sync.Mutex
 	applied  int64              // the last offset applied, -1 for none
@@ -198,6 +205,7 @@ func (a *Applier) Run(ctx context.Context) error {
 	if err := a.reloadSeals(ctx); err != nil {
 		return err
 	}
+	a.probePatch(ctx, stored)
 	a.mu.Lock()
 	a.applied, a.from = stored, stored+1
 	a.mu.Unlock()
@@ -274,11 +282,11 @@ func (a *Applier) applyBatch(ctx context.Context, recs []*kgo.Record) error {
 		return a.applyUpdates(ctx, recs)
 	}
 	for len(recs) > 0 {
-		if n, ops := a.decide(ctx, recs); n > 0 {
-			if err := a.applyDecided(ctx, recs[:n], ops); err != nil {
+		if run := a.decide(ctx, recs); len(run) > 0 {
+			if err := a.applyDecided(ctx, recs[:len(run)], run); err != nil {
 				return err
 			}
-			recs = recs[n:]
+			recs = recs[len(run):]
 			continue
 		}
 		// The first record is not an append that holds: it and the
@@ -295,12 +303,26 @@ func (a *Applier) applyBatch(ctx context.Context, recs []*kgo.Record) error {
 	return nil
 }
 
-// applyDecided applies recs, appends whose conditions hold (decide), as
-// ops in one transaction; when the store refuses that, recs go the
-// update path. It returns only ctx's error.
-func (a *Applier) applyDecided(ctx context.Context, recs []*kgo.Record, ops []string) error {
+// applyDecided applies recs, appends whose conditions hold (decide; run
+// holds their hints), as data in one transaction: an RDF Patch to the
+// dataset's fenced-patch endpoint when its Fuseki serves one, else
+// DELETE DATA and INSERT DATA after the position guard. When the store
+// refuses that, recs go the update path. It returns only ctx's error.
+func (a *Applier) applyDecided(ctx context.Context, recs []*kgo.Record, run []hinted) error {
 	prev, last := recs[0].Offset-1, recs[len(recs)-1].Offset
-	err := a.send(ctx, prev, last, ops, nil)
+	var err error
+	if patch, perr := patchOf(a.log, prev, last, run); a.patches() && perr == nil {
+		err = a.deliver(ctx, prev, last, nil, func() error { return a.fencedPatch(ctx, prev, patch) })
+		if errors.Is(err, errNoPatch) {
+			return a.applyDecided(ctx, recs, run) // without patches from now on
+		}
+	} else {
+		ops := make([]string, len(run))
+		for i, r := range run {
+			ops[i] = dataOps(r)
+		}
+		err = a.send(ctx, prev, last, ops, nil)
+	}
 	if err == nil {
 		a.advance(last)
 		a.decided.Add(int64(len(recs)))
@@ -463,8 +485,6 @@ func header(r *kgo.Record, key string) string {
 // the offset was prev, ctx's error, or an error when another applier
 // moved the offset elsewhere.
 func (a *Applier) send(ctx context.Context, prev, last int64, texts []string, rf *refusal) (err error) {
-	start := a.tel.StartApply(ctx)
-	defer func() { a.tel.ApplyDone(ctx, start, err) }()
 	var b strings.Builder
 	b.WriteString(a.guard(prev, last))
 	if rf != nil {
@@ -477,9 +497,22 @@ func (a *Applier) send(ctx context.Context, prev, last int64, texts []string, rf
 		b.WriteString("\n")
 	}
 	u := b.String()
+	return a.deliver(ctx, prev, last, rf, func() error { return a.cfg.Store.Update(ctx, u) })
+}
+
+// deliver sends a request (apply) that applies the records after offset
+// prev up to last (or refuses the record at last, with rf) and moves the
+// dataset's offset from prev to last, only while the offset is prev, and
+// answers as send does. apply's errNoPatch is returned at once.
+func (a *Applier) deliver(ctx context.Context, prev, last int64, rf *refusal, apply func() error) (err error) {
+	start := a.tel.StartApply(ctx)
+	defer func() { a.tel.ApplyDone(ctx, start, err) }()
 	failed := 0 // answers of 500 in a row
 	for attempt := 0; ; attempt++ {
-		err := a.cfg.Store.Update(ctx, u)
+		err := apply()
+		if errors.Is(err, errNoPatch) {
+			return err
+		}
 		if err == nil {
 			a.mu.Lock()
 			if rf != nil {

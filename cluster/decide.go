@@ -1,8 +1,11 @@
 package cluster
 
 import (
+	"bytes"
 	"context"
+	"errors"
 	"fmt"
+	"net/http"
 	"strconv"
 	"strings"
 
@@ -45,12 +48,12 @@ type hinted struct {
 	text string
 }
 
-// decide returns how many of recs, from the first, are appends whose
-// condition holds on the dataset as it is (before recs), and the
-// operations that apply them as data; 0 when the first is not one (no
-// hint, a hint that does not read, a condition that does not hold, or the
-// dataset could not be read: the update path decides then).
-func (a *Applier) decide(ctx context.Context, recs []*kgo.Record) (int, []string) {
+// decide returns the records of recs, from the first, that are appends
+// whose condition holds on the dataset as it is (before recs); none when
+// the first is not one (no hint, a hint that does not read, a condition
+// that does not hold, or the dataset could not be read: the update path
+// decides then).
+func (a *Applier) decide(ctx context.Context, recs []*kgo.Record) []hinted {
 	var run []hinted
 	for _, r := range recs {
 		v := header(r, appendhint.Key)
@@ -66,19 +69,19 @@ func (a *Applier) decide(ctx context.Context, recs []*kgo.Record) (int, []string
 		run = append(run, hinted{h, text})
 	}
 	if len(run) == 0 {
-		return 0, nil
+		return nil
 	}
 	rd, err := a.readRun(ctx, run)
 	if err != nil {
 		a.logf("applier: read the conditions of records %d..%d: %v (the update path applies them)", recs[0].Offset, recs[len(run)-1].Offset, err)
-		return 0, nil
+		return nil
 	}
 	if rd.shared {
-		return 0, nil
+		return nil
 	}
 	type session struct{ first, last appendhint.Hint }
 	sessions := map[string]*session{}
-	var ops []string
+	n := 0
 	for i, r := range run {
 		h := r.h
 		if rd.gated[i] {
@@ -97,13 +100,13 @@ func (a *Applier) decide(ctx context.Context, recs []*kgo.Record) (int, []string
 			}
 			sessions[h.Session] = &session{first: h, last: h}
 		}
-		ops = append(ops, dataOps(r))
+		n++
 	}
-	return len(ops), ops
+	return run[:n]
 }
 
 // dataOps returns the operations that do what append r's update does
-// when its condition holds.
+// when its condition holds (the decided path without fenced-patch).
 func dataOps(r hinted) string {
 	s := termOf(kg.MustIRI(r.h.Session))
 	return "DELETE DATA { GRAPH " + s + " { " + s + " " + termOf(kg.MustIRI(ontology.OwnTurns)) + " " + termOf(kg.Int(r.h.Own)) + " . " +
@@ -206,4 +209,83 @@ func sameLiteral(t rdf.Term, lex, dt string) bool {
 	}
 	d := l.DataType.String()
 	return d == dt || dt == xsdString && d == ""
+}
+
+// patchOf returns the RDF Patch of run, appends whose conditions hold,
+// that also moves the dataset's offset of log from prev to last: what
+// the position guard and dataOps do, as data. An error means that a
+// hint's data is not the quad pattern text kg.Data writes.
+func patchOf(log rdf.IRI, prev, last int64, run []hinted) ([]byte, error) {
+	var b bytes.Buffer
+	rg, l, off := termOf(kg.MustIRI(ontology.ReplicaGraph)), termOf(log), termOf(kg.MustIRI(ontology.AppliedOffset))
+	if prev >= 0 {
+		fmt.Fprintf(&b, "D %s %s %s %s .\n", l, off, termOf(kg.Int(int(prev))), rg)
+	}
+	fmt.Fprintf(&b, "A %s %s %s %s .\n", l, off, termOf(kg.Int(int(last))), rg)
+	ownTurns, headDigest := termOf(kg.MustIRI(ontology.OwnTurns)), termOf(kg.MustIRI(ontology.HeadDigest))
+	for _, r := range run {
+		s := termOf(kg.MustIRI(r.h.Session))
+		fmt.Fprintf(&b, "D %s %s %s %s .\nD %s %s %s %s .\n", s, ownTurns, termOf(kg.Int(r.h.Own)), s, s, headDigest, termOf(kg.String(r.h.Head)), s)
+		g := ""
+		for line := range strings.Lines(appendhint.Span(r.text, r.h.Data)) {
+			line = strings.TrimSuffix(line, "\n")
+			switch {
+			case strings.HasPrefix(line, "GRAPH ") && strings.HasSuffix(line, " {") && g == "":
+				g = strings.TrimSuffix(strings.TrimPrefix(line, "GRAPH "), " {")
+			case line == "}" && g != "":
+				g = ""
+			case strings.HasSuffix(line, " .") && g != "":
+				b.WriteString("A ")
+				b.WriteString(strings.TrimSuffix(line, " ."))
+				b.WriteByte(' ')
+				b.WriteString(g)
+				b.WriteString(" .\n")
+			default:
+				return nil, fmt.Errorf("append hint of %s: the data's line %q", r.h.Session, line)
+			}
+		}
+		if g != "" {
+			return nil, fmt.Errorf("append hint of %s: a graph block not closed", r.h.Session)
+		}
+	}
+	return b.Bytes(), nil
+}
+
+// errNoPatch says that the dataset's Fuseki serves no fenced-patch
+// endpoint (Trails' module for Fuseki is not on its class path).
+var errNoPatch = errors.New("cluster: the replica's Fuseki serves no fenced-patch endpoint")
+
+// patches reports whether the decided path sends RDF Patch.
+func (a *Applier) patches() bool { return !a.cfg.NoPatch && a.patch.Load() }
+
+// fencedPatch sends patch to the dataset's fenced-patch endpoint, to
+// apply while the dataset's offset is prev. A server without the
+// endpoint turns patches off: errNoPatch.
+func (a *Applier) fencedPatch(ctx context.Context, prev int64, patch []byte) error {
+	err := a.cfg.Store.FencedPatch(ctx, a.log, prev, patch)
+	var ke *kg.Error
+	if errors.As(err, &ke) && ke.Status == http.StatusNotFound {
+		a.patch.Store(false)
+		a.logf("applier: %s serves no fenced-patch endpoint (%v): appends applied as data go as SPARQL Update", a.cfg.Store.Endpoint(), err)
+		return errNoPatch
+	}
+	return err
+}
+
+// probePatch learns whether the dataset's Fuseki serves the fenced-patch
+// endpoint, by an empty patch at the dataset's offset stored, which
+// changes nothing.
+func (a *Applier) probePatch(ctx context.Context, stored int64) {
+	if a.cfg.UpdatesOnly || a.cfg.NoPatch {
+		return
+	}
+	err := a.cfg.Store.FencedPatch(ctx, a.log, stored, nil)
+	var ke *kg.Error
+	ok := err == nil || errors.As(err, &ke) && ke.Status == http.StatusConflict
+	a.patch.Store(ok)
+	if ok {
+		a.logf("applier: appends applied as data go as RDF Patch to %s/fenced-patch", a.cfg.Store.Endpoint())
+	} else {
+		a.logf("applier: no fenced-patch endpoint at %s (%v): appends applied as data go as SPARQL Update", a.cfg.Store.Endpoint(), err)
+	}
 }

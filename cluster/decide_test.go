@@ -16,18 +16,20 @@ import (
 	"github.com/trails-kg/trails/session"
 )
 
-// TestDecidedPath runs writers through the log to two replicas, one on
+// TestDecidedPath runs writers through the log to three replicas: one on
 // the decided path (appends applied as data, their conditions decided
-// by reading) and one on the update path (UpdatesOnly): appends of
+// by reading) sending RDF Patch to its Fuseki's fenced-patch endpoint,
+// one on the decided path sending SPARQL Update (NoPatch), and one on
+// the update path (UpdatesOnly): appends of
 // sessions of their own, two writers racing on one session (lost
 // compare and swaps, refused), a rewind, a completed session that
-// refuses appends. Both replicas must hold the same quads, the writers
+// refuses appends. The replicas must hold the same quads, the writers
 // must see every append they were told applied, and a third replica
 // that replays the whole log from empty on the decided path (several
 // appends of a session in one run) must hold the same quads too.
 func TestDecidedPath(t *testing.T) {
 	k := kafkatest.Start(t)
-	srv, err := fusekitest.StartServer(fusekitest.Options{Datasets: 2})
+	srv, err := fusekitest.StartServer(fusekitest.Options{Datasets: 3})
 	if err != nil {
 		t.Fatalf("fuseki for the replicas: %v", err)
 	}
@@ -36,10 +38,10 @@ func TestDecidedPath(t *testing.T) {
 
 	r := &rig{brokers: k.Brokers(), topic: "t" + t.Name()}
 	k.CreateTopic(t, r.topic, 1)
-	for i, ds := range srv.Datasets[:2] {
+	for i, ds := range srv.Datasets[:3] {
 		c := fusekitest.Client(t, kg.Config{Endpoint: ds, Store: kg.Fuseki})
 		r.stores = append(r.stores, c)
-		r.appliers = append(r.appliers, r.startWith(t, cluster.ApplierConfig{Store: c, UpdatesOnly: i == 1}, httptest.NewServer(&current{})))
+		r.appliers = append(r.appliers, r.startWith(t, cluster.ApplierConfig{Store: c, UpdatesOnly: i == 1, NoPatch: i == 2}, httptest.NewServer(&current{})))
 	}
 	t.Cleanup(func() {
 		for _, a := range r.appliers {
@@ -148,8 +150,14 @@ func TestDecidedPath(t *testing.T) {
 	if s, err := st.Load(ctx, shared.ID); err != nil || len(s.Turns) != 17 {
 		t.Errorf("raced session: %v turns (%v), want 17", len(s.Turns), err)
 	}
-	if got := cluster.Decided(r.appliers[0].a); got < 6*11 {
-		t.Errorf("replica 0 applied %d records as data, want at least the 66 appends of the writers of their own sessions", got)
+	for _, i := range []int{0, 2} {
+		if got := cluster.Decided(r.appliers[i].a); got < 6*11 {
+			t.Errorf("replica %d applied %d records as data, want at least the 66 appends of the writers of their own sessions", i, got)
+		}
+	}
+	if !cluster.Patches(r.appliers[0].a) || cluster.Patches(r.appliers[2].a) {
+		t.Errorf("RDF Patch sent: replica 0 %v (want true: its Fuseki serves fenced-patch), replica 2 %v (want false: NoPatch)",
+			cluster.Patches(r.appliers[0].a), cluster.Patches(r.appliers[2].a))
 	}
 	if got := cluster.Decided(r.appliers[1].a); got != 0 {
 		t.Errorf("replica 1 (UpdatesOnly) applied %d records as data, want 0", got)
@@ -158,7 +166,7 @@ func TestDecidedPath(t *testing.T) {
 
 	// A new replica replays the whole log on the decided path: runs with
 	// several appends of one session.
-	c3 := fusekitest.Client(t, kg.Config{Endpoint: srv.Datasets[2], Store: kg.Fuseki})
+	c3 := fusekitest.Client(t, kg.Config{Endpoint: srv.Datasets[3], Store: kg.Fuseki})
 	third := r.startWith(t, cluster.ApplierConfig{Store: c3}, httptest.NewServer(&current{}))
 	r.stores, r.appliers = append(r.stores, c3), append(r.appliers, third)
 	if again := r.converged(t, c.Position()); again != quads {

@@ -457,22 +457,39 @@ func javaOpts() []string {
 	return slices.Clone(defaultJavaOpts)
 }
 
-// jarPath asks scripts/fuseki for the cached jar, fetching it if needed.
+// jarPath returns the class path of the servers: the cached jar (scripts/fuseki
+// fetches it if needed) and Trails' module for Fuseki (fuseki/module,
+// built by scripts/fuseki module), whose fenced-patch endpoint the
+// replicas' appliers use.
 func jarPath(root string) (string, error) {
+	jar, err := fusekiScript(root, "jar")
+	if err != nil {
+		return "", err
+	}
+	mod, err := fusekiScript(root, "module")
+	if err != nil {
+		return "", err
+	}
+	return jar + string(os.PathListSeparator) + mod, nil
+}
+
+// fusekiScript runs scripts/fuseki cmd (jar or module) and returns the
+// path it prints last, checked to exist.
+func fusekiScript(root, sub string) (string, error) {
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, filepath.Join(root, "scripts", "fuseki"), "jar")
+	cmd := exec.CommandContext(ctx, filepath.Join(root, "scripts", "fuseki"), sub)
 	var out, errb bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &errb
 	if err := cmd.Run(); err != nil {
-		return "", fmt.Errorf("scripts/fuseki jar: %v: %s", err, strings.TrimSpace(errb.String()))
+		return "", fmt.Errorf("scripts/fuseki %s: %v: %s", sub, err, strings.TrimSpace(errb.String()))
 	}
 	lines := strings.Split(strings.TrimSpace(out.String()), "\n")
-	jar := strings.TrimSpace(lines[len(lines)-1])
-	if _, err := os.Stat(jar); err != nil {
-		return "", fmt.Errorf("scripts/fuseki jar printed %q: %v", jar, err)
+	path := strings.TrimSpace(lines[len(lines)-1])
+	if _, err := os.Stat(path); err != nil {
+		return "", fmt.Errorf("scripts/fuseki %s printed %q: %v", sub, path, err)
 	}
-	return jar, nil
+	return path, nil
 }
 
 func freePort() (int, error) {

@@ -1,0 +1,113 @@
+package org.trails.fuseki;
+
+import java.io.IOException;
+import java.io.InputStream;
+import java.util.Iterator;
+
+import org.apache.jena.atlas.RuntimeIOException;
+import org.apache.jena.fuseki.servlets.ActionErrorException;
+import org.apache.jena.fuseki.servlets.ActionREST;
+import org.apache.jena.fuseki.servlets.HttpAction;
+import org.apache.jena.fuseki.servlets.ServletOps;
+import org.apache.jena.graph.Node;
+import org.apache.jena.graph.NodeFactory;
+import org.apache.jena.rdfpatch.RDFPatch;
+import org.apache.jena.rdfpatch.RDFPatchOps;
+import org.apache.jena.rdfpatch.changes.RDFChangesApply;
+import org.apache.jena.rdfpatch.changes.RDFChangesWrapper;
+import org.apache.jena.riot.RiotException;
+import org.apache.jena.sparql.core.DatasetGraph;
+import org.apache.jena.sparql.core.Quad;
+
+/**
+ * FencedPatch applies the RDF Patch a request carries (POST, body
+ * application/rdf-patch) in one write transaction, only while the
+ * dataset's applied offset of a log is the one the request names: the
+ * quad (LOG trails:appliedOffset N) in graph
+ * https://w3id.org/trails/graph/replica, where LOG is the request's
+ * parameter log and N its parameter offset (-1: the dataset holds no
+ * offset of LOG). Otherwise it answers 409 and changes nothing. The
+ * patch's own TX, TC and TA lines are ignored: the request is the
+ * transaction. It is a Trails replica applier's fencing token: an
+ * applier that lost its place can never apply a batch twice or out of
+ * order, as with the position guard of its SPARQL updates.
+ */
+public class FencedPatch extends ActionREST {
+    static final String REPLICA_GRAPH = "https://w3id.org/trails/graph/replica";
+    static final String APPLIED_OFFSET = "https://w3id.org/trails/ns#appliedOffset";
+
+    @Override
+    public void validate(HttpAction action) {}
+
+    @Override
+    protected void doPost(HttpAction action) {
+        String log = action.getRequestParameter("log");
+        String offset = action.getRequestParameter("offset");
+        if (log == null || log.isEmpty() || offset == null)
+            ServletOps.errorBadRequest("fenced patch: the parameters log (the log's IRI) and offset (the dataset's offset of it, -1 for none) are required");
+        long want;
+        try {
+            want = Long.parseLong(offset);
+        } catch (NumberFormatException e) {
+            ServletOps.errorBadRequest("fenced patch: offset " + offset + " is not an integer");
+            return;
+        }
+        RDFPatch patch;
+        try (InputStream in = action.getRequestInputStream()) {
+            patch = RDFPatchOps.read(in);
+        } catch (IOException | RuntimeIOException e) {
+            ServletOps.errorBadRequest("fenced patch: reading the body: " + e.getMessage());
+            return;
+        } catch (RiotException e) {
+            ServletOps.errorBadRequest("fenced patch: " + e.getMessage());
+            return;
+        }
+        action.beginWrite();
+        try {
+            DatasetGraph dsg = action.getActiveDSG();
+            Iterator<Quad> it = dsg.find(NodeFactory.createURI(REPLICA_GRAPH), NodeFactory.createURI(log),
+                    NodeFactory.createURI(APPLIED_OFFSET), Node.ANY);
+            long have = -1;
+            int n = 0;
+            while (it.hasNext()) {
+                Node o = it.next().getObject();
+                n++;
+                try {
+                    have = o.isLiteral() ? Long.parseLong(o.getLiteralLexicalForm()) : Long.MIN_VALUE;
+                } catch (NumberFormatException e) {
+                    have = Long.MIN_VALUE;
+                }
+            }
+            if (n > 1 || have != want) {
+                action.abort();
+                ServletOps.error(409, "fenced patch: the dataset's offset of " + log + " is "
+                        + (n > 1 ? n + " values" : Long.toString(have)) + ", want " + want);
+            }
+            patch.apply(new RDFChangesWrapper(new RDFChangesApply(dsg)) {
+                @Override public void txnBegin() {}
+                @Override public void txnCommit() {}
+                @Override public void txnAbort() {}
+            });
+            action.commit();
+        } catch (ActionErrorException e) {
+            throw e;
+        } catch (RuntimeException e) {
+            action.abort();
+            ServletOps.errorBadRequest("fenced patch: " + e.getMessage());
+        } finally {
+            action.end();
+        }
+        ServletOps.successNoContent(action);
+    }
+
+    @Override protected void doGet(HttpAction action) { notAllowed(); }
+    @Override protected void doHead(HttpAction action) { notAllowed(); }
+    @Override protected void doPut(HttpAction action) { notAllowed(); }
+    @Override protected void doDelete(HttpAction action) { notAllowed(); }
+    @Override protected void doPatch(HttpAction action) { notAllowed(); }
+    @Override protected void doOptions(HttpAction action) { notAllowed(); }
+
+    private static void notAllowed() {
+        ServletOps.errorMethodNotAllowed("fenced patch: POST an RDF Patch");
+    }
+}
