@@ -315,4 +315,23 @@ func TestApplyOffsets(t *testing.T) {
 			t.Errorf("%s: applyOffsets = %d, %d; want %d, %d", c.name, prev, last, c.prev, c.last)
 		}
 	}
+	// The same as an RDF Patch (the decided path's fenced-patch requests).
+	quad := func(op string, n int) string {
+		return op + " " + l + " " + off + " " + term(kg.Int(n)) + " " + rg + " .\n"
+	}
+	data := "A <urn:a> <urn:b> \"1\" <urn:x> .\n"
+	for _, c := range []struct {
+		name       string
+		body       string
+		prev, last int64
+	}{
+		{"moved", quad("D", 41) + quad("A", 57) + data, 41, 57},
+		{"first", quad("A", 9) + data, -1, 9},
+		{"no offset", data, -1, -1},
+	} {
+		prev, last := patchOffsets([]byte(c.body))
+		if prev != c.prev || last != c.last {
+			t.Errorf("patch, %s: patchOffsets = %d, %d; want %d, %d", c.name, prev, last, c.prev, c.last)
+		}
+	}
 }

@@ -1628,8 +1628,25 @@ func applyOffsets(body []byte) (prev, last int64) {
 	return prev, last
 }
 
+// patchOffsets reads the offsets an apply request sent as an RDF Patch
+// names in its first lines (the decided path): D of prev and A of last,
+// or A of last alone on an empty dataset.
+func patchOffsets(body []byte) (prev, last int64) {
+	prev, last = -1, -1
+	switch ms := offsetLit.FindAllSubmatch(body[:min(len(body), 2048)], 2); {
+	case len(ms) == 2 && bytes.HasPrefix(body, []byte("D ")):
+		prev, _ = strconv.ParseInt(string(ms[0][1]), 10, 64)
+		last, _ = strconv.ParseInt(string(ms[1][1]), 10, 64)
+	case len(ms) >= 1:
+		last, _ = strconv.ParseInt(string(ms[0][1]), 10, 64)
+	}
+	return prev, last
+}
+
 func (t *applyTracer) RoundTrip(r *http.Request) (*http.Response, error) {
-	if r.Method != http.MethodPost || r.Body == nil || !strings.Contains(r.Header.Get("Content-Type"), "sparql-update") {
+	ct := r.Header.Get("Content-Type")
+	patch := strings.Contains(ct, "rdf-patch")
+	if r.Method != http.MethodPost || r.Body == nil || !strings.Contains(ct, "sparql-update") && !patch {
 		return t.next.RoundTrip(r)
 	}
 	body, err := io.ReadAll(r.Body)
@@ -1639,7 +1656,9 @@ func (t *applyTracer) RoundTrip(r *http.Request) (*http.Response, error) {
 	}
 	r.Body = io.NopCloser(bytes.NewReader(body))
 	rec := applyRec{Prev: -1, Last: -1, Start: time.Now()}
-	rec.Prev, rec.Last = applyOffsets(body)
+	if rec.Prev, rec.Last = applyOffsets(body); patch {
+		rec.Prev, rec.Last = patchOffsets(body)
+	}
 	resp, err := t.next.RoundTrip(r)
 	rec.End = time.Now()
 	rec.OK = err == nil && resp.StatusCode/100 == 2
