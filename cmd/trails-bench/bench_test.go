@@ -179,6 +179,67 @@ func TestOnlyShards(t *testing.T) {
 	}
 }
 
+// TestOnlyTDB runs scenario 13 alone at tiny sizes (-only tdb, its
+// databases kept with -data) and checks that the report has its section
+// and the variants' table with a verdict for each, and that tdb.cfg took
+// effect: the reduced variant's database has the files of its four quad
+// indexes and none of GOSP's or OSPG's, the default's all six. It asserts
+// nothing about time.
+func TestOnlyTDB(t *testing.T) {
+	t.Setenv(fusekitest.EnvScratch, t.TempDir())
+	data := t.TempDir()
+	var stdout, stderr bytes.Buffer
+	if err := run(context.Background(), []string{"-short", "-only", "tdb", "-data", data}, &stdout, &stderr); err != nil {
+		t.Fatalf("trails-bench -short -only tdb: %v\n%s", err, stderr.String())
+	}
+	report := stdout.String()
+	for _, s := range []string{"## Targets", "## 13. TDB2 tuning (issue 39, item 5)"} {
+		if !strings.Contains(report, "\n"+s+"\n") {
+			t.Errorf("no section %q in the report:\n%s", s, report)
+		}
+	}
+	if strings.Contains(report, "\n## 12. ") {
+		t.Errorf("the report of -only tdb has section 12:\n%s", report)
+	}
+	if !strings.Contains(report, "\n| measure | default | reduced | direct |\n|---|") {
+		t.Errorf("no table with a column per variant (| measure | default | reduced | direct |) in the report:\n%s", report)
+	}
+	for _, row := range []string{"| appends/s |", "| floor quads/s |", "| `lineage` p50 ms (", "| `tool-calls` p50 ms ("} {
+		if lineStarting(report, row) == "" {
+			t.Errorf("the variants' table has no row %q:\n%s", row, report)
+		}
+	}
+	verdicts := strings.Split(strings.Trim(lineStarting(report, "| verdict |"), "| "), " | ")
+	if len(verdicts) != 4 || verdicts[1] != "baseline" {
+		t.Fatalf("verdict row: got %q, want | verdict | baseline | keep or drop | keep or drop |", verdicts)
+	}
+	for i, v := range verdicts[2:] {
+		if v != "keep" && v != "drop" {
+			t.Errorf("verdict of variant %d: got %q, want keep or drop", i+2, v)
+		}
+	}
+
+	for _, c := range []struct {
+		variant      string
+		have, lacked []string
+	}{
+		{"default", []string{"GSPO", "GPOS", "GOSP", "SPOG", "POSG", "OSPG"}, nil},
+		{"reduced", []string{"GSPO", "GPOS", "SPOG", "POSG"}, []string{"GOSP", "OSPG"}},
+	} {
+		dir := filepath.Join(data, "tdb-"+c.variant, "databases", "trails", "Data-0001")
+		for _, idx := range c.have {
+			if _, err := os.Stat(filepath.Join(dir, idx+".dat")); err != nil {
+				t.Errorf("%s: the quad index %s has no file: %v", c.variant, idx, err)
+			}
+		}
+		for _, idx := range c.lacked {
+			if got, _ := filepath.Glob(filepath.Join(dir, idx+".*")); len(got) > 0 {
+				t.Errorf("%s: files of the dropped quad index %s: %v, want none (tdb.cfg did not take effect)", c.variant, idx, got)
+			}
+		}
+	}
+}
+
 // TestShardsNeedCgroups: without a cgroup v1 cpu controller (here a
 // directory that does not exist) -only shards fails at once, saying what
 // it needs, and does not run uncapped.
@@ -256,13 +317,14 @@ func TestUsage(t *testing.T) {
 		{name: "argument", args: []string{"now"}, code: exit.Usage, stderr: "takes flags only"},
 		{name: "data not empty", args: []string{"-data", full}, code: exit.Usage, stderr: "not empty"},
 		{name: "child without arguments", args: []string{childFlag}, code: exit.Usage, stderr: childFlag},
-		{name: "only what", args: []string{"-only", "everything"}, code: exit.Usage, stderr: "wide, tail, agent, cluster, signing and shards"},
+		{name: "only what", args: []string{"-only", "everything"}, code: exit.Usage, stderr: "wide, tail, agent, cluster, signing, shards and tdb"},
 		{name: "only cluster without Kafka", args: []string{"-only", "cluster"}, env: map[string]string{"TRAILS_KAFKA_BROKERS": ""}, code: exit.Usage, stderr: "scripts/cluster start --kafka-only"},
 		{name: "applier child without arguments", args: []string{applierChildFlag}, code: exit.Usage, stderr: applierChildFlag},
 		{name: "only agent without its markers", args: []string{"-only", "agent", "-o", filepath.Join(full, "x")}, code: exit.Usage, stderr: "trails-bench:agent:begin"},
 		{name: "store what", args: []string{"-store", "generic"}, code: exit.Usage, stderr: "fuseki (the default) or oxigraph"},
 		{name: "only cluster on oxigraph", args: []string{"-store", "oxigraph", "-only", "cluster"}, code: exit.Usage, stderr: "-only cluster runs on Fuseki only"},
 		{name: "only shards on oxigraph", args: []string{"-store", "oxigraph", "-only", "shards"}, code: exit.Usage, stderr: "-only shards runs on Fuseki only"},
+		{name: "only tdb on oxigraph", args: []string{"-store", "oxigraph", "-only", "tdb"}, code: exit.Usage, stderr: "-only tdb runs on Fuseki only"},
 		{name: "oxigraph without its markers", args: []string{"-store", "oxigraph", "-o", filepath.Join(full, "x")}, code: exit.Usage, stderr: "trails-bench:oxigraph:begin"},
 		{name: "fuseki with the tests on oxigraph", args: []string{"-short"}, env: map[string]string{fusekitest.EnvStore: "oxigraph"}, code: exit.Usage, stderr: "-store oxigraph"},
 	}

@@ -41,6 +41,7 @@ type results struct {
 	Cluster       *clusterResult `json:"cluster,omitempty"`
 	Signing       *signingResult `json:"signing"`
 	Shards        *shardsResult  `json:"shards,omitempty"`
+	TDB           *tdbResult     `json:"tdb,omitempty"`
 	Targets       []target       `json:"targets"`
 	Summary       string         `json:"summary"` // of the targets, as the report writes it under them
 	Phases        []phase        `json:"phases"`
@@ -352,6 +353,9 @@ func (r *results) markdown(w io.Writer) {
 	}
 	if s := r.Shards; s != nil {
 		s.markdown(w)
+	}
+	if t := r.TDB; t != nil {
+		t.markdown(w)
 	}
 
 	fmt.Fprintf(w, "## Where the time went\n\n")

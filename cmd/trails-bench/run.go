@@ -23,7 +23,7 @@ import (
 )
 
 const usageText = `Usage: trails-bench [-short] [-store fuseki|oxigraph]
-                    [-only wide|tail|agent|cluster|signing|shards] [-o FILE] [-data DIR]
+                    [-only wide|tail|agent|cluster|signing|shards|tdb] [-o FILE] [-data DIR]
                     [-json] [-trails-admin FILE] [-cpuprofile FILE] [-memprofile FILE]
 
 Starts a Fuseki of its own (TDB2 on disk, fuseki/trails.ttl) from the cached
@@ -96,6 +96,14 @@ Flags:
              audit replica. It starts its own Kafka broker (one node,
              from the jars of scripts/cluster fetch), replicas and
              appliers; some 8 minutes
+  -only tdb  run scenario 13 alone: issue 39's TDB2 tuning, the default
+             database (six quad indexes, memory-mapped files) against four
+             quad indexes and the direct file mode, each on a Fuseki and a
+             new database of its own (a tdb.cfg; under -data DIR or
+             $TMPDIR, which must be on disk), with the same write load
+             (bulk filler, concurrent single-turn appends, a raw INSERT
+             DATA floor) and the audit pack's queries, and a verdict for
+             each; some 5 minutes
   -shard-cores F
              each group's cap in -only shards, a share of one core
              (default 0.25: four groups then leave a core of a 2-core
@@ -164,8 +172,8 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	if fs.NArg() > 0 {
 		return exit.Usagef("unexpected argument %q: trails-bench takes flags only", fs.Arg(0))
 	}
-	if *only != "" && !slices.Contains([]string{"wide", "tail", "agent", "cluster", "signing", "shards"}, *only) {
-		return exit.Usagef("-only %q: the scenarios that run alone are wide, tail, agent, cluster, signing and shards", *only)
+	if *only != "" && !slices.Contains([]string{"wide", "tail", "agent", "cluster", "signing", "shards", "tdb"}, *only) {
+		return exit.Usagef("-only %q: the scenarios that run alone are wide, tail, agent, cluster, signing, shards and tdb", *only)
 	}
 	store, err := parseStore(*storeFlag)
 	if err != nil {
@@ -380,7 +388,13 @@ func (b *bench) all(ctx context.Context, r *results, dir string, cenv clusterEnv
 		r.Shards, err = b.shards(ctx)
 		return err
 	}}
+	tdbStep := step{"13. TDB2 tuning (each variant: start, write, audit queries)", func() (err error) {
+		r.TDB, err = b.tdb(ctx, dir)
+		return err
+	}}
 	switch r.Only {
+	case "tdb":
+		steps = []step{steps[0], tdbStep}
 	case "shards":
 		steps = []step{steps[0], shardsStep}
 	case "cluster":

@@ -27,6 +27,7 @@ const oxigraphPackage = "oxigraph==0.5.13"
 var fusekiOnly = map[string]string{
 	"cluster": "its replicas are Fuseki datasets fed from the Kafka log (the direct store it compares them with too)",
 	"shards":  "its replica groups are Fuseki replicas fed from the Kafka log, each under a CPU cap",
+	"tdb":     "it compares TDB2 databases of different store parameters (tdb.cfg)",
 }
 
 // parseStore returns the store -store names, or a usage error.
