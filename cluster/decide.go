@@ -37,10 +37,13 @@ import (
 // twice, another applier is fenced. An append whose condition does not
 // hold, and every record without a hint, goes the update path, where
 // Fuseki evaluates its text and refuses it as before: its refusal and
-// marker are the same on every replica. A dataset that holds the offset
-// of another log (an audit replica, which applies every replica group's
-// log) has more than one writer: there every record goes the update
-// path.
+// marker are the same on every replica. An audit replica's dataset has
+// one applier per replica group's log, each its own log's only writer of
+// what an append's condition reads: a session's records are in one
+// group's log at a time, and a move orders its records there (the copy
+// waits for the seal, which ends the old log's records of the tree:
+// waitAfter); the move's last record removes only the old group's mark
+// (trails:group in the replica graph).
 
 // hinted is a record of a run: its append's hint and its text.
 type hinted struct {
@@ -74,9 +77,6 @@ func (a *Applier) decide(ctx context.Context, recs []*kgo.Record) []hinted {
 	rd, err := a.readRun(ctx, run)
 	if err != nil {
 		a.logf("applier: read the conditions of records %d..%d: %v (the update path applies them)", recs[0].Offset, recs[len(run)-1].Offset, err)
-		return nil
-	}
-	if rd.shared {
 		return nil
 	}
 	type session struct{ first, last appendhint.Hint }
@@ -121,10 +121,6 @@ type runRead struct {
 	exact map[int]bool    // the session holds one count and one head digest, the record's own (first records only)
 	past  map[string]bool // the session holds a turn past its first record's last stored one (sessions with more than one record)
 	gated map[int]bool    // the record's gate is fenced, or its ack graph holds something
-	// shared says that the dataset holds another log's offset: it has
-	// another writer (an audit replica applies every group's log), and
-	// what was read may change before the run applies.
-	shared bool
 }
 
 // readRun reads, in one query, what decide needs of run.
@@ -162,8 +158,6 @@ func (a *Applier) readRun(ctx context.Context, run []hinted) (runRead, error) {
 		ack := termOf(kg.MustIRI(r.h.Ack))
 		union("{ SELECT (\"g\" AS ?zk) (%d AS ?zi) WHERE { { GRAPH %s { %s %s ?zf } } UNION { GRAPH %s { ?za ?zb ?zc } } } LIMIT 1 }\n", i, fences, ack, fencedAt, ack)
 	}
-	union("{ SELECT (\"o\" AS ?zk) (0 AS ?zi) WHERE { GRAPH %s { ?zl %s ?zo } FILTER(?zl != %s) } LIMIT 1 }\n",
-		termOf(kg.MustIRI(ontology.ReplicaGraph)), termOf(kg.MustIRI(ontology.AppliedOffset)), termOf(a.log))
 	b.WriteString("}")
 	res, err := a.cfg.Store.Select(ctx, b.String())
 	if err != nil {
@@ -184,8 +178,6 @@ func (a *Applier) readRun(ctx context.Context, run []hinted) (runRead, error) {
 			rd.past[run[i].h.Session] = true
 		case "g":
 			rd.gated[i] = true
-		case "o":
-			rd.shared = true
 		}
 	}
 	for i, ts := range terms {
