@@ -43,6 +43,12 @@ type Config struct {
 	// goes to another; the last replica tried is waited for up to
 	// Store.Timeout (kg's default, 30 s).
 	Store kg.Config
+	// Transport, when set, carries the Client's requests to the appliers
+	// (outcomes, positions); nil means a transport the process's Clients
+	// share, keeping up to 64 idle connections to each applier. A program
+	// that traces those requests wraps http.DefaultTransport (trails-bench
+	// does).
+	Transport http.RoundTripper
 }
 
 // DefaultTimeout is a Client's Timeout when its Config gives none.
@@ -94,6 +100,9 @@ func Open(cfg Config) (*Client, error) {
 		return nil, fmt.Errorf("%w: cluster: no replicas", kg.ErrConfig)
 	}
 	c := &Client{topic: cfg.Topic, timeout: cfg.Timeout, last: -1, prefAt: -1, readFrom: -1, http: &http.Client{Transport: applierTransport}}
+	if cfg.Transport != nil {
+		c.http.Transport = cfg.Transport
+	}
 	if c.topic == "" {
 		c.topic = DefaultTopic
 	}

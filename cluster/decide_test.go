@@ -4,10 +4,13 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net/http"
 	"net/http/httptest"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/trails-kg/trails/cluster"
 	"github.com/trails-kg/trails/internal/fusekitest"
@@ -140,7 +143,23 @@ func TestDecidedPath(t *testing.T) {
 		t.Error("append to a completed session: applied, want refused")
 	}
 
-	quads := r.converged(t, c.Position())
+	// A Client given a Transport asks the appliers through it.
+	counted := &countingTransport{next: http.DefaultTransport}
+	tc, err := cluster.Open(cluster.Config{Brokers: r.brokers, Topic: r.topic, Replicas: r.replicas(), Timeout: 20 * time.Second, Transport: counted})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tc.Close()
+	one := session.New("transported")
+	one.Append("user", "through a transport of the caller's")
+	if err := session.NewStore(tc).Persist(ctx, one); err != nil {
+		t.Fatal(err)
+	}
+	if counted.n.Load() == 0 {
+		t.Error("a Client with a Transport: no request to the appliers went through it")
+	}
+
+	quads := r.converged(t, tc.Position())
 	for id, n := range stored {
 		s, err := st.Load(ctx, id)
 		if err != nil || len(s.Turns) != n {
@@ -169,7 +188,7 @@ func TestDecidedPath(t *testing.T) {
 	c3 := fusekitest.Client(t, kg.Config{Endpoint: srv.Datasets[3], Store: kg.Fuseki})
 	third := r.startWith(t, cluster.ApplierConfig{Store: c3}, httptest.NewServer(&current{}))
 	r.stores, r.appliers = append(r.stores, c3), append(r.appliers, third)
-	if again := r.converged(t, c.Position()); again != quads {
+	if again := r.converged(t, tc.Position()); again != quads {
 		t.Errorf("the replayed replica differs")
 	}
 	if got := cluster.Decided(third.a); got < 6*11 {
@@ -184,4 +203,15 @@ func countMap(m *sync.Map) int {
 	n := 0
 	m.Range(func(any, any) bool { n++; return true })
 	return n
+}
+
+// countingTransport counts the requests it carries.
+type countingTransport struct {
+	next http.RoundTripper
+	n    atomic.Int64
+}
+
+func (c *countingTransport) RoundTrip(r *http.Request) (*http.Response, error) {
+	c.n.Add(1)
+	return c.next.RoundTrip(r)
 }

@@ -436,7 +436,7 @@ func (rig *clusterRig) replicas() []cluster.Replica {
 // client opens a cluster.Client on the rig.
 func (rig *clusterRig) client() (*cluster.Client, error) {
 	return cluster.Open(cluster.Config{Brokers: rig.env.brokers, Topic: rig.topic, Replicas: rig.replicas(),
-		Store: kg.Config{Timeout: 5 * time.Minute}})
+		Store: kg.Config{Timeout: 5 * time.Minute}, Transport: rig.tracer})
 }
 
 // tracedQuerier is a cluster.Client whose updates are timed.
