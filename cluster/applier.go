@@ -310,8 +310,15 @@ func (a *Applier) applyBatch(ctx context.Context, recs []*kgo.Record) error {
 // refuses that, recs go the update path. It returns only ctx's error.
 func (a *Applier) applyDecided(ctx context.Context, recs []*kgo.Record, run []hinted) error {
 	prev, last := recs[0].Offset-1, recs[len(recs)-1].Offset
+	var patch []byte
+	if a.patches() {
+		var perr error
+		if patch, perr = patchOf(a.log, prev, last, run); perr != nil {
+			a.logf("applier: offsets %d..%d as an RDF Patch: %v (sent as SPARQL Update)", prev+1, last, perr)
+		}
+	}
 	var err error
-	if patch, perr := patchOf(a.log, prev, last, run); a.patches() && perr == nil {
+	if patch != nil {
 		err = a.deliver(ctx, prev, last, nil, func() error { return a.fencedPatch(ctx, prev, patch) })
 		if errors.Is(err, errNoPatch) {
 			return a.applyDecided(ctx, recs, run) // without patches from now on
