@@ -86,11 +86,13 @@ type ApplierConfig struct {
 	// dataset, several times faster to apply. trails-bench compares the
 	// two.
 	UpdatesOnly bool
-	// NoPatch, on the decided path, applies the appends decided as
-	// SPARQL Update (DELETE DATA and INSERT DATA after the position
-	// guard) even when the replica's Fuseki serves the fenced-patch
-	// endpoint of Trails' module (fuseki/module), which takes them as an
-	// RDF Patch, faster. Without it the Applier asks at Run's start.
+	// NoPatch, on the decided path, decides appends by reading and
+	// applies those that hold as SPARQL Update (DELETE DATA and INSERT
+	// DATA after the position guard) even when the replica's Fuseki
+	// serves the conditional-patch endpoint of Trails' module
+	// (fuseki/module), which evaluates each append's condition and
+	// applies its RDF Patch in the write transaction, without the read.
+	// Without it the Applier asks at Run's start.
 	NoPatch bool
 }
 
@@ -105,7 +107,7 @@ type Applier struct {
 	tel   telemetry.Replica
 
 	decided atomic.Int64 // records applied as data (decide.go)
-	patch   atomic.Bool  // the dataset's Fuseki serves fenced-patch (probePatch)
+	patch   atomic.Bool  // the dataset's Fuseki serves conditional-patch (probePatch)
 
 	mu       sync.Mutex
 	applied  int64              // the last offset applied, -1 for none
@@ -282,12 +284,18 @@ func (a *Applier) applyBatch(ctx context.Context, recs []*kgo.Record) error {
 		return a.applyUpdates(ctx, recs)
 	}
 	for len(recs) > 0 {
-		if run := a.decide(ctx, recs); len(run) > 0 {
-			if err := a.applyDecided(ctx, recs[:len(run)], run); err != nil {
+		if run := a.hintedRun(recs); len(run) > 0 {
+			n, err := a.applyHeld(ctx, recs, run)
+			if err != nil {
 				return err
 			}
-			recs = recs[len(run):]
-			continue
+			recs = recs[n:]
+			if n == len(run) {
+				continue
+			}
+		}
+		if len(recs) == 0 {
+			break
 		}
 		// The first record is not an append that holds: it and the
 		// records after it without a hint go the update path.
@@ -303,33 +311,37 @@ func (a *Applier) applyBatch(ctx context.Context, recs []*kgo.Record) error {
 	return nil
 }
 
+// applyHeld applies, of run (the hinted records of recs, from the
+// first), those whose condition holds as data, from the first up to the
+// first that does not: by a conditional patch when the dataset's Fuseki
+// serves one (applyConditional), else decided by reading and applied as
+// SPARQL Update (decide, applyDecided). It returns how many records of
+// recs it applied, and only ctx's error or applyConditional's.
+func (a *Applier) applyHeld(ctx context.Context, recs []*kgo.Record, run []hinted) (int, error) {
+	if a.patches() {
+		n, err := a.applyConditional(ctx, recs, run)
+		if !errors.Is(err, errNoPatch) {
+			return n, err
+		}
+	}
+	held := a.decide(ctx, recs, run)
+	if len(held) == 0 {
+		return 0, nil
+	}
+	return len(held), a.applyDecided(ctx, recs[:len(held)], held)
+}
+
 // applyDecided applies recs, appends whose conditions hold (decide; run
-// holds their hints), as data in one transaction: an RDF Patch to the
-// dataset's fenced-patch endpoint when its Fuseki serves one, else
-// DELETE DATA and INSERT DATA after the position guard. When the store
-// refuses that, recs go the update path. It returns only ctx's error.
+// holds their hints), as data in one transaction: DELETE DATA and
+// INSERT DATA after the position guard. When the store refuses that,
+// recs go the update path. It returns only ctx's error.
 func (a *Applier) applyDecided(ctx context.Context, recs []*kgo.Record, run []hinted) error {
 	prev, last := recs[0].Offset-1, recs[len(recs)-1].Offset
-	var patch []byte
-	if a.patches() {
-		var perr error
-		if patch, perr = patchOf(a.log, prev, last, run); perr != nil {
-			a.logf("applier: offsets %d..%d as an RDF Patch: %v (sent as SPARQL Update)", prev+1, last, perr)
-		}
+	ops := make([]string, len(run))
+	for i, r := range run {
+		ops[i] = dataOps(r)
 	}
-	var err error
-	if patch != nil {
-		err = a.deliver(ctx, prev, last, nil, func() error { return a.fencedPatch(ctx, prev, patch) })
-		if errors.Is(err, errNoPatch) {
-			return a.applyDecided(ctx, recs, run) // without patches from now on
-		}
-	} else {
-		ops := make([]string, len(run))
-		for i, r := range run {
-			ops[i] = dataOps(r)
-		}
-		err = a.send(ctx, prev, last, ops, nil)
-	}
+	err := a.send(ctx, prev, last, ops, nil)
 	if err == nil {
 		a.advance(last)
 		a.decided.Add(int64(len(recs)))
@@ -510,16 +522,13 @@ func (a *Applier) send(ctx context.Context, prev, last int64, texts []string, rf
 // deliver sends a request (apply) that applies the records after offset
 // prev up to last (or refuses the record at last, with rf) and moves the
 // dataset's offset from prev to last, only while the offset is prev, and
-// answers as send does. apply's errNoPatch is returned at once.
+// answers as send does.
 func (a *Applier) deliver(ctx context.Context, prev, last int64, rf *refusal, apply func() error) (err error) {
 	start := a.tel.StartApply(ctx)
 	defer func() { a.tel.ApplyDone(ctx, start, err) }()
 	failed := 0 // answers of 500 in a row
 	for attempt := 0; ; attempt++ {
 		err := apply()
-		if errors.Is(err, errNoPatch) {
-			return err
-		}
 		if err == nil {
 			a.mu.Lock()
 			if rf != nil {

@@ -11,39 +11,49 @@ import (
 
 	"github.com/knakk/rdf"
 	"github.com/trails-kg/trails/internal/appendhint"
+	"github.com/trails-kg/trails/internal/proc"
 	"github.com/trails-kg/trails/kg"
 	"github.com/trails-kg/trails/ontology"
 	"github.com/twmb/franz-go/pkg/kgo"
 )
 
 // The decided path (ApplierConfig.UpdatesOnly unset). A replica's
-// applier is its dataset's only writer, so it can decide the condition
-// of an append by reading, instead of having Fuseki evaluate the
-// append's conditional update, with its ack and gate operations, record
-// after record. For a run of records that carry an append's hint
-// (appendhint), it reads once: each session's first append's condition
-// (the WHERE clause of the record's own text, evaluated by the store),
-// the session's count and digest, whether a turn lies past the first
-// append's last stored one, and whether each record's gate is fenced.
-// An append that follows another of the same session in the run holds
-// exactly when its hint continues the previous one's (its count, head
-// digest and chain digest are those the previous one wrote; its
-// rewinds and fork fields those of the first), since an append changes
-// nothing else its condition reads. The run's appends whose condition
-// holds, from the first up to the first that does not, are applied as
-// data (DELETE DATA of the count and digest, INSERT DATA of the turns)
-// in one request with the position guard, so that they keep every
-// guarantee of the update path: a request sent again never applies
-// twice, another applier is fenced. An append whose condition does not
-// hold, and every record without a hint, goes the update path, where
-// Fuseki evaluates its text and refuses it as before: its refusal and
-// marker are the same on every replica. An audit replica's dataset has
-// one applier per replica group's log, each its own log's only writer of
-// what an append's condition reads: a session's records are in one
-// group's log at a time, and a move orders its records there (the copy
-// waits for the seal, which ends the old log's records of the tree:
-// waitAfter); the move's last record removes only the old group's mark
-// (trails:group in the replica graph).
+// applier is its dataset's only writer, so it need not have Fuseki
+// evaluate each append's conditional update, with its ack and gate
+// operations, record after record: for an append that carries a hint
+// (appendhint), the condition is one ASK (askOf: the WHERE clause of
+// the record's own text, the session holding exactly the hint's count
+// and head digest, the write's gate open) and its effect when it holds
+// is data (patchOf: the count and digest removed, the turns added).
+//
+// Where the replica's Fuseki serves Trails' module, a run of hinted
+// records goes to its conditional-patch endpoint in one request
+// (applyConditional): in one write transaction, fenced by the dataset's
+// offset of the log, it evaluates each record's ASK on the dataset as
+// the records before it left it and applies its RDF Patch while the
+// ASK holds, then moves the offset to the last applied. Without the
+// module (or with ApplierConfig.NoPatch) the applier reads once for the
+// run (readRun: each session's first append's condition, the session's
+// count and digest, whether a turn lies past the first append's last
+// stored one, each record's gate); an append that follows another of
+// the same session in the run holds exactly when its hint continues the
+// previous one's (its count, head digest and chain digest are those the
+// previous one wrote; its rewinds and fork fields those of the first),
+// since an append changes nothing else its condition reads; the appends
+// that hold are applied as DELETE DATA and INSERT DATA in one request
+// with the position guard. Either way a request sent again never
+// applies twice, and another applier is fenced.
+//
+// The appends that hold are applied from the first up to the first that
+// does not. That one, and every record without a hint, goes the update
+// path, where Fuseki evaluates its text and refuses it as before: its
+// refusal and marker are the same on every replica. An audit replica's
+// dataset has one applier per replica group's log, each its own log's
+// only writer of what an append's condition reads: a session's records
+// are in one group's log at a time, and a move orders its records there
+// (the copy waits for the seal, which ends the old log's records of the
+// tree: waitAfter); the move's last record removes only the old group's
+// mark (trails:group in the replica graph).
 
 // hinted is a record of a run: its append's hint and its text.
 type hinted struct {
@@ -51,12 +61,9 @@ type hinted struct {
 	text string
 }
 
-// decide returns the records of recs, from the first, that are appends
-// whose condition holds on the dataset as it is (before recs); none when
-// the first is not one (no hint, a hint that does not read, a condition
-// that does not hold, or the dataset could not be read: the update path
-// decides then).
-func (a *Applier) decide(ctx context.Context, recs []*kgo.Record) []hinted {
+// hintedRun returns the records of recs, from the first, that carry an
+// append's hint that reads (none when the first does not).
+func (a *Applier) hintedRun(recs []*kgo.Record) []hinted {
 	var run []hinted
 	for _, r := range recs {
 		v := header(r, appendhint.Key)
@@ -71,9 +78,15 @@ func (a *Applier) decide(ctx context.Context, recs []*kgo.Record) []hinted {
 		}
 		run = append(run, hinted{h, text})
 	}
-	if len(run) == 0 {
-		return nil
-	}
+	return run
+}
+
+// decide returns the records of run (a hintedRun of recs), from the
+// first, whose condition holds on the dataset as it is (before recs), as
+// one read tells: none when the first does not hold or the dataset could
+// not be read (the update path decides then). It is the decided path
+// where the dataset's Fuseki serves no conditional-patch endpoint.
+func (a *Applier) decide(ctx context.Context, recs []*kgo.Record, run []hinted) []hinted {
 	rd, err := a.readRun(ctx, run)
 	if err != nil {
 		a.logf("applier: read the conditions of records %d..%d: %v (the update path applies them)", recs[0].Offset, recs[len(run)-1].Offset, err)
@@ -106,7 +119,7 @@ func (a *Applier) decide(ctx context.Context, recs []*kgo.Record) []hinted {
 }
 
 // dataOps returns the operations that do what append r's update does
-// when its condition holds (the decided path without fenced-patch).
+// when its condition holds (the decided path without conditional-patch).
 func dataOps(r hinted) string {
 	s := termOf(kg.MustIRI(r.h.Session))
 	return "DELETE DATA { GRAPH " + s + " { " + s + " " + termOf(kg.MustIRI(ontology.OwnTurns)) + " " + termOf(kg.Int(r.h.Own)) + " . " +
@@ -203,81 +216,146 @@ func sameLiteral(t rdf.Term, lex, dt string) bool {
 	return d == dt || dt == xsdString && d == ""
 }
 
-// patchOf returns the RDF Patch of run, appends whose conditions hold,
-// that also moves the dataset's offset of log from prev to last: what
-// the position guard and dataOps do, as data. An error means that a
-// hint's data is not the quad pattern text kg.Data writes.
-func patchOf(log rdf.IRI, prev, last int64, run []hinted) ([]byte, error) {
+// askOf returns the ASK that holds exactly when append r's update would
+// apply: the update's condition (its WHERE clause), the session holding
+// one count and one head digest, the hint's, and the write's gate open
+// (not fenced, its ack graph empty). It is what readRun reads of a
+// session's first record, as one query.
+func askOf(r hinted) string {
+	s, ack := termOf(kg.MustIRI(r.h.Session)), termOf(kg.MustIRI(r.h.Ack))
+	own, head := termOf(kg.MustIRI(ontology.OwnTurns)), termOf(kg.MustIRI(ontology.HeadDigest))
+	n, d := termOf(kg.Int(r.h.Own)), termOf(kg.String(r.h.Head))
+	return "PREFIX trails: <" + ontology.NS + ">\nASK {\n{\n" + appendhint.Span(r.text, r.h.Cond) + "\n}\n" +
+		"GRAPH " + s + " { " + s + " " + own + " " + n + " ; " + head + " " + d + " }\n" +
+		"FILTER NOT EXISTS { GRAPH " + s + " { " + s + " " + own + " ?zn } FILTER(!sameTerm(?zn, " + n + ")) }\n" +
+		"FILTER NOT EXISTS { GRAPH " + s + " { " + s + " " + head + " ?zh } FILTER(!sameTerm(?zh, " + d + ")) }\n" +
+		"FILTER NOT EXISTS { GRAPH " + termOf(kg.MustIRI(ontology.FencesGraph)) + " { " + ack + " " + termOf(kg.MustIRI(ontology.FencedAt)) + " ?zf } }\n" +
+		"FILTER NOT EXISTS { GRAPH " + ack + " { ?za ?zb ?zc } }\n}"
+}
+
+// patchOf returns the RDF Patch of append r whose condition holds: the
+// DELETE DATA and INSERT DATA of dataOps, as a patch. An error means
+// that the hint's data is not the quad pattern text kg.Data writes.
+func patchOf(r hinted) ([]byte, error) {
 	var b bytes.Buffer
-	rg, l, off := termOf(kg.MustIRI(ontology.ReplicaGraph)), termOf(log), termOf(kg.MustIRI(ontology.AppliedOffset))
-	if prev >= 0 {
-		fmt.Fprintf(&b, "D %s %s %s %s .\n", l, off, termOf(kg.Int(int(prev))), rg)
-	}
-	fmt.Fprintf(&b, "A %s %s %s %s .\n", l, off, termOf(kg.Int(int(last))), rg)
 	ownTurns, headDigest := termOf(kg.MustIRI(ontology.OwnTurns)), termOf(kg.MustIRI(ontology.HeadDigest))
-	for _, r := range run {
-		s := termOf(kg.MustIRI(r.h.Session))
-		fmt.Fprintf(&b, "D %s %s %s %s .\nD %s %s %s %s .\n", s, ownTurns, termOf(kg.Int(r.h.Own)), s, s, headDigest, termOf(kg.String(r.h.Head)), s)
-		g := ""
-		for line := range strings.Lines(appendhint.Span(r.text, r.h.Data)) {
-			line = strings.TrimSuffix(line, "\n")
-			switch {
-			case strings.HasPrefix(line, "GRAPH ") && strings.HasSuffix(line, " {") && g == "":
-				g = strings.TrimSuffix(strings.TrimPrefix(line, "GRAPH "), " {")
-			case line == "}" && g != "":
-				g = ""
-			case strings.HasSuffix(line, " .") && g != "":
-				b.WriteString("A ")
-				b.WriteString(strings.TrimSuffix(line, " ."))
-				b.WriteByte(' ')
-				b.WriteString(g)
-				b.WriteString(" .\n")
-			default:
-				return nil, fmt.Errorf("append hint of %s: the data's line %q", r.h.Session, line)
-			}
+	s := termOf(kg.MustIRI(r.h.Session))
+	fmt.Fprintf(&b, "D %s %s %s %s .\nD %s %s %s %s .\n", s, ownTurns, termOf(kg.Int(r.h.Own)), s, s, headDigest, termOf(kg.String(r.h.Head)), s)
+	g := ""
+	for line := range strings.Lines(appendhint.Span(r.text, r.h.Data)) {
+		line = strings.TrimSuffix(line, "\n")
+		switch {
+		case strings.HasPrefix(line, "GRAPH ") && strings.HasSuffix(line, " {") && g == "":
+			g = strings.TrimSuffix(strings.TrimPrefix(line, "GRAPH "), " {")
+		case line == "}" && g != "":
+			g = ""
+		case strings.HasSuffix(line, " .") && g != "":
+			b.WriteString("A ")
+			b.WriteString(strings.TrimSuffix(line, " ."))
+			b.WriteByte(' ')
+			b.WriteString(g)
+			b.WriteString(" .\n")
+		default:
+			return nil, fmt.Errorf("append hint of %s: the data's line %q", r.h.Session, line)
 		}
-		if g != "" {
-			return nil, fmt.Errorf("append hint of %s: a graph block not closed", r.h.Session)
-		}
+	}
+	if g != "" {
+		return nil, fmt.Errorf("append hint of %s: a graph block not closed", r.h.Session)
 	}
 	return b.Bytes(), nil
 }
 
-// errNoPatch says that the dataset's Fuseki serves no fenced-patch
+// errNoPatch says that the dataset's Fuseki serves no conditional-patch
 // endpoint (Trails' module for Fuseki is not on its class path).
-var errNoPatch = errors.New("cluster: the replica's Fuseki serves no fenced-patch endpoint")
+var errNoPatch = errors.New("cluster: the replica's Fuseki serves no conditional-patch endpoint")
 
-// patches reports whether the decided path sends RDF Patch.
+// patches reports whether the decided path sends conditional patches.
 func (a *Applier) patches() bool { return !a.cfg.NoPatch && a.patch.Load() }
 
-// fencedPatch sends patch to the dataset's fenced-patch endpoint, to
-// apply while the dataset's offset is prev. A server without the
-// endpoint turns patches off: errNoPatch.
-func (a *Applier) fencedPatch(ctx context.Context, prev int64, patch []byte) error {
-	err := a.cfg.Store.FencedPatch(ctx, a.log, prev, patch)
-	var ke *kg.Error
-	if errors.As(err, &ke) && ke.Status == http.StatusNotFound {
-		a.patch.Store(false)
-		a.logf("applier: %s serves no fenced-patch endpoint (%v): appends applied as data go as SPARQL Update", a.cfg.Store.Endpoint(), err)
-		return errNoPatch
+// applyConditional applies, of run (the hinted records of recs, from the
+// first), the records whose condition holds, from the first up to the
+// first that does not, by the dataset's conditional-patch endpoint: each
+// record's ASK (askOf) and patch (patchOf), evaluated and applied in one
+// transaction, the offset moved to the last applied. It returns how
+// many it applied; errNoPatch when the endpoint is not there (patches
+// off from now on); ctx's error; an error when another applier writes
+// the dataset. A run the store refuses (it cannot read it) goes the
+// update path whole.
+func (a *Applier) applyConditional(ctx context.Context, recs []*kgo.Record, run []hinted) (n int, err error) {
+	cs := make([]kg.Conditional, 0, len(run))
+	for i, r := range run {
+		p, err := patchOf(r)
+		if err != nil {
+			a.logf("applier: record %d: %v (the update path applies it)", recs[i].Offset, err)
+			break
+		}
+		cs = append(cs, kg.Conditional{Offset: recs[i].Offset, Ask: askOf(r), Patch: p})
 	}
-	return err
+	if len(cs) == 0 {
+		return 0, nil
+	}
+	prev, last := recs[0].Offset-1, recs[len(cs)-1].Offset
+	start := a.tel.StartApply(ctx)
+	defer func() { a.tel.ApplyDone(ctx, start, err) }()
+	failed := 0 // answers of 500 in a row
+	for attempt := 0; ; attempt++ {
+		n, err := a.cfg.Store.ConditionalPatch(ctx, a.log, prev, cs)
+		var ke *kg.Error
+		if errors.As(err, &ke) && ke.Status == http.StatusNotFound {
+			a.patch.Store(false)
+			a.logf("applier: %s serves no conditional-patch endpoint (%v): appends go the decided path by reading", a.cfg.Store.Endpoint(), err)
+			return 0, errNoPatch
+		}
+		if err == nil {
+			return a.appliedAsData(ctx, recs, n), nil
+		}
+		if ctx.Err() != nil {
+			return 0, ctx.Err()
+		}
+		// Lost, or refused: the dataset's offset tells how many applied.
+		stored, serr := a.stored(ctx)
+		switch {
+		case serr == nil && stored > prev && stored <= last:
+			return a.appliedAsData(ctx, recs, int(stored-prev)), nil
+		case serr == nil && stored != prev:
+			return 0, fmt.Errorf("applier: the dataset's offset is %d, want %d to %d: another applier writes this dataset", stored, prev, last)
+		case serr == nil && refused(err, &failed):
+			a.logf("applier: offsets %d..%d as a conditional patch: %v (the update path applies them)", prev+1, last, err)
+			return len(cs), a.applyUpdates(ctx, recs[:len(cs)])
+		}
+		a.logf("applier: apply offsets %d..%d: %v (retrying)", prev+1, last, err)
+		if err := proc.Sleep(ctx, backoff(attempt)); err != nil {
+			return 0, err
+		}
+	}
 }
 
-// probePatch learns whether the dataset's Fuseki serves the fenced-patch
-// endpoint, by an empty patch at the dataset's offset stored, which
-// changes nothing.
+// appliedAsData notes that the first n of recs were applied as data,
+// and returns n.
+func (a *Applier) appliedAsData(ctx context.Context, recs []*kgo.Record, n int) int {
+	if n > 0 {
+		a.advance(recs[n-1].Offset)
+		a.decided.Add(int64(n))
+		a.tel.Decided(ctx, n)
+		a.tel.Records(ctx, n, 0)
+	}
+	return n
+}
+
+// probePatch learns whether the dataset's Fuseki serves the
+// conditional-patch endpoint, by no records at the dataset's offset
+// stored, which changes nothing.
 func (a *Applier) probePatch(ctx context.Context, stored int64) {
 	if a.cfg.UpdatesOnly || a.cfg.NoPatch {
 		return
 	}
-	err := a.cfg.Store.FencedPatch(ctx, a.log, stored, nil)
+	_, err := a.cfg.Store.ConditionalPatch(ctx, a.log, stored, nil)
 	var ke *kg.Error
 	ok := err == nil || errors.As(err, &ke) && ke.Status == http.StatusConflict
 	a.patch.Store(ok)
 	if ok {
-		a.logf("applier: appends applied as data go as RDF Patch to %s/fenced-patch", a.cfg.Store.Endpoint())
+		a.logf("applier: appends go as conditional patches to %s/conditional-patch", a.cfg.Store.Endpoint())
 	} else {
-		a.logf("applier: no fenced-patch endpoint at %s (%v): appends applied as data go as SPARQL Update", a.cfg.Store.Endpoint(), err)
+		a.logf("applier: no conditional-patch endpoint at %s (%v): appends go the decided path by reading", a.cfg.Store.Endpoint(), err)
 	}
 }

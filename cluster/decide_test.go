@@ -20,19 +20,21 @@ import (
 )
 
 // TestDecidedPath runs writers through the log to three replicas: one on
-// the decided path (appends applied as data, their conditions decided
-// by reading) sending RDF Patch to its Fuseki's fenced-patch endpoint,
-// one on the decided path sending SPARQL Update (NoPatch), and one on
-// the update path (UpdatesOnly): appends of
+// the decided path sending conditional patches to its Fuseki's
+// conditional-patch endpoint (each append's condition evaluated and its
+// data applied in the write transaction), one on the decided path by
+// reading, sending SPARQL Update (NoPatch), and one on the update path
+// (UpdatesOnly): appends of
 // sessions of their own, two writers racing on one session (lost
 // compare and swaps, refused), a rewind, a completed session that
 // refuses appends. The replicas must hold the same quads, the writers
-// must see every append they were told applied, and a third replica
-// that replays the whole log from empty on the decided path (several
-// appends of a session in one run) must hold the same quads too.
+// must see every append they were told applied, and two more replicas
+// that replay the whole log from empty on the decided path, one each
+// way (several appends of a session in one run), must hold the same
+// quads too.
 func TestDecidedPath(t *testing.T) {
 	k := kafkatest.Start(t)
-	srv, err := fusekitest.StartServer(fusekitest.Options{Datasets: 3})
+	srv, err := fusekitest.StartServer(fusekitest.Options{Datasets: 4})
 	if err != nil {
 		t.Fatalf("fuseki for the replicas: %v", err)
 	}
@@ -143,6 +145,32 @@ func TestDecidedPath(t *testing.T) {
 		t.Error("append to a completed session: applied, want refused")
 	}
 
+	// A fork whose parent is rewound below its fork point moves under the
+	// archive: its count and head digest stay, so only the append's own
+	// condition (its fork fields) refuses a value read before.
+	elder := session.New("elder")
+	for i := range 4 {
+		elder.Append("user", fmt.Sprintf("elder %d", i))
+	}
+	if err := st.Persist(ctx, elder); err != nil {
+		t.Fatal(err)
+	}
+	young, err := st.Fork(ctx, elder.ID, 3)
+	if err != nil {
+		t.Fatal(err)
+	}
+	young.Append("user", "the fork's own")
+	if err := st.Persist(ctx, young); err != nil {
+		t.Fatal(err)
+	}
+	if _, res, err := st.Rewind(ctx, elder.ID, 1, session.RewindOptions{Reason: "the fork moves"}); err != nil || len(res.Reparented) != 1 {
+		t.Fatalf("rewind of the fork's parent: %+v (%v), want the fork re-parented", res, err)
+	}
+	young.Append("user", "from a value read before the parent's rewind")
+	if err := st.Persist(ctx, young); !errors.Is(err, session.ErrConflict) {
+		t.Errorf("append to a fork re-parented since its value was read: %v, want ErrConflict", err)
+	}
+
 	// A Client given a Transport asks the appliers through it.
 	counted := &countingTransport{next: http.DefaultTransport}
 	tc, err := cluster.Open(cluster.Config{Brokers: r.brokers, Topic: r.topic, Replicas: r.replicas(), Timeout: 20 * time.Second, Transport: counted})
@@ -175,7 +203,7 @@ func TestDecidedPath(t *testing.T) {
 		}
 	}
 	if !cluster.Patches(r.appliers[0].a) || cluster.Patches(r.appliers[2].a) {
-		t.Errorf("RDF Patch sent: replica 0 %v (want true: its Fuseki serves fenced-patch), replica 2 %v (want false: NoPatch)",
+		t.Errorf("conditional patches sent: replica 0 %v (want true: its Fuseki serves conditional-patch), replica 2 %v (want false: NoPatch)",
 			cluster.Patches(r.appliers[0].a), cluster.Patches(r.appliers[2].a))
 	}
 	if got := cluster.Decided(r.appliers[1].a); got != 0 {
@@ -183,16 +211,21 @@ func TestDecidedPath(t *testing.T) {
 	}
 	t.Logf("lost races: %d", countMap(&conflicts))
 
-	// A new replica replays the whole log on the decided path: runs with
-	// several appends of one session.
-	c3 := fusekitest.Client(t, kg.Config{Endpoint: srv.Datasets[3], Store: kg.Fuseki})
-	third := r.startWith(t, cluster.ApplierConfig{Store: c3}, httptest.NewServer(&current{}))
-	r.stores, r.appliers = append(r.stores, c3), append(r.appliers, third)
-	if again := r.converged(t, tc.Position()); again != quads {
-		t.Errorf("the replayed replica differs")
+	// New replicas replay the whole log on the decided path, each way:
+	// runs with several appends of one session.
+	for i, cfg := range []cluster.ApplierConfig{{}, {NoPatch: true}} {
+		cfg.Store = fusekitest.Client(t, kg.Config{Endpoint: srv.Datasets[3+i], Store: kg.Fuseki})
+		replay := r.startWith(t, cfg, httptest.NewServer(&current{}))
+		r.stores, r.appliers = append(r.stores, cfg.Store), append(r.appliers, replay)
+		if again := r.converged(t, tc.Position()); again != quads {
+			t.Errorf("the replayed replica (NoPatch %v) differs", cfg.NoPatch)
+		}
+		if got := cluster.Decided(replay.a); got < 6*11 {
+			t.Errorf("the replaying replica (NoPatch %v) applied %d records as data, want at least 66", cfg.NoPatch, got)
+		}
 	}
-	if got := cluster.Decided(third.a); got < 6*11 {
-		t.Errorf("the replaying replica applied %d records as data, want at least 66", got)
+	if strings.Contains(quads, "read before the parent") {
+		t.Error("the re-parented fork's stale append is stored")
 	}
 	if !strings.Contains(quads, "after the rewind") {
 		t.Error("the rewound session's append is not stored")

@@ -1,10 +1,14 @@
 package kg
 
 import (
+	"bytes"
 	"context"
+	"fmt"
+	"io"
 	"net/http"
 	"net/url"
 	"strconv"
+	"strings"
 
 	"github.com/knakk/rdf"
 )
@@ -28,4 +32,55 @@ const mediaRDFPatch = "application/rdf-patch"
 func (c *Client) FencedPatch(ctx context.Context, log rdf.IRI, offset int64, patch []byte) error {
 	u := c.endpoint + "/fenced-patch?" + url.Values{"log": {log.String()}, "offset": {strconv.FormatInt(offset, 10)}}.Encode()
 	return c.do(ctx, request{op: "fenced patch", method: http.MethodPost, url: u, contentType: mediaRDFPatch, body: patch})
+}
+
+// mediaConditionalPatch is the media type of ConditionalPatch's body.
+const mediaConditionalPatch = "application/vnd.trails.conditional-patch"
+
+// Conditional is a record of ConditionalPatch: an ASK query and the RDF
+// Patch that applies when it holds, at a log's offset.
+type Conditional struct {
+	Offset int64  // the record's offset in the log
+	Ask    string // a SPARQL ASK query
+	Patch  []byte // an RDF Patch
+}
+
+// ConditionalPatch sends recs, records of log that follow offset one by
+// one, to the dataset's conditional-patch endpoint, which Trails' module
+// for Fuseki serves (fuseki/module): in one write transaction, and only
+// while the dataset holds offset as its applied offset of log (as
+// FencedPatch), it evaluates each record's ASK on the dataset as the
+// records before it left it and applies the record's patch while the
+// ASK holds; at the first that does not it stops. The dataset's offset
+// moves to the last record applied. It returns how many records were
+// applied, from the first (0: nothing changed).
+//
+// Its errors are FencedPatch's: an *Error with status 409 (another
+// offset), 400 (a body, query or patch the store cannot read), 404 (no
+// such endpoint); nothing changed with any of them.
+func (c *Client) ConditionalPatch(ctx context.Context, log rdf.IRI, offset int64, recs []Conditional) (int, error) {
+	var b bytes.Buffer
+	b.WriteString("trails-conditional-patch/1\n")
+	for _, r := range recs {
+		fmt.Fprintf(&b, "%d %d %d\n", r.Offset, len(r.Ask), len(r.Patch))
+		b.WriteString(r.Ask)
+		b.Write(r.Patch)
+	}
+	n := -1
+	u := c.endpoint + "/conditional-patch?" + url.Values{"log": {log.String()}, "offset": {strconv.FormatInt(offset, 10)}}.Encode()
+	err := c.do(ctx, request{op: "conditional patch", method: http.MethodPost, url: u, contentType: mediaConditionalPatch, body: b.Bytes(),
+		handle: func(resp *http.Response) error {
+			body, err := io.ReadAll(io.LimitReader(resp.Body, 64))
+			if err != nil {
+				return err
+			}
+			if n, err = strconv.Atoi(strings.TrimSpace(string(body))); err != nil || n < 0 || n > len(recs) {
+				return fmt.Errorf("conditional patch: an answer of %q, not a count of 0 to %d records", body, len(recs))
+			}
+			return nil
+		}})
+	if err != nil {
+		return 0, err
+	}
+	return n, nil
 }

@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"net/http"
+	"slices"
+	"strings"
 	"testing"
 
 	"github.com/google/uuid"
@@ -85,5 +87,98 @@ func TestFencedPatch(t *testing.T) {
 	// endpoint is there.
 	if err := c.FencedPatch(ctx, log, 1, nil); err != nil {
 		t.Errorf("an empty patch: %v", err)
+	}
+}
+
+// TestConditionalPatch: the conditional-patch endpoint evaluates each
+// record's ASK in the write transaction, after the records before it,
+// applies records while their ASKs hold, moves the offset to the last
+// applied, and changes nothing when it refuses (a wrong offset, a body
+// it cannot read) or applies none.
+func TestConditionalPatch(t *testing.T) {
+	fusekitest.RequireFuseki(t, "Trails' module for Fuseki (conditional-patch)")
+	fusekitest.Parallel(t)
+	c := newClient(t)
+	ctx := context.Background()
+	log := kg.MustIRI(ontology.LogIRI("conditional-"+uuid.NewString(), 0))
+	l, rg, off := "<"+log.String()+">", "<"+ontology.ReplicaGraph+">", "<"+ontology.AppliedOffset+">"
+	g := "<urn:test:conditional:" + uuid.NewString() + ">"
+	state := func() string {
+		t.Helper()
+		res, err := c.Select(ctx, "SELECT ?o ?n WHERE { { GRAPH "+g+" { <urn:s> <urn:p> ?o } } UNION { GRAPH "+rg+" { "+l+" "+off+" ?n } } }")
+		if err != nil {
+			t.Fatal(err)
+		}
+		var s []string
+		for _, row := range res.Solutions {
+			if v := row.String("o"); v != "" {
+				s = append(s, "o="+v)
+			}
+			if v := row.String("n"); v != "" {
+				s = append(s, "offset="+v)
+			}
+		}
+		slices.Sort(s)
+		return strings.Join(s, " ")
+	}
+	status := func(err error) int {
+		var ke *kg.Error
+		if !errors.As(err, &ke) {
+			return 0
+		}
+		return ke.Status
+	}
+	is := func(v string) string { return "ASK { GRAPH " + g + " { <urn:s> <urn:p> \"" + v + "\" } }" }
+	none := "ASK { FILTER NOT EXISTS { GRAPH " + g + " { <urn:s> <urn:p> ?o } } }"
+	set := func(from, to string) []byte {
+		p := ""
+		if from != "" {
+			p = "D <urn:s> <urn:p> \"" + from + "\" " + g + " .\n"
+		}
+		return []byte(p + "A <urn:s> <urn:p> \"" + to + "\" " + g + " .\n")
+	}
+	// The second record's ASK holds only after the first; the third's
+	// does not hold after the second: two applied, the offset at 1.
+	recs := []kg.Conditional{{0, none, set("", "one")}, {1, is("one"), set("one", "two")}, {2, is("one"), set("one", "three")}, {3, is("two"), set("two", "four")}}
+	n, err := c.ConditionalPatch(ctx, log, -1, recs)
+	if err != nil || n != 2 {
+		t.Fatalf("records 0..3 at -1: %d applied (%v), want 2", n, err)
+	}
+	if s := state(); s != "o=two offset=1" {
+		t.Fatalf("after records 0 and 1: %s, want o=two offset=1", s)
+	}
+	// Sent again: 409, nothing changes.
+	if _, err := c.ConditionalPatch(ctx, log, -1, recs); status(err) != http.StatusConflict {
+		t.Errorf("the same records again at -1: %v, want 409", err)
+	}
+	// None holds: 0, nothing changes.
+	if n, err := c.ConditionalPatch(ctx, log, 1, recs[2:3:3]); err != nil || n != 0 {
+		t.Errorf("a record whose ASK does not hold: %d applied (%v), want 0", n, err)
+	}
+	// Bodies the store cannot read: 400, nothing of them lands, though
+	// their first record could.
+	for name, bad := range map[string][]kg.Conditional{
+		"offsets that skip":   {{2, is("two"), set("two", "five")}, {4, is("five"), set("five", "six")}},
+		"a SELECT":            {{2, is("two"), set("two", "five")}, {3, "SELECT * WHERE { ?s ?p ?o }", set("five", "six")}},
+		"a broken query":      {{2, is("two"), set("two", "five")}, {3, "ASK { GRAPH ", set("five", "six")}},
+		"an unreadable patch": {{2, is("two"), set("two", "five")}, {3, is("five"), []byte("A <urn:s> <urn:p> \"broken " + g + " .\n")}},
+		"a record's offset":   {{5, is("two"), set("two", "five")}},
+	} {
+		if _, err := c.ConditionalPatch(ctx, log, 1, bad); status(err) != http.StatusBadRequest {
+			t.Errorf("%s: %v, want 400", name, err)
+		}
+	}
+	if s := state(); s != "o=two offset=1" {
+		t.Fatalf("after refused requests: %s, want o=two offset=1", s)
+	}
+	if n, err := c.ConditionalPatch(ctx, log, 1, []kg.Conditional{{2, is("two"), set("two", "four")}}); err != nil || n != 1 {
+		t.Fatalf("record 2 at offset 1: %d applied (%v), want 1", n, err)
+	}
+	if s := state(); s != "o=four offset=2" {
+		t.Fatalf("after record 2: %s, want o=four offset=2", s)
+	}
+	// No records: how an applier asks whether the endpoint is there.
+	if n, err := c.ConditionalPatch(ctx, log, 2, nil); err != nil || n != 0 {
+		t.Errorf("no records: %d (%v)", n, err)
 	}
 }

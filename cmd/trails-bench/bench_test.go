@@ -8,6 +8,7 @@ import (
 	"github.com/trails-kg/trails/internal/fusekitest"
 	"github.com/trails-kg/trails/kg"
 	"github.com/trails-kg/trails/ontology"
+	"net/url"
 	"os"
 	"path/filepath"
 	"strings"
@@ -377,23 +378,21 @@ func TestApplyOffsets(t *testing.T) {
 			t.Errorf("%s: applyOffsets = %d, %d; want %d, %d", c.name, prev, last, c.prev, c.last)
 		}
 	}
-	// The same as an RDF Patch (the decided path's fenced-patch requests).
-	quad := func(op string, n int) string {
-		return op + " " + l + " " + off + " " + term(kg.Int(n)) + " " + rg + " .\n"
-	}
-	data := "A <urn:a> <urn:b> \"1\" <urn:x> .\n"
+	// A conditional patch (the decided path's requests): its query's
+	// offset, and as many records as its answer counts.
 	for _, c := range []struct {
-		name       string
-		body       string
-		prev, last int64
+		name, offset, answer string
+		prev, last           int64
 	}{
-		{"moved", quad("D", 41) + quad("A", 57) + data, 41, 57},
-		{"first", quad("A", 9) + data, -1, 9},
-		{"no offset", data, -1, -1},
+		{"moved", "41", "16\n", 41, 57},
+		{"first", "-1", "10\n", -1, 9},
+		{"none applied", "41", "0\n", 41, 41},
+		{"no count", "41", "", 41, 41},
+		{"no offset", "", "3\n", -1, -1},
 	} {
-		prev, last := patchOffsets([]byte(c.body))
+		prev, last := conditionalOffsets(url.Values{"offset": {c.offset}}, []byte(c.answer))
 		if prev != c.prev || last != c.last {
-			t.Errorf("patch, %s: patchOffsets = %d, %d; want %d, %d", c.name, prev, last, c.prev, c.last)
+			t.Errorf("conditional patch, %s: conditionalOffsets = %d, %d; want %d, %d", c.name, prev, last, c.prev, c.last)
 		}
 	}
 }

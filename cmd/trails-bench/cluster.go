@@ -1628,40 +1628,49 @@ func applyOffsets(body []byte) (prev, last int64) {
 	return prev, last
 }
 
-// patchOffsets reads the offsets an apply request sent as an RDF Patch
-// names in its first lines (the decided path): D of prev and A of last,
-// or A of last alone on an empty dataset.
-func patchOffsets(body []byte) (prev, last int64) {
-	prev, last = -1, -1
-	switch ms := offsetLit.FindAllSubmatch(body[:min(len(body), 2048)], 2); {
-	case len(ms) == 2 && bytes.HasPrefix(body, []byte("D ")):
-		prev, _ = strconv.ParseInt(string(ms[0][1]), 10, 64)
-		last, _ = strconv.ParseInt(string(ms[1][1]), 10, 64)
-	case len(ms) >= 1:
-		last, _ = strconv.ParseInt(string(ms[0][1]), 10, 64)
+// conditionalOffsets reads the offsets a conditional patch (the decided
+// path's request) covered: from its query's offset, as many records as
+// its answer counts (none when the answer is not a count).
+func conditionalOffsets(query url.Values, answer []byte) (prev, last int64) {
+	prev, err := strconv.ParseInt(query.Get("offset"), 10, 64)
+	if err != nil {
+		return -1, -1
 	}
-	return prev, last
+	n, err := strconv.ParseInt(strings.TrimSpace(string(answer)), 10, 64)
+	if err != nil {
+		return prev, prev
+	}
+	return prev, prev + n
 }
 
 func (t *applyTracer) RoundTrip(r *http.Request) (*http.Response, error) {
 	ct := r.Header.Get("Content-Type")
-	patch := strings.Contains(ct, "rdf-patch")
-	if r.Method != http.MethodPost || r.Body == nil || !strings.Contains(ct, "sparql-update") && !patch {
+	conditional := strings.Contains(ct, "conditional-patch")
+	if r.Method != http.MethodPost || r.Body == nil || !strings.Contains(ct, "sparql-update") && !conditional {
 		return t.next.RoundTrip(r)
 	}
-	body, err := io.ReadAll(r.Body)
-	r.Body.Close()
-	if err != nil {
-		return nil, err
-	}
-	r.Body = io.NopCloser(bytes.NewReader(body))
 	rec := applyRec{Prev: -1, Last: -1, Start: time.Now()}
-	if rec.Prev, rec.Last = applyOffsets(body); patch {
-		rec.Prev, rec.Last = patchOffsets(body)
+	if !conditional {
+		body, err := io.ReadAll(r.Body)
+		r.Body.Close()
+		if err != nil {
+			return nil, err
+		}
+		r.Body = io.NopCloser(bytes.NewReader(body))
+		rec.Prev, rec.Last = applyOffsets(body)
 	}
 	resp, err := t.next.RoundTrip(r)
 	rec.End = time.Now()
 	rec.OK = err == nil && resp.StatusCode/100 == 2
+	if conditional && rec.OK {
+		answer, rerr := io.ReadAll(io.LimitReader(resp.Body, 64))
+		resp.Body.Close()
+		if rerr != nil {
+			return nil, rerr
+		}
+		resp.Body = io.NopCloser(bytes.NewReader(answer))
+		rec.Prev, rec.Last = conditionalOffsets(r.URL.Query(), answer)
+	}
 	t.mu.Lock()
 	if len(t.recs) >= 1<<20 {
 		t.recs = t.recs[len(t.recs)/2:]
@@ -1671,7 +1680,6 @@ func (t *applyTracer) RoundTrip(r *http.Request) (*http.Response, error) {
 	return resp, err
 }
 
-// ServeHTTP serves the apply requests since ?since= (RFC 3339) as JSON.
 func (t *applyTracer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	since, _ := time.Parse(time.RFC3339Nano, r.URL.Query().Get("since"))
 	t.mu.Lock()

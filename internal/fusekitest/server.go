@@ -459,7 +459,7 @@ func javaOpts() []string {
 
 // jarPath returns the class path of the servers: the cached jar (scripts/fuseki
 // fetches it if needed) and Trails' module for Fuseki (fuseki/module,
-// built by scripts/fuseki module), whose fenced-patch endpoint the
+// built by scripts/fuseki module), whose conditional-patch endpoint the
 // replicas' appliers use.
 func jarPath(root string) (string, error) {
 	jar, err := fusekiScript(root, "jar")

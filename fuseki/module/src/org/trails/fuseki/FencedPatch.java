@@ -65,29 +65,8 @@ public class FencedPatch extends ActionREST {
         action.beginWrite();
         try {
             DatasetGraph dsg = action.getActiveDSG();
-            Iterator<Quad> it = dsg.find(NodeFactory.createURI(REPLICA_GRAPH), NodeFactory.createURI(log),
-                    NodeFactory.createURI(APPLIED_OFFSET), Node.ANY);
-            long have = -1;
-            int n = 0;
-            while (it.hasNext()) {
-                Node o = it.next().getObject();
-                n++;
-                try {
-                    have = o.isLiteral() ? Long.parseLong(o.getLiteralLexicalForm()) : Long.MIN_VALUE;
-                } catch (NumberFormatException e) {
-                    have = Long.MIN_VALUE;
-                }
-            }
-            if (n > 1 || have != want) {
-                action.abort();
-                ServletOps.error(409, "fenced patch: the dataset's offset of " + log + " is "
-                        + (n > 1 ? n + " values" : Long.toString(have)) + ", want " + want);
-            }
-            patch.apply(new RDFChangesWrapper(new RDFChangesApply(dsg)) {
-                @Override public void txnBegin() {}
-                @Override public void txnCommit() {}
-                @Override public void txnAbort() {}
-            });
+            checkOffset(action, dsg, log, want);
+            apply(dsg, patch);
             action.commit();
         } catch (ActionErrorException e) {
             throw e;
@@ -98,6 +77,40 @@ public class FencedPatch extends ActionREST {
             action.end();
         }
         ServletOps.successNoContent(action);
+    }
+
+    /**
+     * checkOffset aborts action's write transaction and answers 409 unless
+     * dsg holds offset want of log (one value; -1: none).
+     */
+    static void checkOffset(HttpAction action, DatasetGraph dsg, String log, long want) {
+        Iterator<Quad> it = dsg.find(NodeFactory.createURI(REPLICA_GRAPH), NodeFactory.createURI(log),
+                NodeFactory.createURI(APPLIED_OFFSET), Node.ANY);
+        long have = -1;
+        int n = 0;
+        while (it.hasNext()) {
+            Node o = it.next().getObject();
+            n++;
+            try {
+                have = o.isLiteral() ? Long.parseLong(o.getLiteralLexicalForm()) : Long.MIN_VALUE;
+            } catch (NumberFormatException e) {
+                have = Long.MIN_VALUE;
+            }
+        }
+        if (n > 1 || have != want) {
+            action.abort();
+            ServletOps.error(409, "fenced patch: the dataset's offset of " + log + " is "
+                    + (n > 1 ? n + " values" : Long.toString(have)) + ", want " + want);
+        }
+    }
+
+    /** apply applies patch to dsg in the transaction under way (its own TX, TC and TA ignored). */
+    static void apply(DatasetGraph dsg, RDFPatch patch) {
+        patch.apply(new RDFChangesWrapper(new RDFChangesApply(dsg)) {
+            @Override public void txnBegin() {}
+            @Override public void txnCommit() {}
+            @Override public void txnAbort() {}
+        });
     }
 
     @Override protected void doGet(HttpAction action) { notAllowed(); }

@@ -1,0 +1,176 @@
+package org.trails.fuseki;
+
+import java.io.ByteArrayInputStream;
+import java.io.IOException;
+import java.io.InputStream;
+import java.nio.charset.StandardCharsets;
+import java.util.ArrayList;
+import java.util.List;
+
+import org.apache.jena.atlas.RuntimeIOException;
+import org.apache.jena.datatypes.xsd.XSDDatatype;
+import org.apache.jena.fuseki.servlets.ActionErrorException;
+import org.apache.jena.fuseki.servlets.ActionREST;
+import org.apache.jena.fuseki.servlets.HttpAction;
+import org.apache.jena.fuseki.servlets.ServletOps;
+import org.apache.jena.graph.Node;
+import org.apache.jena.graph.NodeFactory;
+import org.apache.jena.query.Query;
+import org.apache.jena.query.QueryFactory;
+import org.apache.jena.query.QueryParseException;
+import org.apache.jena.rdfpatch.RDFPatch;
+import org.apache.jena.rdfpatch.RDFPatchOps;
+import org.apache.jena.riot.RiotException;
+import org.apache.jena.sparql.core.DatasetGraph;
+import org.apache.jena.sparql.exec.QueryExec;
+
+/**
+ * ConditionalPatch applies a run of a log's records, each an ASK query
+ * and an RDF Patch, in one write transaction, only while the dataset's
+ * applied offset of the log is the one named (as FencedPatch). In the
+ * transaction, record after record, it evaluates the record's ASK on the
+ * dataset as the records before it left it; while it holds, it applies
+ * the record's patch. At the first that does not hold it stops. It then
+ * moves the dataset's offset of the log to the offset of the last record
+ * applied, and answers 200 with that count (text/plain: "3\n"); none
+ * applied changes nothing.
+ *
+ * Body (POST, application/vnd.trails.conditional-patch): the line
+ * "trails-conditional-patch/1", then for each record a line
+ * "OFFSET ASKBYTES PATCHBYTES" followed by the ASK's UTF-8 text and the
+ * patch's, of those byte lengths. Offsets must follow the named offset
+ * one by one. 409: another offset; 400: a body, query or patch it cannot
+ * read (nothing changed either way).
+ *
+ * It is a Trails replica applier's way to apply appends whose condition
+ * is an ASK, without reading first: the evaluation happens where the
+ * write does, in the same transaction, so the dataset cannot change in
+ * between and a record sees the records before it.
+ */
+public class ConditionalPatch extends ActionREST {
+    static final String MAGIC = "trails-conditional-patch/1";
+
+    /** A record of the body. */
+    record Rec(long offset, Query ask, RDFPatch patch) {}
+
+    @Override
+    public void validate(HttpAction action) {}
+
+    @Override
+    protected void doPost(HttpAction action) {
+        String log = action.getRequestParameter("log");
+        String offset = action.getRequestParameter("offset");
+        if (log == null || log.isEmpty() || offset == null)
+            ServletOps.errorBadRequest("conditional patch: the parameters log (the log's IRI) and offset (the dataset's offset of it, -1 for none) are required");
+        long want;
+        try {
+            want = Long.parseLong(offset);
+        } catch (NumberFormatException e) {
+            ServletOps.errorBadRequest("conditional patch: offset " + offset + " is not an integer");
+            return;
+        }
+        List<Rec> recs;
+        try (InputStream in = action.getRequestInputStream()) {
+            recs = parse(in.readAllBytes(), want);
+        } catch (IOException | RuntimeIOException e) {
+            ServletOps.errorBadRequest("conditional patch: reading the body: " + e.getMessage());
+            return;
+        } catch (IllegalArgumentException | QueryParseException | RiotException e) {
+            ServletOps.errorBadRequest("conditional patch: " + e.getMessage());
+            return;
+        }
+        int applied = 0;
+        action.beginWrite();
+        try {
+            DatasetGraph dsg = action.getActiveDSG();
+            FencedPatch.checkOffset(action, dsg, log, want);
+            for (Rec r : recs) {
+                if (!QueryExec.dataset(dsg).query(r.ask()).ask())
+                    break;
+                FencedPatch.apply(dsg, r.patch());
+                applied++;
+            }
+            if (applied > 0) {
+                Node g = NodeFactory.createURI(FencedPatch.REPLICA_GRAPH), s = NodeFactory.createURI(log),
+                        p = NodeFactory.createURI(FencedPatch.APPLIED_OFFSET);
+                dsg.deleteAny(g, s, p, Node.ANY);
+                dsg.add(g, s, p, NodeFactory.createLiteralDT(Long.toString(recs.get(applied - 1).offset()), XSDDatatype.XSDinteger));
+                action.commit();
+            } else {
+                action.abort();
+            }
+        } catch (ActionErrorException e) {
+            throw e;
+        } catch (RuntimeException e) {
+            action.abort();
+            ServletOps.errorBadRequest("conditional patch: " + e.getMessage());
+        } finally {
+            action.end();
+        }
+        action.setResponseStatus(200);
+        action.setResponseContentType("text/plain; charset=utf-8");
+        try {
+            action.getResponseOutputStream().write((applied + "\n").getBytes(StandardCharsets.UTF_8));
+        } catch (IOException e) {
+            throw new RuntimeIOException(e);
+        }
+    }
+
+    /** parse reads a body whose records follow offset want. */
+    static List<Rec> parse(byte[] body, long want) {
+        List<Rec> recs = new ArrayList<>();
+        int[] at = {0};
+        if (!MAGIC.equals(line(body, at)))
+            throw new IllegalArgumentException("the body does not begin with the line " + MAGIC);
+        long next = want + 1;
+        while (at[0] < body.length) {
+            String[] f = line(body, at).split(" ");
+            if (f.length != 3)
+                throw new IllegalArgumentException("record " + recs.size() + ": the line \"OFFSET ASKBYTES PATCHBYTES\" has " + f.length + " fields");
+            long off;
+            int na, np;
+            try {
+                off = Long.parseLong(f[0]);
+                na = Integer.parseInt(f[1]);
+                np = Integer.parseInt(f[2]);
+            } catch (NumberFormatException e) {
+                throw new IllegalArgumentException("record " + recs.size() + ": " + e.getMessage());
+            }
+            if (off != next)
+                throw new IllegalArgumentException("record " + recs.size() + " has offset " + off + ", want " + next);
+            if (na < 0 || np < 0 || (long) at[0] + na + np > body.length)
+                throw new IllegalArgumentException("record " + recs.size() + ": " + na + " + " + np + " bytes past the body's end");
+            Query q = QueryFactory.create(new String(body, at[0], na, StandardCharsets.UTF_8));
+            if (!q.isAskType())
+                throw new IllegalArgumentException("record " + recs.size() + ": the query is not an ASK");
+            RDFPatch patch = RDFPatchOps.read(new ByteArrayInputStream(body, at[0] + na, np));
+            at[0] += na + np;
+            recs.add(new Rec(off, q, patch));
+            next++;
+        }
+        return recs;
+    }
+
+    /** line returns the text up to the next newline from at, and moves at past it. */
+    private static String line(byte[] body, int[] at) {
+        int i = at[0];
+        while (i < body.length && body[i] != '\n')
+            i++;
+        if (i == body.length)
+            throw new IllegalArgumentException("a line without its newline at byte " + at[0]);
+        String s = new String(body, at[0], i - at[0], StandardCharsets.US_ASCII);
+        at[0] = i + 1;
+        return s;
+    }
+
+    @Override protected void doGet(HttpAction action) { notAllowed(); }
+    @Override protected void doHead(HttpAction action) { notAllowed(); }
+    @Override protected void doPut(HttpAction action) { notAllowed(); }
+    @Override protected void doDelete(HttpAction action) { notAllowed(); }
+    @Override protected void doPatch(HttpAction action) { notAllowed(); }
+    @Override protected void doOptions(HttpAction action) { notAllowed(); }
+
+    private static void notAllowed() {
+        ServletOps.errorMethodNotAllowed("conditional patch: POST records");
+    }
+}
