@@ -49,16 +49,21 @@ type appendResult struct {
 // kindStat is one kind of request of an operation: how many per call and
 // how long each takes (until its response body is closed).
 type kindStat struct {
-	Kind    string  `json:"kind"`
-	PerCall float64 `json:"per_call"`
-	Time    dist    `json:"time"`
+	Kind    string        `json:"kind"`
+	PerCall float64       `json:"per_call"`
+	Time    dist          `json:"time"`
+	Total   time.Duration `json:"total_ns"` // of all of them
 }
 
 // kindStats summarizes the recorded request times of calls calls.
 func kindStats(kinds map[string][]time.Duration, calls int) []kindStat {
 	var out []kindStat
 	for _, k := range slices.Sorted(mapKeys(kinds)) {
-		out = append(out, kindStat{Kind: k, PerCall: float64(len(kinds[k])) / float64(calls), Time: distOf(kinds[k])})
+		var total time.Duration
+		for _, d := range kinds[k] {
+			total += d
+		}
+		out = append(out, kindStat{Kind: k, PerCall: float64(len(kinds[k])) / float64(calls), Time: distOf(kinds[k]), Total: total})
 	}
 	return out
 }

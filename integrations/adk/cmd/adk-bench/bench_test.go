@@ -101,6 +101,29 @@ func TestShort(t *testing.T) {
 			t.Errorf("the progress has no line of the writers on %v", k)
 		}
 	}
+	// Where the Trails writers' wall went, in each writers' table: their
+	// update requests, the rest, and the floor, on each store.
+	for _, st := range []string{"Fuseki", "Oxigraph"} {
+		if n := strings.Count(report, "\n| "+st+" | the floor: raw `INSERT DATA`"); n != 2 {
+			t.Errorf("the writers' phases: %d floor rows of %s, want 2 (one a writers' table)", n, st)
+		}
+		// Every writers' run of a few writers has group commits (and
+		// their checks): more than one writer waits while one writes.
+		for _, kind := range []string{"`POST update (group commit)`", "`GET query (checks)`"} {
+			rows := linesStarting(report, "| "+st+" | "+kind+" |")
+			if len(rows) != 2 {
+				t.Errorf("the writers' phases: %d rows of %s's %s, want 2", len(rows), st, kind)
+			}
+			for _, r := range rows {
+				if c := cells(r); len(c) != 7 || number(c[1]) <= 0 || !strings.HasSuffix(c[6], "%") {
+					t.Errorf("the writers' phases, %s's %s: got %q, want requests and a share of the wall", st, kind, c)
+				}
+			}
+		}
+	}
+	if n := strings.Count(report, "\nBytes sent per append, every request of the run: on Fuseki "); n != 2 {
+		t.Errorf("the writers' bytes sent per append: %d lines, want 2", n)
+	}
 	for _, way := range []string{"ADK on SQLite: `AppendEvent`", "ADK on PostgreSQL: `AppendEvent`", "Trails on Fuseki: `AppendEvent`",
 		"Fuseki's floor: raw `INSERT DATA`", "Trails on Oxigraph: `AppendEvent`", "Oxigraph's floor: raw `INSERT DATA`"} {
 		if row := cells(lineStarting(report, "| "+way+" |")); len(row) != 5 || number(row[0]) <= 0 {

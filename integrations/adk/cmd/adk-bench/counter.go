@@ -61,7 +61,7 @@ func (c *counter) RoundTrip(r *http.Request) (*http.Response, error) {
 				text = string(b)
 			}
 		}
-		if name := queryName(text); name != "" {
+		if name := requestName(text); name != "" {
 			kind += " (" + name + ")"
 		}
 		if strings.HasSuffix(r.URL.Path, "/update") {
@@ -159,6 +159,22 @@ func (b *countingBody) Read(p []byte) (int, error) {
 	n, err := b.ReadCloser.Read(p)
 	b.n.Add(int64(n))
 	return n, err
+}
+
+// requestName names a request by its SPARQL text: the name the text
+// gives itself (queryName), else "group commit" for an update carrying
+// more than one write (members) and "checks" for the query that asks a
+// batch's outcomes (session's checks: ?trailsMember); "" for others.
+func requestName(text string) string {
+	switch name := queryName(text); {
+	case name != "":
+		return name
+	case strings.Contains(text, "?trailsMember"):
+		return "checks"
+	case len(members(text)) > 1:
+		return "group commit"
+	}
+	return ""
 }
 
 // queryName returns the name a request's SPARQL text gives itself in its

@@ -375,11 +375,13 @@ func (r *results) markdown(w io.Writer) {
 		"On Oxigraph the kg client sends the process's updates one at a time (Oxigraph lets two conditional updates both commit: `docs/stores.md`), so its writers' requests queue in the process: expected, not worked around.\n\n", p.writers, p.perWriter)
 	fmt.Fprintf(w, "%s\n\n", floorProse(r.WritersFloor, r.OxigraphWritersFloor))
 	writersTable(w, r.Writers, r.WritersFloor, r.OxigraphWritersFloor)
+	writersPhases(w, r.Writers, r.WritersFloor, r.OxigraphWritersFloor)
 	fmt.Fprintf(w, "\n%s\n\n", sections[5])
 	fmt.Fprintf(w, "The same with %d writers of %d appends each, a session each: what group commit is for. "+
 		"Commits are the update requests the Trails client sent during the run (each one transaction of the store), counted by the transport. "+
 		"Each store's floor as above, %d appends a request.\n\n", p.many, p.perMany, r.ManyFloor.PerRequest)
 	writersTable(w, r.Many, r.ManyFloor, r.OxigraphManyFloor)
+	writersPhases(w, r.Many, r.ManyFloor, r.OxigraphManyFloor)
 	fmt.Fprintf(w, "\n%s\n\n", sections[6])
 	fmt.Fprintf(w, "A session of %d events; two writers each Get it (a value each) and append %d events through their value at once, going on after an error. "+
 		"The two writers' events have the same text (two replicas answering the same question), their ids differ. "+
@@ -445,6 +447,42 @@ func writersTable(w io.Writer, rows map[string]writersRow, f, o writersFloor) {
 	} {
 		fmt.Fprintf(w, "| %s's floor: raw `INSERT DATA`, %d appends a request | %d in %d requests | — | — | %.1f | %.0f | %s | %s | %s a request | %s a request | %.3f | — |\n",
 			fl.store, fl.f.PerRequest, fl.f.Appends, fl.f.Requests, fl.f.Wall.Seconds(), fl.f.Rate(), fl.fu, fl.ox, ms(fl.f.Latency.P50), ms(fl.f.Latency.P99), fl.f.CommitsPerAppend())
+	}
+}
+
+// writersPhases writes where the Trails writers' wall went, on each
+// store: their client's requests by kind (how many, per append, their
+// times, all of them together and as a share of the wall), beside the
+// store's floor, and the bytes sent per append. A Store sends one
+// update at a time (group commit); a batch's checks go beside the next
+// update, so the shares may add up to more than the wall.
+func writersPhases(w io.Writer, rows map[string]writersRow, f, o writersFloor) {
+	fmt.Fprint(w, "\nWhere the Trails writers' wall went: the requests their client sent, by kind, beside the store's floor (its requests one after the other). "+
+		"A Store has one update in flight at a time (a lone append, or a group commit of several writes); a group commit's checks (one query for its members' outcomes) go beside the next update, so the shares may add up to more than the wall. "+
+		"An update's time is the store's evaluation of its conditions and writes plus the transfer; the floor's is the same triples' raw `INSERT DATA`.\n\n")
+	fmt.Fprintln(w, "| store | request | requests | per append | p50 ms | p99 ms | all, s | share of the wall |")
+	fmt.Fprintln(w, "|---|---|---:|---:|---:|---:|---:|---:|")
+	var sent []string
+	for _, st := range []struct {
+		name string
+		row  writersRow
+		f    writersFloor
+	}{{"Fuseki", rows[trailsBackend.String()], f}, {"Oxigraph", rows[oxigraphBackend.String()], o}} {
+		if st.row.Wall <= 0 {
+			continue
+		}
+		for _, k := range st.row.Requests {
+			fmt.Fprintf(w, "| %s | `%s` | %d | %.3g | %s | %s | %.1f | %.0f%% |\n", st.name, k.Kind, k.Time.N, k.PerCall, ms(k.Time.P50), ms(k.Time.P99),
+				k.Total.Seconds(), 100*k.Total.Seconds()/st.row.Wall.Seconds())
+		}
+		fmt.Fprintf(w, "| %s | the floor: raw `INSERT DATA`, %d appends a request | %d | %.3g | %s | %s | %.1f | — |\n", st.name, st.f.PerRequest, st.f.Requests,
+			st.f.CommitsPerAppend(), ms(st.f.Latency.P50), ms(st.f.Latency.P99), st.f.Wall.Seconds())
+		if n := st.row.Writers * st.row.PerWriter; n > 0 && st.f.PerRequest > 0 {
+			sent = append(sent, fmt.Sprintf("on %s %.1f KB (its floor %.1f KB)", st.name, float64(st.row.Sent)/float64(n)/1000, st.f.Bytes/float64(st.f.PerRequest)/1000))
+		}
+	}
+	if len(sent) > 0 {
+		fmt.Fprintf(w, "\nBytes sent per append, every request of the run: %s.\n", strings.Join(sent, "; "))
 	}
 }
 

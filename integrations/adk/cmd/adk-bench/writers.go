@@ -38,6 +38,11 @@ type writersRow struct {
 	// Writes is the update requests (commits) the Trails client sent
 	// during the run; 0 for ADK's databases, which the counter does not see.
 	Writes int64 `json:"trails_writes"`
+	// Requests is the Trails client's requests during the run by kind
+	// (per call: per append), Sent the bytes it sent: where the writers'
+	// time goes (writersPhases).
+	Requests []kindStat `json:"trails_requests"`
+	Sent     int64      `json:"trails_bytes_sent"`
 }
 
 // Rate is the acknowledged appends per second of wall time.
@@ -180,8 +185,11 @@ func (b *bench) writers(ctx context.Context, n, per int) (map[string]writersRow,
 		wg.Wait()
 		row.Wall = time.Since(t0)
 		if on != nil {
-			row.Writes = on.ct.snapshot().minus(before).writes
-			ups[k], _ = on.ct.stop()
+			d := on.ct.snapshot().minus(before)
+			row.Writes, row.Sent = d.writes, d.sent
+			var ks map[string][]time.Duration
+			ups[k], ks = on.ct.stop()
+			row.Requests = kindStats(ks, n*per)
 		}
 		if err := ctx.Err(); err != nil {
 			return nil, nil, err
