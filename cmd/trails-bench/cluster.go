@@ -1507,8 +1507,8 @@ func (c *clusterResult) markdown(w io.Writer) {
 	table(w, []string{"writers", "log appends/s", "log p50 ms", "one Fuseki appends/s", "one Fuseki p50 ms", "log / one", tClusterWriters},
 		[][]string{{fmt.Sprint(c.Writers), fmt.Sprintf("%.1f", c.ClusterAPS), msf(c.ClusterP50), fmt.Sprintf("%.1f", c.SingleAPS), msf(c.SingleP50),
 			x(ratio(c.ClusterAPS, c.SingleAPS)), verdict(c.SingleAPS > 0 && c.ClusterAPS >= c.SingleAPS)}})
-	fmt.Fprintf(w, "**The decided path against the update path.** The appliers above decide the conditions of appends by reading and apply "+
-		"them as data (the default, docs/scale-out.md); then every applier is restarted with `-updates-only` (each record applied as its "+
+	fmt.Fprintf(w, "**The decided path against the update path.** The appliers above send each run of appends as one conditional patch to their "+
+		"Fuseki (each append's condition an ASK evaluated in the write transaction, its data applied as RDF Patch: the default, docs/scale-out.md); then every applier is restarted with `-updates-only` (each record applied as its "+
 		"SPARQL Update, as before issue 39) and the %d writers run again through the log, %d runs after a warm-up, the median judged.\n\n",
 		c.Writers, c.WriterRuns)
 	table(w, []string{"writers", "decided path appends/s", "p50 ms", "update path appends/s", "p50 ms", "decided / update", tClusterDecided},
