@@ -129,3 +129,38 @@ func TestExportProvPlan(t *testing.T) {
 		})
 	})
 }
+
+// TestCheckMissingProvWork checks that the missing-prov rule of Check
+// reads each fork's PROV record a bounded number of times: with FILTER
+// NOT EXISTS, Oxigraph read, for each fork, the Fork activities until one
+// matched (half of them on average), n²/2 rows for n forks. It also
+// checks that the rule finds the one fork without a record.
+func TestCheckMissingProvWork(t *testing.T) {
+	const forks = 300
+	var b strings.Builder
+	nq := func(s, p, o, g string) { fmt.Fprintf(&b, "<%s> <%s> <%s> <%s> .\n", s, p, o, g) }
+	parent := ontology.SessionIRI("01a22762-0000-7000-8000-000000000000")
+	nq(parent, ontology.RDFType, ontology.Session, parent)
+	var missing string
+	for i := 1; i <= forks; i++ {
+		s := ontology.SessionIRI(fmt.Sprintf("01a22762-0000-7000-8000-%012d", i))
+		nq(s, ontology.RDFType, ontology.Session, s)
+		nq(s, ontology.ParentSession, parent, s)
+		if i == forks/2 {
+			missing = s
+			continue
+		}
+		act := s + "/fork"
+		nq(s, ontology.ProvWasGeneratedBy, act, ontology.ProvGraph)
+		nq(act, ontology.RDFType, ontology.Fork, ontology.ProvGraph)
+	}
+	plan, csv := oxigraphPlan(t, b.String(), qCheckMissingProv)
+	plan.walk(func(n planNode, _ []planNode) {
+		if n.Results != nil && *n.Results > 10*forks {
+			t.Errorf("a step yielded %d rows for %d forks, want at most %d: %s", *n.Results, forks, 10*forks, shortName(n))
+		}
+	})
+	if got, want := strings.Fields(csv), []string{"s", missing}; strings.Join(got, " ") != strings.Join(want, " ") {
+		t.Errorf("got %v, want %v", got, want)
+	}
+}
