@@ -4,11 +4,9 @@ import (
 	"bytes"
 	"context"
 	"fmt"
-	"io"
 	"net/http"
 	"net/url"
 	"strconv"
-	"strings"
 
 	"github.com/knakk/rdf"
 )
@@ -70,12 +68,10 @@ func (c *Client) ConditionalPatch(ctx context.Context, log rdf.IRI, offset int64
 	u := c.endpoint + "/conditional-patch?" + url.Values{"log": {log.String()}, "offset": {strconv.FormatInt(offset, 10)}}.Encode()
 	err := c.do(ctx, request{op: "conditional patch", method: http.MethodPost, url: u, contentType: mediaConditionalPatch, body: b.Bytes(),
 		handle: func(resp *http.Response) error {
-			body, err := io.ReadAll(io.LimitReader(resp.Body, 64))
-			if err != nil {
-				return err
-			}
-			if n, err = strconv.Atoi(strings.TrimSpace(string(body))); err != nil || n < 0 || n > len(recs) {
-				return fmt.Errorf("conditional patch: an answer of %q, not a count of 0 to %d records", body, len(recs))
+			v := resp.Header.Get("Trails-Applied")
+			var err error
+			if n, err = strconv.Atoi(v); err != nil || n < 0 || n > len(recs) {
+				return fmt.Errorf("conditional patch: an answer with Trails-Applied %q, not a count of 0 to %d records", v, len(recs))
 			}
 			return nil
 		}})
