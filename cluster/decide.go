@@ -220,12 +220,32 @@ func sameLiteral(t rdf.Term, lex, dt string) bool {
 // apply: the update's condition (its WHERE clause), the session holding
 // one count and one head digest, the hint's, and the write's gate open
 // (not fenced, its ack graph empty). It is what readRun reads of a
-// session's first record, as one query.
-func askOf(r hinted) string {
+// session's first record, as one query. When the record's condition is
+// append.ru's bound by the hint's values (appendhint.Where), the ASK is
+// a template (askTemplate) and params its values, the same for every
+// such record, so that the store parses it once; else params is nil and
+// the ASK is the record's own text.
+func askOf(r hinted) (ask string, params kg.Params) {
+	cond := appendhint.Span(r.text, r.h.Cond)
+	p := appendhint.Params(r.h)
+	if bound, err := kg.Bind(appendhint.Where, p); err == nil && bound == cond {
+		p["trailsAck"] = kg.MustIRI(r.h.Ack)
+		return askTemplate, p
+	}
 	s, ack := termOf(kg.MustIRI(r.h.Session)), termOf(kg.MustIRI(r.h.Ack))
-	own, head := termOf(kg.MustIRI(ontology.OwnTurns)), termOf(kg.MustIRI(ontology.HeadDigest))
 	n, d := termOf(kg.Int(r.h.Own)), termOf(kg.String(r.h.Head))
-	return "PREFIX trails: <" + ontology.NS + ">\nASK {\n{\n" + appendhint.Span(r.text, r.h.Cond) + "\n}\n" +
+	return askWith(cond, s, n, d, ack), nil
+}
+
+// askTemplate is askOf's template: append.ru's condition, its
+// parameters and the ack graph ($trailsAck) unbound.
+var askTemplate = askWith(appendhint.Where, "$s", "$own", "$head", "$trailsAck")
+
+// askWith returns the ASK of askOf: condition cond, for session s holding
+// count n and head digest d, with ack graph ack (terms or variables).
+func askWith(cond, s, n, d, ack string) string {
+	own, head := termOf(kg.MustIRI(ontology.OwnTurns)), termOf(kg.MustIRI(ontology.HeadDigest))
+	return "PREFIX trails: <" + ontology.NS + ">\nASK {\n{\n" + cond + "\n}\n" +
 		"GRAPH " + s + " { " + s + " " + own + " " + n + " ; " + head + " " + d + " }\n" +
 		"FILTER NOT EXISTS { GRAPH " + s + " { " + s + " " + own + " ?zn } FILTER(!sameTerm(?zn, " + n + ")) }\n" +
 		"FILTER NOT EXISTS { GRAPH " + s + " { " + s + " " + head + " ?zh } FILTER(!sameTerm(?zh, " + d + ")) }\n" +
@@ -289,7 +309,8 @@ func (a *Applier) applyConditional(ctx context.Context, recs []*kgo.Record, run 
 			a.logf("applier: record %d: %v (the update path applies it)", recs[i].Offset, err)
 			break
 		}
-		cs = append(cs, kg.Conditional{Offset: recs[i].Offset, Ask: askOf(r), Patch: p})
+		ask, params := askOf(r)
+		cs = append(cs, kg.Conditional{Offset: recs[i].Offset, Ask: ask, Patch: p, Params: params})
 	}
 	if len(cs) == 0 {
 		return 0, nil

@@ -4,9 +4,12 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"maps"
 	"net/http"
 	"net/url"
+	"slices"
 	"strconv"
+	"strings"
 
 	"github.com/knakk/rdf"
 )
@@ -41,6 +44,12 @@ type Conditional struct {
 	Offset int64  // the record's offset in the log
 	Ask    string // a SPARQL ASK query
 	Patch  []byte // an RDF Patch
+	// Params, when not nil, makes Ask a template: each variable named
+	// takes the term given, as if it stood in the text (Jena's
+	// substitution). The server parses a template once and keeps it, so
+	// records that share one and differ in their values skip the parse,
+	// which costs more than the evaluation.
+	Params Params
 }
 
 // ConditionalPatch sends recs, records of log that follow offset one by
@@ -60,9 +69,24 @@ func (c *Client) ConditionalPatch(ctx context.Context, log rdf.IRI, offset int64
 	var b bytes.Buffer
 	b.WriteString("trails-conditional-patch/1\n")
 	for _, r := range recs {
-		fmt.Fprintf(&b, "%d %d %d\n", r.Offset, len(r.Ask), len(r.Patch))
+		if r.Params == nil {
+			fmt.Fprintf(&b, "%d %d %d\n", r.Offset, len(r.Ask), len(r.Patch))
+			b.WriteString(r.Ask)
+			b.Write(r.Patch)
+			continue
+		}
+		var bind strings.Builder
+		for _, name := range slices.Sorted(maps.Keys(r.Params)) {
+			t, err := Term(r.Params[name])
+			if err != nil {
+				return 0, fmt.Errorf("conditional patch: record %d: $%s: %w", r.Offset, name, err)
+			}
+			bind.WriteString(name + "\t" + t + "\n")
+		}
+		fmt.Fprintf(&b, "%d %d %d %d\n", r.Offset, len(r.Ask), len(r.Patch), bind.Len())
 		b.WriteString(r.Ask)
 		b.Write(r.Patch)
+		b.WriteString(bind.String())
 	}
 	n := -1
 	u := c.endpoint + "/conditional-patch?" + url.Values{"log": {log.String()}, "offset": {strconv.FormatInt(offset, 10)}}.Encode()

@@ -128,6 +128,9 @@ func TestConditionalPatch(t *testing.T) {
 		}
 		return ke.Status
 	}
+	rec := func(off int64, ask string, patch []byte) kg.Conditional {
+		return kg.Conditional{Offset: off, Ask: ask, Patch: patch}
+	}
 	is := func(v string) string { return "ASK { GRAPH " + g + " { <urn:s> <urn:p> \"" + v + "\" } }" }
 	none := "ASK { FILTER NOT EXISTS { GRAPH " + g + " { <urn:s> <urn:p> ?o } } }"
 	set := func(from, to string) []byte {
@@ -139,7 +142,7 @@ func TestConditionalPatch(t *testing.T) {
 	}
 	// The second record's ASK holds only after the first; the third's
 	// does not hold after the second: two applied, the offset at 1.
-	recs := []kg.Conditional{{0, none, set("", "one")}, {1, is("one"), set("one", "two")}, {2, is("one"), set("one", "three")}, {3, is("two"), set("two", "four")}}
+	recs := []kg.Conditional{rec(0, none, set("", "one")), rec(1, is("one"), set("one", "two")), rec(2, is("one"), set("one", "three")), rec(3, is("two"), set("two", "four"))}
 	n, err := c.ConditionalPatch(ctx, log, -1, recs)
 	if err != nil || n != 2 {
 		t.Fatalf("records 0..3 at -1: %d applied (%v), want 2", n, err)
@@ -158,11 +161,11 @@ func TestConditionalPatch(t *testing.T) {
 	// Bodies the store cannot read: 400, nothing of them lands, though
 	// their first record could.
 	for name, bad := range map[string][]kg.Conditional{
-		"offsets that skip":   {{2, is("two"), set("two", "five")}, {4, is("five"), set("five", "six")}},
-		"a SELECT":            {{2, is("two"), set("two", "five")}, {3, "SELECT * WHERE { ?s ?p ?o }", set("five", "six")}},
-		"a broken query":      {{2, is("two"), set("two", "five")}, {3, "ASK { GRAPH ", set("five", "six")}},
-		"an unreadable patch": {{2, is("two"), set("two", "five")}, {3, is("five"), []byte("A <urn:s> <urn:p> \"broken " + g + " .\n")}},
-		"a record's offset":   {{5, is("two"), set("two", "five")}},
+		"offsets that skip":   {rec(2, is("two"), set("two", "five")), rec(4, is("five"), set("five", "six"))},
+		"a SELECT":            {rec(2, is("two"), set("two", "five")), rec(3, "SELECT * WHERE { ?s ?p ?o }", set("five", "six"))},
+		"a broken query":      {rec(2, is("two"), set("two", "five")), rec(3, "ASK { GRAPH ", set("five", "six"))},
+		"an unreadable patch": {rec(2, is("two"), set("two", "five")), rec(3, is("five"), []byte("A <urn:s> <urn:p> \"broken "+g+" .\n"))},
+		"a record's offset":   {rec(5, is("two"), set("two", "five"))},
 	} {
 		if _, err := c.ConditionalPatch(ctx, log, 1, bad); status(err) != http.StatusBadRequest {
 			t.Errorf("%s: %v, want 400", name, err)
@@ -171,14 +174,30 @@ func TestConditionalPatch(t *testing.T) {
 	if s := state(); s != "o=two offset=1" {
 		t.Fatalf("after refused requests: %s, want o=two offset=1", s)
 	}
-	if n, err := c.ConditionalPatch(ctx, log, 1, []kg.Conditional{{2, is("two"), set("two", "four")}}); err != nil || n != 1 {
+	if n, err := c.ConditionalPatch(ctx, log, 1, []kg.Conditional{rec(2, is("two"), set("two", "four"))}); err != nil || n != 1 {
 		t.Fatalf("record 2 at offset 1: %d applied (%v), want 1", n, err)
 	}
 	if s := state(); s != "o=four offset=2" {
 		t.Fatalf("after record 2: %s, want o=four offset=2", s)
 	}
+	// Templates: the same ASK text with other values, bound by Params.
+	tmpl := "ASK { GRAPH $g { <urn:s> <urn:p> $v } }"
+	gi := kg.MustIRI(strings.Trim(g, "<>"))
+	n, err = c.ConditionalPatch(ctx, log, 2, []kg.Conditional{
+		{Offset: 3, Ask: tmpl, Patch: set("four", "five"), Params: kg.Params{"g": gi, "v": kg.String("four")}},
+		{Offset: 4, Ask: tmpl, Patch: set("five", "six"), Params: kg.Params{"g": gi, "v": kg.String("five")}},
+		{Offset: 5, Ask: tmpl, Patch: set("six", "seven"), Params: kg.Params{"g": gi, "v": kg.String("four")}},
+	})
+	if err != nil || n != 2 {
+		t.Fatalf("templated records 3..5 at offset 2: %d applied (%v), want 2", n, err)
+	}
+	if s := state(); s != "o=six offset=4" {
+		t.Fatalf("after templated records: %s, want o=six offset=4", s)
+	}
+	offset := int64(4)
+
 	// No records: how an applier asks whether the endpoint is there.
-	if n, err := c.ConditionalPatch(ctx, log, 2, nil); err != nil || n != 0 {
+	if n, err := c.ConditionalPatch(ctx, log, offset, nil); err != nil || n != 0 {
 		t.Errorf("no records: %d (%v)", n, err)
 	}
 }

@@ -11,3 +11,6 @@ func Queued(st *Store) int {
 	defer st.batch.mu.Unlock()
 	return len(st.batch.queue)
 }
+
+// AppendTemplate returns append.ru as Persist binds it.
+func AppendTemplate() string { return uAppend }

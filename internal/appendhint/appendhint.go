@@ -18,6 +18,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"strings"
+
+	"github.com/trails-kg/trails/kg"
 )
 
 // Key is the hint's key (kg.Hint) and its record header's name.
@@ -81,3 +83,35 @@ func Decode(v, text string) (Hint, error) {
 
 // Span returns text[sp[0]:sp[1]].
 func Span(text string, sp [2]int) string { return text[sp[0]:sp[1]] }
+
+// Where is the body of append.ru's WHERE clause, its parameters unbound
+// ($s, $own, ...): what a hint's Cond span holds once bound by Params
+// (session's tests check it against append.ru). An applier that finds
+// the span so can send the condition as this template and its values.
+const Where = `
+  GRAPH $s { $s trails:ownTurns ?n ; trails:headDigest ?h }
+  FILTER(?n = $own && ?h = $head)
+  FILTER NOT EXISTS { GRAPH $s { ?pt trails:index $pi ; trails:digest ?pd } FILTER(?pd != $prev) }
+  OPTIONAL { GRAPH $s { $s trails:rewinds ?k } }
+  FILTER(COALESCE(?k, 0) = $gen)
+  FILTER NOT EXISTS { GRAPH $s { $s trails:state ?st } FILTER(?st IN ("completed", "failed", "expired")) }
+  OPTIONAL { GRAPH $s { $s trails:parentSession ?up } }
+  OPTIONAL { GRAPH $s { $s trails:forkedAtIndex ?upAt } }
+  FILTER(COALESCE(STR(?up), "") = $forkOf && COALESCE(?upAt, 0) = $forkAt)
+  #STAGED
+`
+
+// Params returns the values that bind Where for the append h describes,
+// as session binds append.ru. Of an append to a session holding no turn
+// of its own the chain digest is not in the hint (Prev is ""): its
+// binding may differ from the writer's ($pi is -1 then, and the
+// condition does not read $prev), so a caller compares the bound text
+// with the span.
+func Params(h Hint) kg.Params {
+	pi := -1
+	if h.Own > 0 {
+		pi = h.ForkAt + h.Own - 1
+	}
+	return kg.Params{"s": kg.MustIRI(h.Session), "own": kg.Int(h.Own), "head": kg.String(h.Head), "gen": kg.Int(h.Gen),
+		"pi": kg.Int(pi), "prev": kg.String(h.Prev), "forkOf": kg.String(h.ForkOf), "forkAt": kg.Int(h.ForkAt)}
+}

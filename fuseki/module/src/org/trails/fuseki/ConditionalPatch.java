@@ -6,6 +6,7 @@ import java.io.InputStream;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.concurrent.ConcurrentHashMap;
 
 import org.apache.jena.atlas.RuntimeIOException;
 import org.apache.jena.datatypes.xsd.XSDDatatype;
@@ -17,12 +18,16 @@ import org.apache.jena.graph.Node;
 import org.apache.jena.graph.NodeFactory;
 import org.apache.jena.query.Query;
 import org.apache.jena.query.QueryFactory;
-import org.apache.jena.query.QueryParseException;
 import org.apache.jena.rdfpatch.RDFPatch;
 import org.apache.jena.rdfpatch.RDFPatchOps;
-import org.apache.jena.riot.RiotException;
+import org.apache.jena.shared.JenaException;
 import org.apache.jena.sparql.core.DatasetGraph;
+import org.apache.jena.sparql.core.Var;
+import org.apache.jena.sparql.engine.binding.Binding;
+import org.apache.jena.sparql.engine.binding.BindingBuilder;
+import org.apache.jena.sparql.engine.binding.BindingFactory;
 import org.apache.jena.sparql.exec.QueryExec;
+import org.apache.jena.sparql.util.NodeFactoryExtra;
 
 /**
  * ConditionalPatch applies a run of a log's records, each an ASK query
@@ -39,7 +44,12 @@ import org.apache.jena.sparql.exec.QueryExec;
  * Body (POST, application/vnd.trails.conditional-patch): the line
  * "trails-conditional-patch/1", then for each record a line
  * "OFFSET ASKBYTES PATCHBYTES" followed by the ASK's UTF-8 text and the
- * patch's, of those byte lengths. Offsets must follow the named offset
+ * patch's, of those byte lengths; or "OFFSET ASKBYTES PATCHBYTES
+ * BINDBYTES" followed by the same and then the record's bindings: lines
+ * "NAME\tTERM", TERM an RDF term in N-Triples syntax. With bindings the
+ * ASK is a template whose variables NAME take the values TERM (Jena's
+ * substitution, as if the terms stood in the text); the server parses a
+ * template once and keeps it, since parsing costs more than evaluating. Offsets must follow the named offset
  * one by one. 409: another offset; 400: a body, query or patch it cannot
  * read (nothing changed either way).
  *
@@ -51,8 +61,12 @@ import org.apache.jena.sparql.exec.QueryExec;
 public class ConditionalPatch extends ActionREST {
     static final String MAGIC = "trails-conditional-patch/1";
 
-    /** A record of the body. */
-    record Rec(long offset, Query ask, RDFPatch patch) {}
+    /** A record of the body: its ASK, the values of its variables (none: null), its patch. */
+    record Rec(long offset, Query ask, Binding bind, RDFPatch patch) {}
+
+    /** The templates parsed, by their text; emptied when it holds more than MAX_TEMPLATES. */
+    private static final ConcurrentHashMap<String, Query> TEMPLATES = new ConcurrentHashMap<>();
+    private static final int MAX_TEMPLATES = 64;
 
     @Override
     public void validate(HttpAction action) {}
@@ -76,7 +90,7 @@ public class ConditionalPatch extends ActionREST {
         } catch (IOException | RuntimeIOException e) {
             ServletOps.errorBadRequest("conditional patch: reading the body: " + e.getMessage());
             return;
-        } catch (IllegalArgumentException | QueryParseException | RiotException e) {
+        } catch (IllegalArgumentException | JenaException e) {
             ServletOps.errorBadRequest("conditional patch: " + e.getMessage());
             return;
         }
@@ -86,7 +100,10 @@ public class ConditionalPatch extends ActionREST {
             DatasetGraph dsg = action.getActiveDSG();
             FencedPatch.checkOffset(action, dsg, log, want);
             for (Rec r : recs) {
-                if (!QueryExec.dataset(dsg).query(r.ask()).ask())
+                var exec = QueryExec.dataset(dsg).query(r.ask());
+                if (r.bind() != null)
+                    exec = exec.substitution(r.bind());
+                if (!exec.ask())
                     break;
                 FencedPatch.apply(dsg, r.patch());
                 applied++;
@@ -121,30 +138,58 @@ public class ConditionalPatch extends ActionREST {
         long next = want + 1;
         while (at[0] < body.length) {
             String[] f = line(body, at).split(" ");
-            if (f.length != 3)
-                throw new IllegalArgumentException("record " + recs.size() + ": the line \"OFFSET ASKBYTES PATCHBYTES\" has " + f.length + " fields");
+            if (f.length != 3 && f.length != 4)
+                throw new IllegalArgumentException("record " + recs.size() + ": the line \"OFFSET ASKBYTES PATCHBYTES [BINDBYTES]\" has " + f.length + " fields");
             long off;
-            int na, np;
+            int na, np, nb;
             try {
                 off = Long.parseLong(f[0]);
                 na = Integer.parseInt(f[1]);
                 np = Integer.parseInt(f[2]);
+                nb = f.length == 4 ? Integer.parseInt(f[3]) : 0;
             } catch (NumberFormatException e) {
                 throw new IllegalArgumentException("record " + recs.size() + ": " + e.getMessage());
             }
             if (off != next)
                 throw new IllegalArgumentException("record " + recs.size() + " has offset " + off + ", want " + next);
-            if (na < 0 || np < 0 || (long) at[0] + na + np > body.length)
-                throw new IllegalArgumentException("record " + recs.size() + ": " + na + " + " + np + " bytes past the body's end");
-            Query q = QueryFactory.create(new String(body, at[0], na, StandardCharsets.UTF_8));
-            if (!q.isAskType())
-                throw new IllegalArgumentException("record " + recs.size() + ": the query is not an ASK");
+            if (na < 0 || np < 0 || nb < 0 || (long) at[0] + na + np + nb > body.length)
+                throw new IllegalArgumentException("record " + recs.size() + ": " + na + " + " + np + " + " + nb + " bytes past the body's end");
+            String text = new String(body, at[0], na, StandardCharsets.UTF_8);
+            Query q = f.length == 4 ? TEMPLATES.get(text) : null;
+            if (q == null) {
+                q = QueryFactory.create(text);
+                if (!q.isAskType())
+                    throw new IllegalArgumentException("record " + recs.size() + ": the query is not an ASK");
+                if (f.length == 4) {
+                    if (TEMPLATES.size() >= MAX_TEMPLATES)
+                        TEMPLATES.clear();
+                    TEMPLATES.put(text, q);
+                }
+            }
             RDFPatch patch = RDFPatchOps.read(new ByteArrayInputStream(body, at[0] + na, np));
-            at[0] += na + np;
-            recs.add(new Rec(off, q, patch));
+            Binding bind = f.length == 4 ? bindings(recs.size(), new String(body, at[0] + na + np, nb, StandardCharsets.UTF_8)) : null;
+            at[0] += na + np + nb;
+            recs.add(new Rec(off, q, bind, patch));
             next++;
         }
         return recs;
+    }
+
+    /** bindings reads record i's bindings: lines "NAME\tTERM". */
+    private static Binding bindings(int i, String text) {
+        BindingBuilder b = BindingFactory.builder();
+        for (String l : text.split("\n")) {
+            if (l.isEmpty())
+                continue;
+            int tab = l.indexOf('\t');
+            if (tab <= 0)
+                throw new IllegalArgumentException("record " + i + ": a binding line without NAME\\tTERM: " + l);
+            Var v = Var.alloc(l.substring(0, tab));
+            if (b.contains(v))
+                throw new IllegalArgumentException("record " + i + ": " + v + " bound twice");
+            b.add(v, NodeFactoryExtra.parseNode(l.substring(tab + 1)));
+        }
+        return b.build();
     }
 
     /** line returns the text up to the next newline from at, and moves at past it. */
