@@ -379,18 +379,18 @@ func TestApplyOffsets(t *testing.T) {
 		}
 	}
 	// A conditional patch (the decided path's requests): its query's
-	// offset, and as many records as its answer counts.
+	// offset, and as many records as its answer's Trails-Applied counts.
 	for _, c := range []struct {
 		name, offset, answer string
 		prev, last           int64
 	}{
-		{"moved", "41", "16\n", 41, 57},
-		{"first", "-1", "10\n", -1, 9},
-		{"none applied", "41", "0\n", 41, 41},
+		{"moved", "41", "16", 41, 57},
+		{"first", "-1", "10", -1, 9},
+		{"none applied", "41", "0", 41, 41},
 		{"no count", "41", "", 41, 41},
-		{"no offset", "", "3\n", -1, -1},
+		{"no offset", "", "3", -1, -1},
 	} {
-		prev, last := conditionalOffsets(url.Values{"offset": {c.offset}}, []byte(c.answer))
+		prev, last := conditionalOffsets(url.Values{"offset": {c.offset}}, c.answer)
 		if prev != c.prev || last != c.last {
 			t.Errorf("conditional patch, %s: conditionalOffsets = %d, %d; want %d, %d", c.name, prev, last, c.prev, c.last)
 		}

@@ -1630,13 +1630,14 @@ func applyOffsets(body []byte) (prev, last int64) {
 
 // conditionalOffsets reads the offsets a conditional patch (the decided
 // path's request) covered: from its query's offset, as many records as
-// its answer counts (none when the answer is not a count).
-func conditionalOffsets(query url.Values, answer []byte) (prev, last int64) {
+// its answer's Trails-Applied header counts (none when it is not a
+// count).
+func conditionalOffsets(query url.Values, applied string) (prev, last int64) {
 	prev, err := strconv.ParseInt(query.Get("offset"), 10, 64)
 	if err != nil {
 		return -1, -1
 	}
-	n, err := strconv.ParseInt(strings.TrimSpace(string(answer)), 10, 64)
+	n, err := strconv.ParseInt(applied, 10, 64)
 	if err != nil {
 		return prev, prev
 	}
@@ -1663,13 +1664,7 @@ func (t *applyTracer) RoundTrip(r *http.Request) (*http.Response, error) {
 	rec.End = time.Now()
 	rec.OK = err == nil && resp.StatusCode/100 == 2
 	if conditional && rec.OK {
-		answer, rerr := io.ReadAll(io.LimitReader(resp.Body, 64))
-		resp.Body.Close()
-		if rerr != nil {
-			return nil, rerr
-		}
-		resp.Body = io.NopCloser(bytes.NewReader(answer))
-		rec.Prev, rec.Last = conditionalOffsets(r.URL.Query(), answer)
+		rec.Prev, rec.Last = conditionalOffsets(r.URL.Query(), resp.Header.Get("Trails-Applied"))
 	}
 	t.mu.Lock()
 	if len(t.recs) >= 1<<20 {
