@@ -253,6 +253,33 @@ func askWith(cond, s, n, d, ack string) string {
 		"FILTER NOT EXISTS { GRAPH " + ack + " { ?za ?zb ?zc } }\n}"
 }
 
+// continues reports whether append h continues append l of the same
+// session: it expects the count, head digest and chain digest l writes,
+// and l's rewinds and fork fields. Applied right after l (a conditional
+// patch stops at the first record that does not hold), h's condition
+// then holds but for what l's application does not decide: its gate,
+// and that no other turn stands at the index of l's last
+// (continuesTemplate). An append changes nothing else its condition
+// reads; l's own ASK held (or l continued one whose ASK held).
+func continues(l, h appendhint.Hint) bool {
+	return h.Session == l.Session && h.Own == l.NewOwn && h.Head == l.NewHead && h.Prev == l.Last &&
+		h.Gen == l.Gen && h.ForkOf == l.ForkOf && h.ForkAt == l.ForkAt
+}
+
+// continuesTemplate is the ASK of an append that continues the record
+// before it of its session (continues): the turn at index $pi (the
+// previous record's last) carries chain digest $prev alone, and the
+// write's gate ($trailsAck) is open.
+var continuesTemplate = "PREFIX trails: <" + ontology.NS + ">\nASK {\n" +
+	"FILTER NOT EXISTS { GRAPH $s { ?zt trails:index $pi ; trails:digest ?zd } FILTER(?zd != $prev) }\n" +
+	"FILTER NOT EXISTS { GRAPH " + termOf(kg.MustIRI(ontology.FencesGraph)) + " { $trailsAck " + termOf(kg.MustIRI(ontology.FencedAt)) + " ?zf } }\n" +
+	"FILTER NOT EXISTS { GRAPH $trailsAck { ?za ?zb ?zc } }\n}"
+
+// continuesParams returns continuesTemplate's values for append h.
+func continuesParams(h appendhint.Hint) kg.Params {
+	return kg.Params{"s": kg.MustIRI(h.Session), "pi": kg.Int(h.ForkAt + h.Own - 1), "prev": kg.String(h.Prev), "trailsAck": kg.MustIRI(h.Ack)}
+}
+
 // patchOf returns the RDF Patch of append r whose condition holds: the
 // DELETE DATA and INSERT DATA of dataOps, as a patch. An error means
 // that the hint's data is not the quad pattern text kg.Data writes.
@@ -303,6 +330,7 @@ func (a *Applier) patches() bool { return !a.cfg.NoPatch && a.patch.Load() }
 // update path whole.
 func (a *Applier) applyConditional(ctx context.Context, recs []*kgo.Record, run []hinted) (n int, err error) {
 	cs := make([]kg.Conditional, 0, len(run))
+	before := map[string]appendhint.Hint{} // by session: its record before in the run
 	for i, r := range run {
 		p, err := patchOf(r)
 		if err != nil {
@@ -310,6 +338,10 @@ func (a *Applier) applyConditional(ctx context.Context, recs []*kgo.Record, run 
 			break
 		}
 		ask, params := askOf(r)
+		if l, ok := before[r.h.Session]; ok && continues(l, r.h) {
+			ask, params = continuesTemplate, continuesParams(r.h)
+		}
+		before[r.h.Session] = r.h
 		cs = append(cs, kg.Conditional{Offset: recs[i].Offset, Ask: ask, Patch: p, Params: params})
 	}
 	if len(cs) == 0 {
