@@ -6,7 +6,7 @@ import java.io.InputStream;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.List;
-import java.util.concurrent.ConcurrentHashMap;
+import java.util.HashMap;
 
 import org.apache.jena.atlas.RuntimeIOException;
 import org.apache.jena.datatypes.xsd.XSDDatatype;
@@ -64,9 +64,13 @@ public class ConditionalPatch extends ActionREST {
     /** A record of the body: its ASK, the values of its variables (none: null), its patch. */
     record Rec(long offset, Query ask, Binding bind, RDFPatch patch) {}
 
-    /** The templates parsed, by their text; emptied when it holds more than MAX_TEMPLATES. */
-    private static final ConcurrentHashMap<String, Query> TEMPLATES = new ConcurrentHashMap<>();
-    private static final int MAX_TEMPLATES = 64;
+    /**
+     * The templates a request thread parsed, by their text (a thread's own:
+     * a parsed Query is not shared between threads); emptied when it holds
+     * MAX_TEMPLATES.
+     */
+    private static final ThreadLocal<HashMap<String, Query>> TEMPLATES = ThreadLocal.withInitial(HashMap::new);
+    private static final int MAX_TEMPLATES = 16;
 
     @Override
     public void validate(HttpAction action) {}
@@ -155,15 +159,16 @@ public class ConditionalPatch extends ActionREST {
             if (na < 0 || np < 0 || nb < 0 || (long) at[0] + na + np + nb > body.length)
                 throw new IllegalArgumentException("record " + recs.size() + ": " + na + " + " + np + " + " + nb + " bytes past the body's end");
             String text = new String(body, at[0], na, StandardCharsets.UTF_8);
-            Query q = f.length == 4 ? TEMPLATES.get(text) : null;
+            HashMap<String, Query> templates = TEMPLATES.get();
+            Query q = f.length == 4 ? templates.get(text) : null;
             if (q == null) {
                 q = QueryFactory.create(text);
                 if (!q.isAskType())
                     throw new IllegalArgumentException("record " + recs.size() + ": the query is not an ASK");
                 if (f.length == 4) {
-                    if (TEMPLATES.size() >= MAX_TEMPLATES)
-                        TEMPLATES.clear();
-                    TEMPLATES.put(text, q);
+                    if (templates.size() >= MAX_TEMPLATES)
+                        templates.clear();
+                    templates.put(text, q);
                 }
             }
             RDFPatch patch = RDFPatchOps.read(new ByteArrayInputStream(body, at[0] + na, np));
