@@ -1,104 +1,18 @@
 package admin
 
 import (
-	"encoding/json"
 	"fmt"
-	"os"
-	"os/exec"
-	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/knakk/rdf"
-	"github.com/trails-kg/trails/internal/fusekitest"
-	"github.com/trails-kg/trails/internal/pytools"
+	"github.com/trails-kg/trails/internal/oxplan"
 	"github.com/trails-kg/trails/kg"
 	"github.com/trails-kg/trails/ontology"
 )
 
-// These tests read how Oxigraph evaluates the library's queries: the plan
-// its own evaluator makes (the oxigraph command's query --explain, which
-// the server does not offer) on a database of its own, and with --stats
-// how many rows each step yielded. They count work, not time.
-
-// planNode is one step of an Oxigraph query plan.
-type planNode struct {
-	Name     string     `json:"name"`
-	Results  *int       `json:"number of results"` // with stats only
-	Children []planNode `json:"children"`
-}
-
-// walk calls f on n and every step below it, with the chain of steps
-// above each.
-func (n planNode) walk(f func(n planNode, above []planNode)) {
-	var rec func(n planNode, above []planNode)
-	rec = func(n planNode, above []planNode) {
-		f(n, above)
-		for _, c := range n.Children {
-			rec(c, append(above, n))
-		}
-	}
-	rec(n, nil)
-}
-
-// oxigraphPlan returns the plan Oxigraph makes for query q on a new
-// database holding data (N-Quads, "" for none), its default graph the
-// union of the named graphs as the tests' server has it, with each step's
-// row count, and the query's results as CSV. It fails tb, saying how,
-// when the tests' Python environment (scripts/pytools, which installs
-// Oxigraph) cannot be made.
-func oxigraphPlan(tb testing.TB, data, q string) (planNode, string) {
-	tb.Helper()
-	root, err := fusekitest.RepoRoot()
-	if err != nil {
-		tb.Fatal(err)
-	}
-	bin, err := pytools.Command(root, "oxigraph")
-	if err != nil {
-		tb.Fatalf("these tests run the oxigraph command of the tests' Python environment: %v", err)
-	}
-	dir := tb.TempDir()
-	db := filepath.Join(dir, "db")
-	file := filepath.Join(dir, "data.nq")
-	if err := os.WriteFile(file, []byte(data), 0o644); err != nil {
-		tb.Fatal(err)
-	}
-	if out, err := exec.Command(bin, "load", "--location", db, "--file", file).CombinedOutput(); err != nil {
-		tb.Fatalf("oxigraph load: %v\n%s", err, out)
-	}
-	qf, plan, res := filepath.Join(dir, "q.rq"), filepath.Join(dir, "plan.json"), filepath.Join(dir, "results.csv")
-	if err := os.WriteFile(qf, []byte(q), 0o644); err != nil {
-		tb.Fatal(err)
-	}
-	cmd := exec.Command(bin, "query", "--location", db, "--union-default-graph", "--query-file", qf,
-		"--results-file", res, "--explain-file", plan, "--stats")
-	if out, err := cmd.CombinedOutput(); err != nil {
-		tb.Fatalf("oxigraph query: %v\n%s", err, out)
-	}
-	b, err := os.ReadFile(plan)
-	if err != nil {
-		tb.Fatal(err)
-	}
-	var p struct {
-		Plan planNode `json:"plan"`
-	}
-	if err := json.Unmarshal(b, &p); err != nil {
-		tb.Fatalf("oxigraph's plan: %v\n%s", err, b)
-	}
-	csv, err := os.ReadFile(res)
-	if err != nil {
-		tb.Fatal(err)
-	}
-	return p.Plan, string(csv)
-}
-
-// shortName is a step's name cut for a failure message.
-func shortName(n planNode) string {
-	if len(n.Name) > 80 {
-		return n.Name[:80] + "..."
-	}
-	return n.Name
-}
+// These tests read how Oxigraph evaluates the library's queries
+// (internal/oxplan): they count work, not time.
 
 // TestExportProvPlan checks that Oxigraph reads the session table of the
 // PROV query of an export (export-prov) once, not once per row of another
@@ -116,15 +30,15 @@ func TestExportProvPlan(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	plan, _ := oxigraphPlan(t, "", q)
-	plan.walk(func(n planNode, _ []planNode) {
+	plan, _ := oxplan.Explain(t, "", q)
+	plan.Walk(func(n oxplan.Node, _ []oxplan.Node) {
 		if n.Name != "Lateral" || len(n.Children) != 2 {
 			return
 		}
-		n.Children[1].walk(func(inner planNode, _ []planNode) {
+		n.Children[1].Walk(func(inner oxplan.Node, _ []oxplan.Node) {
 			if strings.HasPrefix(inner.Name, "StaticBindings") {
 				t.Errorf("the session table (%s) is the inner side of a nested loop: read once per row of %s",
-					shortName(inner), shortName(n.Children[0]))
+					inner.Short(), n.Children[0].Short())
 			}
 		})
 	})
@@ -154,10 +68,10 @@ func TestCheckMissingProvWork(t *testing.T) {
 		nq(s, ontology.ProvWasGeneratedBy, act, ontology.ProvGraph)
 		nq(act, ontology.RDFType, ontology.Fork, ontology.ProvGraph)
 	}
-	plan, csv := oxigraphPlan(t, b.String(), qCheckMissingProv)
-	plan.walk(func(n planNode, _ []planNode) {
+	plan, csv := oxplan.Explain(t, b.String(), qCheckMissingProv)
+	plan.Walk(func(n oxplan.Node, _ []oxplan.Node) {
 		if n.Results != nil && *n.Results > 10*forks {
-			t.Errorf("a step yielded %d rows for %d forks, want at most %d: %s", *n.Results, forks, 10*forks, shortName(n))
+			t.Errorf("a step yielded %d rows for %d forks, want at most %d: %s", *n.Results, forks, 10*forks, n.Short())
 		}
 	})
 	if got, want := strings.Fields(csv), []string{"s", missing}; strings.Join(got, " ") != strings.Join(want, " ") {

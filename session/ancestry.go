@@ -52,6 +52,11 @@ type link struct {
 	// shared holds, on the chain's first link only, the current values of
 	// its principal's user: keys and its app's app: keys.
 	shared map[string]json.RawMessage
+	// agent and appi are the IRIs of its agent (trails:principal) and app
+	// (trails:app) when the row had no ?principal or ?app: its own graph
+	// does not describe them (chain.rq reads the identifiers there), so
+	// chainAgents looks them up elsewhere.
+	agent, appi string
 }
 
 // readLink reads the description of a session from a row of chain.rq (or
@@ -66,6 +71,12 @@ func readLink(row kg.Solution) (*link, error) {
 		return nil, err
 	}
 	_, l.exists = row["exists"]
+	if _, ok := row["principal"]; !ok {
+		l.agent = row.String("agent")
+	}
+	if _, ok := row["app"]; !ok {
+		l.appi = row.String("appi")
+	}
 	var err error
 	if _, ok := row["at"]; ok {
 		if l.at, err = row.Int("at"); err != nil || l.at < 0 {
@@ -190,6 +201,9 @@ func (st *Store) chain(ctx context.Context, id string) ([]*link, error) {
 	if err != nil {
 		return nil, err
 	}
+	if err := st.chainAgents(ctx, chain); err != nil {
+		return nil, err
+	}
 	for _, l := range chain {
 		l.anchors, l.tags = anchors[l.iri], tags[l.iri]
 		sortAnchors(l.anchors)
@@ -204,6 +218,45 @@ func (st *Store) chain(ctx context.Context, id string) ([]*link, error) {
 	}
 	chain[0].shared = vals.shared
 	return chain, nil
+}
+
+// chainAgents fills in the principal and app of each session of chain
+// whose own graph does not describe its agent or app (written by hand,
+// say) from their descriptions elsewhere in the store, in one request,
+// made only when there is such a session. An agent or app described with
+// two identifiers is ErrCorrupt, as a session with two principals is
+// (addLink).
+func (st *Store) chainAgents(ctx context.Context, chain []*link) error {
+	var iris []string
+	for _, l := range chain {
+		for _, a := range []string{l.agent, l.appi} {
+			if a != "" && !slices.Contains(iris, a) {
+				iris = append(iris, a)
+			}
+		}
+	}
+	if len(iris) == 0 {
+		return nil
+	}
+	ids, err := st.agentPrincipals(ctx, iris)
+	if err != nil {
+		return err
+	}
+	for _, l := range chain {
+		for _, f := range []struct {
+			iri string
+			id  *string
+		}{{l.agent, &l.principal}, {l.appi, &l.app}} {
+			switch p := ids[f.iri]; {
+			case f.iri == "" || len(p) == 0:
+			case len(p) > 1:
+				return fmt.Errorf("%w: session %s has two parents, fork points, branches, principals or apps", ErrCorrupt, ontology.SessionID(l.iri))
+			default:
+				*f.id = p[0]
+			}
+		}
+	}
+	return nil
 }
 
 // addLink reads a session row of a chain query into links; a session with

@@ -215,6 +215,68 @@ func TestShareDontCopy(t *testing.T) {
 	}
 }
 
+// TestChainAgentElsewhere checks Load, Ancestry and a principal-scoped
+// Store on a chain whose fork's own graph does not describe its agent and
+// app (written by hand: the chain query reads their identifiers in each
+// session's graph, and looks up the others in a second request), and that
+// an agent described with two identifiers is ErrCorrupt.
+func TestChainAgentElsewhere(t *testing.T) {
+	fusekitest.Parallel(t)
+	st, _, c := newStore(t)
+	ctx := context.Background()
+	root := session.New("near-" + newID())
+	root.App = "app-" + newID()
+	appendN(root, 3, "root")
+	mustPersist(t, st, root)
+	elsewhere := newID()
+	writeRaw(t, c, elsewhere, root.ID, 2)
+	g := kg.MustIRI(ontology.SessionIRI(elsewhere))
+	agent, app := kg.MustIRI("urn:trails-test:agent:"+elsewhere), kg.MustIRI("urn:trails-test:app:"+elsewhere)
+	far, farApp := "far-"+elsewhere, "farapp-"+elsewhere
+	var d kg.Data
+	d.Add(g, g, kg.MustIRI(ontology.Principal), agent)
+	d.Add(g, g, kg.MustIRI(ontology.App), app)
+	d.Add(kg.MustIRI("urn:trails-test:agents"), agent, kg.MustIRI(ontology.DCTIdentifier), kg.String(far))
+	d.Add(kg.MustIRI("urn:trails-test:agents"), app, kg.MustIRI(ontology.DCTIdentifier), kg.String(farApp))
+	u, err := d.InsertData()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := clustertest.Update(ctx, t, c, u); err != nil {
+		t.Fatal(err)
+	}
+
+	got := mustLoad(t, st, elsewhere)
+	if got.Principal != far || got.App != farApp || len(got.Turns) != 2 {
+		t.Errorf("load: got principal %q, app %q, %d turns; want %q, %q, 2", got.Principal, got.App, len(got.Turns), far, farApp)
+	}
+	if r := mustLoad(t, st, root.ID); r.Principal != root.Principal || r.App != root.App {
+		t.Errorf("load of the root: got principal %q, app %q; want %q, %q", r.Principal, r.App, root.Principal, root.App)
+	}
+	infos, err := st.Ancestry(ctx, elsewhere)
+	if err != nil || len(infos) != 2 || infos[0].Principal != root.Principal || infos[1].Principal != far {
+		t.Errorf("ancestry: got %+v, %v; want the root's principal %q, then %q", infos, err, root.Principal, far)
+	}
+	if _, err := session.NewStore(querier(t, c), session.ForPrincipal(far)).Load(ctx, elsewhere); err != nil {
+		t.Errorf("load by a Store of principal %s: got %v, want the session", far, err)
+	}
+	if _, err := session.NewStore(querier(t, c), session.ForPrincipal(root.Principal)).Load(ctx, elsewhere); !errors.Is(err, session.ErrNotFound) {
+		t.Errorf("load by a Store of principal %s: got %v, want ErrNotFound", root.Principal, err)
+	}
+
+	var two kg.Data
+	two.Add(kg.MustIRI("urn:trails-test:agents"), agent, kg.MustIRI(ontology.DCTIdentifier), kg.String("other-"+elsewhere))
+	if u, err = two.InsertData(); err != nil {
+		t.Fatal(err)
+	}
+	if err := clustertest.Update(ctx, t, c, u); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := st.Load(ctx, elsewhere); !errors.Is(err, session.ErrCorrupt) {
+		t.Errorf("load with an agent of two identifiers: got %v, want ErrCorrupt", err)
+	}
+}
+
 // TestAncestry: root to session, with tags, in one request.
 func TestAncestry(t *testing.T) {
 	fusekitest.Parallel(t)

@@ -3,6 +3,7 @@ package session
 import (
 	"context"
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
 	"time"
@@ -219,8 +220,30 @@ func (st *Store) readInfos(ctx context.Context, rows []kg.Solution, parent strin
 // description of agent a anywhere in the store, in one query: for sessions
 // whose own graph does not describe their agent (written by hand, say).
 func (st *Store) agentIDs(ctx context.Context, agents map[string][]int, infos []Info) error {
+	ids, err := st.agentPrincipals(ctx, slices.Collect(maps.Keys(agents)))
+	if err != nil {
+		return err
+	}
+	for a, is := range agents {
+		if len(ids[a]) == 0 {
+			continue
+		}
+		for _, i := range is {
+			if infos[i].Principal == "" {
+				infos[i].Principal = ids[a][0]
+			}
+		}
+	}
+	return nil
+}
+
+// agentPrincipals returns the identifiers (principals) of agents, by
+// agent IRI, wherever the store describes them, in one query
+// (agent-ids.rq); an agent the store does not describe, or that is not an
+// IRI, has none.
+func (st *Store) agentPrincipals(ctx context.Context, agents []string) (map[string][]string, error) {
 	rows := make([][]rdf.Term, 0, len(agents))
-	for a := range agents {
+	for _, a := range agents {
 		t, err := kg.IRI(a)
 		if err != nil {
 			continue // not an IRI: no description to find
@@ -228,24 +251,27 @@ func (st *Store) agentIDs(ctx context.Context, agents map[string][]int, infos []
 		rows = append(rows, []rdf.Term{t})
 	}
 	if len(rows) == 0 {
-		return nil
+		return nil, nil
 	}
 	q, err := kg.BindTables(qAgentIDs, nil, map[string]kg.Table{"agents": {Vars: []string{"agent"}, Rows: rows}})
 	if err != nil {
-		return err
+		return nil, err
 	}
 	res, err := st.c.Select(ctx, q)
 	if err != nil {
-		return err
+		return nil, err
 	}
+	ids := make(map[string][]string, len(rows))
 	for _, row := range res.Solutions {
-		for _, i := range agents[row.String("agent")] {
-			if infos[i].Principal == "" {
-				infos[i].Principal = row.String("principal")
-			}
+		a, p := row.String("agent"), row.String("principal")
+		if !slices.Contains(ids[a], p) {
+			ids[a] = append(ids[a], p)
 		}
 	}
-	return nil
+	for _, ps := range ids {
+		slices.Sort(ps)
+	}
+	return ids, nil
 }
 
 // splitTags reads the ?tags column of the list queries: the tags joined
