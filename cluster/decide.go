@@ -337,9 +337,12 @@ func (a *Applier) applyConditional(ctx context.Context, recs []*kgo.Record, run 
 			a.logf("applier: record %d: %v (the update path applies it)", recs[i].Offset, err)
 			break
 		}
-		ask, params := askOf(r)
+		var ask string
+		var params kg.Params
 		if l, ok := before[r.h.Session]; ok && continues(l, r.h) {
 			ask, params = continuesTemplate, continuesParams(r.h)
+		} else {
+			ask, params = askOf(r)
 		}
 		before[r.h.Session] = r.h
 		cs = append(cs, kg.Conditional{Offset: recs[i].Offset, Ask: ask, Patch: p, Params: params})

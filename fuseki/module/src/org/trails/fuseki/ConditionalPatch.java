@@ -77,17 +77,8 @@ public class ConditionalPatch extends ActionREST {
 
     @Override
     protected void doPost(HttpAction action) {
-        String log = action.getRequestParameter("log");
-        String offset = action.getRequestParameter("offset");
-        if (log == null || log.isEmpty() || offset == null)
-            ServletOps.errorBadRequest("conditional patch: the parameters log (the log's IRI) and offset (the dataset's offset of it, -1 for none) are required");
-        long want;
-        try {
-            want = Long.parseLong(offset);
-        } catch (NumberFormatException e) {
-            ServletOps.errorBadRequest("conditional patch: offset " + offset + " is not an integer");
-            return;
-        }
+        String log = FencedPatch.logParam(action, "conditional patch");
+        long want = FencedPatch.offsetParam(action, "conditional patch");
         List<Rec> recs;
         try (InputStream in = action.getRequestInputStream()) {
             recs = parse(in.readAllBytes(), want);

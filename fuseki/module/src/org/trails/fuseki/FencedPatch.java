@@ -41,17 +41,8 @@ public class FencedPatch extends ActionREST {
 
     @Override
     protected void doPost(HttpAction action) {
-        String log = action.getRequestParameter("log");
-        String offset = action.getRequestParameter("offset");
-        if (log == null || log.isEmpty() || offset == null)
-            ServletOps.errorBadRequest("fenced patch: the parameters log (the log's IRI) and offset (the dataset's offset of it, -1 for none) are required");
-        long want;
-        try {
-            want = Long.parseLong(offset);
-        } catch (NumberFormatException e) {
-            ServletOps.errorBadRequest("fenced patch: offset " + offset + " is not an integer");
-            return;
-        }
+        String log = logParam(action, "fenced patch");
+        long want = offsetParam(action, "fenced patch");
         RDFPatch patch;
         try (InputStream in = action.getRequestInputStream()) {
             patch = RDFPatchOps.read(in);
@@ -77,6 +68,27 @@ public class FencedPatch extends ActionREST {
             action.end();
         }
         ServletOps.successNoContent(action);
+    }
+
+    /** logParam returns the request's parameter log (a log's IRI), or answers 400 for operation op. */
+    static String logParam(HttpAction action, String op) {
+        String log = action.getRequestParameter("log");
+        if (log == null || log.isEmpty())
+            ServletOps.errorBadRequest(op + ": the parameters log (the log's IRI) and offset (the dataset's offset of it, -1 for none) are required");
+        return log;
+    }
+
+    /** offsetParam returns the request's parameter offset, or answers 400 for operation op. */
+    static long offsetParam(HttpAction action, String op) {
+        String offset = action.getRequestParameter("offset");
+        if (offset == null)
+            ServletOps.errorBadRequest(op + ": the parameters log (the log's IRI) and offset (the dataset's offset of it, -1 for none) are required");
+        try {
+            return Long.parseLong(offset);
+        } catch (NumberFormatException e) {
+            ServletOps.errorBadRequest(op + ": offset " + offset + " is not an integer");
+            return 0; // not reached: errorBadRequest throws
+        }
     }
 
     /**
