@@ -1,7 +1,6 @@
 package cluster
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -21,10 +20,10 @@ import (
 // applier is its dataset's only writer, so it need not have Fuseki
 // evaluate each append's conditional update, with its ack and gate
 // operations, record after record: for an append that carries a hint
-// (appendhint), the condition is one ASK (askOf: the WHERE clause of
+// (appendhint), the condition is one ASK (appendhint.Ask: the WHERE clause of
 // the record's own text, the session holding exactly the hint's count
 // and head digest, the write's gate open) and its effect when it holds
-// is data (patchOf: the count and digest removed, the turns added).
+// is data (appendhint.Patch: the count and digest removed, the turns added).
 //
 // Where the replica's Fuseki serves Trails' module, a run of hinted
 // records goes to its conditional-patch endpoint in one request
@@ -216,102 +215,6 @@ func sameLiteral(t rdf.Term, lex, dt string) bool {
 	return d == dt || dt == xsdString && d == ""
 }
 
-// askOf returns the ASK that holds exactly when append r's update would
-// apply: the update's condition (its WHERE clause), the session holding
-// one count and one head digest, the hint's, and the write's gate open
-// (not fenced, its ack graph empty). It is what readRun reads of a
-// session's first record, as one query. When the record's condition is
-// append.ru's bound by the hint's values (appendhint.Where), the ASK is
-// a template (askTemplate) and params its values, the same for every
-// such record, so that the store parses it once; else params is nil and
-// the ASK is the record's own text.
-func askOf(r hinted) (ask string, params kg.Params) {
-	cond := appendhint.Span(r.text, r.h.Cond)
-	p := appendhint.Params(r.h)
-	if bound, err := kg.Bind(appendhint.Where, p); err == nil && bound == cond {
-		p["trailsAck"] = kg.MustIRI(r.h.Ack)
-		return askTemplate, p
-	}
-	s, ack := termOf(kg.MustIRI(r.h.Session)), termOf(kg.MustIRI(r.h.Ack))
-	n, d := termOf(kg.Int(r.h.Own)), termOf(kg.String(r.h.Head))
-	return askWith(cond, s, n, d, ack), nil
-}
-
-// askTemplate is askOf's template: append.ru's condition, its
-// parameters and the ack graph ($trailsAck) unbound.
-var askTemplate = askWith(appendhint.Where, "$s", "$own", "$head", "$trailsAck")
-
-// askWith returns the ASK of askOf: condition cond, for session s holding
-// count n and head digest d, with ack graph ack (terms or variables).
-func askWith(cond, s, n, d, ack string) string {
-	own, head := termOf(kg.MustIRI(ontology.OwnTurns)), termOf(kg.MustIRI(ontology.HeadDigest))
-	return "PREFIX trails: <" + ontology.NS + ">\nASK {\n{\n" + cond + "\n}\n" +
-		"GRAPH " + s + " { " + s + " " + own + " " + n + " ; " + head + " " + d + " }\n" +
-		"FILTER NOT EXISTS { GRAPH " + s + " { " + s + " " + own + " ?zn } FILTER(!sameTerm(?zn, " + n + ")) }\n" +
-		"FILTER NOT EXISTS { GRAPH " + s + " { " + s + " " + head + " ?zh } FILTER(!sameTerm(?zh, " + d + ")) }\n" +
-		"FILTER NOT EXISTS { GRAPH " + termOf(kg.MustIRI(ontology.FencesGraph)) + " { " + ack + " " + termOf(kg.MustIRI(ontology.FencedAt)) + " ?zf } }\n" +
-		"FILTER NOT EXISTS { GRAPH " + ack + " { ?za ?zb ?zc } }\n}"
-}
-
-// continues reports whether append h continues append l of the same
-// session: it expects the count, head digest and chain digest l writes,
-// and l's rewinds and fork fields. Applied right after l (a conditional
-// patch stops at the first record that does not hold), h's condition
-// then holds but for what l's application does not decide: its gate,
-// and that no other turn stands at the index of l's last
-// (continuesTemplate). An append changes nothing else its condition
-// reads; l's own ASK held (or l continued one whose ASK held).
-func continues(l, h appendhint.Hint) bool {
-	return h.Session == l.Session && h.Own == l.NewOwn && h.Head == l.NewHead && h.Prev == l.Last &&
-		h.Gen == l.Gen && h.ForkOf == l.ForkOf && h.ForkAt == l.ForkAt
-}
-
-// continuesTemplate is the ASK of an append that continues the record
-// before it of its session (continues): the turn at index $pi (the
-// previous record's last) carries chain digest $prev alone, and the
-// write's gate ($trailsAck) is open.
-var continuesTemplate = "PREFIX trails: <" + ontology.NS + ">\nASK {\n" +
-	"FILTER NOT EXISTS { GRAPH $s { ?zt trails:index $pi ; trails:digest ?zd } FILTER(?zd != $prev) }\n" +
-	"FILTER NOT EXISTS { GRAPH " + termOf(kg.MustIRI(ontology.FencesGraph)) + " { $trailsAck " + termOf(kg.MustIRI(ontology.FencedAt)) + " ?zf } }\n" +
-	"FILTER NOT EXISTS { GRAPH $trailsAck { ?za ?zb ?zc } }\n}"
-
-// continuesParams returns continuesTemplate's values for append h.
-func continuesParams(h appendhint.Hint) kg.Params {
-	return kg.Params{"s": kg.MustIRI(h.Session), "pi": kg.Int(h.ForkAt + h.Own - 1), "prev": kg.String(h.Prev), "trailsAck": kg.MustIRI(h.Ack)}
-}
-
-// patchOf returns the RDF Patch of append r whose condition holds: the
-// DELETE DATA and INSERT DATA of dataOps, as a patch. An error means
-// that the hint's data is not the quad pattern text kg.Data writes.
-func patchOf(r hinted) ([]byte, error) {
-	var b bytes.Buffer
-	ownTurns, headDigest := termOf(kg.MustIRI(ontology.OwnTurns)), termOf(kg.MustIRI(ontology.HeadDigest))
-	s := termOf(kg.MustIRI(r.h.Session))
-	fmt.Fprintf(&b, "D %s %s %s %s .\nD %s %s %s %s .\n", s, ownTurns, termOf(kg.Int(r.h.Own)), s, s, headDigest, termOf(kg.String(r.h.Head)), s)
-	g := ""
-	for line := range strings.Lines(appendhint.Span(r.text, r.h.Data)) {
-		line = strings.TrimSuffix(line, "\n")
-		switch {
-		case strings.HasPrefix(line, "GRAPH ") && strings.HasSuffix(line, " {") && g == "":
-			g = strings.TrimSuffix(strings.TrimPrefix(line, "GRAPH "), " {")
-		case line == "}" && g != "":
-			g = ""
-		case strings.HasSuffix(line, " .") && g != "":
-			b.WriteString("A ")
-			b.WriteString(strings.TrimSuffix(line, " ."))
-			b.WriteByte(' ')
-			b.WriteString(g)
-			b.WriteString(" .\n")
-		default:
-			return nil, fmt.Errorf("append hint of %s: the data's line %q", r.h.Session, line)
-		}
-	}
-	if g != "" {
-		return nil, fmt.Errorf("append hint of %s: a graph block not closed", r.h.Session)
-	}
-	return b.Bytes(), nil
-}
-
 // errNoPatch says that the dataset's Fuseki serves no conditional-patch
 // endpoint (Trails' module for Fuseki is not on its class path).
 var errNoPatch = errors.New("cluster: the replica's Fuseki serves no conditional-patch endpoint")
@@ -322,7 +225,7 @@ func (a *Applier) patches() bool { return !a.cfg.NoPatch && a.patch.Load() }
 // applyConditional applies, of run (the hinted records of recs, from the
 // first), the records whose condition holds, from the first up to the
 // first that does not, by the dataset's conditional-patch endpoint: each
-// record's ASK (askOf) and patch (patchOf), evaluated and applied in one
+// record's ASK (appendhint.Ask) and patch (appendhint.Patch), evaluated and applied in one
 // transaction, the offset moved to the last applied. It returns how
 // many it applied; errNoPatch when the endpoint is not there (patches
 // off from now on); ctx's error; an error when another applier writes
@@ -332,17 +235,17 @@ func (a *Applier) applyConditional(ctx context.Context, recs []*kgo.Record, run 
 	cs := make([]kg.Conditional, 0, len(run))
 	before := map[string]appendhint.Hint{} // by session: its record before in the run
 	for i, r := range run {
-		p, err := patchOf(r)
+		p, err := appendhint.Patch(r.text, r.h)
 		if err != nil {
 			a.logf("applier: record %d: %v (the update path applies it)", recs[i].Offset, err)
 			break
 		}
 		var ask string
 		var params kg.Params
-		if l, ok := before[r.h.Session]; ok && continues(l, r.h) {
-			ask, params = continuesTemplate, continuesParams(r.h)
+		if l, ok := before[r.h.Session]; ok && appendhint.Continues(l, r.h) {
+			ask, params = appendhint.ContinuesTemplate, appendhint.ContinuesParams(r.h)
 		} else {
-			ask, params = askOf(r)
+			ask, params = appendhint.Ask(r.text, r.h)
 		}
 		before[r.h.Session] = r.h
 		cs = append(cs, kg.Conditional{Offset: recs[i].Offset, Ask: ask, Patch: p, Params: params})

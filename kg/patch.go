@@ -66,31 +66,13 @@ type Conditional struct {
 // offset), 400 (a body, query or patch the store cannot read), 404 (no
 // such endpoint); nothing changed with any of them.
 func (c *Client) ConditionalPatch(ctx context.Context, log rdf.IRI, offset int64, recs []Conditional) (int, error) {
-	var b bytes.Buffer
-	b.WriteString("trails-conditional-patch/1\n")
-	for _, r := range recs {
-		if r.Params == nil {
-			fmt.Fprintf(&b, "%d %d %d\n", r.Offset, len(r.Ask), len(r.Patch))
-			b.WriteString(r.Ask)
-			b.Write(r.Patch)
-			continue
-		}
-		var bind strings.Builder
-		for _, name := range slices.Sorted(maps.Keys(r.Params)) {
-			t, err := Term(r.Params[name])
-			if err != nil {
-				return 0, fmt.Errorf("conditional patch: record %d: $%s: %w", r.Offset, name, err)
-			}
-			bind.WriteString(name + "\t" + t + "\n")
-		}
-		fmt.Fprintf(&b, "%d %d %d %d\n", r.Offset, len(r.Ask), len(r.Patch), bind.Len())
-		b.WriteString(r.Ask)
-		b.Write(r.Patch)
-		b.WriteString(bind.String())
+	body, err := conditionalBody(recs, func(r Conditional, _ int) int64 { return r.Offset })
+	if err != nil {
+		return 0, err
 	}
 	n := -1
 	u := c.endpoint + "/conditional-patch?" + url.Values{"log": {log.String()}, "offset": {strconv.FormatInt(offset, 10)}}.Encode()
-	err := c.do(ctx, request{op: "conditional patch", method: http.MethodPost, url: u, contentType: mediaConditionalPatch, body: b.Bytes(),
+	err = c.do(ctx, request{op: "conditional patch", method: http.MethodPost, url: u, contentType: mediaConditionalPatch, body: body,
 		handle: func(resp *http.Response) error {
 			v := resp.Header.Get("Trails-Applied")
 			var err error
@@ -103,4 +85,76 @@ func (c *Client) ConditionalPatch(ctx context.Context, log rdf.IRI, offset int64
 		return 0, err
 	}
 	return n, nil
+}
+
+// conditionalBody returns the body of a conditional-patch request
+// carrying recs, record i at offset off(recs[i], i).
+func conditionalBody(recs []Conditional, off func(Conditional, int) int64) ([]byte, error) {
+	var b bytes.Buffer
+	b.WriteString("trails-conditional-patch/1\n")
+	for i, r := range recs {
+		if r.Params == nil {
+			fmt.Fprintf(&b, "%d %d %d\n", off(r, i), len(r.Ask), len(r.Patch))
+			b.WriteString(r.Ask)
+			b.Write(r.Patch)
+			continue
+		}
+		var bind strings.Builder
+		for _, name := range slices.Sorted(maps.Keys(r.Params)) {
+			t, err := Term(r.Params[name])
+			if err != nil {
+				return nil, fmt.Errorf("conditional patch: record %d: $%s: %w", off(r, i), name, err)
+			}
+			bind.WriteString(name + "\t" + t + "\n")
+		}
+		fmt.Fprintf(&b, "%d %d %d %d\n", off(r, i), len(r.Ask), len(r.Patch), bind.Len())
+		b.WriteString(r.Ask)
+		b.Write(r.Patch)
+		b.WriteString(bind.String())
+	}
+	return b.Bytes(), nil
+}
+
+// ConditionalBatch sends recs, independent conditional writes (their
+// Offset fields are not read), to the dataset's conditional-patch
+// endpoint in its gated mode, which Trails' module for Fuseki serves
+// (fuseki/module): in one write transaction, unless gate is fenced (a
+// quad gate trails:fencedAt ?t in the graph
+// https://w3id.org/trails/graph/fences), it evaluates each record's ASK
+// on the dataset as the records before it left it and applies the
+// record's patch when the ASK holds, whatever the others' outcome; it
+// empties the graphs drop in the same transaction. It returns which
+// records applied. It is a group commit's way to write conditional
+// appends as data (package session): the gate lets a writer that lost
+// the answer fence the request, then ask what it did.
+//
+// It returns an *Error with status 409 when gate is fenced, 400 when the
+// store cannot read a query or patch, 404 when the server has no such
+// endpoint (nothing changed with any of them); and what Update returns
+// otherwise.
+func (c *Client) ConditionalBatch(ctx context.Context, gate rdf.IRI, drop []rdf.IRI, recs []Conditional) ([]bool, error) {
+	body, err := conditionalBody(recs, func(_ Conditional, i int) int64 { return int64(i) })
+	if err != nil {
+		return nil, err
+	}
+	q := url.Values{"gate": {gate.String()}}
+	for _, g := range drop {
+		q.Add("drop", g.String())
+	}
+	applied := make([]bool, len(recs))
+	err = c.do(ctx, request{op: "conditional patch", method: http.MethodPost, url: c.endpoint + "/conditional-patch?" + q.Encode(), contentType: mediaConditionalPatch, body: body,
+		handle: func(resp *http.Response) error {
+			v := resp.Header.Get("Trails-Applied-Members")
+			if len(v) != len(recs) || strings.Trim(v, "01") != "" {
+				return fmt.Errorf("conditional patch: an answer with Trails-Applied-Members %q, not one 0 or 1 for each of %d records", v, len(recs))
+			}
+			for i := range v {
+				applied[i] = v[i] == '1'
+			}
+			return nil
+		}})
+	if err != nil {
+		return nil, err
+	}
+	return applied, nil
 }

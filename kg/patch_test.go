@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/google/uuid"
+	"github.com/knakk/rdf"
 	"github.com/trails-kg/trails/internal/fusekitest"
 	"github.com/trails-kg/trails/kg"
 	"github.com/trails-kg/trails/ontology"
@@ -199,5 +200,99 @@ func TestConditionalPatch(t *testing.T) {
 	// No records: how an applier asks whether the endpoint is there.
 	if n, err := c.ConditionalPatch(ctx, log, offset, nil); err != nil || n != 0 {
 		t.Errorf("no records: %d (%v)", n, err)
+	}
+}
+
+// TestConditionalBatch: the conditional-patch endpoint's gated mode
+// applies each record whose ASK holds on the dataset as the records
+// before it left it, whatever the others' outcome, says which applied,
+// empties the graphs named to drop, and changes nothing when its gate is
+// fenced or when it cannot read the body.
+func TestConditionalBatch(t *testing.T) {
+	fusekitest.RequireFuseki(t, "Trails' module for Fuseki (conditional-patch)")
+	fusekitest.Parallel(t)
+	c := newClient(t)
+	ctx := context.Background()
+	g := "<urn:test:batch:" + uuid.NewString() + ">"
+	drop := kg.MustIRI("urn:test:batch-drop:" + uuid.NewString())
+	if err := c.Update(ctx, "INSERT DATA { GRAPH <"+drop.String()+"> { <urn:s> <urn:p> 1 } }"); err != nil {
+		t.Fatal(err)
+	}
+	state := func() string {
+		t.Helper()
+		res, err := c.Select(ctx, "SELECT ?o ?d WHERE { { GRAPH "+g+" { <urn:s> <urn:p> ?o } } UNION { GRAPH <"+drop.String()+"> { ?s ?p ?d } } }")
+		if err != nil {
+			t.Fatal(err)
+		}
+		var s []string
+		for _, row := range res.Solutions {
+			if v := row.String("o"); v != "" {
+				s = append(s, "o="+v)
+			}
+			if _, ok := row["d"]; ok {
+				s = append(s, "drop")
+			}
+		}
+		slices.Sort(s)
+		return strings.Join(s, " ")
+	}
+	status := func(err error) int {
+		var ke *kg.Error
+		if !errors.As(err, &ke) {
+			return 0
+		}
+		return ke.Status
+	}
+	has := func(v string) string { return "ASK { GRAPH " + g + " { <urn:s> <urn:p> \"" + v + "\" } }" }
+	add := func(v string) []byte { return []byte("A <urn:s> <urn:p> \"" + v + "\" " + g + " .\n") }
+	gate := func() rdf.IRI { return kg.MustIRI(ontology.StagingBase + uuid.NewString()) }
+	// The second holds only after the first; the third never; the fourth
+	// holds although the third did not.
+	recs := []kg.Conditional{
+		{Ask: "ASK {}", Patch: add("a")},
+		{Ask: has("a"), Patch: add("b")},
+		{Ask: has("z"), Patch: add("c")},
+		{Ask: has("b"), Patch: add("d")},
+	}
+	// Bodies it cannot read, and a fenced gate: nothing changes, the
+	// graph to drop neither.
+	fenced := gate()
+	if err := c.Update(ctx, "INSERT DATA { GRAPH <"+ontology.FencesGraph+"> { <"+fenced.String()+"> <"+ontology.FencedAt+"> \"2026-11-29T00:00:00Z\"^^<http://www.w3.org/2001/XMLSchema#dateTime> } }"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.ConditionalBatch(ctx, fenced, []rdf.IRI{drop}, recs); status(err) != http.StatusConflict {
+		t.Errorf("a fenced gate: %v, want 409", err)
+	}
+	for name, bad := range map[string][]kg.Conditional{
+		"a SELECT":            {recs[0], {Ask: "SELECT * WHERE { ?s ?p ?o }", Patch: add("x")}},
+		"a broken query":      {recs[0], {Ask: "ASK { GRAPH ", Patch: add("x")}},
+		"an unreadable patch": {recs[0], {Ask: "ASK {}", Patch: []byte("A <urn:s> <urn:p> \"broken " + g + " .\n")}},
+	} {
+		if _, err := c.ConditionalBatch(ctx, gate(), []rdf.IRI{drop}, bad); status(err) != http.StatusBadRequest {
+			t.Errorf("%s: %v, want 400", name, err)
+		}
+	}
+	if s := state(); s != "drop" {
+		t.Fatalf("after refused requests: %q, want only the graph to drop", s)
+	}
+	applied, err := c.ConditionalBatch(ctx, gate(), []rdf.IRI{drop}, recs)
+	if err != nil || !slices.Equal(applied, []bool{true, true, false, true}) {
+		t.Fatalf("four records: applied %v (%v), want [true true false true]", applied, err)
+	}
+	if s := state(); s != "o=a o=b o=d" {
+		t.Fatalf("after four records: %q, want o=a o=b o=d, the graph dropped", s)
+	}
+	// Templates bound by Params, as an append's condition.
+	tmpl := "ASK { GRAPH $g { <urn:s> <urn:p> $v } }"
+	gi := kg.MustIRI(strings.Trim(g, "<>"))
+	applied, err = c.ConditionalBatch(ctx, gate(), nil, []kg.Conditional{
+		{Ask: tmpl, Patch: add("e"), Params: kg.Params{"g": gi, "v": kg.String("z")}},
+		{Ask: tmpl, Patch: add("f"), Params: kg.Params{"g": gi, "v": kg.String("d")}},
+	})
+	if err != nil || !slices.Equal(applied, []bool{false, true}) {
+		t.Fatalf("templated records: applied %v (%v), want [false true]", applied, err)
+	}
+	if s := state(); s != "o=a o=b o=d o=f" {
+		t.Fatalf("after templated records: %q, want o=a o=b o=d o=f", s)
 	}
 }

@@ -188,7 +188,7 @@ type losingTransport struct {
 
 func (l *losingTransport) RoundTrip(r *http.Request) (*http.Response, error) {
 	resp, err := l.next.RoundTrip(r)
-	if err != nil || !strings.HasSuffix(r.URL.Path, "/update") || !l.lose.CompareAndSwap(true, false) {
+	if err != nil || !isWrite(r) || !l.lose.CompareAndSwap(true, false) {
 		return resp, err
 	}
 	io.Copy(io.Discard, resp.Body)

@@ -42,7 +42,7 @@ func TestAppendHintTemplate(t *testing.T) {
 	}
 	fusekitest.Parallel(t)
 	q := &hintRecorder{Client: fusekitest.New(t)}
-	st := session.NewStore(q)
+	st := session.NewStore(q, session.WithConditionalPatch(false)) // hints ride SPARQL Updates; the conditional patch path sends none
 	ctx := context.Background()
 	s := session.New("hinted")
 	for i := range 4 {

@@ -103,6 +103,9 @@ type write struct {
 	// hint, when not "", is the appendhint.Hint of the update, encoded,
 	// which a lone write sends with it (kg.Hint) for a replica's applier.
 	hint string
+	// app is that hint, decoded: with it the write can go as a
+	// conditional patch (batchpatch.go).
+	app *appendhint.Hint
 }
 
 // alone returns the update as the write sends it by itself.
@@ -261,6 +264,9 @@ func (st *Store) sendGroup(group []*pending) {
 		close(p.done)
 		return
 	}
+	if st.sendPatchGroup(ctx, group) {
+		return
+	}
 	gate, gates := st.gateGraph()
 	var receipt rdf.IRI // the batch's receipt graph, when a member has an ack
 	for _, p := range group {
@@ -296,6 +302,13 @@ func (st *Store) sendGroup(group []*pending) {
 		return
 	}
 	st.next()
+	st.outcomes(ctx, group, receipt, gate, gates, err)
+}
+
+// outcomes gives each member of group its outcome once the request that
+// carried them, with receipt graph receipt and gate (when gates), ended
+// with err.
+func (st *Store) outcomes(ctx context.Context, group []*pending, receipt, gate rdf.IRI, gates bool, err error) {
 	// settled: the request was answered, or its answer was lost and it is
 	// fenced (fence.go): each member's check now says whether it is
 	// stored. Unsettled, a check that holds is still true (the member
@@ -354,6 +367,9 @@ func batchContext(ctx context.Context, group []*pending) context.Context {
 // sendAlone sends w as one request of its own and, with release, lets
 // the next writes go once it has been answered.
 func (st *Store) sendAlone(ctx context.Context, w write, release bool) (bool, error) {
+	if ok, sent, err := st.sendPatchAlone(ctx, w, release); sent {
+		return ok, err
+	}
 	telemetry.Committed(ctx)
 	if w.ack == (rdf.IRI{}) {
 		return st.sendApplied(ctx, w, release)

@@ -6,7 +6,6 @@ import (
 	"math/rand/v2"
 	"net/http"
 	"slices"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -24,7 +23,7 @@ type updateCounter struct {
 }
 
 func (u *updateCounter) RoundTrip(r *http.Request) (*http.Response, error) {
-	if r.Method == http.MethodPost && strings.HasSuffix(r.URL.Path, "/update") {
+	if isWrite(r) {
 		u.updates.Add(1)
 	}
 	return u.next.RoundTrip(r)

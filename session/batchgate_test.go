@@ -143,7 +143,7 @@ func newGate() *gate {
 }
 
 func (g *gate) RoundTrip(r *http.Request) (*http.Response, error) {
-	if r.Method != http.MethodPost || !strings.HasSuffix(r.URL.Path, "/update") {
+	if !isWrite(r) {
 		if strings.HasSuffix(r.URL.Path, "/query") {
 			q, err := queryText(r)
 			if err != nil {
@@ -281,4 +281,21 @@ func waitQueued(tb testing.TB, st *session.Store, n int) {
 // persistFn returns a write that persists s.
 func persistFn(st *session.Store, s *session.Session) func() error {
 	return func() error { return st.Persist(context.Background(), s) }
+}
+
+// isWrite reports whether r is a write request: a SPARQL Update, or a
+// conditional patch (the path of plain appends on a Fuseki with Trails'
+// module, batchpatch.go).
+func isWrite(r *http.Request) bool {
+	return r.Method == http.MethodPost && (strings.HasSuffix(r.URL.Path, "/update") || strings.HasSuffix(r.URL.Path, "/conditional-patch"))
+}
+
+// writesIn returns how many conditional writes the body of write request
+// body carries: its ASKs (a conditional patch), or its DELETE operations
+// (a SPARQL Update).
+func writesIn(body string) int {
+	if strings.HasPrefix(body, "trails-conditional-patch/1\n") {
+		return strings.Count(body, "\nASK {")
+	}
+	return strings.Count(body, "DELETE")
 }

@@ -9,7 +9,6 @@ import (
 	"net/http"
 	"os"
 	"os/exec"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -149,7 +148,7 @@ func newKiller(srv *fusekitest.Server, k int, d time.Duration) *killer {
 }
 
 func (kl *killer) RoundTrip(r *http.Request) (*http.Response, error) {
-	isUpdate := r.Method == http.MethodPost && strings.HasSuffix(r.URL.Path, "/update")
+	isUpdate := isWrite(r)
 	if isUpdate && kl.k > 0 && kl.n.Add(1) == kl.k {
 		kl.Arm()
 	}

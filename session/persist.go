@@ -431,22 +431,24 @@ func (st *Store) appendWrite(s *Session, d *kg.Data, sg *staging, n int, head, p
 	share := shareValues(g, s, time.Time{}, more, st.writerTime())
 	w := write{update: u + share, ack: ack, check: appended(g, more[len(more)-1], last), gone: g}
 	if acks && share == "" && sg.empty() {
-		w.hint = appendHint(u, data, ack, s, n, head, prev, n+len(more), all, last)
+		if h, ok := appendHint(u, data, ack, s, n, head, prev, n+len(more), all, last); ok {
+			w.hint, w.app = h.Encode(), &h
+		}
 	}
 	return w, nil
 }
 
-// appendHint returns the hint (appendhint.Hint, encoded) of append
-// update u, append.ru bound for s with the quads data and ack graph ack,
-// from n own turns with head digest head (the last with chain digest prev)
-// to own turns with head digest all, the last with chain digest last; ""
-// when u is not as the hint must describe it.
-func appendHint(u, data string, ack rdf.IRI, s *Session, n int, head, prev string, own int, all, last string) string {
+// appendHint returns the hint of append update u, append.ru bound for s
+// with the quads data and ack graph ack, from n own turns with head
+// digest head (the last with chain digest prev) to own turns with head
+// digest all, the last with chain digest last; false when u is not as
+// the hint must describe it.
+func appendHint(u, data string, ack rdf.IRI, s *Session, n int, head, prev string, own int, all, last string) (appendhint.Hint, bool) {
 	at := strings.Index(u, data+"GRAPH "+termOrPanic(ack))
 	where := strings.LastIndex(u, "WHERE {")
 	end := strings.LastIndex(u, "}")
 	if at < 0 || where < at || end < where {
-		return ""
+		return appendhint.Hint{}, false
 	}
 	h := appendhint.Hint{
 		Session: sessionIRI(s.ID).String(), Ack: ack.String(),
@@ -460,7 +462,7 @@ func appendHint(u, data string, ack rdf.IRI, s *Session, n int, head, prev strin
 	if n == 0 {
 		h.Prev = ""
 	}
-	return h.Encode()
+	return h, true
 }
 
 // create writes s, which the store does not hold yet.

@@ -273,7 +273,7 @@ func TestConflictLoserChangedNothing(t *testing.T) {
 	ep := fusekitest.Endpoint(t)
 	bst := ownStore(t, ep)
 	s := persisted(t, bst, "racer", 2)
-	update := func(r *http.Request) bool { return strings.HasSuffix(r.URL.Path, "/update") }
+	update := isWrite
 	ast := hookedStore(t, ep, update, func() {
 		b := mustLoad(t, bst, s.ID) // holds A's turn now
 		b.Append("user", "B's turn")

@@ -356,7 +356,7 @@ type rwHook struct {
 }
 
 func (h *rwHook) RoundTrip(r *http.Request) (*http.Response, error) {
-	if r.Body != nil && strings.Contains(r.Header.Get("Content-Type"), "sparql-update") {
+	if r.Body != nil && isWrite(r) {
 		body, err := io.ReadAll(r.Body)
 		r.Body.Close()
 		if err != nil {

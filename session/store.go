@@ -41,6 +41,7 @@ type Store struct {
 	batch    *batcher // WithGroupCommit: the writes waiting for the one in flight (batch.go); nil when off
 	cache    *Cache   // WithCache: the turns RawOnly loads read; nil when off
 	sign     *signing // WithSigning: the key and witness of each write's statement (witness.go); nil when off
+	patch    *patcher // WithConditionalPatch: whether appends go as conditional patches (batchpatch.go); nil when off
 }
 
 // ForPrincipal scopes a Store to principal p: it lists, loads, replays,
@@ -106,7 +107,7 @@ func WithMaxChildren(n int) StoreOption {
 // names (a RoutesByTree method that returns true, as *cluster.Sharded
 // has): one request must then stay inside one tree's group.
 func NewStore(c Querier, opts ...StoreOption) *Store {
-	st := &Store{c: c, clock: now, maxDepth: MaxForkDepth, maxKids: DefaultMaxChildren, batch: &batcher{}}
+	st := &Store{c: c, clock: now, maxDepth: MaxForkDepth, maxKids: DefaultMaxChildren, batch: &batcher{}, patch: &patcher{}}
 	for _, o := range opts {
 		o(st)
 	}

@@ -57,9 +57,15 @@ import org.apache.jena.sparql.util.NodeFactoryExtra;
  * is an ASK, without reading first: the evaluation happens where the
  * write does, in the same transaction, so the dataset cannot change in
  * between and a record sees the records before it.
+ *
+ * With the parameter gate instead of log and offset, the records are a
+ * direct writer's group commit (doGated): no offset, every record
+ * applied or not on its own, the answer says which.
  */
 public class ConditionalPatch extends ActionREST {
     static final String MAGIC = "trails-conditional-patch/1";
+    static final String FENCES_GRAPH = "https://w3id.org/trails/graph/fences";
+    static final String FENCED_AT = "https://w3id.org/trails/ns#fencedAt";
 
     /** A record of the body: its ASK, the values of its variables (none: null), its patch. */
     record Rec(long offset, Query ask, Binding bind, RDFPatch patch) {}
@@ -77,6 +83,11 @@ public class ConditionalPatch extends ActionREST {
 
     @Override
     protected void doPost(HttpAction action) {
+        String gate = action.getRequestParameter("gate");
+        if (gate != null) {
+            doGated(action, gate);
+            return;
+        }
         String log = FencedPatch.logParam(action, "conditional patch");
         long want = FencedPatch.offsetParam(action, "conditional patch");
         List<Rec> recs;
@@ -95,10 +106,7 @@ public class ConditionalPatch extends ActionREST {
             DatasetGraph dsg = action.getActiveDSG();
             FencedPatch.checkOffset(action, dsg, log, want);
             for (Rec r : recs) {
-                var exec = QueryExec.dataset(dsg).query(r.ask());
-                if (r.bind() != null)
-                    exec = exec.substitution(r.bind());
-                if (!exec.ask())
+                if (!holds(dsg, r))
                     break;
                 FencedPatch.apply(dsg, r.patch());
                 applied++;
@@ -122,6 +130,78 @@ public class ConditionalPatch extends ActionREST {
         }
         action.setResponseHeader("Trails-Applied", Integer.toString(applied));
         ServletOps.successNoContent(action);
+    }
+
+    /**
+     * doGated serves the gated mode (parameter gate, no log): the records
+     * (offsets 0, 1, ...) are independent writes, each applied when its
+     * ASK holds, whatever the others do; none is skipped for another's
+     * refusal. Before any, the transaction checks that gate is not fenced
+     * (a quad GATE trails:fencedAt ?t in graph FENCES_GRAPH): fenced, it
+     * answers 409 and changes nothing, so that a writer who lost the
+     * answer can fence the gate and then know that the request either
+     * committed or never will. The graphs named by the parameters drop
+     * (any number) are emptied in the same transaction. The answer is 204
+     * with header Trails-Applied-Members: one character a record, 1 for
+     * applied, 0 for not.
+     */
+    private static void doGated(HttpAction action, String gate) {
+        String[] drops = action.getRequest().getParameterValues("drop");
+        List<Rec> recs;
+        try (InputStream in = action.getRequestInputStream()) {
+            recs = parse(in.readAllBytes(), -1);
+        } catch (IOException | RuntimeIOException e) {
+            ServletOps.errorBadRequest("conditional patch: reading the body: " + e.getMessage());
+            return;
+        } catch (IllegalArgumentException | JenaException e) {
+            ServletOps.errorBadRequest("conditional patch: " + e.getMessage());
+            return;
+        }
+        char[] applied = new char[recs.size()];
+        action.beginWrite();
+        try {
+            DatasetGraph dsg = action.getActiveDSG();
+            if (dsg.find(NodeFactory.createURI(FENCES_GRAPH), NodeFactory.createURI(gate), NodeFactory.createURI(FENCED_AT), Node.ANY).hasNext()) {
+                action.abort();
+                ServletOps.error(409, "conditional patch: gate " + gate + " is fenced");
+            }
+            boolean changed = false;
+            for (int i = 0; i < recs.size(); i++) {
+                applied[i] = '0';
+                if (holds(dsg, recs.get(i))) {
+                    FencedPatch.apply(dsg, recs.get(i).patch());
+                    applied[i] = '1';
+                    changed = true;
+                }
+            }
+            if (drops != null) {
+                for (String g : drops) {
+                    dsg.deleteAny(NodeFactory.createURI(g), Node.ANY, Node.ANY, Node.ANY);
+                    changed = true;
+                }
+            }
+            if (changed)
+                action.commit();
+            else
+                action.abort();
+        } catch (ActionErrorException e) {
+            throw e;
+        } catch (RuntimeException e) {
+            action.abort();
+            ServletOps.errorBadRequest("conditional patch: " + e.getMessage());
+        } finally {
+            action.end();
+        }
+        action.setResponseHeader("Trails-Applied-Members", new String(applied));
+        ServletOps.successNoContent(action);
+    }
+
+    /** holds evaluates r's ASK, bound by its bindings, on dsg. */
+    private static boolean holds(DatasetGraph dsg, Rec r) {
+        var exec = QueryExec.dataset(dsg).query(r.ask());
+        if (r.bind() != null)
+            exec = exec.substitution(r.bind());
+        return exec.ask();
     }
 
     /** parse reads a body whose records follow offset want. */
