@@ -458,3 +458,42 @@ WHERE {
 		t.Errorf("floorOf the whole batch: got %d triples, want %d", n, len(ids)*perMember)
 	}
 }
+
+// TestFloorConditionalPatch checks the floor of a conditional patch (how
+// a Store sends plain appends on Fuseki with Trails' module): each
+// record's added quads, its deletes and ASK left out, the session ids
+// replaced; and the request's name in the phase table.
+func TestFloorConditionalPatch(t *testing.T) {
+	rec := func(ask, patch, bind string) string {
+		head := fmt.Sprintf("%d %d %d", len(ask), len(patch), len(bind))
+		if bind == "" {
+			head = fmt.Sprintf("%d %d", len(ask), len(patch))
+		}
+		return "0 " + head + "\n" + ask + patch + bind
+	}
+	first := rec("ASK { $s ?p ?o }", "D <urn:s:OLD> <urn:n> \"1\" <urn:s:OLD> .\nA <urn:s:OLD/turn/1> <urn:p> \"a b .\" <urn:s:OLD> .\nA <urn:s:OLD> <urn:n> \"2\" <urn:s:OLD> .\n", "s\t<urn:s:OLD>\n")
+	second := rec("ASK {}", "A <urn:r> <urn:applied> <urn:ack> <urn:r> .\n", "")
+	body := patchMagic + first + second
+	got, n, err := floorOf(body, strings.NewReplacer("OLD", "NEW"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := `INSERT DATA {
+GRAPH <urn:s:NEW> { <urn:s:NEW/turn/1> <urn:p> "a b ." . }
+GRAPH <urn:s:NEW> { <urn:s:NEW> <urn:n> "2" . }
+GRAPH <urn:r> { <urn:r> <urn:applied> <urn:ack> . }
+}
+`
+	if got != want || n != 3 {
+		t.Errorf("got %d triples\n%s\nwant 3\n%s", n, got, want)
+	}
+	if name := requestName(body); name != "group commit" {
+		t.Errorf("two records: named %q, want group commit", name)
+	}
+	if name := requestName(patchMagic + second); name != "append" {
+		t.Errorf("one record: named %q, want append", name)
+	}
+	if _, _, err := floorOf(patchMagic+"0 99 1\nASK {}", strings.NewReplacer()); err == nil {
+		t.Errorf("a record past the body's end: got no error")
+	}
+}

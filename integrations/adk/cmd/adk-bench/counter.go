@@ -14,7 +14,8 @@ import (
 // the Trails client sends, those of them that write (each a commit of the
 // store: a SPARQL update, a Graph Store write), the bytes it sends and
 // receives, and, while
-// recording, keeps the bodies of its SPARQL updates (for the floor). It is
+// recording, keeps the bodies of its SPARQL updates and conditional
+// patches (for the floor). It is
 // safe for concurrent use.
 type counter struct {
 	requests atomic.Int64
@@ -64,7 +65,7 @@ func (c *counter) RoundTrip(r *http.Request) (*http.Response, error) {
 		if name := requestName(text); name != "" {
 			kind += " (" + name + ")"
 		}
-		if strings.HasSuffix(r.URL.Path, "/update") {
+		if isWrite(r) && !strings.HasSuffix(r.URL.Path, "/data") && !strings.HasSuffix(r.URL.Path, "/store") {
 			c.mu.Lock()
 			c.updates = append(c.updates, text)
 			c.mu.Unlock()
@@ -88,7 +89,7 @@ func (c *counter) RoundTrip(r *http.Request) (*http.Response, error) {
 func isWrite(r *http.Request) bool {
 	end := r.URL.Path[strings.LastIndex(r.URL.Path, "/")+1:]
 	switch end {
-	case "update":
+	case "update", "conditional-patch":
 		return true
 	case "data", "store":
 		return r.Method != http.MethodGet && r.Method != http.MethodHead
@@ -164,8 +165,16 @@ func (b *countingBody) Read(p []byte) (int, error) {
 // requestName names a request by its SPARQL text: the name the text
 // gives itself (queryName), else "group commit" for an update carrying
 // more than one write (members) and "checks" for the query that asks a
-// batch's outcomes (session's checks: ?trailsMember); "" for others.
+// batch's outcomes (session's checks: ?trailsMember); a conditional
+// patch is a "group commit" of several records or an "append"; "" for
+// others.
 func requestName(text string) string {
+	if strings.HasPrefix(text, patchMagic) {
+		if recs, err := patchRecords(text); err == nil && len(recs) > 1 {
+			return "group commit"
+		}
+		return "append"
+	}
 	switch name := queryName(text); {
 	case name != "":
 		return name

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strconv"
 	"strings"
 	"time"
 
@@ -21,11 +22,99 @@ import (
 // inserts (ground), with the session ids that ids replaces replaced, and
 // the number of its triples.
 func floorOf(u string, ids *strings.Replacer) (string, int, error) {
-	g, n, err := ground(u, ids)
+	blocks, n, err := appendsOf(u, ids)
 	if err != nil {
 		return "", 0, err
 	}
-	return "INSERT DATA {\n" + g + "}\n", n, nil
+	return "INSERT DATA {\n" + strings.Join(blocks, "") + "}\n", n, nil
+}
+
+// appendsOf returns the ground triples (ground) of each write that the
+// write request u of Trails carries (a SPARQL Update: members; or, on
+// Fuseki with Trails' module, a conditional patch: patchGround), each as
+// quad pattern text, with the session ids that ids replaces replaced, and
+// the number of their triples.
+func appendsOf(u string, ids *strings.Replacer) ([]string, int, error) {
+	if strings.HasPrefix(u, patchMagic) {
+		return patchGround(u, ids)
+	}
+	var blocks []string
+	var triples int
+	for _, m := range members(u) {
+		g, n, err := ground("\n"+m, ids)
+		if err != nil {
+			return nil, 0, err
+		}
+		blocks, triples = append(blocks, g), triples+n
+	}
+	return blocks, triples, nil
+}
+
+// patchMagic begins the body of a conditional patch request (kg.Client's
+// ConditionalBatch).
+const patchMagic = "trails-conditional-patch/1\n"
+
+// patchRecords returns the RDF Patch of each record of the conditional
+// patch body u: after its first line, each record is a line "OFFSET
+// ASKBYTES PATCHBYTES [BINDBYTES]" and then that many bytes of ASK, patch
+// and bindings.
+func patchRecords(u string) ([]string, error) {
+	var patches []string
+	rest := strings.TrimPrefix(u, patchMagic)
+	for rest != "" {
+		head, body, ok := strings.Cut(rest, "\n")
+		f := strings.Fields(head)
+		if !ok || len(f) < 3 || len(f) > 4 {
+			return nil, fmt.Errorf("conditional patch: record %d's line %q", len(patches), head)
+		}
+		var n [3]int
+		for i := range f {
+			v, err := strconv.Atoi(f[i])
+			if err != nil {
+				return nil, fmt.Errorf("conditional patch: record %d: %w", len(patches), err)
+			}
+			if i > 0 {
+				n[i-1] = v
+			}
+		}
+		if n[0]+n[1]+n[2] > len(body) {
+			return nil, fmt.Errorf("conditional patch: record %d runs past the body", len(patches))
+		}
+		patches = append(patches, body[n[0]:n[0]+n[1]])
+		rest = body[n[0]+n[1]+n[2]:]
+	}
+	return patches, nil
+}
+
+// patchGround returns, for each record of the conditional patch body u,
+// the quads its patch adds ("A s p o g ." lines: the turn, the new count
+// and digest, the batch's receipt) as quad pattern text, with the
+// session ids that ids replaces replaced, and the number of them.
+func patchGround(u string, ids *strings.Replacer) ([]string, int, error) {
+	patches, err := patchRecords(u)
+	if err != nil {
+		return nil, 0, err
+	}
+	blocks := make([]string, len(patches))
+	var triples int
+	for i, p := range patches {
+		var d strings.Builder
+		for line := range strings.Lines(p) {
+			q, ok := strings.CutPrefix(strings.TrimSuffix(line, "\n"), "A ")
+			if !ok {
+				continue
+			}
+			q = strings.TrimSuffix(q, " .")
+			at := strings.LastIndex(q, " <") // the graph, an IRI, is the last term
+			if at < 0 {
+				return nil, 0, fmt.Errorf("conditional patch: record %d: a quad without a graph: %q", i, line)
+			}
+			d.WriteString("GRAPH " + q[at+1:] + " { " + q[:at] + " . }\n")
+			triples++
+		}
+		blocks[i] = ids.Replace(d.String())
+	}
+	return blocks, triples, nil
 }
 
 // ground returns the ground triples of each operation's INSERT template
@@ -113,13 +202,11 @@ func (b *bench) writersFloor(ctx context.Context, on *trailsOn, ups, tids []stri
 	var blocks []string // an append's triples each
 	var triples int
 	for i, u := range ups {
-		for _, m := range members(u) {
-			g, n, err := ground("\n"+m, ids)
-			if err != nil {
-				return f, fmt.Errorf("floor of update request %d: %w", i, err)
-			}
-			blocks, triples = append(blocks, g), triples+n
+		bs, n, err := appendsOf(u, ids)
+		if err != nil {
+			return f, fmt.Errorf("floor of write request %d: %w", i, err)
 		}
+		blocks, triples = append(blocks, bs...), triples+n
 	}
 	if len(blocks) == 0 {
 		return f, errors.New("floor: the writers sent no append")

@@ -458,8 +458,9 @@ func writersTable(w io.Writer, rows map[string]writersRow, f, o writersFloor) {
 // update, so the shares may add up to more than the wall.
 func writersPhases(w io.Writer, rows map[string]writersRow, f, o writersFloor) {
 	fmt.Fprint(w, "\nWhere the Trails writers' wall went: the requests their client sent, by kind, beside the store's floor (its requests one after the other). "+
-		"A Store has one update in flight at a time (a lone append, or a group commit of several writes); a group commit's checks (one query for its members' outcomes) go beside the next update, so the shares may add up to more than the wall. "+
-		"An update's time is the store's evaluation of its conditions and writes plus the transfer; the floor's is the same triples' raw `INSERT DATA`.\n\n")
+		"A Store has one write in flight at a time (a lone append, or a group commit of several writes): a SPARQL Update (`POST update`), or, on Fuseki with Trails' module, plain appends as a conditional patch (`POST conditional-patch`: each append's condition an ASK, its data an RDF Patch, the answer saying which applied). "+
+		"After a SPARQL group commit one query asks its members' outcomes (checks), beside the next write, so the shares may add up to more than the wall. "+
+		"A write's time is the store's evaluation of its conditions and writes plus the transfer; the floor's is the same triples' raw `INSERT DATA`.\n\n")
 	fmt.Fprintln(w, "| store | request | requests | per append | p50 ms | p99 ms | all, s | share of the wall |")
 	fmt.Fprintln(w, "|---|---|---:|---:|---:|---:|---:|---:|")
 	var sent []string
