@@ -50,6 +50,15 @@ type Conditional struct {
 	// records that share one and differ in their values skip the parse,
 	// which costs more than the evaluation.
 	Params Params
+	// Update, when not "", makes the record a SPARQL Update run as it is
+	// (Ask, Patch and Params unused), which only ConditionalBatch takes:
+	// a write whose condition is its own. Ack, when not zero, is the
+	// graph into which the update writes the quad (Ack Ack Ack) only when
+	// its condition held: the record is then applied, its receipt written
+	// (Gated.Receipt) and the ack graph emptied. Without an Ack the
+	// record reads as applied once run.
+	Update string
+	Ack    rdf.IRI
 }
 
 // ConditionalPatch sends recs, records of log that follow offset one by
@@ -93,6 +102,18 @@ func conditionalBody(recs []Conditional, off func(Conditional, int) int64) ([]by
 	var b bytes.Buffer
 	b.WriteString("trails-conditional-patch/1\n")
 	for i, r := range recs {
+		if r.Update != "" {
+			ack := "-"
+			if r.Ack != (rdf.IRI{}) {
+				ack = r.Ack.String()
+				if strings.ContainsAny(ack, " \n") {
+					return nil, fmt.Errorf("conditional patch: record %d: an ack graph with a space: %q", off(r, i), ack)
+				}
+			}
+			fmt.Fprintf(&b, "%d U %d %s\n", off(r, i), len(r.Update), ack)
+			b.WriteString(r.Update)
+			continue
+		}
 		if r.Params == nil {
 			fmt.Fprintf(&b, "%d %d %d\n", off(r, i), len(r.Ask), len(r.Patch))
 			b.WriteString(r.Ask)
@@ -115,31 +136,47 @@ func conditionalBody(recs []Conditional, off func(Conditional, int) int64) ([]by
 	return b.Bytes(), nil
 }
 
+// Gated is what fences a ConditionalBatch request and what it writes
+// and drops besides its records.
+type Gated struct {
+	// Gate is the request's gate: once a quad (Gate trails:fencedAt ?t)
+	// is in the graph https://w3id.org/trails/graph/fences, the request
+	// is refused with nothing changed.
+	Gate rdf.IRI
+	// Receipt, when not zero, is the graph into which each applied update
+	// record with an Ack writes its receipt (Receipt trails:applied Ack).
+	Receipt rdf.IRI
+	// Drop are graphs emptied in the same transaction.
+	Drop []rdf.IRI
+}
+
 // ConditionalBatch sends recs, independent conditional writes (their
 // Offset fields are not read), to the dataset's conditional-patch
 // endpoint in its gated mode, which Trails' module for Fuseki serves
-// (fuseki/module): in one write transaction, unless gate is fenced (a
-// quad gate trails:fencedAt ?t in the graph
-// https://w3id.org/trails/graph/fences), it evaluates each record's ASK
-// on the dataset as the records before it left it and applies the
-// record's patch when the ASK holds, whatever the others' outcome; it
-// empties the graphs drop in the same transaction. It returns which
-// records applied. It is a group commit's way to write conditional
-// appends as data (package session): the gate lets a writer that lost
-// the answer fence the request, then ask what it did.
+// (fuseki/module): in one write transaction, unless g.Gate is fenced, it
+// evaluates each record's ASK on the dataset as the records before it
+// left it and applies the record's patch when the ASK holds, whatever
+// the others' outcome, or runs the record's Update; it writes the
+// receipts and empties the graphs g.Drop in the same transaction. It
+// returns which records applied. It is a group commit's way to write
+// (package session): the gate lets a writer that lost the answer fence
+// the request, then ask what it did.
 //
 // It returns an *Error with status 409 when gate is fenced, 400 when the
 // store cannot read a query or patch, 404 when the server has no such
 // endpoint (nothing changed with any of them); and what Update returns
 // otherwise.
-func (c *Client) ConditionalBatch(ctx context.Context, gate rdf.IRI, drop []rdf.IRI, recs []Conditional) ([]bool, error) {
+func (c *Client) ConditionalBatch(ctx context.Context, g Gated, recs []Conditional) ([]bool, error) {
 	body, err := conditionalBody(recs, func(_ Conditional, i int) int64 { return int64(i) })
 	if err != nil {
 		return nil, err
 	}
-	q := url.Values{"gate": {gate.String()}}
-	for _, g := range drop {
-		q.Add("drop", g.String())
+	q := url.Values{"gate": {g.Gate.String()}}
+	if g.Receipt != (rdf.IRI{}) {
+		q.Set("receipt", g.Receipt.String())
+	}
+	for _, d := range g.Drop {
+		q.Add("drop", d.String())
 	}
 	applied := make([]bool, len(recs))
 	err = c.do(ctx, request{op: "conditional patch", method: http.MethodPost, url: c.endpoint + "/conditional-patch?" + q.Encode(), contentType: mediaConditionalPatch, body: body,

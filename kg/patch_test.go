@@ -260,7 +260,7 @@ func TestConditionalBatch(t *testing.T) {
 	if err := c.Update(ctx, "INSERT DATA { GRAPH <"+ontology.FencesGraph+"> { <"+fenced.String()+"> <"+ontology.FencedAt+"> \"2026-11-29T00:00:00Z\"^^<http://www.w3.org/2001/XMLSchema#dateTime> } }"); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := c.ConditionalBatch(ctx, fenced, []rdf.IRI{drop}, recs); status(err) != http.StatusConflict {
+	if _, err := c.ConditionalBatch(ctx, kg.Gated{Gate: fenced, Drop: []rdf.IRI{drop}}, recs); status(err) != http.StatusConflict {
 		t.Errorf("a fenced gate: %v, want 409", err)
 	}
 	for name, bad := range map[string][]kg.Conditional{
@@ -268,14 +268,14 @@ func TestConditionalBatch(t *testing.T) {
 		"a broken query":      {recs[0], {Ask: "ASK { GRAPH ", Patch: add("x")}},
 		"an unreadable patch": {recs[0], {Ask: "ASK {}", Patch: []byte("A <urn:s> <urn:p> \"broken " + g + " .\n")}},
 	} {
-		if _, err := c.ConditionalBatch(ctx, gate(), []rdf.IRI{drop}, bad); status(err) != http.StatusBadRequest {
+		if _, err := c.ConditionalBatch(ctx, kg.Gated{Gate: gate(), Drop: []rdf.IRI{drop}}, bad); status(err) != http.StatusBadRequest {
 			t.Errorf("%s: %v, want 400", name, err)
 		}
 	}
 	if s := state(); s != "drop" {
 		t.Fatalf("after refused requests: %q, want only the graph to drop", s)
 	}
-	applied, err := c.ConditionalBatch(ctx, gate(), []rdf.IRI{drop}, recs)
+	applied, err := c.ConditionalBatch(ctx, kg.Gated{Gate: gate(), Drop: []rdf.IRI{drop}}, recs)
 	if err != nil || !slices.Equal(applied, []bool{true, true, false, true}) {
 		t.Fatalf("four records: applied %v (%v), want [true true false true]", applied, err)
 	}
@@ -285,7 +285,7 @@ func TestConditionalBatch(t *testing.T) {
 	// Templates bound by Params, as an append's condition.
 	tmpl := "ASK { GRAPH $g { <urn:s> <urn:p> $v } }"
 	gi := kg.MustIRI(strings.Trim(g, "<>"))
-	applied, err = c.ConditionalBatch(ctx, gate(), nil, []kg.Conditional{
+	applied, err = c.ConditionalBatch(ctx, kg.Gated{Gate: gate()}, []kg.Conditional{
 		{Ask: tmpl, Patch: add("e"), Params: kg.Params{"g": gi, "v": kg.String("z")}},
 		{Ask: tmpl, Patch: add("f"), Params: kg.Params{"g": gi, "v": kg.String("d")}},
 	})
@@ -294,5 +294,43 @@ func TestConditionalBatch(t *testing.T) {
 	}
 	if s := state(); s != "o=a o=b o=d o=f" {
 		t.Fatalf("after templated records: %q, want o=a o=b o=d o=f", s)
+	}
+	// Update records: run as they are; one with an ack applied when its
+	// update wrote the ack's quad, which then becomes its receipt.
+	ack := func() rdf.IRI { return kg.MustIRI(ontology.StagingBase + uuid.NewString()) }
+	acked := func(a rdf.IRI, cond, v string) string {
+		return "INSERT { GRAPH " + g + " { <urn:s> <urn:p> \"" + v + "\" } GRAPH <" + a.String() + "> { <" + a.String() + "> <" + a.String() + "> <" + a.String() + "> } } WHERE { GRAPH " + g + " { <urn:s> <urn:p> \"" + cond + "\" } }"
+	}
+	held, refused, receipt := ack(), ack(), ack()
+	applied, err = c.ConditionalBatch(ctx, kg.Gated{Gate: gate(), Receipt: receipt}, []kg.Conditional{
+		{Update: acked(held, "f", "g"), Ack: held},
+		{Update: acked(refused, "z", "h"), Ack: refused},
+		{Update: "INSERT DATA { GRAPH " + g + " { <urn:s> <urn:p> \"i\" } }"},
+		{Ask: has("g"), Patch: add("j")},
+	})
+	if err != nil || !slices.Equal(applied, []bool{true, false, true, true}) {
+		t.Fatalf("update records: applied %v (%v), want [true false true true]", applied, err)
+	}
+	if s := state(); s != "o=a o=b o=d o=f o=g o=i o=j" {
+		t.Fatalf("after update records: %q, want o=a o=b o=d o=f o=g o=i o=j", s)
+	}
+	res, err := c.Select(ctx, "SELECT ?g ?s ?p ?o WHERE { GRAPH ?g { ?s ?p ?o } VALUES ?g { <"+held.String()+"> <"+refused.String()+"> <"+receipt.String()+"> } }")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res.Solutions) != 1 || res.Solutions[0].String("g") != receipt.String() || res.Solutions[0].String("o") != held.String() || res.Solutions[0].String("p") != ontology.Applied {
+		t.Errorf("ack and receipt graphs after update records: %v, want only the receipt of the applied one", res.Solutions)
+	}
+	// An update record the store cannot run fails the request, nothing
+	// changed; the log mode takes none.
+	if _, err := c.ConditionalBatch(ctx, kg.Gated{Gate: gate()}, []kg.Conditional{{Ask: "ASK {}", Patch: add("k")}, {Update: "INSERT DATA { GRAPH "}}); status(err) != http.StatusBadRequest {
+		t.Errorf("an update it cannot read: %v, want 400", err)
+	}
+	log := kg.MustIRI(ontology.LogIRI("batch-"+uuid.NewString(), 0))
+	if _, err := c.ConditionalPatch(ctx, log, -1, []kg.Conditional{{Offset: 0, Update: "INSERT DATA { GRAPH " + g + " { <urn:s> <urn:p> \"k\" } }"}}); status(err) != http.StatusBadRequest {
+		t.Errorf("an update record in the log mode: %v, want 400", err)
+	}
+	if s := state(); s != "o=a o=b o=d o=f o=g o=i o=j" {
+		t.Fatalf("after refused update records: %q, want o=a o=b o=d o=f o=g o=i o=j", s)
 	}
 }

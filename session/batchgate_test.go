@@ -5,6 +5,8 @@ import (
 	"errors"
 	"io"
 	"net/http"
+	"net/url"
+	"regexp"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -13,6 +15,7 @@ import (
 
 	"github.com/trails-kg/trails/internal/fusekitest"
 	"github.com/trails-kg/trails/kg"
+	"github.com/trails-kg/trails/ontology"
 	"github.com/trails-kg/trails/session"
 )
 
@@ -41,6 +44,7 @@ type gate struct {
 	held     chan struct{} // closed once that update is waiting
 	faults   map[int64]fault
 	bodies   map[int64]string
+	params   map[int64]url.Values // of each update request's URL
 	rules    []*rule
 	lateReqs []*http.Request // late requests, in order, for deliver
 }
@@ -139,7 +143,7 @@ func queryText(r *http.Request) (string, error) {
 }
 
 func newGate() *gate {
-	return &gate{next: &http.Transport{MaxIdleConnsPerHost: 16}, faults: map[int64]fault{}, bodies: map[int64]string{}}
+	return &gate{next: &http.Transport{MaxIdleConnsPerHost: 16}, faults: map[int64]fault{}, bodies: map[int64]string{}, params: map[int64]url.Values{}}
 }
 
 func (g *gate) RoundTrip(r *http.Request) (*http.Response, error) {
@@ -164,7 +168,7 @@ func (g *gate) RoundTrip(r *http.Request) (*http.Response, error) {
 	g.mu.Lock()
 	hold, held, f := g.hold, g.held, g.faults[n]
 	g.hold, g.held = nil, nil
-	g.bodies[n] = string(body)
+	g.bodies[n], g.params[n] = string(body), r.URL.Query()
 	g.mu.Unlock()
 	if hold != nil {
 		close(held)
@@ -220,6 +224,22 @@ func (g *gate) fault(n int64, f fault) {
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	g.faults[n] = f
+}
+
+// receiptGraph returns the receipt graph update request n writes, as an
+// IRI in angle brackets: in its text (a SPARQL Update) or its parameter
+// receipt (a conditional patch); "" for none.
+func (g *gate) receiptGraph(n int64) string {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if r := g.params[n].Get("receipt"); r != "" {
+		return "<" + r + ">"
+	}
+	m := regexp.MustCompile(`GRAPH (<` + regexp.QuoteMeta(ontology.StagingBase) + `[^>]+>) \{ <[^>]+> <` + regexp.QuoteMeta(ontology.Applied) + `>`).FindStringSubmatch(g.bodies[n])
+	if m == nil {
+		return ""
+	}
+	return m[1]
 }
 
 // body returns the text of update request n.
@@ -291,11 +311,15 @@ func isWrite(r *http.Request) bool {
 }
 
 // writesIn returns how many conditional writes the body of write request
-// body carries: its ASKs (a conditional patch), or its DELETE operations
-// (a SPARQL Update).
+// body carries: its ASKs and update records (a conditional patch), or its
+// DELETE operations (a SPARQL Update).
 func writesIn(body string) int {
 	if strings.HasPrefix(body, "trails-conditional-patch/1\n") {
-		return strings.Count(body, "\nASK {")
+		return strings.Count(body, "\nASK {") + len(updateRecord.FindAllString(body, -1))
 	}
 	return strings.Count(body, "DELETE")
 }
+
+// updateRecord matches the line of an update record in a conditional
+// patch's body.
+var updateRecord = regexp.MustCompile(`(?m)^[0-9]+ U [0-9]+ \S+$`)

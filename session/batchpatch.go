@@ -26,14 +26,21 @@ import (
 // parses once, the data needs no SPARQL parse, and the ack operations
 // (ADD, DROP) are gone, the answer saying which appends applied.
 //
-// A batch goes so when every member is such an append; a lone append
-// too. The request carries a gate (fence.go): the module refuses it,
-// changing nothing, once the gate is fenced. A batch's members also
-// write their receipts (receiptOps' quad, as patch data), so that after
-// a lost answer the batch is fenced and its receipts asked, as for a
-// SPARQL batch; a lone append's gate is its ack graph, and its check
-// answers after the fence. The receipt graphs the Store drops go as the
-// request's drop parameters.
+// Every batch goes so: its other writes (creates, forks, merges, state
+// changes, appends with shared or staged values) as update records, the
+// SPARQL Update each would send, run as it is in the same transaction;
+// for one with an ack graph the module reads whether its update wrote
+// the ack's quad, writes its receipt and drops the graph, so that the
+// answer says whether it applied; one without (state changes) learns it
+// from its check, asked after the request (checks). A lone plain append
+// goes so too; other lone writes stay SPARQL Update. The request carries
+// a gate (fence.go): the module refuses it, changing nothing, once the
+// gate is fenced. A batch's members write their receipts (the patch's
+// receipt quad, or the module's for an update record), so that after a
+// lost answer the batch is fenced and its receipts and checks asked, as
+// for a SPARQL batch; a lone append's gate is its ack graph, and its
+// check answers after the fence. The receipt graphs the Store drops go
+// as the request's drop parameters.
 //
 // A server without the endpoint (404, 405: a Fuseki without the module,
 // or another store) turns the path off for the Store, and the write goes
@@ -43,7 +50,7 @@ import (
 // conditionalBatcher is what a Querier may offer to write conditional
 // patches: *kg.Client does.
 type conditionalBatcher interface {
-	ConditionalBatch(ctx context.Context, gate rdf.IRI, drop []rdf.IRI, recs []kg.Conditional) ([]bool, error)
+	ConditionalBatch(ctx context.Context, g kg.Gated, recs []kg.Conditional) ([]bool, error)
 }
 
 var _ conditionalBatcher = (*kg.Client)(nil)
@@ -105,9 +112,10 @@ func conditional(w write, r rdf.IRI) (kg.Conditional, bool) {
 // going with them. sent is false when nothing changed and the writes
 // must go as SPARQL: the server has no endpoint (the path is then off),
 // or could not read the request.
-func (st *Store) sendPatch(ctx context.Context, cb conditionalBatcher, g rdf.IRI, recs []kg.Conditional) (applied []bool, sent bool, err error) {
-	_, dropped := st.takeReceipts()
-	applied, err = cb.ConditionalBatch(ctx, g, dropped, recs)
+func (st *Store) sendPatch(ctx context.Context, cb conditionalBatcher, g kg.Gated, recs []kg.Conditional) (applied []bool, sent bool, err error) {
+	_, g.Drop = st.takeReceipts()
+	dropped := g.Drop
+	applied, err = cb.ConditionalBatch(ctx, g, recs)
 	if err != nil {
 		st.keepReceipts(dropped)
 	}
@@ -122,10 +130,13 @@ func (st *Store) sendPatch(ctx context.Context, cb conditionalBatcher, g rdf.IRI
 	return applied, true, err
 }
 
-// sendPatchGroup sends group, every member of which is an append
-// (conditional), as one conditional patch request, and gives each its
-// outcome. It returns false, having sent nothing that changed the store
-// and given no outcome, when group must go as SPARQL.
+// sendPatchGroup sends group as one conditional patch request: each
+// plain append as an ASK and a patch (conditional), every other write as
+// its SPARQL Update, run as it is, whose ack graph the module reads and
+// drops; and gives each its outcome: from the answer for a member with
+// an ack, from the members' checks (checks) for the others. It returns
+// false, having sent nothing that changed the store and given no
+// outcome, when group must go as SPARQL.
 func (st *Store) sendPatchGroup(ctx context.Context, group []*pending) bool {
 	cb, ok := st.patcherOf()
 	if !ok {
@@ -135,24 +146,44 @@ func (st *Store) sendPatchGroup(ctx context.Context, group []*pending) bool {
 	recs := make([]kg.Conditional, len(group))
 	for i, p := range group {
 		if recs[i], ok = conditional(p.w, receipt); !ok {
-			return false
+			recs[i] = kg.Conditional{Update: p.w.update, Ack: p.w.ack}
 		}
 	}
 	gate, _ := st.gateGraph()
-	applied, sent, err := st.sendPatch(batchContext(ctx, group), cb, gate, recs)
+	applied, sent, err := st.sendPatch(batchContext(ctx, group), cb, kg.Gated{Gate: gate, Receipt: receipt}, recs)
 	if !sent {
 		return false
 	}
 	st.next()
-	if err == nil {
-		st.keepReceipts([]rdf.IRI{receipt})
-		for i, p := range group {
-			p.ok = applied[i] // not applied: its condition did not hold
-			close(p.done)
-		}
+	if err != nil {
+		st.outcomes(ctx, group, receipt, gate, true, err)
 		return true
 	}
-	st.outcomes(ctx, group, receipt, gate, true, err)
+	st.keepReceipts([]rdf.IRI{receipt})
+	var ask []*pending // members without an ack: their checks tell
+	for i, p := range group {
+		switch {
+		case p.w.ack != (rdf.IRI{}):
+			p.ok = applied[i] // not applied: its condition did not hold
+		case p.w.check == "":
+			p.ok = true // answered: the caller asks the store itself
+		default:
+			ask = append(ask, p)
+			continue
+		}
+		close(p.done)
+	}
+	if len(ask) > 0 {
+		ok, err := st.checks(ctx, ask, rdf.IRI{})
+		for i, p := range ask {
+			if err != nil {
+				p.err = err
+			} else {
+				p.ok = ok[i]
+			}
+			close(p.done)
+		}
+	}
 	return true
 }
 
@@ -170,7 +201,7 @@ func (st *Store) sendPatchAlone(ctx context.Context, w write, release bool) (ok,
 		return false, false, nil
 	}
 	telemetry.Committed(ctx)
-	applied, sent, err := st.sendPatch(ctx, cb, w.ack, []kg.Conditional{rec})
+	applied, sent, err := st.sendPatch(ctx, cb, kg.Gated{Gate: w.ack}, []kg.Conditional{rec})
 	if !sent {
 		return false, false, nil
 	}

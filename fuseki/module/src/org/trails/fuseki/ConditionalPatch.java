@@ -27,6 +27,9 @@ import org.apache.jena.sparql.engine.binding.Binding;
 import org.apache.jena.sparql.engine.binding.BindingBuilder;
 import org.apache.jena.sparql.engine.binding.BindingFactory;
 import org.apache.jena.sparql.exec.QueryExec;
+import org.apache.jena.sparql.exec.UpdateExec;
+import org.apache.jena.update.UpdateFactory;
+import org.apache.jena.update.UpdateRequest;
 import org.apache.jena.sparql.util.NodeFactoryExtra;
 
 /**
@@ -66,9 +69,10 @@ public class ConditionalPatch extends ActionREST {
     static final String MAGIC = "trails-conditional-patch/1";
     static final String FENCES_GRAPH = "https://w3id.org/trails/graph/fences";
     static final String FENCED_AT = "https://w3id.org/trails/ns#fencedAt";
+    static final String APPLIED = "https://w3id.org/trails/ns#applied";
 
     /** A record of the body: its ASK, the values of its variables (none: null), its patch. */
-    record Rec(long offset, Query ask, Binding bind, RDFPatch patch) {}
+    record Rec(long offset, Query ask, Binding bind, RDFPatch patch, UpdateRequest update, String ack) {}
 
     /**
      * The templates a request thread parsed, by their text (a thread's own:
@@ -106,6 +110,8 @@ public class ConditionalPatch extends ActionREST {
             DatasetGraph dsg = action.getActiveDSG();
             FencedPatch.checkOffset(action, dsg, log, want);
             for (Rec r : recs) {
+                if (r.update() != null)
+                    throw new IllegalArgumentException("record " + r.offset() + " is an update: only the gated mode takes them");
                 if (!holds(dsg, r))
                     break;
                 FencedPatch.apply(dsg, r.patch());
@@ -144,9 +150,20 @@ public class ConditionalPatch extends ActionREST {
      * (any number) are emptied in the same transaction. The answer is 204
      * with header Trails-Applied-Members: one character a record, 1 for
      * applied, 0 for not.
+     *
+     * A record may also be a SPARQL Update, run as it is: its line is
+     * "OFFSET U UPDATEBYTES ACK" followed by its text, ACK an IRI (no
+     * spaces) or "-". With an ACK the update writes the quad (ACK ACK
+     * ACK) in graph ACK only when its own condition held: the record is
+     * then applied, its receipt (RECEIPT trails:applied ACK, in graph
+     * RECEIPT, the parameter receipt, when given) written and the ack
+     * graph emptied. Without, the record answers 1 once run, and its
+     * writer asks the store what it did. An update that fails fails the
+     * request (400), nothing changed.
      */
     private static void doGated(HttpAction action, String gate) {
         String[] drops = action.getRequest().getParameterValues("drop");
+        String receiptParam = action.getRequestParameter("receipt");
         List<Rec> recs;
         try (InputStream in = action.getRequestInputStream()) {
             recs = parse(in.readAllBytes(), -1);
@@ -165,11 +182,17 @@ public class ConditionalPatch extends ActionREST {
                 action.abort();
                 ServletOps.error(409, "conditional patch: gate " + gate + " is fenced");
             }
+            Node receipt = receiptParam == null ? null : NodeFactory.createURI(receiptParam);
             boolean changed = false;
             for (int i = 0; i < recs.size(); i++) {
+                Rec r = recs.get(i);
                 applied[i] = '0';
-                if (holds(dsg, recs.get(i))) {
-                    FencedPatch.apply(dsg, recs.get(i).patch());
+                if (r.update() != null) {
+                    UpdateExec.dataset(dsg).update(r.update()).execute();
+                    changed = true;
+                    applied[i] = r.ack() == null ? '1' : acknowledged(dsg, NodeFactory.createURI(r.ack()), receipt);
+                } else if (holds(dsg, r)) {
+                    FencedPatch.apply(dsg, r.patch());
                     applied[i] = '1';
                     changed = true;
                 }
@@ -196,6 +219,21 @@ public class ConditionalPatch extends ActionREST {
         ServletOps.successNoContent(action);
     }
 
+    /**
+     * acknowledged reports whether an update record with ack graph ack
+     * applied: its update wrote the quad (ack ack ack) into graph ack
+     * only when its condition held. It then writes the record's receipt
+     * (receipt trails:applied ack, in graph receipt; none when receipt is
+     * null) and empties the ack graph.
+     */
+    private static char acknowledged(DatasetGraph dsg, Node ack, Node receipt) {
+        boolean ok = dsg.contains(ack, ack, ack, ack);
+        dsg.deleteAny(ack, Node.ANY, Node.ANY, Node.ANY);
+        if (ok && receipt != null)
+            dsg.add(receipt, receipt, NodeFactory.createURI(APPLIED), ack);
+        return ok ? '1' : '0';
+    }
+
     /** holds evaluates r's ASK, bound by its bindings, on dsg. */
     private static boolean holds(DatasetGraph dsg, Rec r) {
         var exec = QueryExec.dataset(dsg).query(r.ask());
@@ -213,6 +251,11 @@ public class ConditionalPatch extends ActionREST {
         long next = want + 1;
         while (at[0] < body.length) {
             String[] f = line(body, at).split(" ");
+            if (f.length == 4 && f[1].equals("U")) {
+                recs.add(updateRec(recs.size(), f, body, at, next));
+                next++;
+                continue;
+            }
             if (f.length != 3 && f.length != 4)
                 throw new IllegalArgumentException("record " + recs.size() + ": the line \"OFFSET ASKBYTES PATCHBYTES [BINDBYTES]\" has " + f.length + " fields");
             long off;
@@ -245,10 +288,32 @@ public class ConditionalPatch extends ActionREST {
             RDFPatch patch = RDFPatchOps.read(new ByteArrayInputStream(body, at[0] + na, np));
             Binding bind = f.length == 4 ? bindings(recs.size(), new String(body, at[0] + na + np, nb, StandardCharsets.UTF_8)) : null;
             at[0] += na + np + nb;
-            recs.add(new Rec(off, q, bind, patch));
+            recs.add(new Rec(off, q, bind, patch, null, null));
             next++;
         }
         return recs;
+    }
+
+    /**
+     * updateRec reads record i, an update record: its line f is "OFFSET U
+     * UPDATEBYTES ACK", followed by the update's UTF-8 text.
+     */
+    private static Rec updateRec(int i, String[] f, byte[] body, int[] at, long next) {
+        long off;
+        int n;
+        try {
+            off = Long.parseLong(f[0]);
+            n = Integer.parseInt(f[2]);
+        } catch (NumberFormatException e) {
+            throw new IllegalArgumentException("record " + i + ": " + e.getMessage());
+        }
+        if (off != next)
+            throw new IllegalArgumentException("record " + i + " has offset " + off + ", want " + next);
+        if (n < 0 || (long) at[0] + n > body.length)
+            throw new IllegalArgumentException("record " + i + ": " + n + " bytes past the body's end");
+        UpdateRequest u = UpdateFactory.create(new String(body, at[0], n, StandardCharsets.UTF_8));
+        at[0] += n;
+        return new Rec(off, null, null, null, u, f[3].equals("-") ? null : f[3]);
     }
 
     /** bindings reads record i's bindings: lines "NAME\tTERM". */
