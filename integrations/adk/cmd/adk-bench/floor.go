@@ -54,52 +54,74 @@ func appendsOf(u string, ids *strings.Replacer) ([]string, int, error) {
 // ConditionalBatch).
 const patchMagic = "trails-conditional-patch/1\n"
 
-// patchRecords returns the RDF Patch of each record of the conditional
-// patch body u: after its first line, each record is a line "OFFSET
-// ASKBYTES PATCHBYTES [BINDBYTES]" and then that many bytes of ASK, patch
-// and bindings.
-func patchRecords(u string) ([]string, error) {
-	var patches []string
+// patchRecord is a record of a conditional patch body: an RDF Patch
+// (with its ASK), or a SPARQL Update run as it is.
+type patchRecord struct{ patch, update string }
+
+// patchRecords returns the records of the conditional patch body u:
+// after its first line, each record is a line "OFFSET ASKBYTES
+// PATCHBYTES [BINDBYTES]" and then that many bytes of ASK, patch and
+// bindings, or a line "OFFSET U UPDATEBYTES ACK" and the update's text.
+func patchRecords(u string) ([]patchRecord, error) {
+	var recs []patchRecord
 	rest := strings.TrimPrefix(u, patchMagic)
 	for rest != "" {
 		head, body, ok := strings.Cut(rest, "\n")
 		f := strings.Fields(head)
 		if !ok || len(f) < 3 || len(f) > 4 {
-			return nil, fmt.Errorf("conditional patch: record %d's line %q", len(patches), head)
+			return nil, fmt.Errorf("conditional patch: record %d's line %q", len(recs), head)
+		}
+		if f[1] == "U" {
+			n, err := strconv.Atoi(f[2])
+			if err != nil || n > len(body) {
+				return nil, fmt.Errorf("conditional patch: record %d's line %q", len(recs), head)
+			}
+			recs = append(recs, patchRecord{update: body[:n]})
+			rest = body[n:]
+			continue
 		}
 		var n [3]int
 		for i := range f {
 			v, err := strconv.Atoi(f[i])
 			if err != nil {
-				return nil, fmt.Errorf("conditional patch: record %d: %w", len(patches), err)
+				return nil, fmt.Errorf("conditional patch: record %d: %w", len(recs), err)
 			}
 			if i > 0 {
 				n[i-1] = v
 			}
 		}
 		if n[0]+n[1]+n[2] > len(body) {
-			return nil, fmt.Errorf("conditional patch: record %d runs past the body", len(patches))
+			return nil, fmt.Errorf("conditional patch: record %d runs past the body", len(recs))
 		}
-		patches = append(patches, body[n[0]:n[0]+n[1]])
+		recs = append(recs, patchRecord{patch: body[n[0] : n[0]+n[1]]})
 		rest = body[n[0]+n[1]+n[2]:]
 	}
-	return patches, nil
+	return recs, nil
 }
 
 // patchGround returns, for each record of the conditional patch body u,
-// the quads its patch adds ("A s p o g ." lines: the turn, the new count
-// and digest, the batch's receipt) as quad pattern text, with the
-// session ids that ids replaces replaced, and the number of them.
+// the quads it adds, as quad pattern text, with the session ids that ids
+// replaces replaced, and the number of them: of a patch its "A s p o g
+// ." lines (the turn, the new count and digest, the batch's receipt), of
+// an update record its templates' (ground).
 func patchGround(u string, ids *strings.Replacer) ([]string, int, error) {
-	patches, err := patchRecords(u)
+	recs, err := patchRecords(u)
 	if err != nil {
 		return nil, 0, err
 	}
-	blocks := make([]string, len(patches))
+	blocks := make([]string, len(recs))
 	var triples int
-	for i, p := range patches {
+	for i, r := range recs {
+		if r.update != "" {
+			g, n, err := ground("\n"+r.update, ids)
+			if err != nil {
+				return nil, 0, fmt.Errorf("conditional patch: record %d: %w", i, err)
+			}
+			blocks[i], triples = g, triples+n
+			continue
+		}
 		var d strings.Builder
-		for line := range strings.Lines(p) {
+		for line := range strings.Lines(r.patch) {
 			q, ok := strings.CutPrefix(strings.TrimSuffix(line, "\n"), "A ")
 			if !ok {
 				continue
