@@ -107,6 +107,7 @@ type Applier struct {
 	tel   telemetry.Replica
 
 	decided atomic.Int64 // records applied as data (decide.go)
+	groups  atomic.Int64 // of them, group commits' records (appendhint.Group)
 	patch   atomic.Bool  // the dataset's Fuseki serves conditional-patch (probePatch)
 
 	mu       sync.Mutex
@@ -300,7 +301,7 @@ func (a *Applier) applyBatch(ctx context.Context, recs []*kgo.Record) error {
 		// The first record is not an append that holds: it and the
 		// records after it without a hint go the update path.
 		n := 1
-		for n < len(recs) && header(recs[n], appendhint.Key) == "" {
+		for n < len(recs) && header(recs[n], appendhint.Key) == "" && (header(recs[n], appendhint.GroupKey) == "" || !a.patches()) {
 			n++
 		}
 		if err := a.applyUpdates(ctx, recs[:n]); err != nil {
@@ -323,6 +324,10 @@ func (a *Applier) applyHeld(ctx context.Context, recs []*kgo.Record, run []hinte
 		if !errors.Is(err, errNoPatch) {
 			return n, err
 		}
+	}
+	run = appends(run)
+	if len(run) == 0 {
+		return 0, nil
 	}
 	held := a.decide(ctx, recs, run)
 	if len(held) == 0 {

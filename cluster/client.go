@@ -180,9 +180,10 @@ var ErrNondeterministic = errors.New("cluster: the update depends on where or wh
 // Update sends update as one record to the log and waits for a replica to
 // apply it (see the package documentation). update must be whole: a
 // request that a store would take alone. Of the options only an append's
-// hint (kg.Hint with appendhint's key, which session.Store attaches)
-// counts: it goes with the record as a header, for the appliers' decided
-// path (ApplierConfig.UpdatesOnly); a record is written to the log once.
+// hint and a group commit's (kg.Hint with appendhint's Key or GroupKey,
+// which session.Store attaches) count: each goes with the record as a
+// header, for the appliers' decided path (ApplierConfig.UpdatesOnly); a
+// record is written to the log once.
 //
 // It returns nil when the update applied; a *kg.Error matching
 // kg.ErrBadRequest when the store refused it; a *kg.Error matching
@@ -197,7 +198,7 @@ func (c *Client) Update(ctx context.Context, update string, opts ...kg.UpdateOpt
 	}
 	rec := &kgo.Record{Value: []byte(update)}
 	for _, h := range kg.HintsOf(opts...) {
-		if h[0] == appendhint.Key { // the only hint an applier reads
+		if h[0] == appendhint.Key || h[0] == appendhint.GroupKey { // the hints an applier reads
 			rec.Headers = append(rec.Headers, kgo.RecordHeader{Key: h[0], Value: []byte(h[1])})
 		}
 	}

@@ -54,30 +54,90 @@ import (
 // tree: waitAfter); the move's last record removes only the old group's
 // mark (trails:group in the replica graph).
 
-// hinted is a record of a run: its append's hint and its text.
+// hinted is a record of a run: its append's hint and its text; or, with
+// g, a group commit's record (appendhint.Group), which only the
+// conditional patch applies as data.
 type hinted struct {
 	h    appendhint.Hint
 	text string
+	g    *appendhint.Group
 }
 
 // hintedRun returns the records of recs, from the first, that carry an
-// append's hint that reads (none when the first does not).
+// append's hint that reads, or, when the decided path sends conditional
+// patches, a group hint that reads (none when the first does not).
 func (a *Applier) hintedRun(recs []*kgo.Record) []hinted {
 	var run []hinted
 	for _, r := range recs {
+		text := string(r.Value)
+		if v := header(r, appendhint.GroupKey); v != "" && a.patches() {
+			g, err := appendhint.DecodeGroup(v, text)
+			if err != nil {
+				a.logf("applier: record %d: %v (the update path applies it)", r.Offset, err)
+				break
+			}
+			run = append(run, hinted{text: text, g: &g})
+			continue
+		}
 		v := header(r, appendhint.Key)
 		if v == "" {
 			break
 		}
-		text := string(r.Value)
 		h, err := appendhint.Decode(v, text)
 		if err != nil {
 			a.logf("applier: record %d: %v (the update path applies it)", r.Offset, err)
 			break
 		}
-		run = append(run, hinted{h, text})
+		run = append(run, hinted{h: h, text: text})
 	}
 	return run
+}
+
+// appends returns the records of run up to its first group record: what
+// the decided path by reading decides.
+func appends(run []hinted) []hinted {
+	for i, r := range run {
+		if r.g != nil {
+			return run[:i]
+		}
+	}
+	return run
+}
+
+// groupRecord returns group record r as a conditional patch record at
+// offset off: each plain append a conditional patch (appendhint.Ask,
+// appendhint.Patch) writing its receipt as data, every other member its
+// update with its ack. An error means an append's patch cannot be built.
+func groupRecord(r hinted, off int64) (kg.Conditional, error) {
+	g := r.g
+	gated := &kg.Gated{Gate: kg.MustIRI(g.Gate)}
+	if g.Receipt != "" {
+		gated.Receipt = kg.MustIRI(g.Receipt)
+	}
+	for _, d := range g.Drop {
+		gated.Drop = append(gated.Drop, kg.MustIRI(d))
+	}
+	c := kg.Conditional{Offset: off, Group: gated, Members: make([]kg.Conditional, len(g.Members))}
+	for i, m := range g.Members {
+		var ack rdf.IRI
+		if m.Ack != "" {
+			ack = kg.MustIRI(m.Ack)
+		}
+		if m.Append == nil {
+			c.Members[i] = kg.Conditional{Update: g.Update(r.text, m), Ack: ack}
+			continue
+		}
+		p, err := appendhint.Patch(r.text, *m.Append)
+		if err != nil {
+			return kg.Conditional{}, err
+		}
+		if g.Receipt != "" {
+			p = append(p, "A "+termOf(gated.Receipt)+" "+termOf(kg.MustIRI(ontology.Applied))+" "+termOf(ack)+" "+termOf(gated.Receipt)+" .\n"...)
+		}
+		ask, params := appendhint.Ask(r.text, *m.Append)
+		c.Members[i] = kg.Conditional{Ask: ask, Params: params, Patch: p}
+	}
+	return c, nil
 }
 
 // decide returns the records of run (a hintedRun of recs), from the
@@ -235,6 +295,18 @@ func (a *Applier) applyConditional(ctx context.Context, recs []*kgo.Record, run 
 	cs := make([]kg.Conditional, 0, len(run))
 	before := map[string]appendhint.Hint{} // by session: its record before in the run
 	for i, r := range run {
+		if r.g != nil {
+			c, err := groupRecord(r, recs[i].Offset)
+			if err != nil {
+				a.logf("applier: record %d: %v (the update path applies it)", recs[i].Offset, err)
+				break
+			}
+			// A group's writes may change any session (a rewind, a
+			// delete): no append after it continues one before.
+			clear(before)
+			cs = append(cs, c)
+			continue
+		}
 		p, err := appendhint.Patch(r.text, r.h)
 		if err != nil {
 			a.logf("applier: record %d: %v (the update path applies it)", recs[i].Offset, err)
@@ -266,6 +338,7 @@ func (a *Applier) applyConditional(ctx context.Context, recs []*kgo.Record, run 
 			return 0, errNoPatch
 		}
 		if err == nil {
+			a.countGroups(cs[:n])
 			return a.appliedAsData(ctx, recs, n), nil
 		}
 		if ctx.Err() != nil {
@@ -275,6 +348,7 @@ func (a *Applier) applyConditional(ctx context.Context, recs []*kgo.Record, run 
 		stored, serr := a.stored(ctx)
 		switch {
 		case serr == nil && stored > prev && stored <= last:
+			a.countGroups(cs[:stored-prev])
 			return a.appliedAsData(ctx, recs, int(stored-prev)), nil
 		case serr == nil && stored != prev:
 			return 0, fmt.Errorf("applier: the dataset's offset is %d, want %d to %d: another applier writes this dataset", stored, prev, last)
@@ -285,6 +359,15 @@ func (a *Applier) applyConditional(ctx context.Context, recs []*kgo.Record, run 
 		a.logf("applier: apply offsets %d..%d: %v (retrying)", prev+1, last, err)
 		if err := proc.Sleep(ctx, backoff(attempt)); err != nil {
 			return 0, err
+		}
+	}
+}
+
+// countGroups counts the group records of cs, records applied.
+func (a *Applier) countGroups(cs []kg.Conditional) {
+	for _, c := range cs {
+		if c.Group != nil {
+			a.groups.Add(1)
 		}
 	}
 }

@@ -171,6 +171,43 @@ func TestDecidedPath(t *testing.T) {
 		t.Errorf("append to a fork re-parented since its value was read: %v, want ErrConflict", err)
 	}
 
+	// One Store shared by writers: its group commits, each one record
+	// with a group hint, of creates, appends (a stale one among them,
+	// refused) and state changes: every member applied or refused on
+	// its own, the same on every replica.
+	grouped := session.NewStore(c)
+	var groupedIDs sync.Map
+	for w := range 8 {
+		wg.Go(func() {
+			s := session.New(fmt.Sprintf("grouped-%d", w))
+			for i := range 6 {
+				s.Append("user", fmt.Sprintf("grouped %d of writer %d", i, w))
+				if err := grouped.Persist(ctx, s); err != nil {
+					t.Errorf("grouped writer %d, turn %d: %v", w, i, err)
+					return
+				}
+			}
+			if w%3 == 0 {
+				if _, err := grouped.SetState(ctx, s.ID, session.StateCompleted, session.StateOptions{}); err != nil {
+					t.Errorf("grouped writer %d: end: %v", w, err)
+				}
+			}
+			stale, err := grouped.Load(ctx, s.ID)
+			if err != nil {
+				t.Errorf("grouped writer %d: %v", w, err)
+				return
+			}
+			s.Append("user", "the writer's last")
+			stale.Append("user", "from a stale value")
+			first, second := grouped.Persist(ctx, s), grouped.Persist(ctx, stale)
+			if w%3 == 0 && (first == nil || second == nil) || w%3 != 0 && (first != nil || !errors.Is(second, session.ErrConflict)) {
+				t.Errorf("grouped writer %d: the last appends %v and %v, want both refused when ended, else nil and ErrConflict", w, first, second)
+			}
+			groupedIDs.Store(s.ID, w%3 != 0)
+		})
+	}
+	wg.Wait()
+
 	// A Client given a Transport asks the appliers through it.
 	counted := &countingTransport{next: http.DefaultTransport}
 	tc, err := cluster.Open(cluster.Config{Brokers: r.brokers, Topic: r.topic, Replicas: r.replicas(), Timeout: 20 * time.Second, Transport: counted})
@@ -209,6 +246,20 @@ func TestDecidedPath(t *testing.T) {
 	if got := cluster.Decided(r.appliers[1].a); got != 0 {
 		t.Errorf("replica 1 (UpdatesOnly) applied %d records as data, want 0", got)
 	}
+	if g0, g2 := cluster.Groups(r.appliers[0].a), cluster.Groups(r.appliers[2].a); g0 == 0 || g2 != 0 {
+		t.Errorf("group commits applied as data: replica 0 %d (want some: conditional patches), replica 2 %d (want none: decided by reading)", g0, g2)
+	}
+	groupedIDs.Range(func(id, open any) bool {
+		s, err := st.Load(ctx, id.(string))
+		want := 6
+		if open.(bool) {
+			want = 7
+		}
+		if err != nil || len(s.Turns) != want || strings.Contains(fmt.Sprint(s.Turns), "stale") {
+			t.Errorf("grouped session %s: %d turns (%v), want %d, none from the stale value", id, len(s.Turns), err, want)
+		}
+		return true
+	})
 	t.Logf("lost races: %d", countMap(&conflicts))
 
 	// New replicas replay the whole log on the decided path, each way:
@@ -222,6 +273,9 @@ func TestDecidedPath(t *testing.T) {
 		}
 		if got := cluster.Decided(replay.a); got < 6*11 {
 			t.Errorf("the replaying replica (NoPatch %v) applied %d records as data, want at least 66", cfg.NoPatch, got)
+		}
+		if got := cluster.Groups(replay.a); (got > 0) != !cfg.NoPatch {
+			t.Errorf("the replaying replica (NoPatch %v) applied %d group commits' records as data", cfg.NoPatch, got)
 		}
 	}
 	if strings.Contains(quads, "read before the parent") {

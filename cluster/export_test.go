@@ -25,5 +25,8 @@ func DieBeforeCopy() (restore func()) {
 // Decided returns how many records a applied as data (decide.go).
 func Decided(a *Applier) int64 { return a.decided.Load() }
 
+// Groups returns how many group commits' records a applied as data.
+func Groups(a *Applier) int64 { return a.groups.Load() }
+
 // Patches reports whether a sends the appends it decided as RDF Patch.
 func Patches(a *Applier) bool { return a.patches() }

@@ -59,6 +59,14 @@ type Conditional struct {
 	// record reads as applied once run.
 	Update string
 	Ack    rdf.IRI
+	// Group, when not nil, makes the record a group of writes, which only
+	// ConditionalPatch takes: unless Group.Gate is fenced (the record
+	// then does not hold), its Members are applied as ConditionalBatch
+	// applies its records, each on its own, with Group's receipts and
+	// drops, and the record counts as applied. A replica's applier sends
+	// a group commit's record so (package cluster).
+	Group   *Gated
+	Members []Conditional
 }
 
 // ConditionalPatch sends recs, records of log that follow offset one by
@@ -102,6 +110,27 @@ func conditionalBody(recs []Conditional, off func(Conditional, int) int64) ([]by
 	var b bytes.Buffer
 	b.WriteString("trails-conditional-patch/1\n")
 	for i, r := range recs {
+		if r.Group != nil {
+			sub, err := conditionalBody(r.Members, func(_ Conditional, j int) int64 { return int64(j) })
+			if err != nil {
+				return nil, fmt.Errorf("conditional patch: record %d: %w", off(r, i), err)
+			}
+			head := fmt.Sprintf("%d G %d %s", off(r, i), len(sub), r.Group.Gate.String())
+			if r.Group.Receipt != (rdf.IRI{}) {
+				head += " " + r.Group.Receipt.String()
+			} else {
+				head += " -"
+			}
+			for _, d := range r.Group.Drop {
+				head += " " + d.String()
+			}
+			if strings.ContainsAny(head, "\n") || len(strings.Fields(head)) != 5+len(r.Group.Drop) {
+				return nil, fmt.Errorf("conditional patch: record %d: a group's graph with a space", off(r, i))
+			}
+			b.WriteString(head + "\n")
+			b.Write(sub)
+			continue
+		}
 		if r.Update != "" {
 			ack := "-"
 			if r.Ack != (rdf.IRI{}) {

@@ -283,10 +283,16 @@ func (st *Store) sendGroup(group []*pending) {
 	text := pro.String() + strings.Join(bodies, "\n;\n")
 	drops, dropped := st.takeReceipts()
 	text += drops
+	opts := []kg.UpdateOption{kg.Idempotent()}
 	if gates {
 		text += gateOps(gate)
+		if r, ok := st.c.(replicated); ok && r.Replicated() {
+			if h, ok := groupHint(group, bodies, len(pro.String()), receipt, gate, dropped); ok {
+				opts = append(opts, kg.Hint(appendhint.GroupKey, h))
+			}
+		}
 	}
-	err := st.c.Update(batchContext(ctx, group), text, kg.Idempotent())
+	err := st.c.Update(batchContext(ctx, group), text, opts...)
 	if err != nil {
 		st.keepReceipts(dropped) // a repeated DROP SILENT is harmless
 	}
@@ -347,6 +353,45 @@ func (st *Store) outcomes(ctx context.Context, group []*pending, receipt, gate r
 		// after a lone write whose answer was lost).
 		close(p.done)
 	}
+}
+
+// groupHint returns the group hint (appendhint.Group, encoded) of the
+// batch of group whose members' bodies (their batched texts without
+// their prologues) follow a prologue of pro bytes, joined by "\n;\n",
+// with receipt graph receipt, gate and receipt graphs to drop dropped:
+// a replica's applier may write it as one conditional patch record
+// (cluster's decided path). false when a body is not as the hint must
+// describe it.
+func groupHint(group []*pending, bodies []string, pro int, receipt, gate rdf.IRI, dropped []rdf.IRI) (string, bool) {
+	g := appendhint.Group{Prologue: pro, Gate: gate.String()}
+	if receipt != (rdf.IRI{}) {
+		g.Receipt = receipt.String()
+	}
+	for _, d := range dropped {
+		g.Drop = append(g.Drop, d.String())
+	}
+	at := pro
+	for i, p := range group {
+		cut := len(p.w.batched(receipt)) - len(bodies[i]) // what the prologue's join took from the text's start
+		n := len(p.w.update) - cut
+		if n < 0 {
+			return "", false
+		}
+		m := appendhint.Member{Span: [2]int{at, at + n}}
+		if p.w.ack != (rdf.IRI{}) {
+			m.Ack = p.w.ack.String()
+		}
+		if h := p.w.app; h != nil && h.Cond[0] >= cut && h.Data[0] >= cut {
+			a := *h
+			shift := at - cut
+			a.Cond = [2]int{h.Cond[0] + shift, h.Cond[1] + shift}
+			a.Data = [2]int{h.Data[0] + shift, h.Data[1] + shift}
+			m.Append = &a
+		}
+		g.Members = append(g.Members, m)
+		at += len(bodies[i]) + len("\n;\n")
+	}
+	return g.Encode(), true
 }
 
 // batchContext returns ctx for the request carrying group, a batch:

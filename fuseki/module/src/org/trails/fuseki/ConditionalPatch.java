@@ -64,6 +64,13 @@ import org.apache.jena.sparql.util.NodeFactoryExtra;
  * With the parameter gate instead of log and offset, the records are a
  * direct writer's group commit (doGated): no offset, every record
  * applied or not on its own, the answer says which.
+ *
+ * In the log mode a record may also be a group commit's record: a line
+ * "OFFSET G BYTES GATE RECEIPT|- [DROP ...]" followed by that many bytes
+ * in the gated mode's format. Unless GATE is fenced (the record then
+ * does not hold, and the run stops there), its records are applied as
+ * the gated mode applies them, each on its own, with RECEIPT's receipts
+ * and the DROP graphs emptied, and the record counts as applied.
  */
 public class ConditionalPatch extends ActionREST {
     static final String MAGIC = "trails-conditional-patch/1";
@@ -72,7 +79,10 @@ public class ConditionalPatch extends ActionREST {
     static final String APPLIED = "https://w3id.org/trails/ns#applied";
 
     /** A record of the body: its ASK, the values of its variables (none: null), its patch. */
-    record Rec(long offset, Query ask, Binding bind, RDFPatch patch, UpdateRequest update, String ack) {}
+    record Rec(long offset, Query ask, Binding bind, RDFPatch patch, UpdateRequest update, String ack, Group group) {}
+
+    /** A group record's writes and what it writes and drops besides (doGated's parameters). */
+    record Group(String gate, String receipt, String[] drops, List<Rec> members) {}
 
     /**
      * The templates a request thread parsed, by their text (a thread's own:
@@ -112,9 +122,16 @@ public class ConditionalPatch extends ActionREST {
             for (Rec r : recs) {
                 if (r.update() != null)
                     throw new IllegalArgumentException("record " + r.offset() + " is an update: only the gated mode takes them");
-                if (!holds(dsg, r))
+                if (r.group() != null) {
+                    Group g = r.group();
+                    if (fenced(dsg, g.gate()))
+                        break;
+                    applyGated(dsg, g.members(), g.receipt(), g.drops(), new char[g.members().size()]);
+                } else if (holds(dsg, r)) {
+                    FencedPatch.apply(dsg, r.patch());
+                } else {
                     break;
-                FencedPatch.apply(dsg, r.patch());
+                }
                 applied++;
             }
             if (applied > 0) {
@@ -178,31 +195,11 @@ public class ConditionalPatch extends ActionREST {
         action.beginWrite();
         try {
             DatasetGraph dsg = action.getActiveDSG();
-            if (dsg.find(NodeFactory.createURI(FENCES_GRAPH), NodeFactory.createURI(gate), NodeFactory.createURI(FENCED_AT), Node.ANY).hasNext()) {
+            if (fenced(dsg, gate)) {
                 action.abort();
                 ServletOps.error(409, "conditional patch: gate " + gate + " is fenced");
             }
-            Node receipt = receiptParam == null ? null : NodeFactory.createURI(receiptParam);
-            boolean changed = false;
-            for (int i = 0; i < recs.size(); i++) {
-                Rec r = recs.get(i);
-                applied[i] = '0';
-                if (r.update() != null) {
-                    UpdateExec.dataset(dsg).update(r.update()).execute();
-                    changed = true;
-                    applied[i] = r.ack() == null ? '1' : acknowledged(dsg, NodeFactory.createURI(r.ack()), receipt);
-                } else if (holds(dsg, r)) {
-                    FencedPatch.apply(dsg, r.patch());
-                    applied[i] = '1';
-                    changed = true;
-                }
-            }
-            if (drops != null) {
-                for (String g : drops) {
-                    dsg.deleteAny(NodeFactory.createURI(g), Node.ANY, Node.ANY, Node.ANY);
-                    changed = true;
-                }
-            }
+            boolean changed = applyGated(dsg, recs, receiptParam, drops, applied);
             if (changed)
                 action.commit();
             else
@@ -217,6 +214,44 @@ public class ConditionalPatch extends ActionREST {
         }
         action.setResponseHeader("Trails-Applied-Members", new String(applied));
         ServletOps.successNoContent(action);
+    }
+
+    /** fenced reports whether gate is fenced in dsg. */
+    private static boolean fenced(DatasetGraph dsg, String gate) {
+        return dsg.find(NodeFactory.createURI(FENCES_GRAPH), NodeFactory.createURI(gate), NodeFactory.createURI(FENCED_AT), Node.ANY).hasNext();
+    }
+
+    /**
+     * applyGated applies recs to dsg, each on its own (doGated), setting
+     * applied[i] to 1 or 0 for each, writes the receipts into graph
+     * receipt (none: null) and empties the graphs drops (none: null). It
+     * reports whether anything may have changed.
+     */
+    private static boolean applyGated(DatasetGraph dsg, List<Rec> recs, String receiptIRI, String[] drops, char[] applied) {
+        Node receipt = receiptIRI == null ? null : NodeFactory.createURI(receiptIRI);
+        boolean changed = false;
+        for (int i = 0; i < recs.size(); i++) {
+            Rec r = recs.get(i);
+            applied[i] = '0';
+            if (r.group() != null)
+                throw new IllegalArgumentException("record " + i + " is a group: only the log mode takes them");
+            if (r.update() != null) {
+                UpdateExec.dataset(dsg).update(r.update()).execute();
+                changed = true;
+                applied[i] = r.ack() == null ? '1' : acknowledged(dsg, NodeFactory.createURI(r.ack()), receipt);
+            } else if (holds(dsg, r)) {
+                FencedPatch.apply(dsg, r.patch());
+                applied[i] = '1';
+                changed = true;
+            }
+        }
+        if (drops != null) {
+            for (String g : drops) {
+                dsg.deleteAny(NodeFactory.createURI(g), Node.ANY, Node.ANY, Node.ANY);
+                changed = true;
+            }
+        }
+        return changed;
     }
 
     /**
@@ -256,6 +291,11 @@ public class ConditionalPatch extends ActionREST {
                 next++;
                 continue;
             }
+            if (f.length >= 5 && f[1].equals("G")) {
+                recs.add(groupRec(recs.size(), f, body, at, next));
+                next++;
+                continue;
+            }
             if (f.length != 3 && f.length != 4)
                 throw new IllegalArgumentException("record " + recs.size() + ": the line \"OFFSET ASKBYTES PATCHBYTES [BINDBYTES]\" has " + f.length + " fields");
             long off;
@@ -288,7 +328,7 @@ public class ConditionalPatch extends ActionREST {
             RDFPatch patch = RDFPatchOps.read(new ByteArrayInputStream(body, at[0] + na, np));
             Binding bind = f.length == 4 ? bindings(recs.size(), new String(body, at[0] + na + np, nb, StandardCharsets.UTF_8)) : null;
             at[0] += na + np + nb;
-            recs.add(new Rec(off, q, bind, patch, null, null));
+            recs.add(new Rec(off, q, bind, patch, null, null, null));
             next++;
         }
         return recs;
@@ -313,7 +353,35 @@ public class ConditionalPatch extends ActionREST {
             throw new IllegalArgumentException("record " + i + ": " + n + " bytes past the body's end");
         UpdateRequest u = UpdateFactory.create(new String(body, at[0], n, StandardCharsets.UTF_8));
         at[0] += n;
-        return new Rec(off, null, null, null, u, f[3].equals("-") ? null : f[3]);
+        return new Rec(off, null, null, null, u, f[3].equals("-") ? null : f[3], null);
+    }
+
+    /**
+     * groupRec reads record i, a group record: its line f is "OFFSET G
+     * BYTES GATE RECEIPT|- [DROP ...]", followed by a body of that many
+     * bytes in the gated mode's format (its records at offsets 0, 1, ...).
+     */
+    private static Rec groupRec(int i, String[] f, byte[] body, int[] at, long next) {
+        long off;
+        int n;
+        try {
+            off = Long.parseLong(f[0]);
+            n = Integer.parseInt(f[2]);
+        } catch (NumberFormatException e) {
+            throw new IllegalArgumentException("record " + i + ": " + e.getMessage());
+        }
+        if (off != next)
+            throw new IllegalArgumentException("record " + i + " has offset " + off + ", want " + next);
+        if (n < 0 || (long) at[0] + n > body.length)
+            throw new IllegalArgumentException("record " + i + ": " + n + " bytes past the body's end");
+        byte[] sub = java.util.Arrays.copyOfRange(body, at[0], at[0] + n);
+        List<Rec> members = parse(sub, -1);
+        for (Rec m : members)
+            if (m.group() != null)
+                throw new IllegalArgumentException("record " + i + ": a group inside a group");
+        at[0] += n;
+        String[] drops = java.util.Arrays.copyOfRange(f, 5, f.length);
+        return new Rec(off, null, null, null, null, null, new Group(f[3], f[4].equals("-") ? null : f[4], drops, members));
     }
 
     /** bindings reads record i's bindings: lines "NAME\tTERM". */
