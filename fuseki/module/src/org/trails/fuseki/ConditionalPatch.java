@@ -339,6 +339,17 @@ public class ConditionalPatch extends ActionREST {
      * UPDATEBYTES ACK", followed by the update's UTF-8 text.
      */
     private static Rec updateRec(int i, String[] f, byte[] body, int[] at, long next) {
+        int n = sized(i, f, body, at, next);
+        UpdateRequest u = UpdateFactory.create(new String(body, at[0], n, StandardCharsets.UTF_8));
+        at[0] += n;
+        return new Rec(next, null, null, null, u, f[3].equals("-") ? null : f[3], null);
+    }
+
+    /**
+     * sized checks the line f of record i, "OFFSET KIND BYTES ...": its
+     * offset is next, and BYTES from at lie in body; it returns BYTES.
+     */
+    private static int sized(int i, String[] f, byte[] body, int[] at, long next) {
         long off;
         int n;
         try {
@@ -351,9 +362,7 @@ public class ConditionalPatch extends ActionREST {
             throw new IllegalArgumentException("record " + i + " has offset " + off + ", want " + next);
         if (n < 0 || (long) at[0] + n > body.length)
             throw new IllegalArgumentException("record " + i + ": " + n + " bytes past the body's end");
-        UpdateRequest u = UpdateFactory.create(new String(body, at[0], n, StandardCharsets.UTF_8));
-        at[0] += n;
-        return new Rec(off, null, null, null, u, f[3].equals("-") ? null : f[3], null);
+        return n;
     }
 
     /**
@@ -362,18 +371,7 @@ public class ConditionalPatch extends ActionREST {
      * bytes in the gated mode's format (its records at offsets 0, 1, ...).
      */
     private static Rec groupRec(int i, String[] f, byte[] body, int[] at, long next) {
-        long off;
-        int n;
-        try {
-            off = Long.parseLong(f[0]);
-            n = Integer.parseInt(f[2]);
-        } catch (NumberFormatException e) {
-            throw new IllegalArgumentException("record " + i + ": " + e.getMessage());
-        }
-        if (off != next)
-            throw new IllegalArgumentException("record " + i + " has offset " + off + ", want " + next);
-        if (n < 0 || (long) at[0] + n > body.length)
-            throw new IllegalArgumentException("record " + i + ": " + n + " bytes past the body's end");
+        int n = sized(i, f, body, at, next);
         byte[] sub = java.util.Arrays.copyOfRange(body, at[0], at[0] + n);
         List<Rec> members = parse(sub, -1);
         for (Rec m : members)
@@ -381,7 +379,7 @@ public class ConditionalPatch extends ActionREST {
                 throw new IllegalArgumentException("record " + i + ": a group inside a group");
         at[0] += n;
         String[] drops = java.util.Arrays.copyOfRange(f, 5, f.length);
-        return new Rec(off, null, null, null, null, null, new Group(f[3], f[4].equals("-") ? null : f[4], drops, members));
+        return new Rec(next, null, null, null, null, null, new Group(f[3], f[4].equals("-") ? null : f[4], drops, members));
     }
 
     /** bindings reads record i's bindings: lines "NAME\tTERM". */
