@@ -63,10 +63,11 @@ type patcher struct {
 // WithConditionalPatch turns the conditional patch path on (the
 // default) or off. On, a Store whose client is a *kg.Client for Fuseki
 // (or a wrapper that passes on its ConditionalBatch and Store methods)
-// sends its plain appends to the conditional-patch endpoint of Trails'
-// module for Fuseki, when the server has it: same outcome as the SPARQL
-// Update, each condition evaluated in the write transaction, fewer bytes
-// for the store to parse. Off, every write is SPARQL Update.
+// sends its group commits and its lone plain appends to the
+// conditional-patch endpoint of Trails' module for Fuseki, when the
+// server has it: same outcome as the SPARQL Update, each condition
+// evaluated in the write transaction, a plain append's data applied as
+// an RDF Patch. Off, every write is SPARQL Update.
 func WithConditionalPatch(on bool) StoreOption {
 	return func(st *Store) {
 		st.patch = nil
