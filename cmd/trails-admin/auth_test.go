@@ -170,6 +170,22 @@ func TestAuditorLibrary(t *testing.T) {
 			},
 			"delete graph": func() error { return auditor.DeleteGraph(ctx, kg.MustIRI("urn:g")) },
 			"load quads":   func() error { return auditor.LoadQuads(ctx, []byte(`<urn:a> <urn:b> "c" <urn:g> .`)) },
+			// Trails' module's endpoints write too: an auditor who sends
+			// to them directly is refused as at the update endpoint.
+			"fenced patch": func() error {
+				return auditor.FencedPatch(ctx, kg.MustIRI("urn:log"), -1, []byte("A <urn:a> <urn:b> \"c\" <urn:g> .\n"))
+			},
+			"conditional patch": func() error {
+				_, err := auditor.ConditionalPatch(ctx, kg.MustIRI("urn:log"), -1, []kg.Conditional{{Offset: 0, Ask: "ASK {}", Patch: []byte("A <urn:a> <urn:b> \"c\" <urn:g> .\n")}})
+				return err
+			},
+			"conditional batch": func() error {
+				_, err := auditor.ConditionalBatch(ctx, kg.Gated{Gate: kg.MustIRI("urn:gate")}, []kg.Conditional{
+					{Ask: "ASK {}", Patch: []byte("A <urn:a> <urn:b> \"c\" <urn:g> .\n")},
+					{Update: "DROP ALL"},
+				})
+				return err
+			},
 		} {
 			wantUnauthorized(t, name, call(), http.StatusForbidden, s)
 		}

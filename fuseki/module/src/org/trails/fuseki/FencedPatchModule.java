@@ -3,19 +3,23 @@ package org.trails.fuseki;
 import java.util.List;
 import java.util.Set;
 
+import org.apache.jena.fuseki.auth.AuthPolicy;
+import org.apache.jena.fuseki.auth.AuthPolicyList;
 import org.apache.jena.fuseki.main.FusekiServer;
 import org.apache.jena.fuseki.main.sys.FusekiAutoModule;
 import org.apache.jena.fuseki.server.DataAccessPoint;
 import org.apache.jena.fuseki.server.DataAccessPointRegistry;
 import org.apache.jena.fuseki.server.DataService;
+import org.apache.jena.fuseki.server.Endpoint;
 import org.apache.jena.fuseki.server.Operation;
 import org.apache.jena.rdf.model.Model;
 
 /**
  * FencedPatchModule gives every dataset of the server the endpoints
  * "fenced-patch" (FencedPatch): /DATASET/fenced-patch, and
- * "conditional-patch" (ConditionalPatch): /DATASET/conditional-patch.
- * Fuseki loads it
+ * "conditional-patch" (ConditionalPatch): /DATASET/conditional-patch,
+ * each with the access control of the dataset's update endpoint
+ * (configured). Fuseki loads it
  * when its jar is on the class path (ServiceLoader), so no configuration
  * names it and a server without the jar starts as before.
  */
@@ -38,13 +42,27 @@ public class FencedPatchModule implements FusekiAutoModule {
         builder.registerOperation(CONDITIONAL, new ConditionalPatch());
     }
 
+    /**
+     * configured adds the two endpoints to every dataset that takes SPARQL
+     * Update, each with the access its update endpoints have: a user
+     * allowed by every one of their policies (none: whoever the dataset
+     * lets in, as for its update endpoint). They write, so a user who may
+     * only read (an auditor) must not reach them. A dataset without an
+     * update endpoint gets neither.
+     */
     @Override
     public void configured(FusekiServer.Builder builder, DataAccessPointRegistry registry, Model configModel) {
         for (DataAccessPoint dap : List.copyOf(registry.accessPoints())) {
-            if (dap.getDataService().hasOperation(OP))
+            DataService ds = dap.getDataService();
+            List<Endpoint> updates = ds.getEndpoints(Operation.Update);
+            if (ds.hasOperation(OP) || updates.isEmpty())
                 continue;
-            DataService service = DataService.newBuilder(dap.getDataService()).addEndpoint(OP, "fenced-patch")
-                    .addEndpoint(CONDITIONAL, "conditional-patch").build();
+            AuthPolicy policy = null;
+            for (Endpoint ep : updates)
+                if (ep.getAuthPolicy() != null)
+                    policy = policy == null ? ep.getAuthPolicy() : AuthPolicyList.merge(policy, ep.getAuthPolicy());
+            DataService service = DataService.newBuilder(ds).addEndpoint(OP, "fenced-patch", policy)
+                    .addEndpoint(CONDITIONAL, "conditional-patch", policy).build();
             registry.put(dap.getName(), new DataAccessPoint(dap.getName(), service));
         }
     }
