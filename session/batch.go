@@ -153,9 +153,9 @@ type pending struct {
 // swap and learns its own outcome, as if it were alone. A write that finds
 // nothing in flight goes at once, as it would with group commit off. On
 // Fuseki with Trails' module the shared request is a conditional patch
-// (WithConditionalPatch). Off, every write is a request of its own. A Querier that routes requests by
-// session tree (RoutesByTree, *cluster.Sharded) turns it off: see
-// NewStore.
+// (WithConditionalPatch). Off, every write is a request of its own. A
+// Querier that routes requests by session tree (RoutesByTree,
+// *cluster.Sharded) turns it off: see NewStore.
 func WithGroupCommit(on bool) StoreOption {
 	return func(st *Store) {
 		st.batch = nil
