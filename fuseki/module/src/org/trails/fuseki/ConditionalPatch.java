@@ -104,16 +104,7 @@ public class ConditionalPatch extends ActionREST {
         }
         String log = FencedPatch.logParam(action, "conditional patch");
         long want = FencedPatch.offsetParam(action, "conditional patch");
-        List<Rec> recs;
-        try (InputStream in = action.getRequestInputStream()) {
-            recs = parse(in.readAllBytes(), want);
-        } catch (IOException | RuntimeIOException e) {
-            ServletOps.errorBadRequest("conditional patch: reading the body: " + e.getMessage());
-            return;
-        } catch (IllegalArgumentException | JenaException e) {
-            ServletOps.errorBadRequest("conditional patch: " + e.getMessage());
-            return;
-        }
+        List<Rec> recs = records(action, want);
         int applied = 0;
         action.beginWrite();
         try {
@@ -181,16 +172,7 @@ public class ConditionalPatch extends ActionREST {
     private static void doGated(HttpAction action, String gate) {
         String[] drops = action.getRequest().getParameterValues("drop");
         String receiptParam = action.getRequestParameter("receipt");
-        List<Rec> recs;
-        try (InputStream in = action.getRequestInputStream()) {
-            recs = parse(in.readAllBytes(), -1);
-        } catch (IOException | RuntimeIOException e) {
-            ServletOps.errorBadRequest("conditional patch: reading the body: " + e.getMessage());
-            return;
-        } catch (IllegalArgumentException | JenaException e) {
-            ServletOps.errorBadRequest("conditional patch: " + e.getMessage());
-            return;
-        }
+        List<Rec> recs = records(action, -1);
         char[] applied = new char[recs.size()];
         action.beginWrite();
         try {
@@ -275,6 +257,21 @@ public class ConditionalPatch extends ActionREST {
         if (r.bind() != null)
             exec = exec.substitution(r.bind());
         return exec.ask();
+    }
+
+    /**
+     * records reads the request's body, whose records follow offset want,
+     * or answers 400 (ServletOps throws) when it cannot.
+     */
+    private static List<Rec> records(HttpAction action, long want) {
+        try (InputStream in = action.getRequestInputStream()) {
+            return parse(in.readAllBytes(), want);
+        } catch (IOException | RuntimeIOException e) {
+            ServletOps.errorBadRequest("conditional patch: reading the body: " + e.getMessage());
+        } catch (IllegalArgumentException | JenaException e) {
+            ServletOps.errorBadRequest("conditional patch: " + e.getMessage());
+        }
+        return null; // not reached: errorBadRequest throws
     }
 
     /** parse reads a body whose records follow offset want. */
