@@ -242,14 +242,17 @@ func (st *Store) loadCached(ctx context.Context, id string, chain []*link, spans
 		}
 		c.put(e)
 	}
-	whole := cloneLean(turns)
-	out, from := whole, 0
+	// turns shares the cache's memory: only the turns returned are
+	// copied, not the whole history a tail is cut from (the changes
+	// before a tail are only read: Values holds copies, applyDelta).
+	out, from := turns, 0
 	var pre []valueChange
 	if w.set {
-		out, from = w.tail.cut(whole)
-		pre = changesOf(whole[:from])
+		out, from = w.tail.cut(turns)
+		pre = changesOf(turns[:from])
 		owners = owners[from:]
 	}
+	out = cloneLean(out)
 	s = newLoaded(id, chain, out, from, pre)
 	s.lean = len(out)
 	if !w.set {

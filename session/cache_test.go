@@ -101,6 +101,39 @@ func TestCache(t *testing.T) {
 		t.Fatal(err)
 	}
 	sameLean(t, tail, wantTail)
+	// The caller's changes to a cached tail stay its own too: its turns
+	// are copies, and so are the values changed before it (the last
+	// turn, the other writer's, changes none: "depth" comes from before).
+	for _, turn := range tail.Turns {
+		if turn.Structure != nil && turn.Structure.Raw != nil {
+			turn.Structure.Raw.Data[0] = 'X'
+		}
+	}
+	last, err := st.LoadTail(ctx, leaf.ID, session.Tail{Last: 1}, session.RawOnly())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if string(last.Values["depth"]) != "9" {
+		t.Fatalf("last turn's values: depth %s, want 9", last.Values["depth"])
+	}
+	for _, v := range last.Values {
+		v[0] = 'X'
+	}
+	for _, n := range []int{1, 3} {
+		got, err := st.LoadTail(ctx, leaf.ID, session.Tail{Last: n}, session.RawOnly())
+		if err != nil {
+			t.Fatal(err)
+		}
+		want, err := plain.LoadTail(ctx, leaf.ID, session.Tail{Last: n}, session.RawOnly())
+		if err != nil {
+			t.Fatal(err)
+		}
+		sameLean(t, got, want)
+		if string(got.Values["depth"]) != "9" {
+			t.Errorf("tail of %d after the caller's changes: depth %s, want 9", n, got.Values["depth"])
+		}
+	}
+	same(t, mustLeanLoad(t, st, leaf.ID))
 
 	// Rewound: the cache must not hand back the moved turns.
 	if _, _, err := st.Rewind(ctx, leaf.ID, len(got.Turns)-2, session.RewindOptions{}); err != nil {
