@@ -233,11 +233,24 @@ func foldValues(initials []valueChange, upTo int, turns []Turn, more []valueChan
 		}
 	}
 	slices.SortStableFunc(changes, func(a, b valueChange) int { return a.pos - b.pos })
+	// The last change of each key decides: the values it leaves are
+	// copied once, at the end, not at every change (a long history
+	// changes its keys many times).
 	var values map[string]json.RawMessage
 	for _, c := range changes {
-		if scopeOf(c.key) == ontology.ScopeSession {
-			values = applyDelta(values, map[string]json.RawMessage{c.key: c.value})
+		switch {
+		case scopeOf(c.key) != ontology.ScopeSession:
+		case c.value == nil:
+			delete(values, c.key)
+		default:
+			if values == nil {
+				values = make(map[string]json.RawMessage)
+			}
+			values[c.key] = c.value
 		}
+	}
+	for k, v := range values {
+		values[k] = bytes.Clone(v)
 	}
 	for k, v := range shared {
 		values = applyDelta(values, map[string]json.RawMessage{k: v})

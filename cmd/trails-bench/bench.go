@@ -166,6 +166,15 @@ func (b *bench) newRoot(n int) *session.Session {
 	return s
 }
 
+// contents returns n turns' contents, fresh.
+func (b *bench) contents(n int) []string {
+	out := make([]string, n)
+	for i := range out {
+		out[i] = b.gen.turn()
+	}
+	return out
+}
+
 // appendTurns appends n turns of fresh content to s.
 func (b *bench) appendTurns(s *session.Session, n int) {
 	for range n {

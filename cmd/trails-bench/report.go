@@ -160,6 +160,9 @@ func us(d time.Duration) string { return fmt.Sprintf("%.0f", float64(d)/1e3) }
 // pct writes an overhead as a signed percentage: +3.1%.
 func pct(o float64) string { return fmt.Sprintf("%+.1f%%", 100*o) }
 
+// share writes a part of a whole as a percentage: 91%.
+func share(r float64) string { return fmt.Sprintf("%.0f%%", 100*r) }
+
 // thousands writes n with comma separators: 1,000,000.
 func thousands(n int) string {
 	s := fmt.Sprint(n)
