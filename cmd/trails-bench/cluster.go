@@ -49,24 +49,24 @@ import (
 
 // The cluster targets' column headings.
 const (
-	tClusterP50      = "cluster: append p50 ≤ 2× direct"
-	tClusterWriters  = "cluster: 64 writers ≥ one Fuseki"
-	tClusterCatchUp  = "cluster: catch-up ≥ 2,000 turns/s"
-	tClusterReplica  = "cluster: replica failover ≤ 5 s"
-	tClusterBroker   = "cluster: broker failover ≤ 5 s"
-	tClusterDecided  = "cluster: 64 writers, decided path ≥ 1.8× update path"
-	tClusterReplay   = "cluster: replay, decided path ≥ 2× update path"
-	decidedWriters   = 1.8
+	tClusterP50     = "cluster: append p50 ≤ 2× direct"
+	tClusterWriters = "cluster: 64 writers ≥ one Fuseki"
+	tClusterCatchUp = "cluster: catch-up ≥ 2,000 turns/s"
+	tClusterReplica = "cluster: replica failover ≤ 5 s"
+	tClusterBroker  = "cluster: broker failover ≤ 5 s"
+	tClusterDecided = "cluster: 64 writers, decided path ≥ 1.8× update path"
+	tClusterReplay  = "cluster: replay, decided path ≥ 2× update path"
+	decidedWriters  = 1.8
 	// decidedFloorShare is the share of the replicas' patch floor the
 	// decided path's writers must reach when decidedWriters× the update
 	// path lies above that floor.
 	decidedFloorShare = 0.8
-	decidedReplay    = 2.0
-	clusterP50Ratio  = 2.0
-	clusterCatchUp   = 2000.0
-	clusterFailover  = 5 * time.Second
-	failoverGiveUp   = 90 * time.Second // a trial with no acknowledgement by then stops
-	applierChildFlag = "-applier-child"
+	decidedReplay     = 2.0
+	clusterP50Ratio   = 2.0
+	clusterCatchUp    = 2000.0
+	clusterFailover   = 5 * time.Second
+	failoverGiveUp    = 90 * time.Second // a trial with no acknowledgement by then stops
+	applierChildFlag  = "-applier-child"
 )
 
 // clusterColumns lists the cluster targets, in report order.
