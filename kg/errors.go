@@ -54,7 +54,7 @@ const maxErrorBody = 512
 // ErrProtocol) or a context error with errors.Is, and its cause, if any, with
 // errors.As.
 type Error struct {
-	Op     string // "select", "ask", "update", "get graph", "put graph", "delete graph", "validate", "ping"
+	Op     string // "select", "template query", "ask", "update", "get graph", "put graph", "delete graph", "validate", "ping", "conditional patch", ...
 	Status int    // HTTP status, 0 when no answer arrived
 	Body   string // the first part of the server's message, if any
 	Err    error  // the cause: a transport or context error, or nil

@@ -29,6 +29,7 @@ import (
 	"net/http"
 	"net/url"
 	"strings"
+	"sync/atomic"
 	"time"
 )
 
@@ -110,6 +111,9 @@ type Client struct {
 	maxAttempts int
 	backoff     time.Duration
 	userAgent   string
+	// noTemplates says the dataset has no template-query endpoint (it
+	// answered 404 or 405): SelectTemplate then sends bound text.
+	noTemplates atomic.Bool
 }
 
 // New returns a Client for the dataset at cfg.Endpoint. It sends nothing;

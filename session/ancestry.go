@@ -169,11 +169,7 @@ func chainExtra(row kg.Solution, anchors map[string][]Anchor, tags map[string][]
 // chain returns session id and its ancestors, self first, root last. It
 // detects a cycle before the depth limit, whatever the cycle's length.
 func (st *Store) chain(ctx context.Context, id string) ([]*link, error) {
-	q, err := bind("chain", qChain, kg.Params{"self": kg.MustIRI(ontology.SessionIRI(id))})
-	if err != nil {
-		return nil, err
-	}
-	res, err := st.c.Select(ctx, q) // TSV: for the chain's few rows too, faster than JSON to write and read
+	res, err := st.selectTemplate(ctx, "chain", qChain, kg.Params{"self": kg.MustIRI(ontology.SessionIRI(id))})
 	if err != nil {
 		return nil, err
 	}

@@ -148,7 +148,7 @@ func newGate() *gate {
 
 func (g *gate) RoundTrip(r *http.Request) (*http.Response, error) {
 	if !isWrite(r) {
-		if strings.HasSuffix(r.URL.Path, "/query") {
+		if strings.HasSuffix(r.URL.Path, "/query") || strings.HasSuffix(r.URL.Path, "/template-query") {
 			q, err := queryText(r)
 			if err != nil {
 				return nil, err

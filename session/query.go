@@ -62,6 +62,29 @@ func bind(name, q string, p kg.Params) (string, error) {
 	return out, nil
 }
 
+// selectTemplate runs query q, named name, with the values p (Bind's
+// single terms): as a template when the Querier is a kg.Client itself
+// (kg.Client.SelectTemplate: Fuseki with Trails' module then parses q
+// once per server thread, not once a request), else bound, through the
+// Querier's Select. Not through an interface: a Querier that wraps a
+// kg.Client by embedding it would have its own Select skipped. Results
+// are tab-separated either way: for a few rows too, faster than JSON to
+// write and read.
+func (st *Store) selectTemplate(ctx context.Context, name, q string, p kg.Params) (*kg.Results, error) {
+	if c, ok := st.c.(*kg.Client); ok {
+		res, err := c.SelectTemplate(ctx, q, p)
+		if errors.Is(err, kg.ErrUnboundParam) || errors.Is(err, kg.ErrInvalidTerm) {
+			return nil, fmt.Errorf("%s: %w", name, err)
+		}
+		return res, err
+	}
+	bound, err := bind(name, q, p)
+	if err != nil {
+		return nil, err
+	}
+	return st.c.Select(ctx, bound)
+}
+
 // bindOrPanic binds one of the package's own queries with values that
 // validate has checked: an error is a bug.
 func bindOrPanic(name, q string, p kg.Params) string {

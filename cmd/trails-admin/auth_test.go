@@ -16,6 +16,7 @@ import (
 	"github.com/trails-kg/trails/admin"
 	"github.com/trails-kg/trails/internal/fusekitest"
 	"github.com/trails-kg/trails/kg"
+	"github.com/trails-kg/trails/ontology"
 	"github.com/trails-kg/trails/session"
 )
 
@@ -141,6 +142,11 @@ func TestAuditorLibrary(t *testing.T) {
 		if _, err := auditor.Ask(ctx, "ASK { ?s ?p ?o }"); err != nil {
 			t.Errorf("ask: %v", err)
 		}
+		// Trails' module's template-query endpoint reads as the query
+		// endpoint does: the auditor may.
+		if res, err := auditor.SelectTemplate(ctx, "SELECT ?p WHERE { $s ?p ?o } LIMIT 1", kg.Params{"s": kg.MustIRI(ontology.SessionIRI(root.ID))}); err != nil || len(res.Solutions) != 1 {
+			t.Errorf("template query: %v, %v", res, err)
+		}
 		if _, err := auditor.GetGraph(ctx, kg.MustIRI("https://w3id.org/trails/graph/ontology")); err != nil {
 			t.Errorf("get graph: %v", err)
 		}
@@ -242,6 +248,8 @@ func TestAuditorLibrary(t *testing.T) {
 				wantUnauthorized(t, "select", err, tc.status, s)
 				_, err = c.Rows(ctx, "SELECT * WHERE { ?s ?p ?o } LIMIT 1")
 				wantUnauthorized(t, "rows", err, tc.status, s)
+				_, err = c.SelectTemplate(ctx, "SELECT * WHERE { $s ?p ?o } LIMIT 1", kg.Params{"s": kg.MustIRI(ontology.SessionIRI(root.ID))})
+				wantUnauthorized(t, "template query", err, tc.status, s)
 				wantUnauthorized(t, "update", c.Update(ctx, "DROP ALL"), tc.status, s)
 				_, err = session.NewStore(c).Load(ctx, root.ID)
 				if !errors.Is(err, kg.ErrUnauthorized) {

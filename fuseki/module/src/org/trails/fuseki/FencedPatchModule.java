@@ -18,8 +18,9 @@ import org.apache.jena.rdf.model.Model;
  * FencedPatchModule gives every dataset of the server the endpoints
  * "fenced-patch" (FencedPatch): /DATASET/fenced-patch, and
  * "conditional-patch" (ConditionalPatch): /DATASET/conditional-patch,
- * each with the access control of the dataset's update endpoint
- * (configured). Fuseki loads it
+ * each with the access control of the dataset's update endpoint, and
+ * "template-query" (TemplateQuery): /DATASET/template-query, with the
+ * access control of its query endpoint (configured). Fuseki loads it
  * when its jar is on the class path (ServiceLoader), so no configuration
  * names it and a server without the jar starts as before.
  */
@@ -31,6 +32,10 @@ public class FencedPatchModule implements FusekiAutoModule {
     public static final Operation CONDITIONAL = Operation.alloc("https://w3id.org/trails/fuseki#conditionalPatch",
             "trails-conditional-patch", "a log's records, each an ASK and an RDF Patch, applied while their ASKs hold, only while the dataset's applied offset of the log is the one named");
 
+    /** The template query operation, by its IRI. */
+    public static final Operation TEMPLATE = Operation.alloc("https://w3id.org/trails/fuseki#templateQuery",
+            "trails-template-query", "a SELECT template and the values of its variables, answered as the query with the values in its text");
+
     @Override
     public String name() {
         return "Trails fenced patch";
@@ -40,30 +45,51 @@ public class FencedPatchModule implements FusekiAutoModule {
     public void prepare(FusekiServer.Builder builder, Set<String> datasetNames, Model configModel) {
         builder.registerOperation(OP, new FencedPatch());
         builder.registerOperation(CONDITIONAL, new ConditionalPatch());
+        builder.registerOperation(TEMPLATE, new TemplateQuery());
     }
 
     /**
-     * configured adds the two endpoints to every dataset that takes SPARQL
-     * Update, each with the access its update endpoints have: a user
-     * allowed by every one of their policies (none: whoever the dataset
-     * lets in, as for its update endpoint). They write, so a user who may
-     * only read (an auditor) must not reach them. A dataset without an
-     * update endpoint gets neither.
+     * configured adds the two patch endpoints to every dataset that takes
+     * SPARQL Update, each with the access its update endpoints have: a
+     * user allowed by every one of their policies (none: whoever the
+     * dataset lets in, as for its update endpoint). They write, so a user
+     * who may only read (an auditor) must not reach them. A dataset
+     * without an update endpoint gets neither. The template query endpoint
+     * goes to every dataset that takes SPARQL queries, with the access its
+     * query endpoints have: it reads as they do.
      */
     @Override
     public void configured(FusekiServer.Builder builder, DataAccessPointRegistry registry, Model configModel) {
         for (DataAccessPoint dap : List.copyOf(registry.accessPoints())) {
             DataService ds = dap.getDataService();
             List<Endpoint> updates = ds.getEndpoints(Operation.Update);
-            if (ds.hasOperation(OP) || updates.isEmpty())
-                continue;
-            AuthPolicy policy = null;
-            for (Endpoint ep : updates)
-                if (ep.getAuthPolicy() != null)
-                    policy = policy == null ? ep.getAuthPolicy() : AuthPolicyList.merge(policy, ep.getAuthPolicy());
-            DataService service = DataService.newBuilder(ds).addEndpoint(OP, "fenced-patch", policy)
-                    .addEndpoint(CONDITIONAL, "conditional-patch", policy).build();
-            registry.put(dap.getName(), new DataAccessPoint(dap.getName(), service));
+            List<Endpoint> queries = ds.getEndpoints(Operation.Query);
+            DataService.Builder service = DataService.newBuilder(ds);
+            boolean added = false;
+            if (!ds.hasOperation(OP) && !updates.isEmpty()) {
+                AuthPolicy policy = policyOf(updates);
+                service.addEndpoint(OP, "fenced-patch", policy).addEndpoint(CONDITIONAL, "conditional-patch", policy);
+                added = true;
+            }
+            if (!ds.hasOperation(TEMPLATE) && !queries.isEmpty()) {
+                service.addEndpoint(TEMPLATE, "template-query", policyOf(queries));
+                added = true;
+            }
+            if (added)
+                registry.put(dap.getName(), new DataAccessPoint(dap.getName(), service.build()));
         }
+    }
+
+    /**
+     * policyOf returns the access of endpoints: a user allowed by every
+     * one of their policies (null when none has one: whoever the dataset
+     * lets in).
+     */
+    private static AuthPolicy policyOf(List<Endpoint> endpoints) {
+        AuthPolicy policy = null;
+        for (Endpoint ep : endpoints)
+            if (ep.getAuthPolicy() != null)
+                policy = policy == null ? ep.getAuthPolicy() : AuthPolicyList.merge(policy, ep.getAuthPolicy());
+        return policy;
     }
 }
