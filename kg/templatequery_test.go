@@ -159,3 +159,33 @@ func sameResults(t *testing.T, got, want *kg.Results) {
 		}
 	}
 }
+
+// TestModuleMethods: each endpoint of Trails' module takes POST alone
+// and answers any other method 405, saying what it takes; a Store turns
+// the patch path off on a 405 and a client falls back from the template
+// endpoint on one, so the answer must be 405, not a 400 or a 500.
+func TestModuleMethods(t *testing.T) {
+	fusekitest.RequireFuseki(t, "Trails' module for Fuseki")
+	fusekitest.Parallel(t)
+	for ep, says := range map[string]string{
+		"fenced-patch":      "POST an RDF Patch",
+		"conditional-patch": "POST records",
+		"template-query":    "POST a SELECT template",
+	} {
+		for _, method := range []string{http.MethodGet, http.MethodPut, http.MethodDelete} {
+			req, err := http.NewRequest(method, fusekitest.Endpoint(t)+"/"+ep, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			resp, err := http.DefaultClient.Do(req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			body, _ := io.ReadAll(resp.Body)
+			resp.Body.Close()
+			if resp.StatusCode != http.StatusMethodNotAllowed || !strings.Contains(string(body), says) {
+				t.Errorf("%s %s: %d %.200q, want 405 saying %q", method, ep, resp.StatusCode, body, says)
+			}
+		}
+	}
+}

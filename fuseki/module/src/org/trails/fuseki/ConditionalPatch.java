@@ -11,7 +11,6 @@ import java.util.HashMap;
 import org.apache.jena.atlas.RuntimeIOException;
 import org.apache.jena.datatypes.xsd.XSDDatatype;
 import org.apache.jena.fuseki.servlets.ActionErrorException;
-import org.apache.jena.fuseki.servlets.ActionREST;
 import org.apache.jena.fuseki.servlets.HttpAction;
 import org.apache.jena.fuseki.servlets.ServletOps;
 import org.apache.jena.graph.Node;
@@ -72,7 +71,7 @@ import org.apache.jena.sparql.util.NodeFactoryExtra;
  * the gated mode applies them, each on its own, with RECEIPT's receipts
  * and the DROP graphs emptied, and the record counts as applied.
  */
-public class ConditionalPatch extends ActionREST {
+public class ConditionalPatch extends PostOnly {
     static final String MAGIC = "trails-conditional-patch/1";
     static final String FENCES_GRAPH = "https://w3id.org/trails/graph/fences";
     static final String FENCED_AT = "https://w3id.org/trails/ns#fencedAt";
@@ -93,7 +92,9 @@ public class ConditionalPatch extends ActionREST {
     private static final int MAX_TEMPLATES = 16;
 
     @Override
-    public void validate(HttpAction action) {}
+    String allowed() {
+        return "conditional patch: POST records";
+    }
 
     @Override
     protected void doPost(HttpAction action) {
@@ -406,16 +407,5 @@ public class ConditionalPatch extends ActionREST {
         String s = new String(body, at[0], i - at[0], StandardCharsets.US_ASCII);
         at[0] = i + 1;
         return s;
-    }
-
-    @Override protected void doGet(HttpAction action) { notAllowed(); }
-    @Override protected void doHead(HttpAction action) { notAllowed(); }
-    @Override protected void doPut(HttpAction action) { notAllowed(); }
-    @Override protected void doDelete(HttpAction action) { notAllowed(); }
-    @Override protected void doPatch(HttpAction action) { notAllowed(); }
-    @Override protected void doOptions(HttpAction action) { notAllowed(); }
-
-    private static void notAllowed() {
-        ServletOps.errorMethodNotAllowed("conditional patch: POST records");
     }
 }

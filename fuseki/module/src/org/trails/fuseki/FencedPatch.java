@@ -6,7 +6,6 @@ import java.util.Iterator;
 
 import org.apache.jena.atlas.RuntimeIOException;
 import org.apache.jena.fuseki.servlets.ActionErrorException;
-import org.apache.jena.fuseki.servlets.ActionREST;
 import org.apache.jena.fuseki.servlets.HttpAction;
 import org.apache.jena.fuseki.servlets.ServletOps;
 import org.apache.jena.graph.Node;
@@ -32,12 +31,14 @@ import org.apache.jena.sparql.core.Quad;
  * applier that lost its place can never apply a batch twice or out of
  * order, as with the position guard of its SPARQL updates.
  */
-public class FencedPatch extends ActionREST {
+public class FencedPatch extends PostOnly {
     static final String REPLICA_GRAPH = "https://w3id.org/trails/graph/replica";
     static final String APPLIED_OFFSET = "https://w3id.org/trails/ns#appliedOffset";
 
     @Override
-    public void validate(HttpAction action) {}
+    String allowed() {
+        return "fenced patch: POST an RDF Patch";
+    }
 
     @Override
     protected void doPost(HttpAction action) {
@@ -123,16 +124,5 @@ public class FencedPatch extends ActionREST {
             @Override public void txnCommit() {}
             @Override public void txnAbort() {}
         });
-    }
-
-    @Override protected void doGet(HttpAction action) { notAllowed(); }
-    @Override protected void doHead(HttpAction action) { notAllowed(); }
-    @Override protected void doPut(HttpAction action) { notAllowed(); }
-    @Override protected void doDelete(HttpAction action) { notAllowed(); }
-    @Override protected void doPatch(HttpAction action) { notAllowed(); }
-    @Override protected void doOptions(HttpAction action) { notAllowed(); }
-
-    private static void notAllowed() {
-        ServletOps.errorMethodNotAllowed("fenced patch: POST an RDF Patch");
     }
 }

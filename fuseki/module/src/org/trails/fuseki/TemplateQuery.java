@@ -8,7 +8,6 @@ import java.util.HashMap;
 
 import org.apache.jena.atlas.RuntimeIOException;
 import org.apache.jena.fuseki.servlets.ActionErrorException;
-import org.apache.jena.fuseki.servlets.ActionREST;
 import org.apache.jena.fuseki.servlets.HttpAction;
 import org.apache.jena.fuseki.servlets.ServletOps;
 import org.apache.jena.query.Query;
@@ -45,13 +44,15 @@ import org.apache.jena.sparql.util.NodeFactoryExtra;
  * transaction on the dataset, with the dataset's context (its union
  * default graph). Fuseki's query timeout does not apply to it.
  */
-public class TemplateQuery extends ActionREST {
+public class TemplateQuery extends PostOnly {
     /** The templates a request thread parsed, by their text (a thread's own); emptied when it holds MAX. */
     private static final ThreadLocal<HashMap<String, Query>> TEMPLATES = ThreadLocal.withInitial(HashMap::new);
     private static final int MAX = 16;
 
     @Override
-    public void validate(HttpAction action) {}
+    String allowed() {
+        return "template query: POST a SELECT template";
+    }
 
     @Override
     protected void doPost(HttpAction action) {
@@ -119,16 +120,5 @@ public class TemplateQuery extends ActionREST {
             b.add(v, NodeFactoryExtra.parseNode(p.substring(tab + 1)));
         }
         return b.build();
-    }
-
-    @Override protected void doGet(HttpAction action) { notAllowed(); }
-    @Override protected void doHead(HttpAction action) { notAllowed(); }
-    @Override protected void doPut(HttpAction action) { notAllowed(); }
-    @Override protected void doDelete(HttpAction action) { notAllowed(); }
-    @Override protected void doPatch(HttpAction action) { notAllowed(); }
-    @Override protected void doOptions(HttpAction action) { notAllowed(); }
-
-    private static void notAllowed() {
-        ServletOps.errorMethodNotAllowed("template query: POST a SELECT template");
     }
 }
