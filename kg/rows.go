@@ -2,7 +2,6 @@ package kg
 
 import (
 	"context"
-	"fmt"
 	"io"
 	"net/http"
 )
@@ -142,36 +141,17 @@ func (r *Rows) end(err error, drain bool) {
 // before the last has arrived, an answer cut off mid-way is asked for
 // again like any failed attempt. It returns the same errors as Rows.
 func (c *Client) Select(ctx context.Context, query string) (*Results, error) {
-	var res *Results
-	err := c.each(ctx, query, func(vars []string) error {
-		res = &Results{Vars: vars}
-		return nil
-	}, func(s Solution) error {
-		res.Solutions = append(res.Solutions, s)
-		return nil
-	})
-	if err != nil {
-		return nil, err
-	}
-	return res, nil
+	return c.results(ctx, func(read func(*tsvReader) error) request { return c.selectRequest(query, read) })
 }
 
-// errStopped ends an attempt whose caller's callback failed; as an
-// ErrProtocol error it is not retried.
-var errStopped = fmt.Errorf("%w: stopped by the caller", ErrProtocol)
-
-// each runs a SELECT query and reads the whole answer inside the attempt:
-// start is called with the variables, then row with each solution. When
-// the answer is cut off mid-way the request is repeated and start called
-// again, so start must drop what row gathered. An error of start or row
-// stops the request and is returned as it is.
-func (c *Client) each(ctx context.Context, query string, start func(vars []string) error, row func(Solution) error) error {
-	var stop error
-	err := c.do(ctx, c.selectRequest(query, func(t *tsvReader) error {
-		if err := start(t.vars); err != nil {
-			stop = err
-			return errStopped
-		}
+// results sends the request that mk builds around a reader of a whole
+// SELECT answer (tab-separated) and returns the answer: Select's, and
+// SelectTemplate's. An answer cut off mid-way is asked for again, the
+// rows read before dropped.
+func (c *Client) results(ctx context.Context, mk func(read func(*tsvReader) error) request) (*Results, error) {
+	var res *Results
+	err := c.do(ctx, mk(func(t *tsvReader) error {
+		res = &Results{Vars: t.vars}
 		for {
 			sol, err := t.next()
 			if err == io.EOF {
@@ -180,16 +160,13 @@ func (c *Client) each(ctx context.Context, query string, start func(vars []strin
 			if err != nil {
 				return err
 			}
-			if err := row(sol); err != nil {
-				stop = err
-				return errStopped
-			}
+			res.Solutions = append(res.Solutions, sol)
 		}
 	}))
-	if stop != nil {
-		return stop
+	if err != nil {
+		return nil, err
 	}
-	return err
+	return res, nil
 }
 
 // selectRequest builds the one request every SELECT sends: it asks for

@@ -3,7 +3,6 @@ package kg
 import (
 	"context"
 	"errors"
-	"io"
 	"net/http"
 	"net/url"
 )
@@ -40,29 +39,15 @@ func (c *Client) SelectTemplate(ctx context.Context, template string, params Par
 		}
 		q.Add("bind", name+"\t"+term)
 	}
-	var res *Results
-	req := c.selectRequest(template, func(t *tsvReader) error {
-		res = &Results{Vars: t.vars}
-		for {
-			sol, err := t.next()
-			if err != nil {
-				if err == io.EOF {
-					return nil
-				}
-				return err
-			}
-			res.Solutions = append(res.Solutions, sol)
-		}
+	res, err := c.results(ctx, func(read func(*tsvReader) error) request {
+		req := c.selectRequest(template, read)
+		req.op, req.method, req.url, req.contentType, req.body = "template query", http.MethodPost, c.endpoint+"/template-query?"+q.Encode(), mediaSPARQLQuery, []byte(template)
+		return req
 	})
-	req.op, req.method, req.url, req.contentType, req.body = "template query", http.MethodPost, c.endpoint+"/template-query?"+q.Encode(), mediaSPARQLQuery, []byte(template)
-	err = c.do(ctx, req)
 	var e *Error
 	if errors.As(err, &e) && (e.Status == http.StatusNotFound || e.Status == http.StatusMethodNotAllowed) {
 		c.noTemplates.Store(true)
 		return c.Select(ctx, bound)
 	}
-	if err != nil {
-		return nil, err
-	}
-	return res, nil
+	return res, err
 }

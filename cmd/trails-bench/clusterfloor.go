@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -133,12 +134,15 @@ func floorRun(ctx context.Context, cs []*kg.Client, log rdf.IRI, offsets []int64
 			t0 := time.Now()
 			var b strings.Builder
 			n, k := 0, 0
+			at := func(off int64) string { // the offset's quad, as the applier's patches write it
+				return mustTerm(log) + " " + mustTerm(kg.MustIRI(ontology.AppliedOffset)) + " " + mustTerm(kg.Int(int(off))) + " " + mustTerm(kg.MustIRI(ontology.ReplicaGraph)) + " .\n"
+			}
 			for time.Since(t0) < d {
 				b.Reset()
 				if offsets[i] >= 0 {
-					fmt.Fprintf(&b, "D %s %s %s %s .\n", termOfFloor(log), termOfFloor(kg.MustIRI(ontology.AppliedOffset)), termOfFloor(kg.Int(int(offsets[i]))), termOfFloor(kg.MustIRI(ontology.ReplicaGraph)))
+					b.WriteString("D " + at(offsets[i]))
 				}
-				fmt.Fprintf(&b, "A %s %s %s %s .\n", termOfFloor(log), termOfFloor(kg.MustIRI(ontology.AppliedOffset)), termOfFloor(kg.Int(int(offsets[i]+1))), termOfFloor(kg.MustIRI(ontology.ReplicaGraph)))
+				b.WriteString("A " + at(offsets[i]+1))
 				for range per {
 					p := pats[k%len(pats)]
 					k++
@@ -158,28 +162,7 @@ func floorRun(ctx context.Context, cs []*kg.Client, log rdf.IRI, offsets []int64
 	if err := errors.Join(errs...); err != nil {
 		return 0, err
 	}
-	return minOf(rates), nil
-}
-
-// termOfFloor serializes a term the benchmark builds itself.
-func termOfFloor(t rdf.Term) string {
-	s, err := kg.Term(t)
-	if err != nil {
-		panic(err)
-	}
-	return s
-}
-
-// minOf returns the least of xs (0 for none).
-func minOf(xs []float64) float64 {
-	if len(xs) == 0 {
-		return 0
-	}
-	m := math.Inf(1)
-	for _, x := range xs {
-		m = min(m, x)
-	}
-	return m
+	return slices.Min(rates), nil
 }
 
 // patchFloor measures the replicas' floor for the writers' appends (see

@@ -5,8 +5,8 @@ import java.io.IOException;
 import java.io.InputStream;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.List;
-import java.util.HashMap;
 
 import org.apache.jena.atlas.RuntimeIOException;
 import org.apache.jena.datatypes.xsd.XSDDatatype;
@@ -21,15 +21,15 @@ import org.apache.jena.rdfpatch.RDFPatch;
 import org.apache.jena.rdfpatch.RDFPatchOps;
 import org.apache.jena.shared.JenaException;
 import org.apache.jena.sparql.core.DatasetGraph;
-import org.apache.jena.sparql.core.Var;
+
 import org.apache.jena.sparql.engine.binding.Binding;
-import org.apache.jena.sparql.engine.binding.BindingBuilder;
-import org.apache.jena.sparql.engine.binding.BindingFactory;
+
+
 import org.apache.jena.sparql.exec.QueryExec;
 import org.apache.jena.sparql.exec.UpdateExec;
 import org.apache.jena.update.UpdateFactory;
 import org.apache.jena.update.UpdateRequest;
-import org.apache.jena.sparql.util.NodeFactoryExtra;
+
 
 /**
  * ConditionalPatch applies a run of a log's records, each an ASK query
@@ -83,13 +83,6 @@ public class ConditionalPatch extends PostOnly {
     /** A group record's writes and what it writes and drops besides (doGated's parameters). */
     record Group(String gate, String receipt, String[] drops, List<Rec> members) {}
 
-    /**
-     * The templates a request thread parsed, by their text (a thread's own:
-     * a parsed Query is not shared between threads); emptied when it holds
-     * MAX_TEMPLATES.
-     */
-    private static final ThreadLocal<HashMap<String, Query>> TEMPLATES = ThreadLocal.withInitial(HashMap::new);
-    private static final int MAX_TEMPLATES = 16;
 
     @Override
     String allowed() {
@@ -311,20 +304,11 @@ public class ConditionalPatch extends PostOnly {
             if (na < 0 || np < 0 || nb < 0 || (long) at[0] + na + np + nb > body.length)
                 throw new IllegalArgumentException("record " + recs.size() + ": " + na + " + " + np + " + " + nb + " bytes past the body's end");
             String text = new String(body, at[0], na, StandardCharsets.UTF_8);
-            HashMap<String, Query> templates = TEMPLATES.get();
-            Query q = f.length == 4 ? templates.get(text) : null;
-            if (q == null) {
-                q = QueryFactory.create(text);
-                if (!q.isAskType())
-                    throw new IllegalArgumentException("record " + recs.size() + ": the query is not an ASK");
-                if (f.length == 4) {
-                    if (templates.size() >= MAX_TEMPLATES)
-                        templates.clear();
-                    templates.put(text, q);
-                }
-            }
+            Query q = f.length == 4 ? Templates.parsed(text) : QueryFactory.create(text);
+            if (!q.isAskType())
+                throw new IllegalArgumentException("record " + recs.size() + ": the query is not an ASK");
             RDFPatch patch = RDFPatchOps.read(new ByteArrayInputStream(body, at[0] + na, np));
-            Binding bind = f.length == 4 ? bindings(recs.size(), new String(body, at[0] + na + np, nb, StandardCharsets.UTF_8)) : null;
+            Binding bind = f.length == 4 ? Templates.binding(Arrays.asList(new String(body, at[0] + na + np, nb, StandardCharsets.UTF_8).split("\n")), "record " + recs.size() + ": ") : null;
             at[0] += na + np + nb;
             recs.add(new Rec(off, q, bind, patch, null, null, null));
             next++;
@@ -370,31 +354,14 @@ public class ConditionalPatch extends PostOnly {
      */
     private static Rec groupRec(int i, String[] f, byte[] body, int[] at, long next) {
         int n = sized(i, f, body, at, next);
-        byte[] sub = java.util.Arrays.copyOfRange(body, at[0], at[0] + n);
+        byte[] sub = Arrays.copyOfRange(body, at[0], at[0] + n);
         List<Rec> members = parse(sub, -1);
         for (Rec m : members)
             if (m.group() != null)
                 throw new IllegalArgumentException("record " + i + ": a group inside a group");
         at[0] += n;
-        String[] drops = java.util.Arrays.copyOfRange(f, 5, f.length);
+        String[] drops = Arrays.copyOfRange(f, 5, f.length);
         return new Rec(next, null, null, null, null, null, new Group(f[3], f[4].equals("-") ? null : f[4], drops, members));
-    }
-
-    /** bindings reads record i's bindings: lines "NAME\tTERM". */
-    private static Binding bindings(int i, String text) {
-        BindingBuilder b = BindingFactory.builder();
-        for (String l : text.split("\n")) {
-            if (l.isEmpty())
-                continue;
-            int tab = l.indexOf('\t');
-            if (tab <= 0)
-                throw new IllegalArgumentException("record " + i + ": a binding line without NAME\\tTERM: " + l);
-            Var v = Var.alloc(l.substring(0, tab));
-            if (b.contains(v))
-                throw new IllegalArgumentException("record " + i + ": " + v + " bound twice");
-            b.add(v, NodeFactoryExtra.parseNode(l.substring(tab + 1)));
-        }
-        return b.build();
     }
 
     /** line returns the text up to the next newline from at, and moves at past it. */

@@ -4,25 +4,21 @@ import java.io.IOException;
 import java.io.InputStream;
 import java.io.OutputStream;
 import java.nio.charset.StandardCharsets;
-import java.util.HashMap;
+import java.util.Arrays;
+import java.util.List;
 
 import org.apache.jena.atlas.RuntimeIOException;
 import org.apache.jena.fuseki.servlets.ActionErrorException;
 import org.apache.jena.fuseki.servlets.HttpAction;
 import org.apache.jena.fuseki.servlets.ServletOps;
 import org.apache.jena.query.Query;
-import org.apache.jena.query.QueryFactory;
 import org.apache.jena.riot.resultset.ResultSetLang;
 import org.apache.jena.shared.JenaException;
 import org.apache.jena.sparql.core.DatasetGraph;
-import org.apache.jena.sparql.core.Var;
 import org.apache.jena.sparql.engine.binding.Binding;
-import org.apache.jena.sparql.engine.binding.BindingBuilder;
-import org.apache.jena.sparql.engine.binding.BindingFactory;
 import org.apache.jena.sparql.exec.QueryExec;
 import org.apache.jena.sparql.exec.RowSet;
 import org.apache.jena.sparql.resultset.ResultsWriter;
-import org.apache.jena.sparql.util.NodeFactoryExtra;
 
 /**
  * TemplateQuery answers a SELECT query given as a template and the
@@ -37,18 +33,13 @@ import org.apache.jena.sparql.util.NodeFactoryExtra;
  * a SELECT or cannot be parsed, or a binding it cannot read.
  *
  * The server parses a template once per request thread and keeps it
- * (parsing a query of a few KB costs Jena about half a millisecond,
- * more than evaluating a short one); a request binds the parsed template,
- * which costs some microseconds. A Trails Store sends the query that
+ * (Templates); a request binds the parsed template, which costs some
+ * microseconds. A Trails Store sends the query that
  * starts every load so (the chain query). The evaluation runs in a read
  * transaction on the dataset, with the dataset's context (its union
  * default graph). Fuseki's query timeout does not apply to it.
  */
 public class TemplateQuery extends PostOnly {
-    /** The templates a request thread parsed, by their text (a thread's own); emptied when it holds MAX. */
-    private static final ThreadLocal<HashMap<String, Query>> TEMPLATES = ThreadLocal.withInitial(HashMap::new);
-    private static final int MAX = 16;
-
     @Override
     String allowed() {
         return "template query: POST a SELECT template";
@@ -66,8 +57,11 @@ public class TemplateQuery extends PostOnly {
         Query q;
         Binding bind;
         try {
-            q = template(text);
-            bind = bindings(action.getRequestParameterValues("bind"));
+            q = Templates.parsed(text);
+            if (!q.isSelectType())
+                throw new IllegalArgumentException("the template is not a SELECT");
+            String[] binds = action.getRequestParameterValues("bind");
+            bind = Templates.binding(binds == null ? List.of() : Arrays.asList(binds), "");
         } catch (JenaException | IllegalArgumentException e) {
             ServletOps.errorBadRequest("template query: " + e.getMessage());
             return;
@@ -88,37 +82,5 @@ public class TemplateQuery extends PostOnly {
         } finally {
             action.end();
         }
-    }
-
-    /** template returns the parsed SELECT of text, parsed before by this thread or now. */
-    private static Query template(String text) {
-        HashMap<String, Query> templates = TEMPLATES.get();
-        Query q = templates.get(text);
-        if (q != null)
-            return q;
-        q = QueryFactory.create(text);
-        if (!q.isSelectType())
-            throw new IllegalArgumentException("the template is not a SELECT");
-        if (templates.size() >= MAX)
-            templates.clear();
-        templates.put(text, q);
-        return q;
-    }
-
-    /** bindings reads the parameters bind, each "NAME\tTERM". */
-    private static Binding bindings(String[] params) {
-        BindingBuilder b = BindingFactory.builder();
-        if (params == null)
-            return b.build();
-        for (String p : params) {
-            int tab = p.indexOf('\t');
-            if (tab <= 0)
-                throw new IllegalArgumentException("a parameter bind without NAME\\tTERM: " + p);
-            Var v = Var.alloc(p.substring(0, tab));
-            if (b.contains(v))
-                throw new IllegalArgumentException(v + " bound twice");
-            b.add(v, NodeFactoryExtra.parseNode(p.substring(tab + 1)));
-        }
-        return b.build();
     }
 }
