@@ -145,8 +145,10 @@ var (
 // with neither or both of IRI and Text, an IRI that is not absolute, text
 // that is not UTF-8, a result larger than 1 MiB (a merge result goes into
 // its SPARQL Update whole, unlike a turn Persist stages) or with more than
-// MaxArtifacts artifacts, a root (it has no parent to merge into) or a
-// child with no turns of its own (nothing is written); ErrNotFound when the
+// MaxArtifacts artifacts, a root (it has no parent to merge into; also a
+// child a Detach made a root while the merge ran, whatever became of its
+// former parent) or a child with no turns of its own (nothing is
+// written); ErrNotFound when the
 // child is not stored or not visible to a scoped Store (also when a Delete
 // with Cascade took the child with its parent while the merge ran); an
 // *AncestorError (ErrParentMissing) when the parent is gone and the child
@@ -175,15 +177,8 @@ func (st *Store) Merge(ctx context.Context, childID string, r MergeResult) (_ Tu
 	defer func() { call.End(err) }()
 	t, h, err := st.merge(ctx, childID, r)
 	var ae *AncestorError
-	if (errors.As(err, &ae) || errors.Is(err, ErrState)) && checkID(childID) == nil {
-		// The child was found, then not its parent, or its parent
-		// ended: a Delete with Cascade may have taken the child (with
-		// its parent, in one batch) meanwhile, and the parent ended
-		// after. Then the Merge answers as if it came after the Delete
-		// (issue 22).
-		if _, cerr := st.chain(ctx, childID); errors.Is(cerr, ErrNotFound) {
-			err = cerr
-		}
+	if (errors.As(err, &ae) || errors.Is(err, ErrState) || errors.Is(err, ErrConflict)) && checkID(childID) == nil {
+		err = st.mergeRefusedAgain(ctx, childID, err)
 	}
 	if err != nil {
 		return Turn{}, fmt.Errorf("merge %s: %w", shownID(childID), err)
@@ -192,6 +187,24 @@ func (st *Store) Merge(ctx context.Context, childID string, r MergeResult) (_ Tu
 		return t, fmt.Errorf("merge %s: %w", shownID(childID), err)
 	}
 	return t, nil
+}
+
+// mergeRefusedAgain reads the child of a refused Merge again and answers
+// as a Merge after the calls that raced it: the parent it read may be gone
+// or ended because a Delete with Cascade took the child with it
+// (ErrNotFound, issue 22), or because a Detach made the child a root
+// before the former parent went or ended (ErrInvalid, as for any root;
+// TestHistories found ErrParentMissing and ErrState, anomaly A6). Any
+// other refusal stands.
+func (st *Store) mergeRefusedAgain(ctx context.Context, childID string, refused error) error {
+	chain, err := st.chain(ctx, childID)
+	switch {
+	case errors.Is(err, ErrNotFound):
+		return err
+	case err == nil && chain[0].parent == "" && st.visible(chain[0].principal):
+		return fmt.Errorf("%w: %s is a root: it has no parent to merge into (detached while the merge ran)", ErrInvalid, childID)
+	}
+	return refused
 }
 
 // mergeJob is one merge under way.

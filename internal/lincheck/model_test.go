@@ -441,13 +441,9 @@ func (s *mstate) try(in input, out output) attempt {
 		if !ok {
 			return fail(errNotFound)
 		}
-		if c.Parent == "" && c.Detached {
-			// Documented (A6): a Merge racing the Detach of its child may
-			// answer ErrState when the former parent ended after the
-			// Detach (it read the child's parent before, the parent's
-			// state after), writing nothing.
-			return fail(errInvalid, errState, errConflict)
-		}
+		// A Merge racing the Detach of its child, whose former parent then
+		// ended or went, answers as after the Detach: ErrInvalid, a root
+		// (A6 and its ErrParentMissing, fixed: TestMergeTornDetached).
 		// A Merge racing a Rewind of the child that took its own turns is
 		// refused (A10, fixed): here or, in the order where it comes
 		// first, by the ErrConflict every Merge may answer.
