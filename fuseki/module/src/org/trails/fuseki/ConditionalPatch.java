@@ -15,17 +15,12 @@ import org.apache.jena.fuseki.servlets.HttpAction;
 import org.apache.jena.fuseki.servlets.ServletOps;
 import org.apache.jena.graph.Node;
 import org.apache.jena.graph.NodeFactory;
-import org.apache.jena.query.Query;
-import org.apache.jena.query.QueryFactory;
 import org.apache.jena.rdfpatch.RDFPatch;
 import org.apache.jena.rdfpatch.RDFPatchOps;
 import org.apache.jena.shared.JenaException;
+import org.apache.jena.sparql.algebra.Op;
 import org.apache.jena.sparql.core.DatasetGraph;
-
 import org.apache.jena.sparql.engine.binding.Binding;
-
-
-import org.apache.jena.sparql.exec.QueryExec;
 import org.apache.jena.sparql.exec.UpdateExec;
 import org.apache.jena.update.UpdateFactory;
 import org.apache.jena.update.UpdateRequest;
@@ -50,9 +45,10 @@ import org.apache.jena.update.UpdateRequest;
  * BINDBYTES" followed by the same and then the record's bindings: lines
  * "NAME\tTERM", TERM an RDF term in N-Triples syntax. With bindings the
  * ASK is a template whose variables NAME take the values TERM (Jena's
- * substitution, as if the terms stood in the text); the server parses a
- * template once and keeps it, since parsing costs more than evaluating. Offsets must follow the named offset
- * one by one. 409: another offset; 400: a body, query or patch it cannot
+ * substitution, as if the terms stood in the text); the server parses,
+ * compiles and optimizes a template once and keeps its algebra, into
+ * which each record's values go, since preparing a query cost more than
+ * evaluating it. Offsets must follow the named offset one by one. 409: another offset; 400: a body, query or patch it cannot
  * read (nothing changed either way).
  *
  * It is a Trails replica applier's way to apply appends whose condition
@@ -78,7 +74,7 @@ public class ConditionalPatch extends PostOnly {
     static final String APPLIED = "https://w3id.org/trails/ns#applied";
 
     /** A record of the body: its ASK, the values of its variables (none: null), its patch. */
-    record Rec(long offset, Query ask, Binding bind, RDFPatch patch, UpdateRequest update, String ack, Group group) {}
+    record Rec(long offset, Op ask, Binding bind, RDFPatch patch, UpdateRequest update, String ack, Group group) {}
 
     /** A group record's writes and what it writes and drops besides (doGated's parameters). */
     record Group(String gate, String receipt, String[] drops, List<Rec> members) {}
@@ -247,10 +243,7 @@ public class ConditionalPatch extends PostOnly {
 
     /** holds evaluates r's ASK, bound by its bindings, on dsg. */
     private static boolean holds(DatasetGraph dsg, Rec r) {
-        var exec = QueryExec.dataset(dsg).query(r.ask());
-        if (r.bind() != null)
-            exec = exec.substitution(r.bind());
-        return exec.ask();
+        return Templates.holds(dsg, r.ask(), r.bind());
     }
 
     /**
@@ -304,9 +297,12 @@ public class ConditionalPatch extends PostOnly {
             if (na < 0 || np < 0 || nb < 0 || (long) at[0] + na + np + nb > body.length)
                 throw new IllegalArgumentException("record " + recs.size() + ": " + na + " + " + np + " + " + nb + " bytes past the body's end");
             String text = new String(body, at[0], na, StandardCharsets.UTF_8);
-            Query q = f.length == 4 ? Templates.parsed(text) : QueryFactory.create(text);
-            if (!q.isAskType())
-                throw new IllegalArgumentException("record " + recs.size() + ": the query is not an ASK");
+            Op q;
+            try {
+                q = Templates.asked(text, f.length == 4);
+            } catch (IllegalArgumentException e) {
+                throw new IllegalArgumentException("record " + recs.size() + ": " + e.getMessage());
+            }
             RDFPatch patch = RDFPatchOps.read(new ByteArrayInputStream(body, at[0] + na, np));
             Binding bind = f.length == 4 ? Templates.binding(Arrays.asList(new String(body, at[0] + na + np, nb, StandardCharsets.UTF_8).split("\n")), "record " + recs.size() + ": ") : null;
             at[0] += na + np + nb;
