@@ -42,7 +42,7 @@ func commands() []command {
 		&anchorCmd{}, &forkCmd{}, &mergeCmd{}, &tagCmd{}, &tagCmd{remove: true}, &stateCmd{},
 		&treeCmd{}, &orphansCmd{}, &checkCmd{}, &verifyCmd{}, &keygenCmd{}, &checkpointCmd{}, &witnessCmd{}, &detachCmd{}, &deleteCmd{}, &expireCmd{}, &sweepCmd{}, &rechainCmd{},
 		&rewindCmd{}, &rewindsCmd{},
-		&exportCmd{}, &importCmd{}, &backupCmd{}, &restoreCmd{}, &compactCmd{}, &moveCmd{},
+		&exportCmd{}, &importCmd{}, &backupCmd{}, &restoreCmd{}, &compactCmd{}, &journalCmd{}, &moveCmd{},
 		&auditCmd{},
 	}
 }

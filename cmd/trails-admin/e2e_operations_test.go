@@ -11,6 +11,7 @@ import (
 
 	"github.com/trails-kg/trails/internal/fusekitest"
 	"github.com/trails-kg/trails/internal/storetest"
+	"github.com/trails-kg/trails/internal/tdbjournal"
 	"github.com/trails-kg/trails/kg"
 	"github.com/trails-kg/trails/session"
 )
@@ -204,4 +205,77 @@ func TestMoveTreeRefused(t *testing.T) {
 			t.Errorf("trails-admin %s: stderr %q, want a usage error naming move-tree", strings.Join(args, " "), res.stderr)
 		}
 	}
+}
+
+// TestJournalCommand: trails-admin journal on the TDB2 database of a
+// Fuseki killed while it committed (a torn last journal entry, on which
+// Fuseki does not start): it refuses to touch the journal of a running
+// server, reports the torn entry (exit 1) without --mend, cuts it off with
+// --mend, and the server starts on the mended database with what was
+// committed.
+func TestJournalCommand(t *testing.T) {
+	fusekitest.RequireFuseki(t, "a TDB2 journal")
+	data := t.TempDir()
+	s, err := fusekitest.StartServer(fusekitest.Options{DataDir: data})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { s.Close() })
+	r := runner{endpoint: s.Endpoint}
+	st := journalStore(t, s.Endpoint)
+	sess := session.New("agent")
+	sess.Append("user", "committed before the crash")
+	if err := st.Persist(context.Background(), sess); err != nil {
+		t.Fatal(err)
+	}
+	db := filepath.Join(data, "databases", "trails")
+	if res := r.mustRun(t, 1, "journal", "--mend", db); !strings.Contains(res.stderr, "in use") {
+		t.Errorf("journal --mend of a running server's database: %q, want it refused as in use", res.stderr)
+	}
+	if err := s.Kill(); err != nil {
+		t.Fatal(err)
+	}
+	journals, err := filepath.Glob(filepath.Join(db, "Data-*", "journal.jrnl"))
+	if err != nil || len(journals) != 1 {
+		t.Fatalf("journals: %v, %v", journals, err)
+	}
+	redo := tdbjournal.Entry(1, []byte("0123456789abcdef"))
+	before, _ := os.ReadFile(journals[0])
+	torn := append(append(before, redo...), redo[:30]...)
+	if err := os.WriteFile(journals[0], torn, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	res := r.mustRun(t, 1, "journal", db)
+	if !strings.Contains(res.stdout, "torn last entry of 30 bytes") || !strings.Contains(res.stderr, "--mend") {
+		t.Errorf("journal of a torn journal:\nstdout: %s\nstderr: %s", res.stdout, res.stderr)
+	}
+	if got, _ := os.ReadFile(journals[0]); len(got) != len(torn) {
+		t.Errorf("journal without --mend changed the journal: %d bytes, want %d", len(got), len(torn))
+	}
+	res = r.mustRun(t, 0, "journal", "--mend", "--json", db)
+	out := decode[[]struct {
+		Entries   int   `json:"entries"`
+		Pending   int   `json:"not_committed"`
+		TornBytes int64 `json:"torn_bytes"`
+		Mended    bool  `json:"mended"`
+	}](t, res)
+	if len(out) != 1 || !out[0].Mended || out[0].TornBytes != 30 || out[0].Pending != 1 {
+		t.Errorf("journal --mend --json: %+v", out)
+	}
+	if rep, err := tdbjournal.Check(journals[0]); err != nil || !rep.Clean() || rep.Size != int64(len(before)+len(redo)) {
+		t.Errorf("after --mend: %+v, %v", rep, err)
+	}
+	if err := s.Start(); err != nil {
+		t.Fatalf("Fuseki on the mended database: %v", err)
+	}
+	got, err := journalStore(t, s.Endpoint).Load(context.Background(), sess.ID)
+	if err != nil || len(got.Turns) != 1 || got.Turns[0].Content != "committed before the crash" {
+		t.Errorf("the session after the crash and --mend: %v, %v", got, err)
+	}
+}
+
+// journalStore returns a Store on the dataset at endpoint.
+func journalStore(tb testing.TB, endpoint string) *session.Store {
+	tb.Helper()
+	return session.NewStore(fusekitest.Client(tb, kg.Config{Endpoint: endpoint}))
 }

@@ -19,6 +19,7 @@ import (
 	"time"
 
 	"github.com/trails-kg/trails/internal/proc"
+	"github.com/trails-kg/trails/internal/tdbjournal"
 	"github.com/trails-kg/trails/kg"
 )
 
@@ -191,6 +192,11 @@ func (s *Server) start(port int) error {
 	if s.opts.DataDir != "" {
 		cmd.Dir = s.opts.DataDir
 	}
+	if s.oxigraph == "" {
+		if err := mendJournals(cmd.Dir, logf); err != nil {
+			return err
+		}
+	}
 	cmd.Stdout, cmd.Stderr = logf, logf
 	if s.Base != "" {
 		cmd.Env = append(os.Environ(), "FUSEKI_BASE="+s.Base)
@@ -211,6 +217,28 @@ func (s *Server) start(port int) error {
 	}
 	s.exited = make(chan struct{})
 	go func(cmd *exec.Cmd, done chan struct{}) { cmd.Wait(); close(done) }(cmd, s.exited)
+	return nil
+}
+
+// mendJournals cuts off the torn last entry of every TDB2 journal under
+// dir (tdbjournal.Mend), saying so in log: what a killed Fuseki leaves
+// when the kill came while it appended to its journal, on which Jena's
+// recovery stops and Fuseki does not start. The operator's way to do the
+// same is trails-admin journal --mend.
+func mendJournals(dir string, log io.Writer) error {
+	paths, err := tdbjournal.Find(dir)
+	if err != nil {
+		return err
+	}
+	for _, p := range paths {
+		r, err := tdbjournal.Mend(p)
+		if err != nil {
+			return err
+		}
+		if r.Mended {
+			fmt.Fprintf(log, "fusekitest: %v\n", r)
+		}
+	}
 	return nil
 }
 
@@ -242,7 +270,9 @@ func (s *Server) Start() error {
 		case restart && !strings.Contains(proc.Tail(s.Log, 30), "ddress already in use"):
 			// A restart on the database of a killed server (a crash test)
 			// whose java exited at once: seen once on a loaded machine,
-			// without a word in the log. Try again on the same port.
+			// without a word in the log (a torn journal, which Jena
+			// reports, is mended before each start: mendJournals). Try
+			// again on the same port.
 			time.Sleep(time.Second)
 		case s.opts.Port != 0 || !strings.Contains(proc.Tail(s.Log, 30), "ddress already in use"):
 			try = 3
