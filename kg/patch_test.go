@@ -4,7 +4,9 @@ import (
 	"context"
 	"errors"
 	"net/http"
+	"maps"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -332,5 +334,75 @@ func TestConditionalBatch(t *testing.T) {
 	}
 	if s := state(); s != "o=a o=b o=d o=f o=g o=i o=j" {
 		t.Fatalf("after refused update records: %q, want o=a o=b o=d o=f o=g o=i o=j", s)
+	}
+}
+
+// TestConditionalTemplates: the module evaluates an ASK template with
+// each record's values given to the evaluation (or, for a template where
+// that could answer otherwise, substituted into its algebra) on the
+// template's algebra prepared once; whatever the path, each record holds
+// exactly when the query endpoint's ASK of the template bound by the same
+// values (kg.Bind: the text with the terms in it) does. The templates
+// cover what an append's condition holds (GRAPH of a variable, FILTER,
+// NOT EXISTS, OPTIONAL) and what takes the substitution (UNION, an
+// OPTIONAL with its own filter, BIND), and the union default graph. (A
+// template's parameters are named apart from its other variables: $n and
+// ?n are one variable to SPARQL, but kg.Bind replaces only $n.)
+func TestConditionalTemplates(t *testing.T) {
+	fusekitest.RequireFuseki(t, "Trails' module for Fuseki (conditional-patch)")
+	fusekitest.Parallel(t)
+	c := newClient(t)
+	ctx := context.Background()
+	g := kg.MustIRI("urn:test:templates:" + uuid.NewString())
+	other := kg.MustIRI("urn:test:templates:" + uuid.NewString())
+	if err := c.Update(ctx, "INSERT DATA { GRAPH <"+g.String()+"> { <urn:s> <urn:p> \"a\", \"b\" ; <urn:n> 2 } GRAPH <"+other.String()+"> { <urn:s> <urn:p> \"c\" } }"); err != nil {
+		t.Fatal(err)
+	}
+	templates := []string{
+		`ASK { GRAPH $g { <urn:s> <urn:n> ?c } FILTER(?c = $n) FILTER NOT EXISTS { GRAPH $g { <urn:s> <urn:p> $v } } OPTIONAL { GRAPH $g { <urn:s> <urn:k> ?k } } FILTER(COALESCE(?k, 0) = 0) }`,
+		`ASK { { GRAPH $g { <urn:s> <urn:p> $v } } UNION { GRAPH $g { <urn:s> <urn:n> $n } } }`,
+		`ASK { GRAPH $g { <urn:s> <urn:n> ?c } OPTIONAL { GRAPH $g { <urn:s> <urn:p> ?o FILTER(?o = $v) } } FILTER(BOUND(?o) || ?c = $n) }`,
+		`ASK { GRAPH $g { <urn:s> <urn:n> ?c } BIND(?c + 1 AS ?m) FILTER(?m = $n + 1) }`,
+		`ASK { <urn:s> <urn:p> $v }`,
+	}
+	var recs []kg.Conditional
+	var want []bool
+	for _, tmpl := range templates {
+		for _, gr := range []rdf.IRI{g, other} {
+			for _, v := range []string{"a", "c", "z"} {
+				for _, n := range []int{2, 3} {
+					p := kg.Params{"g": gr, "v": kg.String(v), "n": kg.Int(n)}
+					maps.DeleteFunc(p, func(name string, _ rdf.Term) bool { return !strings.Contains(tmpl, "$"+name) })
+					bound, err := kg.Bind(tmpl, p)
+					if err != nil {
+						t.Fatal(err)
+					}
+					ok, err := c.Ask(ctx, bound)
+					if err != nil {
+						t.Fatalf("%s: %v", bound, err)
+					}
+					want = append(want, ok)
+					recs = append(recs, kg.Conditional{Ask: tmpl, Params: p,
+						Patch: []byte("A <urn:r> <urn:i> \"" + strconv.Itoa(len(recs)) + "\" <urn:test:templates:applied> .\n")})
+				}
+			}
+		}
+	}
+	got, err := c.ConditionalBatch(ctx, kg.Gated{Gate: kg.MustIRI(ontology.StagingBase + uuid.NewString())}, recs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	held := 0
+	for i := range recs {
+		if got[i] != want[i] {
+			b, _ := kg.Bind(recs[i].Ask, recs[i].Params)
+			t.Errorf("record %d: the module says %v, the query endpoint %v: %s", i, got[i], want[i], b)
+		}
+		if want[i] {
+			held++
+		}
+	}
+	if held == 0 || held == len(recs) {
+		t.Errorf("%d of %d held: the cases do not tell holding from not", held, len(recs))
 	}
 }

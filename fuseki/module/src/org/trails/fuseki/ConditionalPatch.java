@@ -18,7 +18,6 @@ import org.apache.jena.graph.NodeFactory;
 import org.apache.jena.rdfpatch.RDFPatch;
 import org.apache.jena.rdfpatch.RDFPatchOps;
 import org.apache.jena.shared.JenaException;
-import org.apache.jena.sparql.algebra.Op;
 import org.apache.jena.sparql.core.DatasetGraph;
 import org.apache.jena.sparql.engine.binding.Binding;
 import org.apache.jena.sparql.exec.UpdateExec;
@@ -74,7 +73,7 @@ public class ConditionalPatch extends PostOnly {
     static final String APPLIED = "https://w3id.org/trails/ns#applied";
 
     /** A record of the body: its ASK, the values of its variables (none: null), its patch. */
-    record Rec(long offset, Op ask, Binding bind, RDFPatch patch, UpdateRequest update, String ack, Group group) {}
+    record Rec(long offset, Templates.Ask ask, Binding bind, RDFPatch patch, UpdateRequest update, String ack, Group group) {}
 
     /** A group record's writes and what it writes and drops besides (doGated's parameters). */
     record Group(String gate, String receipt, String[] drops, List<Rec> members) {}
@@ -243,7 +242,7 @@ public class ConditionalPatch extends PostOnly {
 
     /** holds evaluates r's ASK, bound by its bindings, on dsg. */
     private static boolean holds(DatasetGraph dsg, Rec r) {
-        return Templates.holds(dsg, r.ask(), r.bind());
+        return r.ask().holds(dsg, r.bind());
     }
 
     /**
@@ -297,7 +296,7 @@ public class ConditionalPatch extends PostOnly {
             if (na < 0 || np < 0 || nb < 0 || (long) at[0] + na + np + nb > body.length)
                 throw new IllegalArgumentException("record " + recs.size() + ": " + na + " + " + np + " + " + nb + " bytes past the body's end");
             String text = new String(body, at[0], na, StandardCharsets.UTF_8);
-            Op q;
+            Templates.Ask q;
             try {
                 q = Templates.asked(text, f.length == 4);
             } catch (IllegalArgumentException e) {

@@ -1,23 +1,32 @@
 package org.trails.fuseki;
 
 import java.util.HashMap;
+import java.util.HashSet;
+import java.util.Set;
 
 import org.apache.jena.query.ARQ;
 import org.apache.jena.query.Query;
 import org.apache.jena.query.QueryFactory;
 import org.apache.jena.sparql.algebra.Algebra;
 import org.apache.jena.sparql.algebra.Op;
+import org.apache.jena.sparql.algebra.OpLib;
+import org.apache.jena.sparql.algebra.OpVisitorByType;
+import org.apache.jena.sparql.algebra.OpWalker;
+import org.apache.jena.sparql.algebra.op.*;
 import org.apache.jena.sparql.core.DatasetGraph;
 import org.apache.jena.sparql.core.Substitute;
 import org.apache.jena.sparql.core.Var;
-import org.apache.jena.sparql.engine.Plan;
-import org.apache.jena.sparql.engine.QueryEngineRegistry;
+import org.apache.jena.sparql.engine.ExecutionContext;
 import org.apache.jena.sparql.engine.QueryIterator;
+import org.apache.jena.sparql.engine.iterator.QueryIterRoot;
+import org.apache.jena.sparql.engine.main.QC;
 import org.apache.jena.sparql.engine.binding.Binding;
 import org.apache.jena.sparql.engine.binding.BindingBuilder;
 import org.apache.jena.sparql.engine.binding.BindingFactory;
 import org.apache.jena.sparql.util.Context;
 import org.apache.jena.sparql.util.NodeFactoryExtra;
+import org.apache.jena.tdb2.TDB2;
+import org.apache.jena.tdb2.sys.TDBInternal;
 
 /**
  * Templates are the queries the module's endpoints take as templates
@@ -39,8 +48,8 @@ final class Templates {
     private static final ThreadLocal<HashMap<String, Query>> PARSED = ThreadLocal.withInitial(HashMap::new);
     private static final int MAX = 16;
 
-    /** The ASKs' algebra a request thread prepared, by their text (asked); emptied when it holds MAX. */
-    private static final ThreadLocal<HashMap<String, Op>> ASKED = ThreadLocal.withInitial(HashMap::new);
+    /** The ASKs a request thread prepared, by their text (asked); emptied when it holds MAX. */
+    private static final ThreadLocal<HashMap<String, Ask>> ASKED = ThreadLocal.withInitial(HashMap::new);
 
     private Templates() {}
 
@@ -79,44 +88,114 @@ final class Templates {
     }
 
     /**
-     * asked returns the algebra of the ASK text, compiled and optimized
-     * (Jena's standard rewrites), prepared before by this thread or now;
-     * kept only when template (a record's own ASK is used once). It
+     * asked returns the ASK text prepared (Ask), before by this thread or
+     * now; kept only when template (a record's own ASK is used once). It
      * throws IllegalArgumentException for a query that is not an ASK.
      */
-    static Op asked(String text, boolean template) {
-        HashMap<String, Op> asked = ASKED.get();
-        Op op = template ? asked.get(text) : null;
-        if (op != null)
-            return op;
+    static Ask asked(String text, boolean template) {
+        HashMap<String, Ask> asked = ASKED.get();
+        Ask a = template ? asked.get(text) : null;
+        if (a != null)
+            return a;
         Query q = QueryFactory.create(text);
         if (!q.isAskType())
             throw new IllegalArgumentException("the query is not an ASK");
-        op = Algebra.optimize(Algebra.compile(q), ARQ.getContext());
+        a = new Ask(q);
         if (template) {
             if (asked.size() >= MAX)
                 asked.clear();
-            asked.put(text, op);
+            asked.put(text, a);
         }
-        return op;
+        return a;
     }
 
     /**
-     * holds evaluates on dsg the ASK whose algebra asked gave, its
-     * variables bound by bind (none: null): Jena's substitution into the
-     * algebra, then the dataset's engine (TDB2's) without the rewrites
-     * asked made already, so that a record costs what evaluating it does.
+     * An Ask is an ASK prepared as TDB2's engine prepares a query
+     * (QueryEngineTDB): compiled, optimized (Jena's standard rewrites) and
+     * in quad form, and as well with the default graph the union of the
+     * named graphs (tdb2:unionDefaultGraph); input says whether its values
+     * may be given to the evaluation as its input (inputSafe) rather than
+     * substituted into the algebra.
      */
-    static boolean holds(DatasetGraph dsg, Op ask, Binding bind) {
-        Op op = bind == null ? ask : Substitute.substitute(ask, bind);
-        Context cxt = Context.setupContextForDataset(ARQ.getContext(), dsg);
-        cxt.set(ARQ.optimization, false);
-        Plan plan = QueryEngineRegistry.findFactory(op, dsg, cxt).create(op, dsg, BindingFactory.empty(), cxt);
-        try {
-            QueryIterator it = plan.iterator();
-            return it.hasNext();
-        } finally {
-            plan.close();
+    static final class Ask {
+        final Op optimized, op, union;
+        final boolean input;
+        final Set<Var> assigned = new HashSet<>();
+
+        Ask(Query q) {
+            optimized = Algebra.optimize(Algebra.compile(q), ARQ.getContext());
+            op = Algebra.toQuadForm(optimized);
+            union = OpLib.unionDefaultGraphQuads(op);
+            input = inputSafe(op, assigned);
         }
+
+        /**
+         * holds evaluates the ASK on dsg, its variables bound by bind
+         * (none: null), in the caller's transaction: on the dataset's
+         * storage with TDB2's executor, as TDB2's engine does, but without
+         * rewriting the algebra again for each record. The values are the
+         * evaluation's input when that gives the same answer (input), else
+         * Jena's substitution puts them into the algebra.
+         */
+        boolean holds(DatasetGraph dsg, Binding bind) {
+            Context cxt = Context.setupContextForDataset(ARQ.getContext(), dsg);
+            boolean tdb = TDBInternal.isBackedByTDB(dsg);
+            DatasetGraph target = tdb ? TDBInternal.requireStorage(dsg) : dsg;
+            boolean unionGraph = tdb && (cxt.isTrue(TDB2.symUnionDefaultGraph1) || cxt.isTrue(TDB2.symUnionDefaultGraph2));
+            Op o = unionGraph ? union : op;
+            Binding in = BindingFactory.empty();
+            if (bind != null && input && assigned.stream().noneMatch(bind::contains)) {
+                in = bind;
+            } else if (bind != null) {
+                // Substituted before the quad form, as TDB2's engine does:
+                // the quad form may assign a graph's variable.
+                o = Algebra.toQuadForm(Substitute.substitute(optimized, bind));
+                if (unionGraph)
+                    o = OpLib.unionDefaultGraphQuads(o);
+            }
+            ExecutionContext ec = ExecutionContext.create(target, cxt);
+            QueryIterator it = QC.execute(o, in.isEmpty() ? QueryIterRoot.create(ec) : QueryIterRoot.create(in, ec), ec);
+            try {
+                return it.hasNext();
+            } finally {
+                it.close();
+            }
+        }
+    }
+
+    /**
+     * inputSafe reports whether op gives the same solutions evaluated with
+     * values as its input (each row starts from them) as with the values
+     * substituted into it, and adds to assigned the variables it assigns
+     * (BIND, and the optimizer's assignments), which the values must not
+     * bind. That holds for the operators that pass each row on to the next
+     * (filters, sequences, conditionals, disjunctions, graph patterns),
+     * whose filters and EXISTS see the row, and for the quad form's
+     * assignments (OpAssign keeps a row whose variable holds the value
+     * already, and drops one where it holds another); a join, an OPTIONAL
+     * left as a left join, a union, a MINUS, a subquery or a path evaluates
+     * a side without the row, and is not.
+     */
+    static boolean inputSafe(Op op, Set<Var> assigned) {
+        boolean[] safe = {true};
+        OpWalker.walk(op, new OpVisitorByType() {
+            @Override protected void visitN(OpN o) { safe[0] &= o instanceof OpSequence || o instanceof OpDisjunction; }
+            @Override protected void visit2(Op2 o) { safe[0] &= o instanceof OpConditional; }
+            @Override protected void visit1(Op1 o) {
+                if (o instanceof OpExtend e)
+                    assigned.addAll(e.getVarExprList().getVars());
+                else
+                    safe[0] &= o instanceof OpGraph || o instanceof OpAssign;
+            }
+            @Override protected void visit0(Op0 o) {
+                safe[0] &= o instanceof OpQuadPattern || o instanceof OpBGP || o instanceof OpTriple || o instanceof OpQuad
+                    || o instanceof OpTable t && t.isJoinIdentity();
+            }
+            @Override protected void visitExt(OpExt o) { safe[0] = false; }
+            @Override protected void visitFilter(OpFilter o) {}
+            @Override protected void visitLeftJoin(OpLeftJoin o) { safe[0] = false; }
+            @Override protected void visitModifer(OpModifier o) { safe[0] = false; }
+        });
+        return safe[0];
     }
 }
