@@ -3,8 +3,8 @@ package kg_test
 import (
 	"context"
 	"errors"
-	"net/http"
 	"maps"
+	"net/http"
 	"slices"
 	"strconv"
 	"strings"
