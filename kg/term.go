@@ -264,7 +264,11 @@ type Params map[string]rdf.Term
 // term params[name]. The text stays valid SPARQL before binding ($name is a
 // variable), so the same .rq file runs unbound in any SPARQL tool.
 // Occurrences inside strings, IRIs and comments are left alone; ?name
-// variables are never touched.
+// variables are never touched. To SPARQL, though, $name and ?name are one
+// variable: a template that uses both spellings of a name for different
+// things binds differently here and where a store binds the variable
+// (SelectTemplate on Trails' module, a conditional patch's Params), so
+// name a parameter apart from the template's other variables.
 //
 // It fails with ErrUnboundParam when a $name has no value or a value names
 // no $name in the text, and with ErrInvalidTerm when a value cannot be
