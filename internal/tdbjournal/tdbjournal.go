@@ -221,9 +221,13 @@ func Journals(location string) ([]string, error) {
 		return nil, fmt.Errorf("tdbjournal: %s holds no TDB2 journal (neither Data-NNNN/%s nor %s)", location, FileName, FileName)
 	}
 	sort.Strings(paths)
-	for _, p := range append([]string{filepath.Join(location, FileName)}, paths...) {
-		if pid, ok := locker(filepath.Join(filepath.Dir(p), "tdb.lock")); ok {
-			return nil, fmt.Errorf("%w: %s is locked by process %d, which is running: stop it first", ErrInUse, filepath.Dir(p), pid)
+	dirs := []string{location}
+	for _, p := range paths {
+		dirs = append(dirs, filepath.Dir(p))
+	}
+	for _, d := range dirs {
+		if pid, ok := locker(filepath.Join(d, "tdb.lock")); ok {
+			return nil, fmt.Errorf("%w: %s is locked by process %d, which is running: stop it first", ErrInUse, d, pid)
 		}
 	}
 	return paths, nil

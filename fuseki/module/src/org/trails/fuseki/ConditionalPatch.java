@@ -24,7 +24,6 @@ import org.apache.jena.sparql.exec.UpdateExec;
 import org.apache.jena.update.UpdateFactory;
 import org.apache.jena.update.UpdateRequest;
 
-
 /**
  * ConditionalPatch applies a run of a log's records, each an ASK query
  * and an RDF Patch, in one write transaction, only while the dataset's
@@ -44,11 +43,11 @@ import org.apache.jena.update.UpdateRequest;
  * BINDBYTES" followed by the same and then the record's bindings: lines
  * "NAME\tTERM", TERM an RDF term in N-Triples syntax. With bindings the
  * ASK is a template whose variables NAME take the values TERM (Jena's
- * substitution, as if the terms stood in the text); the server parses,
- * compiles and optimizes a template once and keeps its algebra, into
- * which each record's values go, since preparing a query cost more than
- * evaluating it. Offsets must follow the named offset one by one. 409: another offset; 400: a body, query or patch it cannot
- * read (nothing changed either way).
+ * substitution, as if the terms stood in the text); the server prepares
+ * a template once (Templates.Ask) and evaluates each record's values on
+ * it, since preparing a query cost more than evaluating it. Offsets must
+ * follow the named offset one by one. 409: another offset; 400: a body,
+ * query or patch it cannot read (nothing changed either way).
  *
  * It is a Trails replica applier's way to apply appends whose condition
  * is an ASK, without reading first: the evaluation happens where the
@@ -78,7 +77,6 @@ public class ConditionalPatch extends PostOnly {
     /** A group record's writes and what it writes and drops besides (doGated's parameters). */
     record Group(String gate, String receipt, String[] drops, List<Rec> members) {}
 
-
     @Override
     String allowed() {
         return "conditional patch: POST records";
@@ -98,6 +96,7 @@ public class ConditionalPatch extends PostOnly {
         action.beginWrite();
         try {
             DatasetGraph dsg = action.getActiveDSG();
+            Templates.On on = new Templates.On(dsg);
             FencedPatch.checkOffset(action, dsg, log, want);
             for (Rec r : recs) {
                 if (r.update() != null)
@@ -106,8 +105,8 @@ public class ConditionalPatch extends PostOnly {
                     Group g = r.group();
                     if (fenced(dsg, g.gate()))
                         break;
-                    applyGated(dsg, g.members(), g.receipt(), g.drops(), new char[g.members().size()]);
-                } else if (holds(dsg, r)) {
+                    applyGated(dsg, on, g.members(), g.receipt(), g.drops(), new char[g.members().size()]);
+                } else if (r.ask().holds(on, r.bind())) {
                     FencedPatch.apply(dsg, r.patch());
                 } else {
                     break;
@@ -170,7 +169,7 @@ public class ConditionalPatch extends PostOnly {
                 action.abort();
                 ServletOps.error(409, "conditional patch: gate " + gate + " is fenced");
             }
-            boolean changed = applyGated(dsg, recs, receiptParam, drops, applied);
+            boolean changed = applyGated(dsg, new Templates.On(dsg), recs, receiptParam, drops, applied);
             if (changed)
                 action.commit();
             else
@@ -193,12 +192,13 @@ public class ConditionalPatch extends PostOnly {
     }
 
     /**
-     * applyGated applies recs to dsg, each on its own (doGated), setting
+     * applyGated applies recs to dsg, each on its own (doGated; their
+     * ASKs evaluated on on), setting
      * applied[i] to 1 or 0 for each, writes the receipts into graph
      * receipt (none: null) and empties the graphs drops (none: null). It
      * reports whether anything may have changed.
      */
-    private static boolean applyGated(DatasetGraph dsg, List<Rec> recs, String receiptIRI, String[] drops, char[] applied) {
+    private static boolean applyGated(DatasetGraph dsg, Templates.On on, List<Rec> recs, String receiptIRI, String[] drops, char[] applied) {
         Node receipt = receiptIRI == null ? null : NodeFactory.createURI(receiptIRI);
         boolean changed = false;
         for (int i = 0; i < recs.size(); i++) {
@@ -210,7 +210,7 @@ public class ConditionalPatch extends PostOnly {
                 UpdateExec.dataset(dsg).update(r.update()).execute();
                 changed = true;
                 applied[i] = r.ack() == null ? '1' : acknowledged(dsg, NodeFactory.createURI(r.ack()), receipt);
-            } else if (holds(dsg, r)) {
+            } else if (r.ask().holds(on, r.bind())) {
                 FencedPatch.apply(dsg, r.patch());
                 applied[i] = '1';
                 changed = true;
@@ -238,11 +238,6 @@ public class ConditionalPatch extends PostOnly {
         if (ok && receipt != null)
             dsg.add(receipt, receipt, NodeFactory.createURI(APPLIED), ack);
         return ok ? '1' : '0';
-    }
-
-    /** holds evaluates r's ASK, bound by its bindings, on dsg. */
-    private static boolean holds(DatasetGraph dsg, Rec r) {
-        return r.ask().holds(dsg, r.bind());
     }
 
     /**

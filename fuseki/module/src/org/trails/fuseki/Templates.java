@@ -130,19 +130,16 @@ final class Templates {
         }
 
         /**
-         * holds evaluates the ASK on dsg, its variables bound by bind
-         * (none: null), in the caller's transaction: on the dataset's
-         * storage with TDB2's executor, as TDB2's engine does, but without
-         * rewriting the algebra again for each record. The values are the
-         * evaluation's input when that gives the same answer (input), else
-         * Jena's substitution puts them into the algebra.
+         * holds evaluates the ASK on the dataset of on, its variables
+         * bound by bind (none: null), in the caller's transaction: on the
+         * dataset's storage with TDB2's executor, as TDB2's engine does,
+         * but without rewriting the algebra again for each record. The
+         * values are the evaluation's input when that gives the same
+         * answer (input), else Jena's substitution puts them into the
+         * algebra.
          */
-        boolean holds(DatasetGraph dsg, Binding bind) {
-            Context cxt = Context.setupContextForDataset(ARQ.getContext(), dsg);
-            boolean tdb = TDBInternal.isBackedByTDB(dsg);
-            DatasetGraph target = tdb ? TDBInternal.requireStorage(dsg) : dsg;
-            boolean unionGraph = tdb && (cxt.isTrue(TDB2.symUnionDefaultGraph1) || cxt.isTrue(TDB2.symUnionDefaultGraph2));
-            Op o = unionGraph ? union : op;
+        boolean holds(On on, Binding bind) {
+            Op o = on.unionGraph ? union : op;
             Binding in = BindingFactory.empty();
             if (bind != null && input && assigned.stream().noneMatch(bind::contains)) {
                 in = bind;
@@ -150,16 +147,35 @@ final class Templates {
                 // Substituted before the quad form, as TDB2's engine does:
                 // the quad form may assign a graph's variable.
                 o = Algebra.toQuadForm(Substitute.substitute(optimized, bind));
-                if (unionGraph)
+                if (on.unionGraph)
                     o = OpLib.unionDefaultGraphQuads(o);
             }
-            ExecutionContext ec = ExecutionContext.create(target, cxt);
+            ExecutionContext ec = ExecutionContext.create(on.target, on.cxt);
             QueryIterator it = QC.execute(o, in.isEmpty() ? QueryIterRoot.create(ec) : QueryIterRoot.create(in, ec), ec);
             try {
                 return it.hasNext();
             } finally {
                 it.close();
             }
+        }
+    }
+
+    /**
+     * On is where a request's ASKs are evaluated (Ask.holds): a dataset's
+     * storage (TDB2's, when it is one), the dataset's context, and whether
+     * its default graph is the union of its named graphs; made once per
+     * transaction, not once per record.
+     */
+    static final class On {
+        final Context cxt;
+        final DatasetGraph target;
+        final boolean unionGraph;
+
+        On(DatasetGraph dsg) {
+            cxt = Context.setupContextForDataset(ARQ.getContext(), dsg);
+            boolean tdb = TDBInternal.isBackedByTDB(dsg);
+            target = tdb ? TDBInternal.requireStorage(dsg) : dsg;
+            unionGraph = tdb && (cxt.isTrue(TDB2.symUnionDefaultGraph1) || cxt.isTrue(TDB2.symUnionDefaultGraph2));
         }
     }
 
